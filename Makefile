@@ -1,0 +1,169 @@
+# tpu-pod-sim: every entry point. `make help` lists the targets.
+#
+# Conventions (docs/architecture.md, "Build"):
+#   - a Verilated top T is rtl/T.sv with its shim csim/T_shim.cpp (exports T_new());
+#   - C sources in csim/ and fw/ form build/libtpusim.a; csim/tpusim.c is the CLI's main;
+#   - tests/test_*.c are Criterion suites, one binary each; suites named *_golden run once,
+#     every other suite runs once per reset seed in SEEDS.
+# Everything generated lands under build/ (traces under waves/), none of it committed.
+
+SHELL      := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+# Keep intermediate objects so relinks do not recompile.
+.SECONDARY:
+
+BUILD      := build
+ABS_BUILD  := $(abspath $(BUILD))
+SEEDS      ?= 1 2 3
+
+# Debian 12 packages the project needs (`make deps`).
+DEB_PACKAGES := verilator g++ gcc make zlib1g-dev pkg-config libcriterion-dev libsystemc-dev \
+                gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog
+
+CC         := gcc
+CXX        := g++
+VERILATOR  := verilator
+PY         := /usr/bin/python3
+# ccache makes model rebuilds cheap when it is there; everything works without it.
+CCACHE     := $(shell command -v ccache 2>/dev/null)
+
+CFLAGS     := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -Icsim -Ifw -MMD -MP
+VLT_ROOT   := /usr/share/verilator/include
+VLT_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -faligned-new -fcf-protection=none \
+                -Wno-unused-parameter -Wno-sign-compare -Wno-unused-variable -Wno-shadow \
+                -I$(VLT_ROOT) -I$(VLT_ROOT)/vltstd -Icsim \
+                -DVM_COVERAGE=0 -DVM_SC=0 -DVM_TRACE=1 -DVM_TRACE_FST=1 -DVM_TRACE_VCD=0
+SHIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -isystem $(VLT_ROOT) -isystem $(VLT_ROOT)/vltstd -Icsim \
+                 -DVM_TRACE=1 -DVM_TRACE_FST=1
+VFLAGS     := --cc --trace-fst --x-assign unique --x-initial unique -O3 --timescale 1ns/1ns \
+              -Wall -y rtl
+LDLIBS     := -lz -lpthread -latomic -lm
+
+# ---------------------------------------------------------------- sources
+RTL_PKGS   := $(sort $(wildcard rtl/*_pkg.sv))
+RTL_ALL    := $(sort $(wildcard rtl/*.sv))
+RTL_MODULES := $(filter-out $(RTL_PKGS),$(RTL_ALL))
+SHIMS      := $(sort $(wildcard csim/*_shim.cpp))
+TOPS       := $(patsubst csim/%_shim.cpp,%,$(SHIMS))
+LIB_C      := $(filter-out csim/tpusim.c,$(sort $(wildcard csim/*.c fw/*.c)))
+LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_C)) \
+              $(patsubst %.cpp,$(BUILD)/obj/%.o,$(SHIMS)) $(BUILD)/obj/csim/vmodel.o
+MODEL_LIBS := $(foreach t,$(TOPS),$(BUILD)/vlt/$(t)/V$(t)__ALL.a)
+VLT_RT     := $(BUILD)/vlt/runtime/libverilated.a
+TEST_SRCS  := $(sort $(wildcard tests/test_*.c))
+TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TPUSIM     := $(BUILD)/tpusim
+
+# ---------------------------------------------------------------- tool checks
+# $(call need,TOOL): fail with a clear message when TOOL is missing.
+need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is not installed; run 'make deps' to install it" >&2; exit 127; }
+need_pkg = @pkg-config --exists $(1) 2>/dev/null || { echo "error: the '$(1)' library (Debian package $(2)) is not installed; run 'make deps' to install it" >&2; exit 127; }
+
+.PHONY: help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools
+
+help: ## List the targets
+	@echo "tpu-pod-sim: a cycle-accurate TPU pod model (SystemVerilog + Verilator + C firmware)"
+	@echo
+	@echo "Quick start:  make deps sim   then   make test"
+	@echo
+	@grep -hE '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{ printf "  %-12s %s\n", $$1, $$2 }'
+	@echo
+	@echo "Variables: SEEDS=\"$(SEEDS)\" (reset-randomisation seeds for the RTL test runs)"
+
+deps: ## Install every Debian package the project needs (non-interactive; quick when done)
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEB_PACKAGES)) packages are installed"; exit 0; fi; \
+	echo "deps: installing:" $$missing; \
+	sudo=""; if [ "$$(id -u)" != 0 ]; then command -v sudo >/dev/null || { echo "error: installing packages needs root or sudo" >&2; exit 1; }; sudo=sudo; fi; \
+	$$sudo apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing
+
+sim: $(TPUSIM) ## Build and run the default simulation
+	$(TPUSIM) dot --n 32 --seed 1
+
+test: lint $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS) and lint
+	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
+
+lint: ## Verilator -Wall lint of every RTL module; waivers live in rtl/lint.vlt
+	$(call need,$(VERILATOR))
+	@for f in $(RTL_MODULES); do \
+	  m=$$(basename $$f .sv); \
+	  $(VERILATOR) --lint-only -Wall -y rtl rtl/lint.vlt $(RTL_PKGS) $$f --top-module $$m || { echo "lint: $$f has warnings" >&2; exit 1; }; \
+	done; echo "lint: $(words $(RTL_MODULES)) modules, 0 warnings"
+
+waves: $(TPUSIM) ## Run the default scenario with an FST trace into waves/
+	$(TPUSIM) dot --n 16 --seed 1 --trace waves/arith.fst
+	@echo "waves: wrote waves/arith.fst; 'make view' opens it with waves/arith.gtkw"
+
+view: ## Open the trace from 'make waves' in GTKWave with its saved session
+	$(call need,gtkwave)
+	@test -f waves/arith.fst || { echo "error: waves/arith.fst does not exist; run 'make waves' first" >&2; exit 1; }
+	gtkwave waves/arith.fst waves/arith.gtkw
+
+screenshot: waves ## Render the waveform session to docs/img/waves_arith.png (Xvfb)
+	$(call need,xvfb-run)
+	$(call need,import)
+	scripts/screenshot.sh waves/arith.fst waves/arith.gtkw docs/img/waves_arith.png
+
+bench: $(TPUSIM) ## Run the benchmarks (results under build/bench/)
+	@mkdir -p $(BUILD)/bench
+	scripts/bench.sh $(BUILD)/bench
+
+clean: ## Remove build products and traces
+	rm -rf $(BUILD) waves/*.fst
+
+# ---------------------------------------------------------------- build rules
+check-build-tools:
+	$(call need,$(VERILATOR))
+	$(call need,$(CC))
+	$(call need,$(CXX))
+	$(call need_pkg,zlib,zlib1g-dev)
+
+check-test-tools:
+	$(call need_pkg,criterion,libcriterion-dev)
+
+# One Verilator run and one library per top. All RTL is a prerequisite: a change anywhere
+# re-verilates (cheap: seconds), and ccache skips unchanged C++.
+define VERILATED_TOP
+$(BUILD)/vlt/$(1)/V$(1)__ALL.a: rtl/$(1).sv $(RTL_ALL) rtl/lint.vlt | check-build-tools
+	@mkdir -p $(ABS_BUILD)/vlt/$(1)
+	$(VERILATOR) $(VFLAGS) $$(VFLAGS_$(1)) --Mdir $(ABS_BUILD)/vlt/$(1) --prefix V$(1) --top-module $(1) rtl/lint.vlt $(RTL_PKGS) rtl/$(1).sv
+	$(MAKE) -s -C $(BUILD)/vlt/$(1) -f V$(1).mk V$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
+
+# A shim includes its model's generated header, so the model comes first.
+$(BUILD)/obj/csim/$(1)_shim.o: csim/$(1)_shim.cpp $(BUILD)/vlt/$(1)/V$(1)__ALL.a csim/vmodel_impl.hpp csim/vmodel.h
+	@mkdir -p $$(dir $$@)
+	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/$(1) -c $$< -o $$@
+endef
+$(foreach t,$(TOPS),$(eval $(call VERILATED_TOP,$(t))))
+
+# The Verilator runtime, built once and shared by every model in a binary.
+VLT_RT_SRCS := verilated.cpp verilated_fst_c.cpp verilated_threads.cpp
+$(VLT_RT): | check-build-tools
+	@mkdir -p $(dir $@)
+	for s in $(VLT_RT_SRCS); do $(CCACHE) $(CXX) $(VLT_CXXFLAGS) -c $(VLT_ROOT)/$$s -o $(dir $@)$${s%.cpp}.o; done
+	ar rcs $@ $(patsubst %.cpp,$(dir $@)%.o,$(VLT_RT_SRCS))
+
+$(BUILD)/obj/%.o: %.c | check-build-tools
+	@mkdir -p $(dir $@)
+	$(CCACHE) $(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/csim/vmodel.o: csim/vmodel.cpp csim/vmodel_impl.hpp csim/vmodel.h | check-build-tools
+	@mkdir -p $(dir $@)
+	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/libtpusim.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+LINK_LIBS := $(BUILD)/libtpusim.a $(MODEL_LIBS) $(VLT_RT)
+
+$(TPUSIM): $(BUILD)/obj/csim/tpusim.o $(LINK_LIBS)
+	$(CXX) -o $@ $< $(LINK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LINK_LIBS) | check-test-tools
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $< $(LINK_LIBS) $$(pkg-config --libs criterion) $(LDLIBS)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,11 @@
+/*
+ * commands: the `tpusim` subcommands. Each takes its own argv (argv[0] is the command
+ * name), prints results on stdout (one JSON object with --json), progress and errors on
+ * stderr, and returns the process exit status (cli.h: 0 ok, 1 failed check, 2 bad usage).
+ */
+#ifndef COMMANDS_H
+#define COMMANDS_H
+
+int cmd_dot(int argc, char **argv);
+
+#endif
