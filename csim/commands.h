@@ -7,5 +7,6 @@
 #define COMMANDS_H
 
 int cmd_dot(int argc, char **argv);
+int cmd_gemm(int argc, char **argv);
 
 #endif

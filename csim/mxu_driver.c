@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mxu_top.h"
+#include "rng.h"
 
 static const char *const counter_ports[5] = {"cnt_compute_o", "cnt_weight_load_o",
                                              "cnt_weight_stall_o", "cnt_input_stall_o",
@@ -117,11 +118,17 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
   const size_t w_total = tiles * R, a_total = tiles * m;
   uint64_t cycles = 0;
   /* Watchdog: generous multiple of the contract; a stuck MXU becomes an error, not a hang. */
-  const uint64_t limit = 4 * mxu_contract_cycles(R, C, m, k, n) + 1000;
+  const uint64_t limit = (d->stall_seed ? 16 : 4) * mxu_contract_cycles(R, C, m, k, n) + 1000;
   bool started = false;
   int rc = 0;
+  rng_t stall_rng;
+  rng_seed(&stall_rng, d->stall_seed);
   for (;;) {
     bool cmd_v = cmd_i < 2 * tiles, w_v = w_i < w_total, a_v = a_i < a_total;
+    if (d->stall_seed) {
+      uint64_t x = rng_next(&stall_rng);
+      cmd_v &= (x % 3) != 0, w_v &= ((x >> 8) % 3) != 0, a_v &= ((x >> 16) % 3) != 0;
+    }
     vmodel_poke(mdl, d->p_cmd_valid, cmd_v);
     if (cmd_v) {
       vmodel_poke(mdl, d->p_cmd_op, cmds[cmd_i].op);
@@ -155,6 +162,7 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
     vmodel_step(mdl, 1);
     started |= cmd_fire;
     if (started) cycles++;
+    if (d->progress && (cycles & 1023) == 0 && started) d->progress(d->progress_ctx, cycles, limit / 4);
     cmd_i += cmd_fire;
     w_i += w_fire;
     a_i += a_fire;

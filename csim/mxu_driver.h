@@ -23,6 +23,12 @@ typedef struct {
   int p_w_valid, p_w_ready, p_w_row, p_a_valid, p_a_ready, p_a_row;
   int p_rd_en, p_rd_addr, p_rd_data, p_busy, p_error;
   int p_cnt[5];
+  /* Optional: called about every 1024 cycles of a GEMM (for progress on stderr). */
+  void (*progress)(void *ctx, uint64_t cycles, uint64_t expected);
+  void *progress_ctx;
+  /* Optional: when nonzero, the driver withholds data and commands at random (about one
+   * cycle in three, from this seed) to exercise back-pressure; results must not change. */
+  uint64_t stall_seed;
 } mxu_dev_t;
 
 /* RTL performance counters, as deltas over one GEMM (names as in rtl/mxu_control.sv). */

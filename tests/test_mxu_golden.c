@@ -1,0 +1,95 @@
+/*
+ * Tests of the MXU golden model (csim/mxu_golden.c) on its own: the documented
+ * accumulation order (inside a tile, down the column from +0; across K tiles in order),
+ * padding, and closeness to a float64 reference within the fp32 rounding bound.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arith_golden.h"
+#include "mxu_golden.h"
+#include "rng.h"
+
+static uint16_t bf(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  return (uint16_t)(bits >> 16); /* exact for the bf16-representable values used here */
+}
+
+static float f32(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+TestSuite(mxu_golden, .timeout = 60);
+
+Test(mxu_golden, order_inside_a_tile_is_down_the_column) {
+  /* 2^24 + 1 - 2^24: the 1 is lost when added to 2^24 first (RNE, tie to even). */
+  uint16_t a[4] = {bf(16777216.0f), bf(1.0f), bf(-16777216.0f), bf(0.0f)};
+  uint16_t b[4] = {bf(1.0f), bf(1.0f), bf(1.0f), bf(1.0f)};
+  uint32_t out;
+  mxu_golden_gemm(4, 1, 4, 1, a, b, &out);
+  cr_assert_eq(f32(out), 0.0f, "((0 + 2^24) + 1) + -2^24 = 0 in fp32, got %g", f32(out));
+  /* With R = 2 the pairs form two tiles: (2^24 + 1) rounds to 2^24, tile 2 is -2^24. */
+  mxu_golden_gemm(2, 1, 4, 1, a, b, &out);
+  cr_assert_eq(f32(out), 0.0f);
+  /* With R = 1, order is the same; with the 1 last, it survives. */
+  uint16_t a2[3] = {bf(16777216.0f), bf(-16777216.0f), bf(1.0f)};
+  mxu_golden_gemm(4, 1, 3, 1, a2, b, &out);
+  cr_assert_eq(f32(out), 1.0f);
+}
+
+Test(mxu_golden, tiles_accumulate_in_order) {
+  /* Tile sums 2^24, 1, 1: ((2^24 + 1) + 1) = 2^24 (each 1 lost), not 2^24 + 2. */
+  uint16_t a[3] = {bf(16777216.0f), bf(1.0f), bf(1.0f)};
+  uint16_t b[3] = {bf(1.0f), bf(1.0f), bf(1.0f)};
+  uint32_t out;
+  mxu_golden_gemm(1, 1, 3, 1, a, b, &out);
+  cr_assert_eq(f32(out), 16777216.0f);
+  uint16_t a2[3] = {bf(1.0f), bf(1.0f), bf(16777216.0f)};
+  mxu_golden_gemm(1, 1, 3, 1, a2, b, &out);
+  cr_assert_eq(f32(out), 16777218.0f, "1 + 1 + 2^24 keeps both ones");
+}
+
+Test(mxu_golden, negative_zero_products_become_positive_zero) {
+  /* Every column starts at +0, so an all -0 product column gives +0. */
+  uint16_t a[2] = {0x8000, 0x8000}, b[2] = {bf(1.0f), bf(2.0f)};
+  uint32_t out;
+  mxu_golden_gemm(2, 1, 2, 1, a, b, &out);
+  cr_assert_eq(out, 0x00000000u);
+}
+
+Test(mxu_golden, matches_float64_within_rounding_bound) {
+  rng_t rng;
+  rng_seed(&rng, 7);
+  const size_t m = 9, k = 77, n = 11;
+  uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
+  uint32_t *out = malloc(m * n * 4);
+  for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(&rng, -3, 3);
+  for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(&rng, -3, 3);
+  mxu_golden_gemm(16, m, k, n, a, b, out);
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = 0; j < n; j++) {
+      double exact = 0, mag = 0;
+      for (size_t t = 0; t < k; t++) {
+        double p = (double)f32((uint32_t)a[i * k + t] << 16) * f32((uint32_t)b[t * n + j] << 16);
+        exact += p;
+        mag += fabs(p);
+      }
+      /* Products are exact; each of the <= k + tiles additions rounds by <= 2^-24 relative. */
+      double bound = (k + 8) * ldexp(1.0, -24) * mag * 1.01;
+      cr_assert_leq(fabs((double)f32(out[i * n + j]) - exact), bound, "C[%zu][%zu]", i, j);
+    }
+  }
+  free(a), free(b), free(out);
+}
+
+Test(mxu_golden, single_element_is_one_product) {
+  uint16_t a = bf(3.0f), b = bf(-0.5f);
+  uint32_t out;
+  mxu_golden_gemm(8, 1, 1, 1, &a, &b, &out);
+  cr_assert_eq(out, arith_golden_bf16_mul(a, b));
+}

@@ -1,0 +1,683 @@
+/*
+ * Tests of the .npy reader and writer (csim/npy.c): bit-exact round trips, byte images
+ * built here exactly as numpy 1.24's np.save writes them (so no binary fixtures and no
+ * python at run time), one test per class of bad input, writer failures, and a
+ * fixed-seed fuzz of the reader.
+ *
+ * Every test gets a fresh directory under /tmp from setup() and teardown() removes it.
+ * Criterion runs each test in its own process, so that per-test path can be a static.
+ */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "npy.h"
+
+#define TIMEOUT_S 30
+#define ERR_LEN 512
+#define FUZZ_CASES 20000
+
+/* ------------------------------------------------------------------ temp directory */
+
+static char tmp_dir[64];
+
+static void remove_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    if (d) {
+      struct dirent *e;
+      while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char child[1024];
+        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+        remove_tree(child);
+      }
+      closedir(d);
+    }
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+static void setup(void) {
+  strcpy(tmp_dir, "/tmp/npy_test_XXXXXX");
+  cr_assert_not_null(mkdtemp(tmp_dir), "mkdtemp: %s", strerror(errno));
+}
+
+static void teardown(void) { remove_tree(tmp_dir); }
+
+TestSuite(npy, .init = setup, .fini = teardown);
+
+/* Number of entries in dir (without . and ..), their names joined into list for messages. */
+static int dir_entries(const char *dir, char *list, size_t listlen) {
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
+  int n = 0;
+  list[0] = '\0';
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    n++;
+    size_t used = strlen(list);
+    snprintf(list + used, listlen - used, "%s%s", used ? " " : "", e->d_name);
+  }
+  closedir(d);
+  return n;
+}
+
+static void join(char *dst, size_t len, const char *name) {
+  snprintf(dst, len, "%s/%s", tmp_dir, name);
+}
+
+static void write_bytes(const char *path, const void *bytes, size_t len) {
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
+  cr_assert_eq(fwrite(bytes, 1, len, f), len);
+  cr_assert_eq(fclose(f), 0);
+}
+
+static unsigned char *read_bytes(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
+  size_t cap = 4096, n = 0;
+  unsigned char *buf = malloc(cap);
+  cr_assert_not_null(buf);
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+      cr_assert_not_null(buf);
+    }
+  }
+  fclose(f);
+  *len = n;
+  return buf;
+}
+
+/* ------------------------------------------------------------------ data */
+
+static uint64_t xorshift64(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+/* Bit patterns a float32 copy must not disturb: NaN payloads (quiet and signalling),
+ * signed zeros, infinities, subnormals, extreme normals. */
+static const uint32_t specials[] = {
+    0x7FC00000, 0x7FC00001, 0xFFC12345, 0x7F800001, 0xFFBFFFFF, 0x7FFFFFFF, 0xFFFFFFFF,
+    0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x00000001, 0x807FFFFF, 0x00400000,
+    0x80000001, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000, 0xBF800000,
+};
+#define N_SPECIALS (sizeof specials / sizeof specials[0])
+
+/* n float32 bit patterns: the specials first, then pseudo-random bits. */
+static uint32_t *make_bits(size_t n, uint64_t seed) {
+  uint32_t *v = malloc(n * sizeof *v);
+  cr_assert_not_null(v);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < n; i++)
+    v[i] = i < N_SPECIALS ? specials[i] : (uint32_t)(xorshift64(&s) >> 16);
+  return v;
+}
+
+/* The little-endian bytes of n float32 bit patterns, as a .npy stores them. */
+static unsigned char *le_bytes(const uint32_t *bits, size_t n) {
+  unsigned char *le = malloc(n * 4 + 1);
+  cr_assert_not_null(le);
+  for (size_t i = 0; i < n; i++)
+    for (int b = 0; b < 4; b++) le[4 * i + b] = (unsigned char)(bits[i] >> (8 * b));
+  return le;
+}
+
+/* ------------------------------------------------------------------ file images */
+
+typedef struct {
+  unsigned char *bytes;
+  size_t len;
+} image_t;
+
+/* A .npy image with the given header dict text, framed as numpy's _wrap_header does:
+ * 1..64 spaces and a newline so the data starts at a multiple of 64. data is stored as
+ * given (little-endian bytes). */
+static image_t image_from_dict(int major, const char *dict, const void *data, size_t data_len) {
+  size_t prefix = major == 1 ? 10 : 12;
+  size_t dlen = strlen(dict);
+  size_t pad = 64 - (prefix + dlen + 1) % 64;
+  size_t hlen = dlen + pad + 1;
+  image_t img = {malloc(prefix + hlen + data_len + 1), prefix + hlen + data_len};
+  cr_assert_not_null(img.bytes);
+  unsigned char *p = img.bytes;
+  memcpy(p, "\x93NUMPY", 6);
+  p[6] = (unsigned char)major;
+  p[7] = 0;
+  for (size_t i = 0; i < prefix - 8; i++) p[8 + i] = (unsigned char)(hlen >> (8 * i));
+  memcpy(p + prefix, dict, dlen);
+  memset(p + prefix + dlen, ' ', pad);
+  p[prefix + hlen - 1] = '\n';
+  if (data_len) memcpy(p + prefix + hlen, data, data_len);
+  return img;
+}
+
+/* The exact bytes numpy 1.24 np.save writes for a C-ordered float32 rows x cols array:
+ * keys sorted, repr of the shape tuple, then (numpy >= 1.23) 21 - len(repr(rows)) spaces
+ * of room for the first axis to grow, then the 64-byte alignment padding. */
+static image_t numpy_image(size_t rows, size_t cols, const uint32_t *bits) {
+  char dict[256];
+  int n = snprintf(dict, sizeof dict,
+                   "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, %zu), }", rows, cols);
+  char digits[32];
+  int rd = snprintf(digits, sizeof digits, "%zu", rows);
+  for (int i = 0; i < 21 - rd; i++) dict[n++] = ' ';
+  dict[n] = '\0';
+  unsigned char *le = le_bytes(bits, rows * cols);
+  image_t img = image_from_dict(1, dict, le, rows * cols * 4);
+  free(le);
+  return img;
+}
+
+/* Offset of the data in a well-formed image. */
+static size_t data_offset(const unsigned char *p) {
+  if (p[6] == 1) return 10 + (size_t)(p[8] | p[9] << 8);
+  return 12 + (size_t)((uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 |
+                       (uint32_t)p[11] << 24);
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static void expect_matrix(const npy_matrix_t *m, size_t rows, size_t cols, const uint32_t *bits) {
+  cr_assert_eq(m->rows, rows);
+  cr_assert_eq(m->cols, cols);
+  cr_assert_not_null(m->data);
+  cr_assert(memcmp(m->data, bits, rows * cols * 4) == 0, "data differs from what was stored");
+}
+
+/* Reads img from a file; expects success with the given contents. */
+static void expect_reads(const image_t *img, size_t rows, size_t cols, const uint32_t *bits) {
+  char path[128], err[ERR_LEN] = "";
+  join(path, sizeof path, "ok.npy");
+  write_bytes(path, img->bytes, img->len);
+  npy_matrix_t m;
+  int rc = npy_read_f32_2d(path, &m, err, sizeof err);
+  cr_assert_eq(rc, 0, "read failed: %s", err);
+  expect_matrix(&m, rows, cols, bits);
+  free(m.data);
+}
+
+/* Reads img from a file; expects -1, a one-line message naming the file and holding want,
+ * and a zeroed *out. */
+static void expect_rejects(const image_t *img, const char *want) {
+  char path[128], err[ERR_LEN] = "";
+  join(path, sizeof path, "bad.npy");
+  write_bytes(path, img->bytes, img->len);
+  npy_matrix_t m = {7, 7, (float *)(void *)path};
+  int rc = npy_read_f32_2d(path, &m, err, sizeof err);
+  cr_assert_eq(rc, -1, "accepted a bad file (wanted error '%s')", want);
+  cr_assert_not_null(strstr(err, want), "message '%s' lacks '%s'", err, want);
+  cr_assert_not_null(strstr(err, path), "message '%s' does not name the file", err);
+  cr_assert_null(strchr(err, '\n'), "message '%s' is not one line", err);
+  cr_assert(m.data == NULL && m.rows == 0 && m.cols == 0);
+}
+
+static void reject_dict(int major, const char *dict, size_t data_len, const char *want) {
+  unsigned char *zeros = calloc(1, data_len + 1);
+  cr_assert_not_null(zeros);
+  image_t img = image_from_dict(major, dict, zeros, data_len);
+  expect_rejects(&img, want);
+  free(img.bytes);
+  free(zeros);
+}
+
+#define DICT(descr, fortran, shape) \
+  "{'descr': '" descr "', 'fortran_order': " fortran ", 'shape': " shape ", }"
+
+/* ------------------------------------------------------------------ round trips */
+
+/* write -> read of random-plus-special data; the file must also be byte-identical to
+ * what np.save writes and leave no temporary behind. */
+static void round_trip(size_t rows, size_t cols) {
+  uint32_t *bits = make_bits(rows * cols, rows * 1000 + cols);
+  char path[128], err[ERR_LEN] = "";
+  join(path, sizeof path, "m.npy");
+  int rc = npy_write_f32_2d(path, (const float *)(const void *)bits, rows, cols, err, sizeof err);
+  cr_assert_eq(rc, 0, "write failed: %s", err);
+
+  char list[512];
+  cr_assert_eq(dir_entries(tmp_dir, list, sizeof list), 1, "directory holds: %s", list);
+  size_t len;
+  unsigned char *file = read_bytes(path, &len);
+  image_t want = numpy_image(rows, cols, bits);
+  cr_assert_eq(len, want.len, "file is %zu bytes, np.save writes %zu", len, want.len);
+  cr_assert(memcmp(file, want.bytes, len) == 0, "file bytes differ from np.save's");
+  cr_assert_eq(data_offset(file) % 64, 0);
+
+  npy_matrix_t m;
+  rc = npy_read_f32_2d(path, &m, err, sizeof err);
+  cr_assert_eq(rc, 0, "read failed: %s", err);
+  expect_matrix(&m, rows, cols, bits);
+  free(m.data);
+  free(want.bytes);
+  free(file);
+  free(bits);
+}
+
+Test(npy, round_trip_1x1, .timeout = TIMEOUT_S) { round_trip(1, 1); }
+Test(npy, round_trip_3x5, .timeout = TIMEOUT_S) { round_trip(3, 5); }
+Test(npy, round_trip_1x1000, .timeout = TIMEOUT_S) { round_trip(1, 1000); }
+Test(npy, round_trip_257x3, .timeout = TIMEOUT_S) { round_trip(257, 3); }
+Test(npy, round_trip_300x2, .timeout = TIMEOUT_S) { round_trip(300, 2); }
+Test(npy, round_trip_many_rows, .timeout = TIMEOUT_S) { round_trip(123457, 2); }
+
+Test(npy, write_replaces_existing_file, .timeout = TIMEOUT_S) {
+  char path[128], err[ERR_LEN] = "", list[512];
+  join(path, sizeof path, "m.npy");
+  uint32_t *a = make_bits(4, 1), *b = make_bits(9, 2);
+  int rc = npy_write_f32_2d(path, (const float *)(void *)a, 2, 2, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  rc = npy_write_f32_2d(path, (const float *)(void *)b, 3, 3, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert_eq(dir_entries(tmp_dir, list, sizeof list), 1, "directory holds: %s", list);
+  npy_matrix_t m;
+  cr_assert_eq(npy_read_f32_2d(path, &m, err, sizeof err), 0, "%s", err);
+  expect_matrix(&m, 3, 3, b);
+  free(m.data);
+  free(a);
+  free(b);
+}
+
+/* ------------------------------------------------------------------ numpy-made files */
+
+Test(npy, reads_np_save_images, .timeout = TIMEOUT_S) {
+  static const size_t shapes[][2] = {{3, 4}, {1, 7}, {300, 2}, {7, 1}, {1, 1}};
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    size_t r = shapes[k][0], c = shapes[k][1];
+    uint32_t *bits = make_bits(r * c, 40 + k);
+    image_t img = numpy_image(r, c, bits);
+    cr_assert_eq(data_offset(img.bytes) % 64, 0);
+    expect_reads(&img, r, c, bits);
+    free(img.bytes);
+    free(bits);
+  }
+}
+
+Test(npy, reads_versions_2_and_3, .timeout = TIMEOUT_S) {
+  uint32_t *bits = make_bits(6, 3);
+  unsigned char *le = le_bytes(bits, 6);
+  for (int major = 2; major <= 3; major++) {
+    image_t img = image_from_dict(major, DICT("<f4", "False", "(2, 3)"), le, 24);
+    expect_reads(&img, 2, 3, bits);
+    free(img.bytes);
+  }
+  free(le);
+  free(bits);
+}
+
+/* Headers other writers (or older numpy) produce, all meaning a 2 x 3 '<f4' matrix. */
+Test(npy, reads_header_variants, .timeout = TIMEOUT_S) {
+  static const char *const dicts[] = {
+      "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (2, 3)}",
+      "{'shape': (2, 3), 'fortran_order': False, 'descr': '<f4'}",
+      "{'fortran_order':False,'shape':(2,3),'descr':'<f4',}",
+      "  {  'descr' :  '<f4' ,\t'fortran_order' : False , 'shape' : ( 2 , 3 , ) , }  ",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }",
+  };
+  uint32_t *bits = make_bits(6, 4);
+  unsigned char *le = le_bytes(bits, 6);
+  for (size_t k = 0; k < sizeof dicts / sizeof dicts[0]; k++) {
+    image_t img = image_from_dict(1, dicts[k], le, 24);
+    expect_reads(&img, 2, 3, bits);
+    free(img.bytes);
+  }
+  /* No alignment padding at all: only the terminating newline. */
+  const char *h = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n";
+  size_t hl = strlen(h);
+  image_t img = {malloc(10 + hl + 24), 10 + hl + 24};
+  cr_assert_not_null(img.bytes);
+  memcpy(img.bytes, "\x93NUMPY\x01\x00", 8);
+  img.bytes[8] = (unsigned char)hl;
+  img.bytes[9] = 0;
+  memcpy(img.bytes + 10, h, hl);
+  memcpy(img.bytes + 10 + hl, le, 24);
+  expect_reads(&img, 2, 3, bits);
+  free(img.bytes);
+  free(le);
+  free(bits);
+}
+
+/* ------------------------------------------------------------------ bad input */
+
+Test(npy, rejects_non_npy, .timeout = TIMEOUT_S) {
+  const char *text = "rows,cols\n3,4\n1,2,3,4,5,6,7,8,9,10,11,12\n";
+  image_t img = {(unsigned char *)text, strlen(text)};
+  expect_rejects(&img, "is not a .npy file");
+  img = (image_t){(unsigned char *)"\x93NUMPY\x01", 7}; /* shorter than the preamble */
+  expect_rejects(&img, "is not a .npy file");
+  img = (image_t){(unsigned char *)"\x93NUMPY\x02\x00\x10\x00", 10}; /* v2 needs 12 */
+  expect_rejects(&img, "is not a .npy file");
+  img = (image_t){(unsigned char *)"", 0};
+  expect_rejects(&img, "is not a .npy file");
+}
+
+Test(npy, rejects_nonexistent_file, .timeout = TIMEOUT_S) {
+  char path[128], err[ERR_LEN] = "";
+  join(path, sizeof path, "missing.npy");
+  npy_matrix_t m;
+  cr_assert_eq(npy_read_f32_2d(path, &m, err, sizeof err), -1);
+  cr_assert_not_null(strstr(err, path), "%s", err);
+  cr_assert_not_null(strstr(err, strerror(ENOENT)), "%s", err);
+  cr_assert_null(m.data);
+}
+
+Test(npy, rejects_directory, .timeout = TIMEOUT_S) {
+  char err[ERR_LEN] = "";
+  npy_matrix_t m;
+  cr_assert_eq(npy_read_f32_2d(tmp_dir, &m, err, sizeof err), -1);
+  cr_assert_not_null(strstr(err, tmp_dir), "%s", err);
+  cr_assert_not_null(strstr(err, strerror(EISDIR)), "%s", err);
+}
+
+Test(npy, rejects_truncated_data, .timeout = TIMEOUT_S) {
+  uint32_t *bits = make_bits(12, 5);
+  image_t img = numpy_image(3, 4, bits);
+  img.len -= 1;
+  expect_rejects(&img, "is truncated: expected 48 data bytes, found 47");
+  img.len -= 47;
+  expect_rejects(&img, "is truncated: expected 48 data bytes, found 0");
+  free(img.bytes);
+  free(bits);
+}
+
+Test(npy, rejects_extra_trailing_bytes, .timeout = TIMEOUT_S) {
+  unsigned char data[51] = {0};
+  image_t img = image_from_dict(1, DICT("<f4", "False", "(3, 4)"), data, sizeof data);
+  expect_rejects(&img, "has 3 extra bytes after the 48 data bytes");
+  free(img.bytes);
+}
+
+Test(npy, rejects_float64, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT("<f8", "False", "(3, 4)"), 96, "dtype is '<f8', expected float32 '<f4'");
+}
+
+Test(npy, rejects_int32, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT("<i4", "False", "(3, 4)"), 48, "dtype is '<i4', expected float32 '<f4'");
+}
+
+Test(npy, rejects_big_endian_float32, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT(">f4", "False", "(3, 4)"), 48, "dtype is '>f4', expected float32 '<f4'");
+}
+
+Test(npy, rejects_structured_dtype, .timeout = TIMEOUT_S) {
+  reject_dict(1, "{'descr': [('a', '<f4'), ('b', '<f4')], 'fortran_order': False, 'shape': (3,)}",
+              24, "dtype is a structured type");
+}
+
+Test(npy, rejects_fortran_order, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT("<f4", "True", "(3, 4)"), 48,
+              "is Fortran-ordered; save it C-ordered (np.ascontiguousarray)");
+}
+
+Test(npy, rejects_1d, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT("<f4", "False", "(12,)"), 48, "has 1 dimension, expected a 2-D matrix");
+}
+
+Test(npy, rejects_3d, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT("<f4", "False", "(2, 3, 4)"), 96,
+              "has 3 dimensions, expected a 2-D matrix");
+}
+
+Test(npy, rejects_0d, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT("<f4", "False", "()"), 4, "has 0 dimensions, expected a 2-D matrix");
+}
+
+Test(npy, rejects_empty_dimension, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT("<f4", "False", "(0, 3)"), 0, "empty matrix");
+  reject_dict(1, DICT("<f4", "False", "(3, 0)"), 0, "empty matrix");
+}
+
+Test(npy, rejects_negative_dimension, .timeout = TIMEOUT_S) {
+  reject_dict(1, DICT("<f4", "False", "(-1, 3)"), 12, "negative dimension");
+}
+
+Test(npy, rejects_oversized_shape, .timeout = TIMEOUT_S) {
+  /* Just over 1 GiB, products that wrap 64 bits, and a dimension beyond 64 bits. */
+  reject_dict(1, DICT("<f4", "False", "(16384, 16385)"), 0, "exceeds the 1 GiB data limit");
+  reject_dict(1, DICT("<f4", "False", "(4294967296, 4294967296)"), 0,
+              "exceeds the 1 GiB data limit");
+  reject_dict(1, DICT("<f4", "False", "(4611686018427387905, 4)"), 0,
+              "exceeds the 1 GiB data limit");
+  reject_dict(1, DICT("<f4", "False", "(99999999999999999999999, 1)"), 0, "too large");
+  /* Exactly 1 GiB is allowed; the missing data is found without reading or allocating it. */
+  reject_dict(1, DICT("<f4", "False", "(16384, 16384)"), 0,
+              "is truncated: expected 1073741824 data bytes, found 0");
+}
+
+Test(npy, rejects_unknown_version, .timeout = TIMEOUT_S) {
+  uint32_t *bits = make_bits(12, 6);
+  image_t img = numpy_image(3, 4, bits);
+  img.bytes[6] = 4;
+  expect_rejects(&img, "unsupported .npy format version 4.0");
+  img.bytes[6] = 0;
+  expect_rejects(&img, "unsupported .npy format version 0.0");
+  img.bytes[6] = 1;
+  img.bytes[7] = 1;
+  expect_rejects(&img, "unsupported .npy format version 1.1");
+  free(img.bytes);
+  free(bits);
+}
+
+Test(npy, rejects_huge_header_length, .timeout = TIMEOUT_S) {
+  unsigned char data[24] = {0};
+  image_t img = image_from_dict(2, DICT("<f4", "False", "(2, 3)"), data, sizeof data);
+  memcpy(img.bytes + 8, "\xff\xff\xff\xff", 4);
+  expect_rejects(&img, "header length 4294967295 exceeds the 64 KiB limit");
+  memcpy(img.bytes + 8, "\x01\x00\x01\x00", 4);
+  expect_rejects(&img, "header length 65537 exceeds the 64 KiB limit");
+  free(img.bytes);
+}
+
+Test(npy, rejects_truncated_header, .timeout = TIMEOUT_S) {
+  uint32_t *bits = make_bits(12, 8);
+  image_t img = numpy_image(3, 4, bits);
+  img.len = 100; /* the header says 118 bytes */
+  expect_rejects(&img, "header is truncated: expected 118 bytes, found 90");
+  free(img.bytes);
+  free(bits);
+}
+
+Test(npy, rejects_unterminated_header, .timeout = TIMEOUT_S) {
+  uint32_t *bits = make_bits(12, 9);
+  image_t img = numpy_image(3, 4, bits);
+  img.bytes[data_offset(img.bytes) - 1] = ' ';
+  expect_rejects(&img, "header is not terminated by a newline");
+  img.bytes[8] = img.bytes[9] = 0; /* zero-length header */
+  expect_rejects(&img, "header is not terminated by a newline");
+  free(img.bytes);
+  free(bits);
+}
+
+Test(npy, rejects_missing_key, .timeout = TIMEOUT_S) {
+  reject_dict(1, "{'descr': '<f4', 'fortran_order': False, }", 4, "missing key 'shape'");
+  reject_dict(1, "{'fortran_order': False, 'shape': (1, 1), }", 4, "missing key 'descr'");
+  reject_dict(1, "{'descr': '<f4', 'shape': (1, 1), }", 4, "missing key 'fortran_order'");
+  reject_dict(1, "{}", 4, "missing key 'descr'");
+}
+
+Test(npy, rejects_unexpected_and_duplicate_keys, .timeout = TIMEOUT_S) {
+  reject_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), 'x': 1}", 4,
+              "unexpected key 'x'");
+  reject_dict(1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1, 1)}",
+              4, "duplicate key 'descr'");
+}
+
+Test(npy, rejects_garbage_header, .timeout = TIMEOUT_S) {
+  static const char *const dicts[] = {
+      "hello, world",
+      "{'descr': '<f4' 'fortran_order': False, 'shape': (1, 1)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1)",
+      "{'descr': '<f4', 'fortran_order': false, 'shape': (1, 1)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1)} trailing",
+      "{'descr': '<f4, 'fortran_order': False, 'shape': (1, 1)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': [1, 1]}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1 1)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1, x)}",
+      "{descr: '<f4', 'fortran_order': False, 'shape': (1, 1)}",
+      "{'descr': '\\x3cf4', 'fortran_order': False, 'shape': (1, 1)}",
+  };
+  for (size_t k = 0; k < sizeof dicts / sizeof dicts[0]; k++)
+    reject_dict(1, dicts[k], 4, "malformed header");
+  /* A control byte from the file must not reach the message raw. */
+  reject_dict(1, "{'descr': '<f4\x01', 'fortran_order': False, 'shape': (1, 1)}", 4,
+              "dtype is '<f4?'");
+}
+
+/* ------------------------------------------------------------------ writer failures */
+
+Test(npy, write_into_missing_directory_fails_cleanly, .timeout = TIMEOUT_S) {
+  char path[128], err[ERR_LEN] = "", list[512];
+  join(path, sizeof path, "no_such_dir/m.npy");
+  float v[4] = {1, 2, 3, 4};
+  cr_assert_eq(npy_write_f32_2d(path, v, 2, 2, err, sizeof err), -1);
+  cr_assert_not_null(strstr(err, path), "message '%s' does not name the path", err);
+  cr_assert_not_null(strstr(err, strerror(ENOENT)), "%s", err);
+  cr_assert_eq(dir_entries(tmp_dir, list, sizeof list), 0, "left behind: %s", list);
+}
+
+Test(npy, write_onto_directory_fails_cleanly, .timeout = TIMEOUT_S) {
+  char path[128], err[ERR_LEN] = "", list[512];
+  join(path, sizeof path, "sub");
+  cr_assert_eq(mkdir(path, 0755), 0);
+  float v[4] = {1, 2, 3, 4};
+  cr_assert_eq(npy_write_f32_2d(path, v, 2, 2, err, sizeof err), -1);
+  cr_assert_not_null(strstr(err, path), "message '%s' does not name the path", err);
+  cr_assert_eq(dir_entries(tmp_dir, list, sizeof list), 1, "left behind: %s", list);
+  cr_assert_str_eq(list, "sub");
+  cr_assert_eq(dir_entries(path, list, sizeof list), 0, "left behind: %s", list);
+}
+
+Test(npy, write_refuses_unreadable_shapes, .timeout = TIMEOUT_S) {
+  char path[128], err[ERR_LEN] = "", list[512];
+  join(path, sizeof path, "m.npy");
+  float v[4] = {1, 2, 3, 4};
+  cr_assert_eq(npy_write_f32_2d(path, v, 0, 4, err, sizeof err), -1);
+  cr_assert_not_null(strstr(err, "empty"), "%s", err);
+  cr_assert_eq(npy_write_f32_2d(path, v, 4, 0, err, sizeof err), -1);
+  /* Refused before any data is read, so the small buffer is safe. */
+  cr_assert_eq(npy_write_f32_2d(path, v, (size_t)1 << 20, (size_t)1 << 20, err, sizeof err), -1);
+  cr_assert_not_null(strstr(err, "1 GiB"), "%s", err);
+  cr_assert_eq(npy_write_f32_2d(path, v, SIZE_MAX, SIZE_MAX, err, sizeof err), -1);
+  cr_assert_eq(npy_write_f32_2d(path, NULL, 1, 1, err, sizeof err), -1);
+  cr_assert_eq(dir_entries(tmp_dir, list, sizeof list), 0, "left behind: %s", list);
+}
+
+/* ------------------------------------------------------------------ fuzz */
+
+static const char fuzz_alphabet[] = "0123456789 ,:(){}[]'\"\n\t\\<>=|fi48LTrueFalsdcpho-x\x93";
+
+/* 20,000 mutants of two valid images (v1 as numpy writes it, and v2). The reader must
+ * return 0 or -1 (a crash fails the test), and on success the shape must account for
+ * exactly the data bytes present, which must be the ones returned. */
+Test(npy, fuzz_reader, .timeout = TIMEOUT_S) {
+  uint32_t *bits = make_bits(12, 10);
+  unsigned char *le = le_bytes(bits, 12);
+  image_t base[2] = {numpy_image(3, 4, bits),
+                     image_from_dict(2, DICT("<f4", "False", "(2, 6)"), le, 48)};
+  size_t cap = 0;
+  for (int k = 0; k < 2; k++) cap = base[k].len > cap ? base[k].len : cap;
+  cap += 64;
+  unsigned char *buf = malloc(cap);
+  cr_assert_not_null(buf);
+
+  char path[128], err[ERR_LEN];
+  join(path, sizeof path, "fuzz.npy");
+  uint64_t s = 0x243F6A8885A308D3ull;
+  unsigned accepted = 0, rejected = 0;
+  for (int it = 0; it < FUZZ_CASES; it++) {
+    const image_t *b = &base[xorshift64(&s) % 2];
+    memcpy(buf, b->bytes, b->len);
+    size_t len = b->len;
+    size_t hdr_end = data_offset(b->bytes);
+    int muts = 1 + (int)(xorshift64(&s) % 3);
+    for (int k = 0; k < muts; k++) {
+      uint64_t r = xorshift64(&s);
+      switch (r % 7) {
+      case 0: /* flip one bit anywhere */
+        if (len) buf[(r >> 8) % len] ^= (unsigned char)(1u << ((r >> 40) % 8));
+        break;
+      case 1: /* random byte anywhere */
+        if (len) buf[(r >> 8) % len] = (unsigned char)(r >> 48);
+        break;
+      case 2: /* header byte from the characters that matter to the parser */
+        if (len > 10)
+          buf[10 + (r >> 8) % ((hdr_end < len ? hdr_end : len) - 10)] =
+              (unsigned char)fuzz_alphabet[(r >> 40) % (sizeof fuzz_alphabet - 1)];
+        break;
+      case 3: /* truncate */
+        len = len ? (size_t)((r >> 8) % len) : 0;
+        break;
+      case 4: /* append random bytes */
+        for (size_t n = 1 + (r >> 8) % 8; n > 0 && len < cap; n--)
+          buf[len++] = (unsigned char)xorshift64(&s);
+        break;
+      case 5: /* small random header length */
+        if (len >= 10) {
+          buf[8] = (unsigned char)((r >> 8) % 256);
+          buf[9] = (unsigned char)((r >> 16) % 2);
+        }
+        break;
+      default: /* delete one header byte, shifting the rest */
+        if (len > 11) {
+          size_t at = 10 + (r >> 8) % ((hdr_end < len ? hdr_end : len) - 10);
+          memmove(buf + at, buf + at + 1, len - at - 1);
+          len--;
+        }
+        break;
+      }
+    }
+    /* A fresh file each time: rewriting one in place is ~10x slower on ext4, which
+     * flushes a file truncated to zero and rewritten (auto_da_alloc). */
+    write_bytes(path, buf, len);
+    npy_matrix_t m;
+    err[0] = '\0';
+    int rc = npy_read_f32_2d(path, &m, err, sizeof err);
+    unlink(path);
+    cr_assert(rc == 0 || rc == -1, "case %d: returned %d", it, rc);
+    if (rc == -1) {
+      rejected++;
+      cr_assert(err[0] != '\0' && strchr(err, '\n') == NULL, "case %d: message '%s'", it, err);
+      cr_assert_null(m.data);
+      continue;
+    }
+    accepted++;
+    size_t off = data_offset(buf);
+    cr_assert(len >= off, "case %d: accepted with the data offset past the end", it);
+    cr_assert_eq(m.rows * m.cols * 4, len - off, "case %d: %zu x %zu but %zu data bytes", it,
+                 m.rows, m.cols, len - off);
+    unsigned char *want = le_bytes((const uint32_t *)(const void *)m.data, m.rows * m.cols);
+    cr_assert(memcmp(want, buf + off, len - off) == 0, "case %d: data differs", it);
+    free(want);
+    free(m.data);
+  }
+  /* Guards against a fuzz that only ever exercises the first check. */
+  cr_assert_gt(accepted, 100);
+  cr_assert_gt(rejected, FUZZ_CASES / 2);
+  free(buf);
+  free(le);
+  free(base[0].bytes);
+  free(base[1].bytes);
+  free(bits);
+}
