@@ -1,7 +1,9 @@
 /*
  * Tests of the `tpusim` command line: exit codes and messages for bad usage, the JSON
  * result of `tpusim dot` (bit-exact, cycle count N + 2 as docs/timing.md states), and no
- * output file left behind by a failed run. Runs build/tpusim (override with TPUSIM).
+ * output file left behind by a failed run; `tpusim gemm` with random and .npy inputs,
+ * its JSON, and every bad-input class (exit 2, a message naming the problem, no output
+ * file). Runs build/tpusim (override with TPUSIM).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -9,6 +11,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "arith_golden.h"
+#include "mxu_golden.h"
+#include "npy.h"
 
 
 typedef struct {
@@ -126,4 +132,167 @@ Test(tpusim_cli, dot_trace_written) {
   cr_assert_gt(ftell(f), 100);
   fclose(f);
   unlink(path);
+}
+
+/* ------------------------------------------------------------------ tpusim gemm */
+
+static char tmpdir[64];
+
+static void make_tmpdir(void) {
+  strcpy(tmpdir, "/tmp/tpusim_gemm_XXXXXX");
+  cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+static const char *tmp(const char *name) {
+  static char paths[8][128];
+  static int next;
+  char *p = paths[next++ % 8];
+  snprintf(p, 128, "%s/%s", tmpdir, name);
+  return p;
+}
+
+static void write_bytes(const char *path, const void *bytes, size_t len) {
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fwrite(bytes, 1, len, f), len);
+  fclose(f);
+}
+
+/* A version 1.0 .npy image with the given header dict and data bytes. */
+static void write_npy_raw(const char *path, const char *dict, size_t data_bytes) {
+  char buf[4096] = "\x93NUMPY\x01\x00";
+  size_t hlen = strlen(dict) + 1, total = 10 + hlen;
+  size_t pad = (64 - total % 64) % 64;
+  buf[8] = (char)((hlen + pad) & 0xFF);
+  buf[9] = (char)((hlen + pad) >> 8);
+  memcpy(buf + 10, dict, strlen(dict));
+  memset(buf + 10 + strlen(dict), ' ', pad);
+  buf[total + pad - 1] = '\n';
+  memset(buf + total + pad, 0, data_bytes);
+  write_bytes(path, buf, total + pad + data_bytes);
+}
+
+static void write_matrix(const char *path, size_t rows, size_t cols, float scale) {
+  float *v = malloc(rows * cols * sizeof *v);
+  for (size_t i = 0; i < rows * cols; i++) v[i] = scale * (float)((int)(i % 7) - 3) + 0.1f * (float)i;
+  char err[256];
+  cr_assert_eq(npy_write_f32_2d(path, v, rows, cols, err, sizeof err), 0, "%s", err);
+  free(v);
+}
+
+TestSuite(tpusim_gemm, .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 120);
+
+Test(tpusim_gemm, json_bit_exact_and_contract) {
+  run_t r = run("gemm --mxu 8x8 --m 20 --k 17 --n 9 --seed 3 --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"bit_exact\":true"), "%s", r.out);
+  cr_assert(strstr(r.out, "\"contract_met\":true"), "%s", r.out);
+  cr_assert_eq(json_int(r.out, "cycles"), json_int(r.out, "contract_cycles"));
+  cr_assert_eq(json_int(r.out, "tiles"), 3 * 2);
+  const char *keys[] = {"\"m\":20", "\"k\":17", "\"n\":9", "\"mxu_rows\":8", "\"mxu_cols\":8",
+                        "\"ideal_cycles\":", "\"utilization\":", "\"counters\":{\"compute\":120"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    cr_assert(strstr(r.out, keys[i]), "missing %s in %s", keys[i], r.out);
+}
+
+Test(tpusim_gemm, npy_in_and_out_bit_exact) {
+  write_matrix(tmp("a.npy"), 5, 11, 1.37f);
+  write_matrix(tmp("b.npy"), 11, 6, -0.61f);
+  char args[512];
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --b %s --out %s --json", tmp("a.npy"),
+           tmp("b.npy"), tmp("c.npy"));
+  run_t r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"m\":5") && strstr(r.out, "\"k\":11") && strstr(r.out, "\"n\":6"), "%s", r.out);
+  npy_matrix_t a, b, c;
+  char err[256];
+  cr_assert_eq(npy_read_f32_2d(tmp("a.npy"), &a, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(npy_read_f32_2d(tmp("b.npy"), &b, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(npy_read_f32_2d(tmp("c.npy"), &c, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(c.rows, 5);
+  cr_assert_eq(c.cols, 6);
+  uint16_t a16[55], b16[66];
+  for (size_t i = 0; i < 55; i++) {
+    uint32_t bits;
+    memcpy(&bits, &a.data[i], 4);
+    a16[i] = arith_golden_fp32_to_bf16(bits);
+  }
+  for (size_t i = 0; i < 66; i++) {
+    uint32_t bits;
+    memcpy(&bits, &b.data[i], 4);
+    b16[i] = arith_golden_fp32_to_bf16(bits);
+  }
+  uint32_t want[30];
+  mxu_golden_gemm(4, 5, 11, 6, a16, b16, want);
+  cr_assert_eq(memcmp(want, c.data, sizeof want), 0, "C.npy differs from the golden model");
+  free(a.data), free(b.data), free(c.data);
+}
+
+/* Runs a gemm that must fail with exit 2, a message containing `needle`, no stdout and no
+ * output file. */
+static void expect_bad(const char *args, const char *needle) {
+  char full[1024];
+  snprintf(full, sizeof full, "%s --out %s", args, tmp("out.npy"));
+  run_t r = run(full);
+  cr_expect_eq(r.status, 2, "'%s' exited %d: %s", args, r.status, r.err);
+  cr_expect(strstr(r.err, needle), "'%s': expected '%s' in: %s", args, needle, r.err);
+  cr_expect_eq(r.out[0], 0, "'%s' printed a result", args);
+  cr_expect_eq(access(tmp("out.npy"), F_OK), -1, "'%s' left an output file", args);
+}
+
+Test(tpusim_gemm, bad_sizes) {
+  expect_bad("gemm --mxu 4x4 --m 0 --k 4 --n 4", "--m expects");
+  expect_bad("gemm --mxu 4x4 --m -2 --k 4 --n 4", "--m expects");
+  expect_bad("gemm --mxu 4x4 --m 4 --k 4", "missing --n");
+  expect_bad("gemm --mxu 4x --m 4 --k 4 --n 4", "--mxu expects RxC");
+  expect_bad("gemm --mxu 0x4 --m 4 --k 4 --n 4", "--mxu expects RxC");
+  expect_bad("gemm --mxu 5x5 --m 4 --k 4 --n 4", "no 5x5 MXU");
+  expect_bad("gemm --mxu 4x4 --m 4096 --k 4 --n 8", "accumulator depth");
+  expect_bad("gemm --mxu 4x4 --m 99999999 --k 4 --n 4", "--m expects");
+  expect_bad("gemm --mxu 4x4 --m 4 --k 4 --n 4 --frob", "unknown option");
+}
+
+Test(tpusim_gemm, bad_npy_inputs) {
+  char args[512];
+  write_matrix(tmp("a35.npy"), 3, 5, 1.0f);
+  write_matrix(tmp("b42.npy"), 4, 2, 1.0f);
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --b %s", tmp("a35.npy"), tmp("b42.npy"));
+  expect_bad(args, "inner dimensions disagree");
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --m 4", tmp("a35.npy"));
+  expect_bad(args, "disagrees with");
+
+  write_bytes(tmp("text.npy"), "hello, not numpy\n", 17);
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --n 3", tmp("text.npy"));
+  expect_bad(args, "not a .npy");
+
+  write_npy_raw(tmp("f8.npy"), "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 32);
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --n 3", tmp("f8.npy"));
+  expect_bad(args, "<f8");
+
+  write_npy_raw(tmp("fo.npy"), "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16);
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --n 3", tmp("fo.npy"));
+  expect_bad(args, "Fortran");
+
+  write_npy_raw(tmp("1d.npy"), "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16);
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --n 3", tmp("1d.npy"));
+  expect_bad(args, "dimension");
+
+  write_npy_raw(tmp("short.npy"), "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4), }", 40);
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --n 3", tmp("short.npy"));
+  expect_bad(args, "truncated");
+
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --n 3", tmp("missing.npy"));
+  expect_bad(args, "missing.npy");
+}
+
+Test(tpusim_gemm, unwritable_out_fails_without_partial_file) {
+  run_t r = run("gemm --mxu 4x4 --m 3 --k 3 --n 3 --out /nonexistent-dir/c.npy");
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert(strstr(r.err, "/nonexistent-dir/c.npy"), "%s", r.err);
 }
