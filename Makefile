@@ -98,18 +98,21 @@ lint: ## Verilator -Wall lint of every RTL module; waivers live in rtl/lint.vlt
 	  $(VERILATOR) --lint-only -Wall -y rtl rtl/lint.vlt $(RTL_PKGS) $$f --top-module $$m || { echo "lint: $$f has warnings" >&2; exit 1; }; \
 	done; echo "lint: $(words $(RTL_MODULES)) modules, 0 warnings"
 
-waves: $(TPUSIM) ## Run the default scenario with an FST trace into waves/
+WAVE ?= mxu
+waves: $(TPUSIM) ## Run the scenarios with FST traces into waves/ (mxu.fst, arith.fst)
+	$(TPUSIM) gemm --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace waves/mxu.fst
 	$(TPUSIM) dot --n 16 --seed 1 --trace waves/arith.fst
-	@echo "waves: wrote waves/arith.fst; 'make view' opens it with waves/arith.gtkw"
+	@echo "waves: wrote waves/mxu.fst and waves/arith.fst; 'make view [WAVE=arith]' opens one"
 
-view: ## Open the trace from 'make waves' in GTKWave with its saved session
+view: ## Open a trace from 'make waves' in GTKWave with its session (WAVE=mxu|arith)
 	$(call need,gtkwave)
-	@test -f waves/arith.fst || { echo "error: waves/arith.fst does not exist; run 'make waves' first" >&2; exit 1; }
-	gtkwave waves/arith.fst waves/arith.gtkw
+	@test -f waves/$(WAVE).fst || { echo "error: waves/$(WAVE).fst does not exist; run 'make waves' first" >&2; exit 1; }
+	gtkwave waves/$(WAVE).fst waves/$(WAVE).gtkw
 
-screenshot: waves ## Render the waveform session to docs/img/waves_arith.png (Xvfb)
+screenshot: waves ## Render the waveform sessions to docs/img/ (Xvfb)
 	$(call need,xvfb-run)
 	$(call need,import)
+	scripts/screenshot.sh waves/mxu.fst waves/mxu.gtkw docs/img/waves_mxu.png
 	scripts/screenshot.sh waves/arith.fst waves/arith.gtkw docs/img/waves_arith.png
 
 bench: $(TPUSIM) ## Run the benchmarks (results under build/bench/)

@@ -13,7 +13,7 @@ trap 'rm -f "$tcl" "$tmp_png"' EXIT
 cat >"$tcl" <<'TCL'
 gtkwave::/Time/Zoom/Zoom_Best_Fit
 TCL
-xvfb-run -a -s "-screen 0 1500x700x24" bash -c "
+xvfb-run -a -s "-screen 0 1600x1000x24" bash -c "
   gtkwave -S '$tcl' '$fst' '$gtkw' >/dev/null 2>&1 &
   pid=\$!
   sleep 4

@@ -174,6 +174,19 @@ static image_t image_from_dict(int major, const char *dict, const void *data, si
   return img;
 }
 
+/* A version 1.0 image whose header is exactly hdr: no padding added. */
+static image_t image_raw_header(const char *hdr, const void *data, size_t data_len) {
+  size_t hl = strlen(hdr);
+  image_t img = {malloc(10 + hl + data_len + 1), 10 + hl + data_len};
+  cr_assert_not_null(img.bytes);
+  memcpy(img.bytes, "\x93NUMPY\x01\x00", 8);
+  img.bytes[8] = (unsigned char)(hl & 0xFF);
+  img.bytes[9] = (unsigned char)(hl >> 8);
+  memcpy(img.bytes + 10, hdr, hl);
+  if (data_len) memcpy(img.bytes + 10 + hl, data, data_len);
+  return img;
+}
+
 /* The exact bytes numpy 1.24 np.save writes for a C-ordered float32 rows x cols array:
  * keys sorted, repr of the shape tuple, then (numpy >= 1.23) 21 - len(repr(rows)) spaces
  * of room for the first axis to grow, then the 64-byte alignment padding. */
@@ -344,15 +357,8 @@ Test(npy, reads_header_variants, .timeout = TIMEOUT_S) {
     free(img.bytes);
   }
   /* No alignment padding at all: only the terminating newline. */
-  const char *h = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n";
-  size_t hl = strlen(h);
-  image_t img = {malloc(10 + hl + 24), 10 + hl + 24};
-  cr_assert_not_null(img.bytes);
-  memcpy(img.bytes, "\x93NUMPY\x01\x00", 8);
-  img.bytes[8] = (unsigned char)hl;
-  img.bytes[9] = 0;
-  memcpy(img.bytes + 10, h, hl);
-  memcpy(img.bytes + 10 + hl, le, 24);
+  image_t img =
+      image_raw_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", le, 24);
   expect_reads(&img, 2, 3, bits);
   free(img.bytes);
   free(le);
@@ -540,6 +546,20 @@ Test(npy, rejects_garbage_header, .timeout = TIMEOUT_S) {
   };
   for (size_t k = 0; k < sizeof dicts / sizeof dicts[0]; k++)
     reject_dict(1, dicts[k], 4, "malformed header");
+  /* Headers cut off mid-token, right at their end (no padding to read into). */
+  static const char *const cut[] = {
+      "{'shape': (1, 1), 'descr': '<f4', 'fortran_order': F\n",
+      "{'shape': (1, 1), 'descr': '<f4', 'fortran_order': \n",
+      "{'fortran_order': False, 'descr': '<f4', 'shape': (1\n",
+      "{'fortran_order': False, 'shape': (1, 1), 'descr': '<f\n",
+      "{\n",
+      "\n",
+  };
+  for (size_t k = 0; k < sizeof cut / sizeof cut[0]; k++) {
+    image_t img = image_raw_header(cut[k], "\0\0\0\0", 4);
+    expect_rejects(&img, "malformed header");
+    free(img.bytes);
+  }
   /* A control byte from the file must not reach the message raw. */
   reject_dict(1, "{'descr': '<f4\x01', 'fortran_order': False, 'shape': (1, 1)}", 4,
               "dtype is '<f4?'");
