@@ -10,6 +10,8 @@
 SHELL      := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
+# Build in parallel on every core (models verilate and compile independently).
+MAKEFLAGS  += --jobs=$(shell nproc) --output-sync=target
 # Keep intermediate objects so relinks do not recompile.
 .SECONDARY:
 
