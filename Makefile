@@ -140,7 +140,7 @@ define VERILATED_TOP
 $(BUILD)/vlt/$(1)/V$(1)__ALL.a: rtl/$(1).sv $(RTL_ALL) rtl/lint.vlt Makefile | check-build-tools
 	@mkdir -p $(ABS_BUILD)/vlt/$(1)
 	$(VERILATOR) $(VFLAGS) $$(VFLAGS_$(1)) --Mdir $(ABS_BUILD)/vlt/$(1) --prefix V$(1) --top-module $(1) rtl/lint.vlt $(RTL_PKGS) rtl/$(1).sv
-	$(MAKE) -s -C $(BUILD)/vlt/$(1) -f V$(1).mk V$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
+	+$(MAKE) -s -C $(BUILD)/vlt/$(1) -f V$(1).mk V$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
 
 # A shim includes its model's generated header, so the model comes first.
 $(BUILD)/obj/csim/$(1)_shim.o: csim/$(1)_shim.cpp $(BUILD)/vlt/$(1)/V$(1)__ALL.a csim/vmodel_impl.hpp csim/vmodel.h
@@ -157,7 +157,7 @@ $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefile
 	@mkdir -p $(ABS_BUILD)/vlt/mxu_top_$(1)
 	$(VERILATOR) $(VFLAGS) -GRows=$(call mxu_r,$(1)) -GCols=$(call mxu_c,$(1)) -GAccDepth=$(call MXU_ACC_DEPTH,$(1)) \
 	  --Mdir $(ABS_BUILD)/vlt/mxu_top_$(1) --prefix Vmxu_top_$(1) --top-module mxu_top rtl/lint.vlt $(RTL_PKGS) rtl/mxu_top.sv
-	$(MAKE) -s -C $(BUILD)/vlt/mxu_top_$(1) -f Vmxu_top_$(1).mk Vmxu_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
+	+$(MAKE) -s -C $(BUILD)/vlt/mxu_top_$(1) -f Vmxu_top_$(1).mk Vmxu_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
 
 $(BUILD)/obj/csim/mxu_top_$(1)_shim.o: csim/mxu_top_shim.cpp $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a csim/vmodel_impl.hpp csim/vmodel.h csim/mxu_top.h
 	@mkdir -p $$(dir $$@)

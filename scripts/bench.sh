@@ -36,7 +36,7 @@ echo "== MXU utilisation (tpusim gemm, data offered every cycle)" >&2
 echo "== MXU simulation speed (median of 3 runs; one core)" >&2
 {
   printf '%-9s %-16s %14s %14s\n' mxu "M x K x N" "cycles/s" "MACs/s"
-  for spec in "8x8 256 256 256" "16x16 256 256 256" "32x32 256 256 256" "128x128 256 512 512"; do
+  for spec in "8x8 128 256 256" "16x16 256 256 256" "32x32 256 256 256" "128x128 256 512 512"; do
     set -- $spec
     : >"$out/speed_$1.jsonl"
     for run in 1 2 3; do "$tpusim" gemm --mxu "$1" --m "$2" --k "$3" --n "$4" --seed "$run" --json >>"$out/speed_$1.jsonl"; done
