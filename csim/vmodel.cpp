@@ -125,6 +125,8 @@ void vmodel_peek_words(vmodel_t *m, int port, uint32_t *words) {
   std::memcpy(words, p.data, words_of(p.width) * sizeof(uint32_t));
 }
 
+void *vmodel_port_ptr(vmodel_t *m, int port) { return port_at(m, port).data; }
+
 void vmodel_reset(vmodel_t *m, unsigned cycles) {
   *m->rst_n_ = 0;
   m->tick(cycles ? cycles : 1);

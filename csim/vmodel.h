@@ -40,6 +40,12 @@ uint64_t vmodel_peek(vmodel_t *m, int port);
 void vmodel_poke_words(vmodel_t *m, int port, const uint32_t *words);
 void vmodel_peek_words(vmodel_t *m, int port, uint32_t *words);
 
+/* Raw storage of a port, for hot loops that move many ports every cycle (pod wiring):
+ * uint8_t/uint16_t/uint32_t/uint64_t for ports of up to 8/16/32/64 bits, else
+ * ceil(width/32) little-endian uint32_t words. Writes to an input take effect at the next
+ * vmodel_step; the caller keeps unused high bits zero. */
+void *vmodel_port_ptr(vmodel_t *m, int port);
+
 /* Holds rst_ni low for `cycles` cycles (at least 1), then releases it. */
 void vmodel_reset(vmodel_t *m, unsigned cycles);
 /* Runs `cycles` clock cycles. */

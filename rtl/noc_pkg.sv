@@ -1,0 +1,51 @@
+// Torus network definitions shared by the router and (later) the chip: port numbering,
+// the flit layout on a port, and the routing and dateline rules (docs/noc.md).
+package noc_pkg;
+
+  localparam int unsigned NumPorts = 5;
+  localparam int unsigned PortW    = 3;
+  // Port p of a router: output p sends towards that neighbour; input p receives from it.
+  localparam logic [PortW-1:0] PortLocal = 3'd0;
+  localparam logic [PortW-1:0] PortXPos  = 3'd1;  // to x+1 (input: from x+1)
+  localparam logic [PortW-1:0] PortXNeg  = 3'd2;  // to x-1
+  localparam logic [PortW-1:0] PortYPos  = 3'd3;  // to y+1
+  localparam logic [PortW-1:0] PortYNeg  = 3'd4;  // to y-1
+
+  localparam int unsigned CoordW = 8;  // pods up to 256 x 256
+
+  // Dimension-order routing (X, then Y), the shorter way round each ring; a tie (the
+  // destination exactly half way round) goes the positive way.
+  function automatic logic [PortW-1:0] route(logic [CoordW-1:0] my_x, logic [CoordW-1:0] my_y,
+                                             logic [CoordW-1:0] dst_x, logic [CoordW-1:0] dst_y,
+                                             logic [CoordW-1:0] size_x, logic [CoordW-1:0] size_y);
+    logic [CoordW:0] dx, dy;  // hops in the positive direction, modulo the ring size
+    dx = (dst_x >= my_x) ? {1'b0, dst_x - my_x} : {1'b0, dst_x} + {1'b0, size_x} - {1'b0, my_x};
+    dy = (dst_y >= my_y) ? {1'b0, dst_y - my_y} : {1'b0, dst_y} + {1'b0, size_y} - {1'b0, my_y};
+    if (dx != '0) return ((dx << 1) <= {1'b0, size_x}) ? PortXPos : PortXNeg;
+    if (dy != '0) return ((dy << 1) <= {1'b0, size_y}) ? PortYPos : PortYNeg;
+    return PortLocal;
+  endfunction
+
+  // Whether the hop out of `port` from (my_x, my_y) uses a wraparound link (the dateline).
+  function automatic logic crosses_dateline(logic [PortW-1:0] port, logic [CoordW-1:0] my_x,
+                                            logic [CoordW-1:0] my_y, logic [CoordW-1:0] size_x,
+                                            logic [CoordW-1:0] size_y);
+    case (port)
+      PortXPos: return my_x == size_x - 8'd1;
+      PortXNeg: return my_x == '0;
+      PortYPos: return my_y == size_y - 8'd1;
+      PortYNeg: return my_y == '0;
+      default:  return 1'b0;
+    endcase
+  endfunction
+
+  // The dimension a port belongs to: 0 local, 1 X, 2 Y.
+  function automatic logic [1:0] port_dim(logic [PortW-1:0] port);
+    case (port)
+      PortXPos, PortXNeg: return 2'd1;
+      PortYPos, PortYNeg: return 2'd2;
+      default:            return 2'd0;
+    endcase
+  endfunction
+
+endpackage

@@ -1,0 +1,230 @@
+// Torus router: 5 ports (local, +X, -X, +Y, -Y), input-buffered virtual channels with
+// credit-based flow control, dimension-order routing the shorter way round each ring,
+// dateline VC classes, round-robin VC and switch allocation. docs/noc.md has the packet
+// format and the timing contract.
+//
+// Pipeline: a flit arriving on an input port is written into its VC buffer at that edge
+// (cycle 1); in the next cycle, when it is at the front of its buffer, route computation,
+// VC allocation (head flits) and switch allocation all happen, and it is written into the
+// output register at that edge (cycle 2). A hop therefore costs 2 router cycles plus the
+// link. One flit per cycle per input and per output port.
+//
+// VC classes: VCs [0, NumVcs/2) are class 0, the rest class 1. A packet entering a ring
+// uses class 0 and moves to class 1 on the hop over that ring's wraparound link, and stays
+// there until it leaves the ring: the dateline breaks every ring's cyclic dependency, so
+// dimension-order routing on the torus is deadlock-free. Ejection may use any VC.
+//
+// Form: like the MXU datapath, the state is arrays over ports, VCs and buffer slots,
+// updated by loops in one always_ff with blocking assignments (decisions are taken on the
+// state before the edge, then applied), and nothing is evaluated while the router holds no
+// flit and none arrives, so idle routers in a big pod cost almost nothing.
+//
+// Buffers hold MaxDepth flits per VC; buf_depth_i (1..MaxDepth, sampled in reset) sets the
+// credits each output VC starts with, i.e. the downstream buffer depth in use.
+module noc_router #(
+  parameter int unsigned NumVcs   = 4,
+  parameter int unsigned MaxDepth = 8,
+  parameter int unsigned DataW    = 64,
+  localparam int unsigned VcW     = $clog2(NumVcs),
+  localparam int unsigned FlitW   = DataW + VcW + 3  // {valid, head, tail, vc, data}
+) (
+  input  logic                            clk_i,
+  input  logic                            rst_ni,
+  input  logic [noc_pkg::CoordW-1:0]      my_x_i,
+  input  logic [noc_pkg::CoordW-1:0]      my_y_i,
+  input  logic [noc_pkg::CoordW-1:0]      size_x_i,
+  input  logic [noc_pkg::CoordW-1:0]      size_y_i,
+  input  logic [$clog2(MaxDepth+1)-1:0]   buf_depth_i,
+  // flits in and out, port p at [p*FlitW +: FlitW]
+  input  logic [noc_pkg::NumPorts*FlitW-1:0]  in_flit_i,
+  output logic [noc_pkg::NumPorts*FlitW-1:0]  out_flit_o,
+  // credits: credit_in_i[p*NumVcs+v] returns one credit for output p, VC v;
+  // credit_out_o[p*NumVcs+v] returns one for input p, VC v (a flit left that buffer)
+  input  logic [noc_pkg::NumPorts*NumVcs-1:0] credit_in_i,
+  output logic [noc_pkg::NumPorts*NumVcs-1:0] credit_out_o,
+  // status
+  output logic                            overflow_o,      // sticky: a flit hit a full VC
+  output logic [7:0]                      occupancy_o,     // flits held
+  output logic [noc_pkg::NumPorts*NumVcs*4-1:0] vc_count_o // per input VC (watchdog reports)
+);
+  import noc_pkg::*;
+
+  localparam int unsigned P      = NumPorts;
+  localparam int unsigned V      = NumVcs;
+  localparam int unsigned PtrW   = $clog2(MaxDepth);
+  localparam int unsigned CntW   = $clog2(MaxDepth + 1);
+  localparam int unsigned IvcW   = $clog2(P * V);
+  localparam int unsigned OccW   = $clog2(P * V * MaxDepth + 1);
+
+  // Input VC buffers.
+  logic [DataW-1:0] buf_data [P][V][MaxDepth];
+  logic             buf_head [P][V][MaxDepth];
+  logic             buf_tail [P][V][MaxDepth];
+  logic [PtrW-1:0]  rd_ptr   [P][V];
+  logic [PtrW-1:0]  wr_ptr   [P][V];
+  logic [CntW-1:0]  count    [P][V];
+  // Input VC state: the output port and VC the packet at the front holds.
+  logic             ivc_active [P][V];
+  logic [PortW-1:0] ivc_port   [P][V];
+  logic [VcW-1:0]   ivc_vc     [P][V];
+  // Output VC state.
+  logic             ovc_busy [P][V];
+  logic [CntW-1:0]  credits  [P][V];
+  // Round-robin pointers.
+  logic [IvcW-1:0]  rr_va     [P][V];  // per output VC, over input VCs
+  logic [VcW-1:0]   rr_sa_in  [P];     // per input port, over its VCs
+  logic [PortW-1:0] rr_sa_out [P];     // per output port, over input ports
+  // Outputs.
+  logic [FlitW-1:0] out_q [P];
+  logic             credit_q [P][V];
+  logic [OccW-1:0]  occupancy;
+  logic             overflow_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int p = 0; p < P; p++) begin
+        for (int v = 0; v < V; v++) begin
+          rd_ptr[p][v]     = '0;
+          wr_ptr[p][v]     = '0;
+          count[p][v]      = '0;
+          ivc_active[p][v] = 1'b0;
+          ovc_busy[p][v]   = 1'b0;
+          credits[p][v]    = buf_depth_i;
+          rr_va[p][v]      = '0;
+          credit_q[p][v]   = 1'b0;
+        end
+        rr_sa_in[p]  = '0;
+        rr_sa_out[p] = '0;
+        out_q[p]     = '0;
+      end
+      occupancy  = '0;
+      overflow_q = 1'b0;
+    end else begin
+      automatic logic busy_before = (occupancy != '0);
+      // Outputs of the previous cycle are gone.
+      for (int p = 0; p < P; p++) begin
+        out_q[p][FlitW-1] = 1'b0;
+        for (int v = 0; v < V; v++) credit_q[p][v] = 1'b0;
+      end
+
+      if (busy_before) begin
+        // ---- VC allocation: each free output VC grants one waiting head flit (round-robin).
+        automatic logic [PortW-1:0] want_port  [P][V];
+        automatic logic             want_class [P][V];
+        automatic logic             wants      [P][V];
+        for (int p = 0; p < P; p++) begin
+          for (int v = 0; v < V; v++) begin
+            automatic logic [15:0] d = buf_data[p][v][rd_ptr[p][v]][15:0];  // dst_y, dst_x
+            automatic logic [PortW-1:0] o;
+            wants[p][v] = (count[p][v] != '0) && !ivc_active[p][v] && buf_head[p][v][rd_ptr[p][v]];
+            o = route(my_x_i, my_y_i, d[7:0], d[15:8], size_x_i, size_y_i);
+            want_port[p][v]  = o;
+            want_class[p][v] = crosses_dateline(o, my_x_i, my_y_i, size_x_i, size_y_i) ||
+                               ((port_dim(o) == port_dim(PortW'(p))) && (v >= V / 2));
+          end
+        end
+        for (int o = 0; o < P; o++) begin
+          for (int w = 0; w < V; w++) begin
+            if (!ovc_busy[o][w]) begin
+              for (int i = 0; i < P * V; i++) begin
+                automatic int unsigned idx = (int'(rr_va[o][w]) + i) % (P * V);
+                automatic logic [PortW-1:0] p = PortW'(idx / V);
+                automatic logic [VcW-1:0] v = VcW'(idx % V);
+                if (!ovc_busy[o][w] && wants[p][v] && (want_port[p][v] == PortW'(o)) &&
+                    ((o == int'(PortLocal)) || (want_class[p][v] == (w >= V / 2)))) begin
+                  wants[p][v]      = 1'b0;
+                  ivc_active[p][v] = 1'b1;
+                  ivc_port[p][v]   = PortW'(o);
+                  ivc_vc[p][v]     = VcW'(w);
+                  ovc_busy[o][w]   = 1'b1;
+                  rr_va[o][w]      = IvcW'((idx + 1) % (P * V));
+                end
+              end
+            end
+          end
+        end
+
+        // ---- Switch allocation: each input port offers one ready VC, each output port
+        // takes one input port (both round-robin); winners traverse the crossbar.
+        begin
+          automatic logic           in_req  [P];
+          automatic logic [VcW-1:0] in_vc   [P];
+          automatic logic           out_won [P];
+          for (int p = 0; p < P; p++) begin
+            in_req[p] = 1'b0;
+            in_vc[p]  = '0;
+            out_won[p] = 1'b0;
+            for (int i = 0; i < V; i++) begin
+              automatic logic [VcW-1:0] v = VcW'((int'(rr_sa_in[p]) + i) % V);
+              if (!in_req[p] && (count[p][v] != '0) && ivc_active[p][v] &&
+                  (credits[ivc_port[p][v]][ivc_vc[p][v]] != '0)) begin
+                in_req[p] = 1'b1;
+                in_vc[p]  = v;
+              end
+            end
+          end
+          for (int o = 0; o < P; o++) begin
+            for (int i = 0; i < P; i++) begin
+              automatic int p = (int'(rr_sa_out[o]) + i) % P;
+              if (!out_won[o] && in_req[p] && (ivc_port[p][in_vc[p]] == PortW'(o))) begin
+                automatic logic [VcW-1:0] v = in_vc[p];
+                automatic logic [PtrW-1:0] r = rd_ptr[p][v];
+                automatic logic [VcW-1:0] w = ivc_vc[p][v];
+                out_won[o] = 1'b1;
+                out_q[o] = {1'b1, buf_head[p][v][r], buf_tail[p][v][r], w, buf_data[p][v][r]};
+                credits[o][w] = credits[o][w] - CntW'(1);
+                credit_q[p][v] = 1'b1;
+                rd_ptr[p][v] = PtrW'(r + PtrW'(1));
+                count[p][v] = count[p][v] - CntW'(1);
+                occupancy = occupancy - OccW'(1);
+                if (buf_tail[p][v][r]) begin
+                  ivc_active[p][v] = 1'b0;
+                  ovc_busy[o][w]   = 1'b0;
+                end
+                rr_sa_in[p]  = VcW'((int'(v) + 1) % V);
+                rr_sa_out[o] = PortW'((p + 1) % P);
+              end
+            end
+          end
+        end
+      end
+
+      // ---- Credits returned by the downstream routers.
+      for (int p = 0; p < P; p++) begin
+        for (int v = 0; v < V; v++) begin
+          if (credit_in_i[p * V + v]) credits[p][v] = credits[p][v] + CntW'(1);
+        end
+      end
+
+      // ---- Arriving flits into their VC buffers.
+      for (int p = 0; p < P; p++) begin
+        automatic logic [FlitW-1:0] f = in_flit_i[p * FlitW +: FlitW];
+        if (f[FlitW-1]) begin
+          automatic logic [VcW-1:0] v = f[DataW +: VcW];
+          if (count[p][v] == CntW'(MaxDepth)) begin
+            overflow_q = 1'b1;  // the sender ignored its credits: drop and flag
+          end else begin
+            buf_data[p][v][wr_ptr[p][v]] = f[DataW-1:0];
+            buf_head[p][v][wr_ptr[p][v]] = f[FlitW-2];
+            buf_tail[p][v][wr_ptr[p][v]] = f[FlitW-3];
+            wr_ptr[p][v] = PtrW'(wr_ptr[p][v] + PtrW'(1));
+            count[p][v]  = count[p][v] + CntW'(1);
+            occupancy    = occupancy + OccW'(1);
+          end
+        end
+      end
+    end
+  end
+
+  always_comb begin
+    for (int p = 0; p < P; p++) begin
+      out_flit_o[p * FlitW +: FlitW] = out_q[p];
+      for (int v = 0; v < V; v++) begin
+        credit_out_o[p * V + v] = credit_q[p][v];
+        vc_count_o[(p * V + v) * 4 +: 4] = 4'(count[p][v]);
+      end
+    end
+  end
+  assign overflow_o  = overflow_q;
+  assign occupancy_o = 8'(occupancy);  // fits for NumVcs <= 6 at MaxDepth 8
+endmodule
