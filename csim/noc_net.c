@@ -45,7 +45,7 @@ struct noc_net {
   node_t *node;
   noc_packet_t *pkts;
   uint32_t npkts, cap_pkts;
-  uint64_t cycle, last_activity, in_flight;
+  uint64_t cycle, last_activity, in_flight, measured_in_flight;
   noc_scoreboard_t sb;
 };
 
@@ -243,6 +243,7 @@ uint32_t noc_net_send(noc_net_t *net, uint32_t src, uint32_t dst, unsigned flits
   net->pkts[id] = (noc_packet_t){net->cycle, UINT64_MAX, src, dst, (uint16_t)flits, 0, measured};
   net->npkts++;
   net->in_flight++;
+  net->measured_in_flight += measured;
   return id;
 }
 
@@ -319,6 +320,7 @@ static void ni_eject(noc_net_t *net, node_t *nd, unsigned n, const flit_t *f) {
       p->delivered = net->cycle;
       net->sb.delivered_packets++;
       net->in_flight--;
+      net->measured_in_flight -= p->measured;
     }
     *cur = UINT32_MAX;
   }
@@ -378,6 +380,7 @@ const noc_packet_t *noc_net_packet(const noc_net_t *net, uint32_t id) { return &
 uint32_t noc_net_packet_count(const noc_net_t *net) { return net->npkts; }
 const noc_scoreboard_t *noc_net_scoreboard(const noc_net_t *net) { return &net->sb; }
 uint64_t noc_net_in_flight(const noc_net_t *net) { return net->in_flight; }
+uint64_t noc_net_measured_in_flight(const noc_net_t *net) { return net->measured_in_flight; }
 uint64_t noc_net_quiet_cycles(const noc_net_t *net) { return net->cycle - net->last_activity; }
 
 bool noc_net_overflow(const noc_net_t *net) {

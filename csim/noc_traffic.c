@@ -74,7 +74,7 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
 
   uint64_t start = noc_net_cycle(net);
   uint64_t measure_start = start + run->warmup, measure_end = measure_start + run->measure;
-  uint64_t ejected_at_start = 0, ejected_at_end = 0, measured_left = 0;
+  uint64_t ejected_at_start = 0, ejected_at_end = 0;
   const uint64_t threshold = (uint64_t)(p_packet * 18446744073709551616.0 > 18446744073709551615.0
                                             ? UINT64_MAX : p_packet * 18446744073709551616.0);
   for (;;) {
@@ -84,7 +84,7 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
     bool measuring = now >= measure_start && now < measure_end;
     if (now >= measure_end) {
       /* Count measured packets still out; stop once they are all in, or give up. */
-      if (measured_left == 0) break;
+      if (noc_net_measured_in_flight(net) == 0) break;
       if (now - measure_end >= drain_max) {
         res->saturated = true;
         break;
@@ -95,22 +95,9 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
         uint32_t d = noc_pattern_dest(run->pattern, cfg->size_x, cfg->size_y, s, &rng);
         uint32_t id = noc_net_send(net, s, d, run->packet_flits, measuring);
         if (id == UINT32_MAX) return -1;
-        measured_left += measuring;
       }
     }
-    uint64_t before = noc_net_scoreboard(net)->delivered_packets;
     noc_net_step(net);
-    if (noc_net_scoreboard(net)->delivered_packets != before) {
-      /* recount lazily: only packets delivered this cycle can change it */
-      measured_left = 0;
-    }
-    if (measured_left == 0 && noc_net_cycle(net) >= measure_start) {
-      uint32_t count = noc_net_packet_count(net);
-      for (uint32_t i = 0; i < count; i++) {
-        const noc_packet_t *p = noc_net_packet(net, i);
-        measured_left += p->measured && p->delivered == UINT64_MAX;
-      }
-    }
     if (run->progress && (noc_net_cycle(net) & 4095) == 0)
       run->progress(run->progress_ctx, now < measure_start ? "warm-up" : now < measure_end ? "measure" : "drain",
                     noc_net_cycle(net));

@@ -13,16 +13,24 @@ package noc_pkg;
 
   localparam int unsigned CoordW = 8;  // pods up to 256 x 256
 
-  // Dimension-order routing (X, then Y), the shorter way round each ring; a tie (the
-  // destination exactly half way round) goes the positive way.
+  // Dimension-order routing (X, then Y), the shorter way round each ring. A tie (the
+  // destination exactly half way round an even ring) goes the positive way when the
+  // destination coordinate is even and the negative way when it is odd: deterministic, and
+  // it splits tie traffic evenly over both directions instead of loading one of them.
   function automatic logic [PortW-1:0] route(logic [CoordW-1:0] my_x, logic [CoordW-1:0] my_y,
                                              logic [CoordW-1:0] dst_x, logic [CoordW-1:0] dst_y,
                                              logic [CoordW-1:0] size_x, logic [CoordW-1:0] size_y);
     logic [CoordW:0] dx, dy;  // hops in the positive direction, modulo the ring size
     dx = (dst_x >= my_x) ? {1'b0, dst_x - my_x} : {1'b0, dst_x} + {1'b0, size_x} - {1'b0, my_x};
     dy = (dst_y >= my_y) ? {1'b0, dst_y - my_y} : {1'b0, dst_y} + {1'b0, size_y} - {1'b0, my_y};
-    if (dx != '0) return ((dx << 1) <= {1'b0, size_x}) ? PortXPos : PortXNeg;
-    if (dy != '0) return ((dy << 1) <= {1'b0, size_y}) ? PortYPos : PortYNeg;
+    if (dx != '0) begin
+      if ((dx << 1) == {1'b0, size_x}) return dst_x[0] ? PortXNeg : PortXPos;
+      return ((dx << 1) < {1'b0, size_x}) ? PortXPos : PortXNeg;
+    end
+    if (dy != '0) begin
+      if ((dy << 1) == {1'b0, size_y}) return dst_y[0] ? PortYNeg : PortYPos;
+      return ((dy << 1) < {1'b0, size_y}) ? PortYPos : PortYNeg;
+    end
     return PortLocal;
   endfunction
 
@@ -35,6 +43,20 @@ package noc_pkg;
       PortXNeg: return my_x == '0;
       PortYPos: return my_y == size_y - 8'd1;
       PortYNeg: return my_y == '0;
+      default:  return 1'b0;
+    endcase
+  endfunction
+
+  // Whether a packet leaving on `port` towards (dst_x, dst_y) crosses that ring's
+  // wraparound link on this hop or a later one (minimal routing crosses at most once).
+  function automatic logic crosses_ahead(logic [PortW-1:0] port, logic [CoordW-1:0] my_x,
+                                         logic [CoordW-1:0] my_y, logic [CoordW-1:0] dst_x,
+                                         logic [CoordW-1:0] dst_y);
+    case (port)
+      PortXPos: return dst_x < my_x;
+      PortXNeg: return dst_x > my_x;
+      PortYPos: return dst_y < my_y;
+      PortYNeg: return dst_y > my_y;
       default:  return 1'b0;
     endcase
   endfunction

@@ -109,80 +109,112 @@ module noc_router #(
 
       if (busy_before) begin
         // ---- VC allocation: each free output VC grants one waiting head flit (round-robin).
-        automatic logic [PortW-1:0] want_port  [P][V];
-        automatic logic             want_class [P][V];
-        automatic logic             wants      [P][V];
+        // Class rule (see the header): the hop over the dateline, and any hop of a packet
+        // already in class 1 of this ring, takes class 1; a packet that will cross the
+        // dateline later takes class 0; any other packet may take either class.
+        automatic logic [PortW-1:0] want_port [P][V];
+        automatic logic [1:0]       want_cls  [P][V];  // bit c: class c allowed
+        automatic logic             wants     [P][V];
+        automatic logic             port_wanted [P];
+        automatic logic             any_want = 1'b0;
+        for (int o = 0; o < P; o++) port_wanted[o] = 1'b0;
         for (int p = 0; p < P; p++) begin
           for (int v = 0; v < V; v++) begin
-            automatic logic [15:0] d = buf_data[p][v][rd_ptr[p][v]][15:0];  // dst_y, dst_x
-            automatic logic [PortW-1:0] o;
             wants[p][v] = (count[p][v] != '0) && !ivc_active[p][v] && buf_head[p][v][rd_ptr[p][v]];
-            o = route(my_x_i, my_y_i, d[7:0], d[15:8], size_x_i, size_y_i);
-            want_port[p][v]  = o;
-            want_class[p][v] = crosses_dateline(o, my_x_i, my_y_i, size_x_i, size_y_i) ||
-                               ((port_dim(o) == port_dim(PortW'(p))) && (v >= V / 2));
+            want_port[p][v] = PortLocal;
+            want_cls[p][v]  = 2'b11;
+            if (wants[p][v]) begin
+              automatic logic [15:0] d = buf_data[p][v][rd_ptr[p][v]][15:0];  // dst_y, dst_x
+              automatic logic [PortW-1:0] o = route(my_x_i, my_y_i, d[7:0], d[15:8], size_x_i, size_y_i);
+              want_port[p][v] = o;
+              if (o != PortLocal) begin
+                if (crosses_dateline(o, my_x_i, my_y_i, size_x_i, size_y_i) ||
+                    ((port_dim(o) == port_dim(PortW'(p))) && (v >= V / 2))) begin
+                  want_cls[p][v] = 2'b10;
+                end else if (crosses_ahead(o, my_x_i, my_y_i, d[7:0], d[15:8])) begin
+                  want_cls[p][v] = 2'b01;
+                end
+              end
+              port_wanted[o] = 1'b1;
+              any_want = 1'b1;
+            end
           end
         end
-        for (int o = 0; o < P; o++) begin
-          for (int w = 0; w < V; w++) begin
-            if (!ovc_busy[o][w]) begin
-              for (int i = 0; i < P * V; i++) begin
-                automatic int unsigned idx = (int'(rr_va[o][w]) + i) % (P * V);
-                automatic logic [PortW-1:0] p = PortW'(idx / V);
-                automatic logic [VcW-1:0] v = VcW'(idx % V);
-                if (!ovc_busy[o][w] && wants[p][v] && (want_port[p][v] == PortW'(o)) &&
-                    ((o == int'(PortLocal)) || (want_class[p][v] == (w >= V / 2)))) begin
-                  wants[p][v]      = 1'b0;
-                  ivc_active[p][v] = 1'b1;
-                  ivc_port[p][v]   = PortW'(o);
-                  ivc_vc[p][v]     = VcW'(w);
-                  ovc_busy[o][w]   = 1'b1;
-                  rr_va[o][w]      = IvcW'((idx + 1) % (P * V));
+        if (any_want) begin
+          for (int o = 0; o < P; o++) begin
+            if (port_wanted[o]) begin
+              for (int w = 0; w < V; w++) begin
+                if (!ovc_busy[o][w]) begin
+                  automatic int unsigned idx = int'(rr_va[o][w]);
+                  for (int i = 0; i < P * V; i++) begin
+                    automatic logic [PortW-1:0] p = PortW'(idx / V);
+                    automatic logic [VcW-1:0] v = VcW'(idx % V);
+                    if (!ovc_busy[o][w] && wants[p][v] && (want_port[p][v] == PortW'(o)) &&
+                        want_cls[p][v][(w >= V / 2) ? 1 : 0]) begin
+                      wants[p][v]      = 1'b0;
+                      ivc_active[p][v] = 1'b1;
+                      ivc_port[p][v]   = PortW'(o);
+                      ivc_vc[p][v]     = VcW'(w);
+                      ovc_busy[o][w]   = 1'b1;
+                      rr_va[o][w]      = IvcW'((idx + 1 == P * V) ? 0 : idx + 1);
+                    end
+                    idx = (idx + 1 == P * V) ? 0 : idx + 1;
+                  end
                 end
               end
             end
           end
         end
 
-        // ---- Switch allocation: each input port offers one ready VC, each output port
-        // takes one input port (both round-robin); winners traverse the crossbar.
+        // ---- Switch allocation, separable and round-robin, in two iterations: each input
+        // port offers one ready VC, each output port takes one input port; inputs that
+        // lost then offer a VC bound for an output still free. Winners cross the switch.
         begin
-          automatic logic           in_req  [P];
-          automatic logic [VcW-1:0] in_vc   [P];
+          automatic logic           in_done [P];
           automatic logic           out_won [P];
           for (int p = 0; p < P; p++) begin
-            in_req[p] = 1'b0;
-            in_vc[p]  = '0;
+            in_done[p] = 1'b0;
             out_won[p] = 1'b0;
-            for (int i = 0; i < V; i++) begin
-              automatic logic [VcW-1:0] v = VcW'((int'(rr_sa_in[p]) + i) % V);
-              if (!in_req[p] && (count[p][v] != '0) && ivc_active[p][v] &&
-                  (credits[ivc_port[p][v]][ivc_vc[p][v]] != '0)) begin
-                in_req[p] = 1'b1;
-                in_vc[p]  = v;
+          end
+          for (int iter = 0; iter < 2; iter++) begin
+            automatic logic           in_req [P];
+            automatic logic [VcW-1:0] in_vc  [P];
+            for (int p = 0; p < P; p++) begin
+              in_req[p] = 1'b0;
+              in_vc[p]  = '0;
+              if (!in_done[p]) begin
+                for (int i = 0; i < V; i++) begin
+                  automatic logic [VcW-1:0] v = VcW'((int'(rr_sa_in[p]) + i) % V);
+                  if (!in_req[p] && (count[p][v] != '0) && ivc_active[p][v] &&
+                      !out_won[ivc_port[p][v]] && (credits[ivc_port[p][v]][ivc_vc[p][v]] != '0)) begin
+                    in_req[p] = 1'b1;
+                    in_vc[p]  = v;
+                  end
+                end
               end
             end
-          end
-          for (int o = 0; o < P; o++) begin
-            for (int i = 0; i < P; i++) begin
-              automatic int p = (int'(rr_sa_out[o]) + i) % P;
-              if (!out_won[o] && in_req[p] && (ivc_port[p][in_vc[p]] == PortW'(o))) begin
-                automatic logic [VcW-1:0] v = in_vc[p];
-                automatic logic [PtrW-1:0] r = rd_ptr[p][v];
-                automatic logic [VcW-1:0] w = ivc_vc[p][v];
-                out_won[o] = 1'b1;
-                out_q[o] = {1'b1, buf_head[p][v][r], buf_tail[p][v][r], w, buf_data[p][v][r]};
-                credits[o][w] = credits[o][w] - CntW'(1);
-                credit_q[p][v] = 1'b1;
-                rd_ptr[p][v] = PtrW'(r + PtrW'(1));
-                count[p][v] = count[p][v] - CntW'(1);
-                occupancy = occupancy - OccW'(1);
-                if (buf_tail[p][v][r]) begin
-                  ivc_active[p][v] = 1'b0;
-                  ovc_busy[o][w]   = 1'b0;
+            for (int o = 0; o < P; o++) begin
+              for (int i = 0; i < P; i++) begin
+                automatic int p = (int'(rr_sa_out[o]) + i) % P;
+                if (!out_won[o] && in_req[p] && (ivc_port[p][in_vc[p]] == PortW'(o))) begin
+                  automatic logic [VcW-1:0] v = in_vc[p];
+                  automatic logic [PtrW-1:0] r = rd_ptr[p][v];
+                  automatic logic [VcW-1:0] w = ivc_vc[p][v];
+                  out_won[o] = 1'b1;
+                  in_done[p] = 1'b1;
+                  out_q[o] = {1'b1, buf_head[p][v][r], buf_tail[p][v][r], w, buf_data[p][v][r]};
+                  credits[o][w] = credits[o][w] - CntW'(1);
+                  credit_q[p][v] = 1'b1;
+                  rd_ptr[p][v] = PtrW'(r + PtrW'(1));
+                  count[p][v] = count[p][v] - CntW'(1);
+                  occupancy = occupancy - OccW'(1);
+                  if (buf_tail[p][v][r]) begin
+                    ivc_active[p][v] = 1'b0;
+                    ovc_busy[o][w]   = 1'b0;
+                  end
+                  rr_sa_in[p]  = VcW'((int'(v) + 1) % V);
+                  rr_sa_out[o] = PortW'((p + 1) % P);
                 end
-                rr_sa_in[p]  = VcW'((int'(v) + 1) % V);
-                rr_sa_out[o] = PortW'((p + 1) % P);
               end
             end
           end
