@@ -172,7 +172,7 @@ $(foreach s,$(MXU_SIZES),$(eval $(call MXU_VARIANT,$(s))))
 define NOC_VARIANT
 $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefile | check-build-tools
 	@mkdir -p $(ABS_BUILD)/vlt/noc_router_v$(1)
-	$(VERILATOR) $(VFLAGS) -GNumVcs=$(1) --Mdir $(ABS_BUILD)/vlt/noc_router_v$(1) --prefix Vnoc_router_v$(1) \
+	$(VERILATOR) $(VFLAGS) $(NOC_VFLAGS) -GNumVcs=$(1) --Mdir $(ABS_BUILD)/vlt/noc_router_v$(1) --prefix Vnoc_router_v$(1) \
 	  --top-module noc_router rtl/lint.vlt $(RTL_PKGS) rtl/noc_router.sv
 	+$(MAKE) -s -C $(BUILD)/vlt/noc_router_v$(1) -f Vnoc_router_v$(1).mk Vnoc_router_v$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
 

@@ -22,7 +22,7 @@
 // Buffers hold MaxDepth flits per VC; buf_depth_i (1..MaxDepth, sampled in reset) sets the
 // credits each output VC starts with, i.e. the downstream buffer depth in use.
 module noc_router #(
-  parameter int unsigned NumVcs   = 4,
+  parameter int unsigned NumVcs   = 4,   // a power of two, at least 2
   parameter int unsigned MaxDepth = 8,
   parameter int unsigned DataW    = 64,
   localparam int unsigned VcW     = $clog2(NumVcs),
@@ -53,7 +53,6 @@ module noc_router #(
   localparam int unsigned V      = NumVcs;
   localparam int unsigned PtrW   = $clog2(MaxDepth);
   localparam int unsigned CntW   = $clog2(MaxDepth + 1);
-  localparam int unsigned IvcW   = $clog2(P * V);
   localparam int unsigned OccW   = $clog2(P * V * MaxDepth + 1);
 
   // Input VC buffers.
@@ -71,7 +70,7 @@ module noc_router #(
   logic             ovc_busy [P][V];
   logic [CntW-1:0]  credits  [P][V];
   // Round-robin pointers.
-  logic [IvcW-1:0]  rr_va     [P][V];  // per output VC, over input VCs
+  logic [PortW+VcW-1:0] rr_va [P][V];  // per output VC: next input {port, VC} to favour
   logic [VcW-1:0]   rr_sa_in  [P];     // per input port, over its VCs
   logic [PortW-1:0] rr_sa_out [P];     // per output port, over input ports
   // Outputs.
@@ -145,10 +144,11 @@ module noc_router #(
             if (port_wanted[o]) begin
               for (int w = 0; w < V; w++) begin
                 if (!ovc_busy[o][w]) begin
-                  automatic int unsigned idx = int'(rr_va[o][w]);
+                  // Scan the input VCs from the round-robin pointer, wrapping (no divides:
+                  // the pointer is kept as a port and a VC).
+                  automatic int p = int'(rr_va[o][w]) >> VcW;
+                  automatic int v = int'(rr_va[o][w]) & (V - 1);
                   for (int i = 0; i < P * V; i++) begin
-                    automatic logic [PortW-1:0] p = PortW'(idx / V);
-                    automatic logic [VcW-1:0] v = VcW'(idx % V);
                     if (!ovc_busy[o][w] && wants[p][v] && (want_port[p][v] == PortW'(o)) &&
                         want_cls[p][v][(w >= V / 2) ? 1 : 0]) begin
                       wants[p][v]      = 1'b0;
@@ -156,9 +156,15 @@ module noc_router #(
                       ivc_port[p][v]   = PortW'(o);
                       ivc_vc[p][v]     = VcW'(w);
                       ovc_busy[o][w]   = 1'b1;
-                      rr_va[o][w]      = IvcW'((idx + 1 == P * V) ? 0 : idx + 1);
+                      rr_va[o][w]      = (v == V - 1) ? (PortW+VcW)'(((p == P - 1) ? 0 : p + 1) << VcW)
+                                                      : (PortW+VcW)'((p << VcW) | (v + 1));
                     end
-                    idx = (idx + 1 == P * V) ? 0 : idx + 1;
+                    if (v == V - 1) begin
+                      v = 0;
+                      p = (p == P - 1) ? 0 : p + 1;
+                    end else begin
+                      v = v + 1;
+                    end
                   end
                 end
               end
@@ -184,7 +190,7 @@ module noc_router #(
               in_vc[p]  = '0;
               if (!in_done[p]) begin
                 for (int i = 0; i < V; i++) begin
-                  automatic logic [VcW-1:0] v = VcW'((int'(rr_sa_in[p]) + i) % V);
+                  automatic logic [VcW-1:0] v = VcW'(int'(rr_sa_in[p]) + i);  // wraps: V = 2^VcW
                   if (!in_req[p] && (count[p][v] != '0) && ivc_active[p][v] &&
                       !out_won[ivc_port[p][v]] && (credits[ivc_port[p][v]][ivc_vc[p][v]] != '0)) begin
                     in_req[p] = 1'b1;
@@ -195,7 +201,8 @@ module noc_router #(
             end
             for (int o = 0; o < P; o++) begin
               for (int i = 0; i < P; i++) begin
-                automatic int p = (int'(rr_sa_out[o]) + i) % P;
+                automatic int p = (int'(rr_sa_out[o]) + i >= P) ? int'(rr_sa_out[o]) + i - P
+                                                                 : int'(rr_sa_out[o]) + i;
                 if (!out_won[o] && in_req[p] && (ivc_port[p][in_vc[p]] == PortW'(o))) begin
                   automatic logic [VcW-1:0] v = in_vc[p];
                   automatic logic [PtrW-1:0] r = rd_ptr[p][v];
@@ -212,8 +219,8 @@ module noc_router #(
                     ivc_active[p][v] = 1'b0;
                     ovc_busy[o][w]   = 1'b0;
                   end
-                  rr_sa_in[p]  = VcW'((int'(v) + 1) % V);
-                  rr_sa_out[o] = PortW'((p + 1) % P);
+                  rr_sa_in[p]  = VcW'(int'(v) + 1);
+                  rr_sa_out[o] = PortW'((p == P - 1) ? 0 : p + 1);
                 end
               end
             end
