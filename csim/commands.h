@@ -8,5 +8,6 @@
 
 int cmd_dot(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
+int cmd_net(int argc, char **argv);
 
 #endif
