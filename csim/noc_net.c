@@ -380,6 +380,7 @@ const noc_packet_t *noc_net_packet(const noc_net_t *net, uint32_t id) { return &
 uint32_t noc_net_packet_count(const noc_net_t *net) { return net->npkts; }
 const noc_scoreboard_t *noc_net_scoreboard(const noc_net_t *net) { return &net->sb; }
 uint64_t noc_net_in_flight(const noc_net_t *net) { return net->in_flight; }
+size_t noc_net_backlog(const noc_net_t *net, uint32_t node) { return net->node[node].source.count; }
 uint64_t noc_net_measured_in_flight(const noc_net_t *net) { return net->measured_in_flight; }
 uint64_t noc_net_quiet_cycles(const noc_net_t *net) { return net->cycle - net->last_activity; }
 

@@ -61,6 +61,8 @@ uint32_t noc_net_packet_count(const noc_net_t *net);
 const noc_scoreboard_t *noc_net_scoreboard(const noc_net_t *net);
 /* Packets created and not yet delivered (in source queues or in the network). */
 uint64_t noc_net_in_flight(const noc_net_t *net);
+/* Packets waiting in node n's source queue (not yet started by its NI). */
+size_t noc_net_backlog(const noc_net_t *net, uint32_t node);
 /* Measured packets (noc_net_send(..., measured = true)) not yet delivered. */
 uint64_t noc_net_measured_in_flight(const noc_net_t *net);
 /* Cycles since any flit was injected, moved out of a router, or ejected. */

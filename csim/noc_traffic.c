@@ -91,7 +91,9 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
       }
     }
     for (uint32_t s = 0; s < nodes; s++) {
-      if (p_packet > 0 && (p_packet >= 1.0 || rng_next(&rng) < threshold)) {
+      bool inject = run->saturate ? noc_net_backlog(net, s) == 0
+                                  : p_packet > 0 && (p_packet >= 1.0 || rng_next(&rng) < threshold);
+      if (inject) {
         uint32_t d = noc_pattern_dest(run->pattern, cfg->size_x, cfg->size_y, s, &rng);
         uint32_t id = noc_net_send(net, s, d, run->packet_flits, measuring);
         if (id == UINT32_MAX) return -1;

@@ -39,6 +39,9 @@ typedef struct {
   uint64_t drain_max;       /* cycles to wait for the measured packets (0: 10 x measure) */
   uint64_t watchdog;        /* cycles without any flit moving before the run is declared stuck */
   uint64_t seed;            /* traffic randomness */
+  bool saturate;            /* ignore rate: keep a packet waiting at every source, so each
+                               injection port is busy whenever the network accepts (the
+                               deadlock stress; backlogs stay bounded so the drain is short) */
   void (*progress)(void *ctx, const char *phase, uint64_t cycle);
   void *progress_ctx;
 } noc_run_t;

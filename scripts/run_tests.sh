@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the Criterion test binaries: suites named *_golden once, every other suite once per
+# Runs the Criterion test binaries: suites named *_golden or *_soak once, every other suite once per
 # reset seed (TPU_SEED). Prints each suite's summary and a closing total line; exits
 # non-zero if any test failed or crashed, or if no test ran.
 # usage: scripts/run_tests.sh "SEED..." BIN...
@@ -12,7 +12,7 @@ runs=0
 for bin in "$@"; do
   name=$(basename "$bin")
   case "$name" in
-    *_golden) run_seeds=1 ;;
+    *_golden | *_soak) run_seeds=1 ;;
     *) run_seeds=$seeds ;;
   esac
   for seed in $run_seeds; do
