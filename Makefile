@@ -106,9 +106,10 @@ WAVE ?= mxu
 waves: $(TPUSIM) ## Run the scenarios with FST traces into waves/ (mxu.fst, arith.fst)
 	$(TPUSIM) gemm --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace waves/mxu.fst
 	$(TPUSIM) dot --n 16 --seed 1 --trace waves/arith.fst
-	@echo "waves: wrote waves/mxu.fst and waves/arith.fst; 'make view [WAVE=arith]' opens one"
+	$(TPUSIM) net --pod 4x4 --rate 0.4 --packet-flits 2 --warmup 20 --cycles 200 --trace waves/router.fst --trace-node 5 >/dev/null
+	@echo "waves: wrote waves/mxu.fst, waves/arith.fst and waves/router.fst; 'make view [WAVE=arith|router]' opens one"
 
-view: ## Open a trace from 'make waves' in GTKWave with its session (WAVE=mxu|arith)
+view: ## Open a trace from 'make waves' in GTKWave with its session (WAVE=mxu|arith|router)
 	$(call need,gtkwave)
 	@test -f waves/$(WAVE).fst || { echo "error: waves/$(WAVE).fst does not exist; run 'make waves' first" >&2; exit 1; }
 	gtkwave waves/$(WAVE).fst waves/$(WAVE).gtkw
@@ -118,6 +119,7 @@ screenshot: waves ## Render the waveform sessions to docs/img/ (Xvfb)
 	$(call need,import)
 	scripts/screenshot.sh waves/mxu.fst waves/mxu.gtkw docs/img/waves_mxu.png
 	scripts/screenshot.sh waves/arith.fst waves/arith.gtkw docs/img/waves_arith.png
+	scripts/screenshot.sh waves/router.fst waves/router.gtkw docs/img/waves_router.png
 
 bench: $(TPUSIM) ## Run the benchmarks (results under build/bench/)
 	@mkdir -p $(BUILD)/bench

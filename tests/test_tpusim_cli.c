@@ -296,3 +296,41 @@ Test(tpusim_gemm, unwritable_out_fails_without_partial_file) {
   cr_assert_eq(r.status, 1, "%s", r.err);
   cr_assert(strstr(r.err, "/nonexistent-dir/c.npy"), "%s", r.err);
 }
+
+/* ------------------------------------------------------------------ tpusim net */
+
+Test(tpusim_cli, net_json_clean_run) {
+  run_t r = run("net --pod 4x4 --traffic uniform --rate 0.2 --packet-flits 2 --cycles 500 --warmup 100 --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *keys[] = {"\"offered\":", "\"accepted\":", "\"avg_latency\":", "\"p99_latency\":",
+                        "\"packets\":", "\"lost\":0", "\"duplicated\":0", "\"corrupted\":0",
+                        "\"cycles\":", "\"sim_cycles_per_s\":"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    cr_assert(strstr(r.out, keys[i]), "missing %s in %s", keys[i], r.out);
+  cr_assert_gt(json_int(r.out, "packets"), 100);
+}
+
+Test(tpusim_cli, net_bad_usage) {
+  const char *bad[][2] = {
+      {"net --rate 0.1", "missing --pod"},
+      {"net --pod 1x4", "each dimension must be 2..256"},
+      {"net --pod 300x2", "each dimension must be 2..256"},
+      {"net --pod 4x", "--pod expects XxY"},
+      {"net --pod 4x4 --rate 1.5", "--rate expects a number in [0, 1]"},
+      {"net --pod 4x4 --rate -0.1", "--rate expects a number in [0, 1]"},
+      {"net --pod 4x4 --rate abc", "--rate expects a number in [0, 1]"},
+      {"net --pod 4x4 --traffic zigzag", "unknown traffic pattern 'zigzag'"},
+      {"net --pod 4x8 --traffic transpose", "transpose needs a square pod"},
+      {"net --pod 4x4 --packet-flits 0", "--packet-flits expects"},
+      {"net --pod 4x4 --vcs 3", "no router with 3 VCs"},
+      {"net --pod 4x4 --buf 0", "--buf expects"},
+      {"net --pod 4x4 --buf 9", "--buf expects"},
+      {"net --pod 4x4 --trace /tmp/x.fst --trace-node 16", "outside the 4x4 pod"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    run_t r = run(bad[i][0]);
+    cr_expect_eq(r.status, 2, "'%s' exited %d", bad[i][0], r.status);
+    cr_expect(strstr(r.err, bad[i][1]), "'%s': expected '%s' in: %s", bad[i][0], bad[i][1], r.err);
+    cr_expect_eq(r.out[0], 0, "'%s' printed a result", bad[i][0]);
+  }
+}
