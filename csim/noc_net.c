@@ -26,7 +26,8 @@ typedef struct {
   vmodel_t *model;
   uint32_t *in_flit, *out_flit; /* port storage (words) */
   void *credit_in, *credit_out;
-  int p_overflow, p_occupancy, p_vc_count;
+  int p_overflow, p_occupancy, p_dbg_vc, p_dbg_count;
+  bool in_valid[NOC_PORTS]; /* a valid flit is poked on input p (so an idle port is not rewritten) */
   link_t flit_link[NOC_PORTS];   /* [p]: flits out of output p, towards that neighbour */
   link_t credit_link[NOC_PORTS]; /* [p]: credits out of input p, back to that neighbour */
   /* network interface */
@@ -71,6 +72,11 @@ static void put_bits(uint32_t *w, unsigned off, unsigned n, uint64_t v) {
     w[word] = (w[word] & ~mask) | ((uint32_t)(v >> done) << bit & mask);
     done += take;
   }
+}
+
+static bool flit_valid(const noc_net_t *net, const uint32_t *w, unsigned port) {
+  unsigned bit = port * net->flit_bits + net->flit_bits - 1;
+  return (w[bit / 32] >> (bit % 32)) & 1;
 }
 
 static flit_t flit_get(const noc_net_t *net, const uint32_t *w, unsigned port) {
@@ -173,7 +179,8 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
     nd->credit_out = vmodel_port_ptr(m, vmodel_port(m, "credit_out_o"));
     nd->p_overflow = vmodel_port(m, "overflow_o");
     nd->p_occupancy = vmodel_port(m, "occupancy_o");
-    nd->p_vc_count = vmodel_port(m, "vc_count_o");
+    nd->p_dbg_vc = vmodel_port(m, "dbg_vc_i");
+    nd->p_dbg_count = vmodel_port(m, "dbg_count_o");
     for (unsigned v = 0; v < cfg->vcs; v++) nd->inj_credits[v] = cfg->buf_depth;
     for (unsigned p = 1; p < NOC_PORTS; p++) {
       if (link_init(&nd->flit_link[p], cfg->link_latency, sizeof(flit_t)) ||
@@ -336,11 +343,17 @@ void noc_net_step(noc_net_t *net) {
     for (unsigned p = 1; p < NOC_PORTS; p++) {
       node_t *nb = &net->node[neighbour(net, n, p)];
       const flit_t *f = (const flit_t *)link_slot(&nb->flit_link[opposite(p)]);
-      flit_put(net, nd->in_flit, p, f);
+      if (f->valid || nd->in_valid[p]) {  /* an idle port stays idle without rewriting */
+        flit_put(net, nd->in_flit, p, f);
+        nd->in_valid[p] = f->valid;
+      }
       credits |= *(const uint32_t *)link_slot(&nb->credit_link[opposite(p)]) << (p * V);
     }
     flit_t inj = ni_inject(net, nd);
-    flit_put(net, nd->in_flit, NOC_PORT_LOCAL, &inj);
+    if (inj.valid || nd->in_valid[NOC_PORT_LOCAL]) {
+      flit_put(net, nd->in_flit, NOC_PORT_LOCAL, &inj);
+      nd->in_valid[NOC_PORT_LOCAL] = inj.valid;
+    }
     cred_put(net, nd->credit_in, credits);
   }
   /* 2. Every router, one clock. */
@@ -350,14 +363,19 @@ void noc_net_step(noc_net_t *net) {
     node_t *nd = &net->node[n];
     uint32_t credits = cred_get(net, nd->credit_out);
     for (unsigned p = 1; p < NOC_PORTS; p++) {
-      flit_t f = flit_get(net, nd->out_flit, p);
-      *(flit_t *)link_slot(&nd->flit_link[p]) = f;
+      flit_t *slot = (flit_t *)link_slot(&nd->flit_link[p]);
+      if (flit_valid(net, nd->out_flit, p)) {
+        *slot = flit_get(net, nd->out_flit, p);
+        net->last_activity = net->cycle;
+      } else {
+        slot->valid = false;
+      }
       *(uint32_t *)link_slot(&nd->credit_link[p]) = (credits >> (p * V)) & ((1u << V) - 1);
-      if (f.valid) net->last_activity = net->cycle;
     }
-    for (unsigned v = 0; v < V; v++) nd->inj_credits[v] += (credits >> v) & 1;
-    flit_t f = flit_get(net, nd->out_flit, NOC_PORT_LOCAL);
-    if (f.valid) {
+    if (credits & ((1u << V) - 1))
+      for (unsigned v = 0; v < V; v++) nd->inj_credits[v] += (credits >> v) & 1;
+    if (flit_valid(net, nd->out_flit, NOC_PORT_LOCAL)) {
+      flit_t f = flit_get(net, nd->out_flit, NOC_PORT_LOCAL);
       ni_eject(net, nd, n, &f);
       nd->ej_credit |= 1u << f.vc;
     }
@@ -396,12 +414,11 @@ void noc_net_describe_stuck(noc_net_t *net, char *buf, size_t len) {
   buf[0] = 0;
   unsigned shown = 0;
   for (unsigned n = 0; n < net->nodes && shown < 16; n++) {
-    uint32_t words[4] = {0};
-    vmodel_peek_words(net->node[n].model, net->node[n].p_vc_count, words);
+    node_t *nd = &net->node[n];
     for (unsigned p = 0; p < NOC_PORTS; p++) {
       for (unsigned v = 0; v < net->cfg.vcs; v++) {
-        unsigned idx = p * net->cfg.vcs + v;
-        unsigned cnt = (words[idx / 8] >> (4 * (idx % 8))) & 0xF;
+        vmodel_poke(nd->model, nd->p_dbg_vc, p * net->cfg.vcs + v);
+        unsigned cnt = (unsigned)vmodel_peek(nd->model, nd->p_dbg_count);
         if (cnt && used < len && shown < 16) {
           used += (size_t)snprintf(buf + used, len - used, "%srouter (%u,%u) input %s VC %u holds %u flit%s",
                                    shown ? "; " : "", n % net->cfg.size_x, n / net->cfg.size_x,

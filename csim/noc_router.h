@@ -5,8 +5,8 @@
  *
  * Ports: clk_i rst_ni my_x_i my_y_i size_x_i size_y_i buf_depth_i; in_flit_i and
  * out_flit_o (5 flits of NOC_FLIT_BITS(vcs), port p at bit p*NOC_FLIT_BITS); credit_in_i
- * and credit_out_o (5*vcs bits, port p VC v at bit p*vcs+v); overflow_o occupancy_o
- * vc_count_o (4 bits per input VC).
+ * and credit_out_o (5*vcs bits, port p VC v at bit p*vcs+v); overflow_o occupancy_o;
+ * dbg_vc_i (port*vcs + vc) -> dbg_count_o (flits held by that input VC).
  */
 #ifndef NOC_ROUTER_H
 #define NOC_ROUTER_H

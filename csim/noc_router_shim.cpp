@@ -20,6 +20,7 @@ extern "C" vmodel_t *NOC_NEW(uint64_t seed) {
     VMODEL_PORT(m, credit_out_o, NOC_PORTS * NOC_VCS, false);
     VMODEL_PORT(m, overflow_o, 1, false);
     VMODEL_PORT(m, occupancy_o, 8, false);
-    VMODEL_PORT(m, vc_count_o, NOC_PORTS * NOC_VCS * 4, false);
+    VMODEL_PORT(m, dbg_vc_i, 5, true);
+    VMODEL_PORT(m, dbg_count_o, 4, false);
   });
 }

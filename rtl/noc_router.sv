@@ -45,7 +45,9 @@ module noc_router #(
   // status
   output logic                            overflow_o,      // sticky: a flit hit a full VC
   output logic [7:0]                      occupancy_o,     // flits held
-  output logic [noc_pkg::NumPorts*NumVcs*4-1:0] vc_count_o // per input VC (watchdog reports)
+  // debug read of one input VC's occupancy (port * NumVcs + vc), for the watchdog's report
+  input  logic [4:0]                      dbg_vc_i,
+  output logic [3:0]                      dbg_count_o
 );
   import noc_pkg::*;
 
@@ -62,6 +64,7 @@ module noc_router #(
   logic [PtrW-1:0]  rd_ptr   [P][V];
   logic [PtrW-1:0]  wr_ptr   [P][V];
   logic [CntW-1:0]  count    [P][V];
+  logic [OccW-1:0]  port_count [P];  // flits held per input port (lets idle ports be skipped)
   // Input VC state: the output port and VC the packet at the front holds.
   logic             ivc_active [P][V];
   logic [PortW-1:0] ivc_port   [P][V];
@@ -73,9 +76,10 @@ module noc_router #(
   logic [PortW+VcW-1:0] rr_va [P][V];  // per output VC: next input {port, VC} to favour
   logic [VcW-1:0]   rr_sa_in  [P];     // per input port, over its VCs
   logic [PortW-1:0] rr_sa_out [P];     // per output port, over input ports
-  // Outputs.
-  logic [FlitW-1:0] out_q [P];
-  logic             credit_q [P][V];
+  // Outputs, packed as the ports are, so they need no packing logic.
+  logic [P-1:0][FlitW-1:0] out_q;
+  logic [P*V-1:0]          credit_q;
+  logic                    out_any;  // some output or credit was sent last cycle
   logic [OccW-1:0]  occupancy;
   logic             overflow_q;
 
@@ -90,20 +94,23 @@ module noc_router #(
           ovc_busy[p][v]   = 1'b0;
           credits[p][v]    = buf_depth_i;
           rr_va[p][v]      = '0;
-          credit_q[p][v]   = 1'b0;
         end
         rr_sa_in[p]  = '0;
         rr_sa_out[p] = '0;
-        out_q[p]     = '0;
+        port_count[p] = '0;
       end
+      out_q      = '0;
+      credit_q   = '0;
+      out_any    = 1'b0;
       occupancy  = '0;
       overflow_q = 1'b0;
     end else begin
       automatic logic busy_before = (occupancy != '0);
       // Outputs of the previous cycle are gone.
-      for (int p = 0; p < P; p++) begin
-        out_q[p][FlitW-1] = 1'b0;
-        for (int v = 0; v < V; v++) credit_q[p][v] = 1'b0;
+      if (out_any) begin
+        for (int p = 0; p < P; p++) out_q[p][FlitW-1] = 1'b0;
+        credit_q = '0;
+        out_any  = 1'b0;
       end
 
       if (busy_before) begin
@@ -119,7 +126,8 @@ module noc_router #(
         for (int o = 0; o < P; o++) port_wanted[o] = 1'b0;
         for (int p = 0; p < P; p++) begin
           for (int v = 0; v < V; v++) begin
-            wants[p][v] = (count[p][v] != '0) && !ivc_active[p][v] && buf_head[p][v][rd_ptr[p][v]];
+            wants[p][v] = (port_count[p] != '0) && (count[p][v] != '0) && !ivc_active[p][v] &&
+                          buf_head[p][v][rd_ptr[p][v]];
             want_port[p][v] = PortLocal;
             want_cls[p][v]  = 2'b11;
             if (wants[p][v]) begin
@@ -178,6 +186,7 @@ module noc_router #(
         begin
           automatic logic           in_done [P];
           automatic logic           out_won [P];
+          automatic logic           retry = 1'b1;  // an input offered a flit and lost
           for (int p = 0; p < P; p++) begin
             in_done[p] = 1'b0;
             out_won[p] = 1'b0;
@@ -185,21 +194,23 @@ module noc_router #(
           for (int iter = 0; iter < 2; iter++) begin
             automatic logic           in_req [P];
             automatic logic [VcW-1:0] in_vc  [P];
+            automatic logic           any_req = 1'b0;
             for (int p = 0; p < P; p++) begin
               in_req[p] = 1'b0;
               in_vc[p]  = '0;
-              if (!in_done[p]) begin
+              if (retry && !in_done[p] && (port_count[p] != '0)) begin
                 for (int i = 0; i < V; i++) begin
                   automatic logic [VcW-1:0] v = VcW'(int'(rr_sa_in[p]) + i);  // wraps: V = 2^VcW
                   if (!in_req[p] && (count[p][v] != '0) && ivc_active[p][v] &&
                       !out_won[ivc_port[p][v]] && (credits[ivc_port[p][v]][ivc_vc[p][v]] != '0)) begin
                     in_req[p] = 1'b1;
                     in_vc[p]  = v;
+                    any_req   = 1'b1;
                   end
                 end
               end
             end
-            for (int o = 0; o < P; o++) begin
+            for (int o = 0; o < P && any_req; o++) begin
               for (int i = 0; i < P; i++) begin
                 automatic int p = (int'(rr_sa_out[o]) + i >= P) ? int'(rr_sa_out[o]) + i - P
                                                                  : int'(rr_sa_out[o]) + i;
@@ -211,9 +222,11 @@ module noc_router #(
                   in_done[p] = 1'b1;
                   out_q[o] = {1'b1, buf_head[p][v][r], buf_tail[p][v][r], w, buf_data[p][v][r]};
                   credits[o][w] = credits[o][w] - CntW'(1);
-                  credit_q[p][v] = 1'b1;
+                  credit_q[p * V + int'(v)] = 1'b1;
+                  out_any = 1'b1;
                   rd_ptr[p][v] = PtrW'(r + PtrW'(1));
                   count[p][v] = count[p][v] - CntW'(1);
+                  port_count[p] = port_count[p] - OccW'(1);
                   occupancy = occupancy - OccW'(1);
                   if (buf_tail[p][v][r]) begin
                     ivc_active[p][v] = 1'b0;
@@ -224,14 +237,18 @@ module noc_router #(
                 end
               end
             end
+            retry = 1'b0;
+            for (int p = 0; p < P; p++) retry = retry || (in_req[p] && !in_done[p]);
           end
         end
       end
 
       // ---- Credits returned by the downstream routers.
-      for (int p = 0; p < P; p++) begin
-        for (int v = 0; v < V; v++) begin
-          if (credit_in_i[p * V + v]) credits[p][v] = credits[p][v] + CntW'(1);
+      if (credit_in_i != '0) begin
+        for (int p = 0; p < P; p++) begin
+          for (int v = 0; v < V; v++) begin
+            if (credit_in_i[p * V + v]) credits[p][v] = credits[p][v] + CntW'(1);
+          end
         end
       end
 
@@ -248,6 +265,7 @@ module noc_router #(
             buf_tail[p][v][wr_ptr[p][v]] = f[FlitW-3];
             wr_ptr[p][v] = PtrW'(wr_ptr[p][v] + PtrW'(1));
             count[p][v]  = count[p][v] + CntW'(1);
+            port_count[p] = port_count[p] + OccW'(1);
             occupancy    = occupancy + OccW'(1);
           end
         end
@@ -255,15 +273,9 @@ module noc_router #(
     end
   end
 
-  always_comb begin
-    for (int p = 0; p < P; p++) begin
-      out_flit_o[p * FlitW +: FlitW] = out_q[p];
-      for (int v = 0; v < V; v++) begin
-        credit_out_o[p * V + v] = credit_q[p][v];
-        vc_count_o[(p * V + v) * 4 +: 4] = 4'(count[p][v]);
-      end
-    end
-  end
+  assign out_flit_o   = out_q;
+  assign credit_out_o = credit_q;
+  assign dbg_count_o  = (int'(dbg_vc_i) < P * V) ? 4'(count[int'(dbg_vc_i) / V][int'(dbg_vc_i) % V]) : 4'd0;
   assign overflow_o  = overflow_q;
   assign occupancy_o = 8'(occupancy);  // fits for NumVcs <= 6 at MaxDepth 8
 endmodule
