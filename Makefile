@@ -50,6 +50,9 @@ RTL_MODULES := $(filter-out $(RTL_PKGS),$(RTL_ALL))
 MXU_SIZES  ?= 4x4 8x8 16x16 32x32 4x8 8x4 128x128
 MXU_ACC_DEPTH = $(if $(filter 128x128,$(1)),8192,4096)
 NOC_VCS    ?= 2 4
+# Router loops stay loops: compact code runs faster than the unrolled form here.
+NOC_VFLAGS ?= --unroll-count 1
+NOC_OPT_FAST ?= -O2
 VARIANT_TOPS := mxu_top noc_router
 SHIMS      := $(filter-out $(patsubst %,csim/%_shim.cpp,$(VARIANT_TOPS)),$(sort $(wildcard csim/*_shim.cpp)))
 TOPS       := $(patsubst csim/%_shim.cpp,%,$(SHIMS))
@@ -176,7 +179,7 @@ $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt 
 	@mkdir -p $(ABS_BUILD)/vlt/noc_router_v$(1)
 	$(VERILATOR) $(VFLAGS) $(NOC_VFLAGS) -GNumVcs=$(1) --Mdir $(ABS_BUILD)/vlt/noc_router_v$(1) --prefix Vnoc_router_v$(1) \
 	  --top-module noc_router rtl/lint.vlt $(RTL_PKGS) rtl/noc_router.sv
-	+$(MAKE) -s -C $(BUILD)/vlt/noc_router_v$(1) -f Vnoc_router_v$(1).mk Vnoc_router_v$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
+	+$(MAKE) -s -C $(BUILD)/vlt/noc_router_v$(1) -f Vnoc_router_v$(1).mk Vnoc_router_v$(1)__ALL.a OPT_FAST=$(NOC_OPT_FAST) OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
 
 $(BUILD)/obj/csim/noc_router_v$(1)_shim.o: csim/noc_router_shim.cpp $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a csim/vmodel_impl.hpp csim/vmodel.h csim/noc_router.h
 	@mkdir -p $$(dir $$@)

@@ -118,61 +118,65 @@ module noc_router #(
         // Class rule (see the header): the hop over the dateline, and any hop of a packet
         // already in class 1 of this ring, takes class 1; a packet that will cross the
         // dateline later takes class 0; any other packet may take either class.
-        automatic logic [PortW-1:0] want_port [P][V];
-        automatic logic [1:0]       want_cls  [P][V];  // bit c: class c allowed
-        automatic logic             wants     [P][V];
-        automatic logic             port_wanted [P];
-        automatic logic             any_want = 1'b0;
-        for (int o = 0; o < P; o++) port_wanted[o] = 1'b0;
+        // Requests are gathered as bit masks over the input VCs (bit p*V + v), one per output
+        // port and class, so an output VC with no candidate costs one test.
+        automatic logic [P*V-1:0] req     [P][2];
+        automatic logic [P*V-1:0] granted = '0;
+        automatic logic           any_want = 1'b0;
+        for (int o = 0; o < P; o++) begin
+          req[o][0] = '0;
+          req[o][1] = '0;
+        end
         for (int p = 0; p < P; p++) begin
-          for (int v = 0; v < V; v++) begin
-            wants[p][v] = (port_count[p] != '0) && (count[p][v] != '0) && !ivc_active[p][v] &&
-                          buf_head[p][v][rd_ptr[p][v]];
-            want_port[p][v] = PortLocal;
-            want_cls[p][v]  = 2'b11;
-            if (wants[p][v]) begin
-              automatic logic [15:0] d = buf_data[p][v][rd_ptr[p][v]][15:0];  // dst_y, dst_x
-              automatic logic [PortW-1:0] o = route(my_x_i, my_y_i, d[7:0], d[15:8], size_x_i, size_y_i);
-              want_port[p][v] = o;
-              if (o != PortLocal) begin
-                if (crosses_dateline(o, my_x_i, my_y_i, size_x_i, size_y_i) ||
-                    ((port_dim(o) == port_dim(PortW'(p))) && (v >= V / 2))) begin
-                  want_cls[p][v] = 2'b10;
-                end else if (crosses_ahead(o, my_x_i, my_y_i, d[7:0], d[15:8])) begin
-                  want_cls[p][v] = 2'b01;
+          if (port_count[p] != '0) begin
+            for (int v = 0; v < V; v++) begin
+              if ((count[p][v] != '0) && !ivc_active[p][v] && buf_head[p][v][rd_ptr[p][v]]) begin
+                automatic logic [15:0] d = buf_data[p][v][rd_ptr[p][v]][15:0];  // dst_y, dst_x
+                automatic logic [PortW-1:0] o = route(my_x_i, my_y_i, d[7:0], d[15:8], size_x_i, size_y_i);
+                automatic logic [1:0] cls = 2'b11;  // bit c: class c allowed
+                if (o != PortLocal) begin
+                  if (crosses_dateline(o, my_x_i, my_y_i, size_x_i, size_y_i) ||
+                      ((port_dim(o) == port_dim(PortW'(p))) && (v >= V / 2))) begin
+                    cls = 2'b10;
+                  end else if (crosses_ahead(o, my_x_i, my_y_i, d[7:0], d[15:8])) begin
+                    cls = 2'b01;
+                  end
                 end
+                if (cls[0]) req[o][0][p * V + v] = 1'b1;
+                if (cls[1]) req[o][1][p * V + v] = 1'b1;
+                any_want = 1'b1;
               end
-              port_wanted[o] = 1'b1;
-              any_want = 1'b1;
             end
           end
         end
         if (any_want) begin
           for (int o = 0; o < P; o++) begin
-            if (port_wanted[o]) begin
+            if ((req[o][0] | req[o][1]) != '0) begin
               for (int w = 0; w < V; w++) begin
-                if (!ovc_busy[o][w]) begin
-                  // Scan the input VCs from the round-robin pointer, wrapping (no divides:
-                  // the pointer is kept as a port and a VC).
-                  automatic int p = int'(rr_va[o][w]) >> VcW;
-                  automatic int v = int'(rr_va[o][w]) & (V - 1);
+                // Ejection may use any VC; network ports only the VC's own class.
+                automatic logic [P*V-1:0] cand = ((o == int'(PortLocal)) ? (req[o][0] | req[o][1])
+                                                   : req[o][(w >= V / 2) ? 1 : 0]) & ~granted;
+                if (!ovc_busy[o][w] && (cand != '0)) begin
+                  // The first candidate at or after the round-robin pointer.
+                  automatic int unsigned pick = 0;
+                  automatic logic found = 1'b0;
                   for (int i = 0; i < P * V; i++) begin
-                    if (!ovc_busy[o][w] && wants[p][v] && (want_port[p][v] == PortW'(o)) &&
-                        want_cls[p][v][(w >= V / 2) ? 1 : 0]) begin
-                      wants[p][v]      = 1'b0;
-                      ivc_active[p][v] = 1'b1;
-                      ivc_port[p][v]   = PortW'(o);
-                      ivc_vc[p][v]     = VcW'(w);
-                      ovc_busy[o][w]   = 1'b1;
-                      rr_va[o][w]      = (v == V - 1) ? (PortW+VcW)'(((p == P - 1) ? 0 : p + 1) << VcW)
-                                                      : (PortW+VcW)'((p << VcW) | (v + 1));
+                    automatic int unsigned j = int'(rr_va[o][w]) + i;
+                    if (j >= P * V) j = j - P * V;
+                    if (!found && cand[j]) begin
+                      found = 1'b1;
+                      pick  = j;
                     end
-                    if (v == V - 1) begin
-                      v = 0;
-                      p = (p == P - 1) ? 0 : p + 1;
-                    end else begin
-                      v = v + 1;
-                    end
+                  end
+                  begin
+                    automatic logic [PortW-1:0] ip = PortW'(pick >> VcW);
+                    automatic logic [VcW-1:0]   iv = VcW'(pick);
+                    granted[pick]      = 1'b1;
+                    ivc_active[ip][iv] = 1'b1;
+                    ivc_port[ip][iv]   = PortW'(o);
+                    ivc_vc[ip][iv]     = VcW'(w);
+                    ovc_busy[o][w]     = 1'b1;
+                    rr_va[o][w]        = (PortW+VcW)'((pick + 1 == P * V) ? 0 : pick + 1);
                   end
                 end
               end
