@@ -61,3 +61,5 @@ echo "== MXU build time and peak memory (verilate + compile one model, no ccache
   done
 } | tee "$out/mxu_build.txt" | tee -a "$out/summary.txt"
 echo "bench: results in $out/" >&2
+
+scripts/bench_net.sh "$out" | tee -a "$out/summary.txt"
