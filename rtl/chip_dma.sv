@@ -1,0 +1,191 @@
+// DMA engine (docs/isa.md, opcode DMA): HBM -> VMEM, VMEM -> HBM and VMEM -> VMEM, in 2-D
+// strided rows (one VMEM line per row), signalling a semaphore on completion.
+//
+// Descriptors queue in a small FIFO. The issue stage sends one HBM request per row (one
+// per cycle while the HBM port is ready); requests of consecutive descriptors follow each
+// other without a gap. The HBM port answers every request in order (read data, or a write
+// acknowledgement), and a completion FIFO attributes each answer to its descriptor: the
+// descriptor completes (its semaphore is signalled) when its last answer arrives, i.e.
+// when its last write has landed. VMEM -> VMEM copies one line per cycle once earlier
+// HBM transfers have completed.
+module chip_dma #(
+  parameter int unsigned Cols      = 4,
+  parameter int unsigned VmemLines = 1024,
+  localparam int unsigned LineW    = 32 * Cols
+) (
+  input  logic                         clk_i,
+  input  logic                         rst_ni,
+  // descriptors from the DMA queue
+  input  logic                         desc_valid_i,
+  output logic                         desc_ready_o,
+  input  logic [chip_pkg::CmdW-1:0]    desc_i,
+  output logic                         drained_o,
+  // VMEM
+  output logic [$clog2(VmemLines)-1:0] vmem_raddr_o,
+  input  logic [LineW-1:0]             vmem_rdata_i,
+  output logic                         vmem_we_o,
+  output logic [$clog2(VmemLines)-1:0] vmem_waddr_o,
+  output logic [LineW-1:0]             vmem_wdata_o,
+  // HBM port
+  output logic                         hbm_req_valid_o,
+  input  logic                         hbm_req_ready_i,
+  output logic                         hbm_req_write_o,
+  output logic [31:0]                  hbm_req_addr_o,
+  output logic [15:0]                  hbm_req_bytes_o,
+  output logic [LineW-1:0]             hbm_req_data_o,
+  input  logic                         hbm_resp_valid_i,
+  input  logic [LineW-1:0]             hbm_resp_data_i,
+  // completion
+  output logic                         sem_signal_o,
+  output logic [4:0]                   sem_idx_o,
+  output logic [31:0]                  sem_value_o,
+  output logic                         busy_o
+);
+  import chip_pkg::*;
+
+  localparam int unsigned LineAw = $clog2(VmemLines);
+  localparam int unsigned Depth  = 4;
+
+  typedef struct packed {
+    logic [1:0]        kind;
+    logic [31:0]       hbm_addr;   // V2V: destination line
+    logic [31:0]       stride;
+    logic [LineAw-1:0] line;
+    logic [31:0]       rows;
+    logic [15:0]       bytes;
+    logic [7:0]        sem;
+    logic [31:0]       value;
+  } desc_t;
+
+  typedef struct packed {
+    logic              read;       // answers carry data for VMEM
+    logic [LineAw-1:0] line;       // next VMEM line to write
+    logic [31:0]       left;       // answers still to come
+    logic [15:0]       bytes;
+    logic [7:0]        sem;
+    logic [31:0]       value;
+  } pending_t;
+
+  // Descriptor FIFO (depth 2).
+  desc_t    fifo_q [2];
+  logic [1:0] fifo_count_q;
+  logic     fifo_head_q;
+  // Issue stage.
+  logic     cur_active_q;
+  desc_t    cur_q;
+  logic [31:0] cur_row_q;
+  // Completion FIFO.
+  pending_t pend_q [Depth];
+  logic [$clog2(Depth):0]   pend_count_q;
+  logic [$clog2(Depth)-1:0] pend_head_q;
+
+  desc_t in_desc;
+  assign in_desc = '{kind: desc_i[65:64], hbm_addr: word(desc_i, 3), stride: word(desc_i, 4),
+                     line: LineAw'(word(desc_i, 5)), rows: word(desc_i, 6),
+                     bytes: 16'(word(desc_i, 7)), sem: desc_i[15:8], value: word(desc_i, 1)};
+  assign desc_ready_o = (fifo_count_q != 2'd2);
+
+  // ---------------------------------------------------------------- issue stage
+  logic cur_is_v2v, cur_last, pend_full, issue_fire, v2v_step, cur_done;
+  assign cur_is_v2v = (cur_q.kind == DmaV2V);
+  assign cur_last   = (cur_row_q + 32'd1 == cur_q.rows);
+  assign pend_full  = (pend_count_q == ($clog2(Depth) + 1)'(Depth));
+  // HBM requests of the current descriptor (its completion entry exists already).
+  assign hbm_req_valid_o = cur_active_q && !cur_is_v2v;
+  assign hbm_req_write_o = (cur_q.kind == DmaV2H);
+  assign hbm_req_addr_o  = cur_q.hbm_addr + cur_row_q * cur_q.stride;
+  assign hbm_req_bytes_o = cur_q.bytes;
+  assign hbm_req_data_o  = vmem_rdata_i;
+  assign issue_fire      = hbm_req_valid_o && hbm_req_ready_i;
+  // VMEM -> VMEM copies wait for earlier HBM transfers, then move a line per cycle.
+  assign v2v_step = cur_active_q && cur_is_v2v && (pend_count_q == '0);
+  assign cur_done = (issue_fire || v2v_step) && cur_last;
+  assign vmem_raddr_o = cur_q.line + LineAw'(cur_row_q);
+
+  // A new descriptor starts when the issue stage is free and, for HBM kinds, its
+  // completion entry fits.
+  desc_t next_desc;
+  logic  start;
+  assign next_desc = fifo_q[fifo_head_q];
+  assign start = (fifo_count_q != '0) && (!cur_active_q || cur_done) &&
+                 ((next_desc.kind == DmaV2V) || !pend_full);
+
+  // ---------------------------------------------------------------- answers
+  pending_t head;
+  logic     answer_last;
+  assign head        = pend_q[pend_head_q];
+  assign answer_last = hbm_resp_valid_i && (head.left == 32'd1);
+
+  logic [LineW-1:0] keep_mask;
+  assign keep_mask = {LineW{1'b1}} >> (LineW - 8 * int'(head.bytes));
+
+  always_comb begin
+    vmem_we_o    = 1'b0;
+    vmem_waddr_o = head.line;
+    vmem_wdata_o = hbm_resp_data_i & keep_mask;  // zero beyond the bytes copied
+    if (hbm_resp_valid_i && head.read) begin
+      vmem_we_o = 1'b1;
+    end else if (v2v_step) begin
+      vmem_we_o    = 1'b1;
+      vmem_waddr_o = LineAw'(cur_q.hbm_addr) + LineAw'(cur_row_q);
+      vmem_wdata_o = vmem_rdata_i;
+    end
+    sem_signal_o = 1'b0;
+    sem_idx_o    = head.sem[4:0];
+    sem_value_o  = head.value;
+    if (answer_last && head.sem != SemNone) begin
+      sem_signal_o = 1'b1;
+    end else if (v2v_step && cur_last && cur_q.sem != SemNone) begin
+      sem_signal_o = 1'b1;
+      sem_idx_o    = cur_q.sem[4:0];
+      sem_value_o  = cur_q.value;
+    end
+  end
+
+  // ---------------------------------------------------------------- state
+  logic pend_push, pend_pop;
+  assign pend_push = start && (next_desc.kind != DmaV2V);
+  assign pend_pop  = answer_last;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      fifo_count_q <= '0;
+      fifo_head_q  <= 1'b0;
+      cur_active_q <= 1'b0;
+      cur_row_q    <= '0;
+      pend_count_q <= '0;
+      pend_head_q  <= '0;
+    end else begin
+      // descriptor FIFO
+      if (desc_valid_i && desc_ready_o) fifo_q[fifo_head_q ^ fifo_count_q[0]] <= in_desc;
+      fifo_count_q <= fifo_count_q + 2'(desc_valid_i && desc_ready_o) - 2'(start);
+      if (start) fifo_head_q <= ~fifo_head_q;
+      // issue stage
+      if (start) begin
+        cur_active_q <= 1'b1;
+        cur_q        <= next_desc;
+        cur_row_q    <= '0;
+      end else if (cur_done) begin
+        cur_active_q <= 1'b0;
+      end else if (issue_fire || v2v_step) begin
+        cur_row_q <= cur_row_q + 32'd1;
+      end
+      // completion FIFO
+      if (hbm_resp_valid_i && !answer_last) begin
+        pend_q[pend_head_q].left <= head.left - 32'd1;
+        pend_q[pend_head_q].line <= head.line + LineAw'(1);
+      end
+      if (pend_push) begin
+        // the tail slot: head + count before this cycle's pop (a pop moves the head, not the tail)
+        pend_q[$clog2(Depth)'(pend_head_q + pend_count_q[$clog2(Depth)-1:0])] <=
+          '{read: next_desc.kind == DmaH2V, line: next_desc.line, left: next_desc.rows,
+            bytes: next_desc.bytes, sem: next_desc.sem, value: next_desc.value};
+      end
+      if (pend_pop) pend_head_q <= pend_head_q + $clog2(Depth)'(1);
+      pend_count_q <= pend_count_q + ($clog2(Depth) + 1)'(pend_push) - ($clog2(Depth) + 1)'(pend_pop);
+    end
+  end
+
+  assign drained_o = (fifo_count_q == '0) && !cur_active_q && (pend_count_q == '0);
+  assign busy_o    = !drained_o;
+endmodule

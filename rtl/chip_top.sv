@@ -1,0 +1,219 @@
+// The TPU chip (docs/isa.md): command processor with a compute and a DMA queue, a bank of
+// hardware semaphores, VMEM, the DMA engine with the HBM port, and the MXU unit.
+// (The vector unit and the router port come next; see docs/isa.md.)
+module chip_top #(
+  parameter int unsigned Rows       = 4,
+  parameter int unsigned Cols       = 4,
+  parameter int unsigned AccDepth   = 256,
+  parameter int unsigned VmemLines  = 1024,
+  parameter int unsigned QueueDepth = 256,
+  localparam int unsigned LineW     = 32 * Cols,
+  localparam int unsigned QAw       = $clog2(QueueDepth)
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  // host: programs, start, HBM size
+  input  logic                   host_we_i,
+  input  logic                   host_queue_i,     // 0 compute, 1 DMA
+  input  logic [QAw-1:0]         host_addr_i,
+  input  logic [chip_pkg::CmdW-1:0] host_data_i,
+  input  logic [1:0]             start_i,
+  input  logic [31:0]            hbm_bytes_i,
+  // queue status, queue q at [q*...]
+  output logic [1:0]             q_running_o,
+  output logic [1:0]             q_halted_o,
+  output logic [7:0]             q_error_o,
+  output logic [2*QAw-1:0]       q_pc_o,
+  output logic [15:0]            q_opcode_o,
+  // semaphore read-back
+  input  logic [4:0]             sem_rd_idx_i,
+  output logic [31:0]            sem_rd_value_o,
+  // HBM port (served by csim/hbm.c)
+  output logic                   hbm_req_valid_o,
+  input  logic                   hbm_req_ready_i,
+  output logic                   hbm_req_write_o,
+  output logic [31:0]            hbm_req_addr_o,
+  output logic [15:0]            hbm_req_bytes_o,
+  output logic [LineW-1:0]       hbm_req_data_o,
+  input  logic                   hbm_resp_valid_i,
+  input  logic [LineW-1:0]       hbm_resp_data_i,
+  // counters
+  output logic [63:0]            cnt_dma_busy_o,
+  output logic [63:0]            cnt_mxu_busy_o,
+  output logic [63:0]            cnt_compute_o,
+  output logic [63:0]            cnt_weight_load_o,
+  output logic [63:0]            cnt_weight_stall_o,
+  output logic [63:0]            cnt_input_stall_o,
+  output logic [63:0]            cnt_idle_o,
+  output logic                   mxu_error_o,
+  output logic                   idle_o             // no queue running, no unit busy
+);
+  import chip_pkg::*;
+
+  localparam int unsigned LineAw = $clog2(VmemLines);
+
+  // ---------------------------------------------------------------- VMEM
+  logic [LineW-1:0]  vmem [VmemLines];
+  logic [LineAw-1:0] dma_raddr, dma_waddr, w_raddr, a_raddr, st_waddr;
+  logic [LineW-1:0]  dma_wdata, st_wdata;
+  logic              dma_we, st_we;
+  logic [Cols*16-1:0] w_line;  // a weight row: the low C bf16 of a line
+  logic [Rows*16-1:0] a_line;  // an activation row: the low R bf16 of a line
+  // Two write ports (DMA, MXU stores) and three read ports: VMEM is modelled as banked
+  // finely enough that these never conflict.
+  always_ff @(posedge clk_i) begin
+    if (dma_we) vmem[dma_waddr] <= dma_wdata;
+    if (st_we)  vmem[st_waddr]  <= st_wdata;
+  end
+  assign w_line = vmem[w_raddr][Cols*16-1:0];
+  assign a_line = vmem[a_raddr][Rows*16-1:0];
+
+  // ---------------------------------------------------------------- queues
+  logic [1:0]        sem_wait, sem_grant, sem_signal, issue_valid, issue_ready, drained;
+  logic [4:0]        sem_idx [2];
+  logic [31:0]       sem_value [2];
+  logic [CmdW-1:0]   issue_cmd [2];
+
+  for (genvar q = 0; q < 2; q++) begin : g_queue
+    chip_cmdq #(
+      .IsDma      (q == 1),
+      .QueueDepth (QueueDepth),
+      .Rows       (Rows),
+      .Cols       (Cols),
+      .VmemLines  (VmemLines),
+      .AccDepth   (AccDepth)
+    ) u_cmdq (
+      .clk_i,
+      .rst_ni,
+      .host_we_i     (host_we_i && (host_queue_i == q[0])),
+      .host_addr_i,
+      .host_data_i,
+      .start_i       (start_i[q]),
+      .hbm_bytes_i,
+      .running_o     (q_running_o[q]),
+      .halted_o      (q_halted_o[q]),
+      .error_o       (q_error_o[4*q +: 4]),
+      .pc_o          (q_pc_o[QAw*q +: QAw]),
+      .opcode_o      (q_opcode_o[8*q +: 8]),
+      .sem_idx_o     (sem_idx[q]),
+      .sem_wait_o    (sem_wait[q]),
+      .sem_grant_i   (sem_grant[q]),
+      .sem_signal_o  (sem_signal[q]),
+      .sem_value_o   (sem_value[q]),
+      .issue_valid_o (issue_valid[q]),
+      .issue_cmd_o   (issue_cmd[q]),
+      .issue_ready_i (issue_ready[q]),
+      .drained_i     (drained[q])
+    );
+  end
+
+  // ---------------------------------------------------------------- units
+  logic        dma_sem_signal, dma_busy, mxu_busy;
+  logic [4:0]  dma_sem_idx;
+  logic [31:0] dma_sem_value;
+  logic        unused_acc_we;
+  logic [$clog2(AccDepth)-1:0] unused_acc_waddr;
+
+  chip_dma #(
+    .Cols      (Cols),
+    .VmemLines (VmemLines)
+  ) u_dma (
+    .clk_i,
+    .rst_ni,
+    .desc_valid_i    (issue_valid[1]),
+    .desc_ready_o    (issue_ready[1]),
+    .desc_i          (issue_cmd[1]),
+    .drained_o       (drained[1]),
+    .vmem_raddr_o    (dma_raddr),
+    .vmem_rdata_i    (vmem[dma_raddr]),
+    .vmem_we_o       (dma_we),
+    .vmem_waddr_o    (dma_waddr),
+    .vmem_wdata_o    (dma_wdata),
+    .hbm_req_valid_o,
+    .hbm_req_ready_i,
+    .hbm_req_write_o,
+    .hbm_req_addr_o,
+    .hbm_req_bytes_o,
+    .hbm_req_data_o,
+    .hbm_resp_valid_i,
+    .hbm_resp_data_i,
+    .sem_signal_o    (dma_sem_signal),
+    .sem_idx_o       (dma_sem_idx),
+    .sem_value_o     (dma_sem_value),
+    .busy_o          (dma_busy)
+  );
+
+  chip_mxu_unit #(
+    .Rows      (Rows),
+    .Cols      (Cols),
+    .AccDepth  (AccDepth),
+    .VmemLines (VmemLines)
+  ) u_mxu_unit (
+    .clk_i,
+    .rst_ni,
+    .cmd_valid_i        (issue_valid[0]),
+    .cmd_ready_o        (issue_ready[0]),
+    .cmd_i              (issue_cmd[0]),
+    .drained_o          (drained[0]),
+    .w_raddr_o          (w_raddr),
+    .w_rdata_i          (w_line),
+    .a_raddr_o          (a_raddr),
+    .a_rdata_i          (a_line),
+    .vmem_we_o          (st_we),
+    .vmem_waddr_o       (st_waddr),
+    .vmem_wdata_o       (st_wdata),
+    .mxu_busy_o         (mxu_busy),
+    .mxu_error_o,
+    .acc_we_o           (unused_acc_we),
+    .acc_waddr_o        (unused_acc_waddr),
+    .cnt_compute_o,
+    .cnt_weight_load_o,
+    .cnt_weight_stall_o,
+    .cnt_input_stall_o,
+    .cnt_idle_o
+  );
+
+  // ---------------------------------------------------------------- semaphores
+  // Waits are granted against the value after earlier events of the same cycle in a fixed
+  // order (queue 0 wait, queue 1 wait); signals add afterwards.
+  logic [31:0] sems_q [NumSems];
+  always_comb begin
+    automatic logic [31:0] v0 = sems_q[sem_idx[0]];
+    automatic logic [31:0] v1 = sems_q[sem_idx[1]];
+    sem_grant[0] = sem_wait[0] && (v0 >= sem_value[0]);
+    if (sem_grant[0] && sem_idx[1] == sem_idx[0]) v1 = v1 - sem_value[0];
+    sem_grant[1] = sem_wait[1] && (v1 >= sem_value[1]);
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int i = 0; i < NumSems; i++) sems_q[i] <= '0;
+    end else begin
+      for (int i = 0; i < NumSems; i++) begin
+        automatic logic [31:0] v = sems_q[i];
+        if (sem_grant[0] && sem_idx[0] == 5'(i)) v = v - sem_value[0];
+        if (sem_grant[1] && sem_idx[1] == 5'(i)) v = v - sem_value[1];
+        if (sem_signal[0] && sem_idx[0] == 5'(i)) v = v + sem_value[0];
+        if (sem_signal[1] && sem_idx[1] == 5'(i)) v = v + sem_value[1];
+        if (dma_sem_signal && dma_sem_idx == 5'(i)) v = v + dma_sem_value;
+        sems_q[i] <= v;
+      end
+    end
+  end
+  assign sem_rd_value_o = sems_q[sem_rd_idx_i];
+
+  // ---------------------------------------------------------------- counters
+  logic [63:0] dma_busy_q, mxu_busy_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dma_busy_q <= '0;
+      mxu_busy_q <= '0;
+    end else begin
+      if (dma_busy) dma_busy_q <= dma_busy_q + 64'd1;
+      if (mxu_busy) mxu_busy_q <= mxu_busy_q + 64'd1;
+    end
+  end
+  assign cnt_dma_busy_o = dma_busy_q;
+  assign cnt_mxu_busy_o = mxu_busy_q;
+  assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11);
+endmodule
