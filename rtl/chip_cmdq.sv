@@ -36,6 +36,7 @@ module chip_cmdq #(
   output logic                          issue_valid_o,
   output logic [chip_pkg::CmdW-1:0]     issue_cmd_o,
   input  logic                          issue_ready_i,
+  input  logic                          released_i,    // every memory access this queue issued is done
   input  logic                          drained_i      // everything this queue issued is done
 );
   import chip_pkg::*;
@@ -107,7 +108,7 @@ module chip_cmdq #(
   assign sem_idx_o     = sem[4:0];
   assign sem_value_o   = word(cmd, 1);
   assign sem_wait_o    = running_q && (err == ErrNone) && (op == OpSemWait);
-  assign sem_signal_o  = running_q && (err == ErrNone) && (op == OpSemSignal) && drained_i;
+  assign sem_signal_o  = running_q && (err == ErrNone) && (op == OpSemSignal) && released_i;
 
   always_comb begin
     advance = 1'b0;
@@ -115,7 +116,7 @@ module chip_cmdq #(
       unique case (op)
         OpFence:     advance = drained_i;
         OpSemWait:   advance = sem_grant_i;
-        OpSemSignal: advance = drained_i;
+        OpSemSignal: advance = released_i;
         OpHalt:      advance = 1'b0;
         default:     advance = issue_ready_i;  // unit commands
       endcase

@@ -6,8 +6,9 @@
 // other without a gap. The HBM port answers every request in order (read data, or a write
 // acknowledgement), and a completion FIFO attributes each answer to its descriptor: the
 // descriptor completes (its semaphore is signalled) when its last answer arrives, i.e.
-// when its last write has landed. VMEM -> VMEM copies one line per cycle once earlier
-// HBM transfers have completed.
+// when its last write has landed. Transfers of the queue take effect in order: a transfer
+// that reads VMEM (VMEM -> HBM, VMEM -> VMEM) starts once earlier HBM -> VMEM transfers
+// have landed; VMEM -> VMEM copies one line per cycle.
 module chip_dma #(
   parameter int unsigned Cols      = 4,
   parameter int unsigned VmemLines = 1024,
@@ -107,8 +108,19 @@ module chip_dma #(
   desc_t next_desc;
   logic  start;
   assign next_desc = fifo_q[fifo_head_q];
+  // Transfers take effect in order: one that reads VMEM waits until earlier HBM -> VMEM
+  // transfers have landed (a read of a line still in flight would see stale data).
+  logic reads_pending;
+  always_comb begin
+    reads_pending = 1'b0;
+    for (int i = 0; i < Depth; i++) begin
+      if (($clog2(Depth) + 1)'(i) < pend_count_q && pend_q[$clog2(Depth)'(pend_head_q + $clog2(Depth)'(i))].read)
+        reads_pending = 1'b1;
+    end
+  end
   assign start = (fifo_count_q != '0) && (!cur_active_q || cur_done) &&
-                 ((next_desc.kind == DmaV2V) || !pend_full);
+                 ((next_desc.kind == DmaV2V) || !pend_full) &&
+                 !((next_desc.kind == DmaV2H) && (reads_pending || (cur_active_q && cur_q.kind == DmaH2V)));
 
   // ---------------------------------------------------------------- answers
   pending_t head;

@@ -20,7 +20,9 @@ module chip_mxu_unit #(
   input  logic                         cmd_valid_i,
   output logic                         cmd_ready_o,
   input  logic [chip_pkg::CmdW-1:0]    cmd_i,
-  output logic                         drained_o,
+  output logic                         released_o,  // feeders empty and no store running:
+                                                    // every VMEM access issued so far is done
+  output logic                         drained_o,   // released, and every MATMUL has landed
   // VMEM: two read ports (weights, activations) and a write port (stores)
   output logic [$clog2(VmemLines)-1:0] w_raddr_o,
   input  logic [Cols*16-1:0]           w_rdata_i,   // a weight row: C bf16
@@ -200,7 +202,7 @@ module chip_mxu_unit #(
   end
 
   assign acc_we_o   = acc_we;
-  assign drained_o  = (wf_count_q == '0) && (af_count_q == '0) && !st_active_q &&
-                      (mm_rows_written_q == mm_rows_issued_q) && !mxu_busy;
+  assign released_o = (wf_count_q == '0) && (af_count_q == '0) && !st_active_q;
+  assign drained_o  = released_o && (mm_rows_written_q == mm_rows_issued_q) && !mxu_busy;
   assign mxu_busy_o = mxu_busy;
 endmodule

@@ -69,7 +69,7 @@ module chip_top #(
   assign a_line = vmem[a_raddr][Rows*16-1:0];
 
   // ---------------------------------------------------------------- queues
-  logic [1:0]        sem_wait, sem_grant, sem_signal, issue_valid, issue_ready, drained;
+  logic [1:0]        sem_wait, sem_grant, sem_signal, issue_valid, issue_ready, drained, released;
   logic [4:0]        sem_idx [2];
   logic [31:0]       sem_value [2];
   logic [CmdW-1:0]   issue_cmd [2];
@@ -103,6 +103,7 @@ module chip_top #(
       .issue_valid_o (issue_valid[q]),
       .issue_cmd_o   (issue_cmd[q]),
       .issue_ready_i (issue_ready[q]),
+      .released_i    (released[q]),
       .drained_i     (drained[q])
     );
   end
@@ -154,6 +155,7 @@ module chip_top #(
     .cmd_valid_i        (issue_valid[0]),
     .cmd_ready_o        (issue_ready[0]),
     .cmd_i              (issue_cmd[0]),
+    .released_o         (released[0]),
     .drained_o          (drained[0]),
     .w_raddr_o          (w_raddr),
     .w_rdata_i          (w_line),
@@ -213,6 +215,7 @@ module chip_top #(
       if (mxu_busy) mxu_busy_q <= mxu_busy_q + 64'd1;
     end
   end
+  assign released[1] = drained[1];  // a DMA's memory accesses end when it completes
   assign cnt_dma_busy_o = dma_busy_q;
   assign cnt_mxu_busy_o = mxu_busy_q;
   assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11);

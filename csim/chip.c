@@ -1,0 +1,233 @@
+/* chip: see chip.h. */
+#include "chip.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hbm.h"
+#include "vmodel.h"
+
+enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RUNNING, P_HALTED,
+       P_ERROR, P_PC, P_OPCODE, P_SEM_IDX, P_SEM_VALUE, P_REQ_VALID, P_REQ_READY, P_REQ_WRITE,
+       P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_DMA_BUSY, P_MXU_BUSY,
+       P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_COUNT };
+
+static const char *const port_names[P_COUNT] = {
+    "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
+    "q_running_o", "q_halted_o", "q_error_o", "q_pc_o", "q_opcode_o", "sem_rd_idx_i",
+    "sem_rd_value_o", "hbm_req_valid_o", "hbm_req_ready_i", "hbm_req_write_o", "hbm_req_addr_o",
+    "hbm_req_bytes_o", "hbm_req_data_o", "hbm_resp_valid_i", "hbm_resp_data_i", "cnt_dma_busy_o",
+    "cnt_mxu_busy_o", "cnt_compute_o", "cnt_weight_load_o", "cnt_weight_stall_o",
+    "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o"};
+
+struct chip {
+  chip_config_t cfg;
+  chip_geometry_t geo;
+  vmodel_t *m;
+  int p[P_COUNT];
+  hbm_t hbm;
+  uint32_t *line;  /* scratch, one VMEM line */
+  uint32_t *prog[2];  /* the programs loaded, for reports */
+  size_t prog_len[2];
+  uint64_t cycle;
+};
+
+static const char *const opcode_names[256] = {[0x01] = "HALT", [0x02] = "FENCE", [0x03] = "SEM_WAIT",
+                                              [0x04] = "SEM_SIGNAL", [0x10] = "DMA", [0x20] = "MXU_LOAD",
+                                              [0x21] = "MXU_MATMUL", [0x22] = "MXU_STORE"};
+
+chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
+  chip_geometry_t geo;
+  if (chip_top_geometry(cfg->rows, cfg->cols, &geo)) {
+    snprintf(err, errlen, "no chip with a %ux%u MXU in this build (built: %s)", cfg->rows, cfg->cols, chip_top_sizes());
+    return NULL;
+  }
+  if (cfg->hbm_bytes == 0 || cfg->hbm_bytes > (1ull << 32)) {
+    snprintf(err, errlen, "HBM size must be 1 byte .. 4 GiB");
+    return NULL;
+  }
+  if (cfg->hbm_bytes_per_cycle == 0 || cfg->hbm_latency == 0) {
+    snprintf(err, errlen, "HBM bandwidth and latency must be at least 1");
+    return NULL;
+  }
+  chip_t *c = calloc(1, sizeof *c);
+  if (!c) goto oom;
+  c->cfg = *cfg;
+  c->geo = geo;
+  c->line = calloc(geo.cols, sizeof *c->line);
+  if (!c->line || hbm_init(&c->hbm, cfg->hbm_bytes, cfg->hbm_bytes_per_cycle, cfg->hbm_latency, 4 * geo.cols)) goto oom;
+  c->m = chip_top_new(cfg->rows, cfg->cols, cfg->seed);
+  if (!c->m) goto oom;
+  for (int i = 0; i < P_COUNT; i++) c->p[i] = vmodel_port(c->m, port_names[i]);
+  vmodel_poke(c->m, c->p[P_HOST_WE], 0);
+  vmodel_poke(c->m, c->p[P_START], 0);
+  vmodel_poke(c->m, c->p[P_HBM_BYTES], cfg->hbm_bytes == (1ull << 32) ? 0xFFFFFFFFu : cfg->hbm_bytes);
+  vmodel_poke(c->m, c->p[P_REQ_READY], 0);
+  vmodel_poke(c->m, c->p[P_RESP_VALID], 0);
+  vmodel_poke(c->m, c->p[P_SEM_IDX], 0);
+  vmodel_reset(c->m, 2);
+  return c;
+oom:
+  snprintf(err, errlen, "out of memory for a chip with %llu bytes of HBM", (unsigned long long)cfg->hbm_bytes);
+  chip_free(c);
+  return NULL;
+}
+
+void chip_free(chip_t *c) {
+  if (!c) return;
+  vmodel_free(c->m);
+  hbm_free(&c->hbm);
+  free(c->line);
+  free(c->prog[0]);
+  free(c->prog[1]);
+  free(c);
+}
+
+const chip_geometry_t *chip_geometry(const chip_t *c) { return &c->geo; }
+unsigned chip_line_bytes(const chip_t *c) { return 4 * c->geo.cols; }
+uint64_t chip_cycle(const chip_t *c) { return c->cycle; }
+
+int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n) {
+  if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
+  memcpy(c->hbm.mem + addr, src, n);
+  return 0;
+}
+
+int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) {
+  if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
+  memcpy(dst, c->hbm.mem + addr, n);
+  return 0;
+}
+
+int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
+  if (n > c->geo.queue_depth) {
+    snprintf(err, errlen, "a %zu-command program does not fit the %u-command queue", n, c->geo.queue_depth);
+    return -1;
+  }
+  uint32_t *copy = malloc((n ? n : 1) * CHIP_CMD_WORDS * sizeof *copy);
+  if (!copy) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  memcpy(copy, cmds, n * CHIP_CMD_WORDS * sizeof *copy);
+  free(c->prog[queue & 1]);
+  c->prog[queue & 1] = copy;
+  c->prog_len[queue & 1] = n;
+  vmodel_poke(c->m, c->p[P_HOST_Q], (uint64_t)queue);
+  vmodel_poke(c->m, c->p[P_HOST_WE], 1);
+  for (size_t i = 0; i < n; i++) {
+    vmodel_poke(c->m, c->p[P_HOST_ADDR], i);
+    vmodel_poke_words(c->m, c->p[P_HOST_DATA], cmds + i * CHIP_CMD_WORDS);
+    vmodel_step(c->m, 1);
+  }
+  vmodel_poke(c->m, c->p[P_HOST_WE], 0);
+  return 0;
+}
+
+uint32_t chip_sem(chip_t *c, unsigned idx) {
+  vmodel_poke(c->m, c->p[P_SEM_IDX], idx);
+  return (uint32_t)vmodel_peek(c->m, c->p[P_SEM_VALUE]);
+}
+
+int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
+  return vmodel_trace_open(c->m, path, err, errlen);
+}
+
+/* One cycle: the HBM model answers and accepts around the chip's clock edge. */
+static void chip_step(chip_t *c) {
+  vmodel_t *m = c->m;
+  const hbm_answer_t *a = hbm_answer_due(&c->hbm, c->cycle);
+  vmodel_poke(m, c->p[P_RESP_VALID], a != NULL);
+  if (a) {
+    if (a->read) memcpy(c->line, a->data, 4 * c->geo.cols);
+    else memset(c->line, 0, 4 * c->geo.cols);
+    vmodel_poke_words(m, c->p[P_RESP_DATA], c->line);
+    hbm_answer_pop(&c->hbm);
+  }
+  bool ready = hbm_begin_cycle(&c->hbm);
+  vmodel_poke(m, c->p[P_REQ_READY], ready);
+  if (ready && vmodel_peek(m, c->p[P_REQ_VALID])) {
+    bool write = vmodel_peek(m, c->p[P_REQ_WRITE]);
+    uint64_t addr = vmodel_peek(m, c->p[P_REQ_ADDR]);
+    unsigned nbytes = (unsigned)vmodel_peek(m, c->p[P_REQ_BYTES]);
+    if (write) vmodel_peek_words(m, c->p[P_REQ_DATA], c->line);
+    hbm_accept(&c->hbm, c->cycle, write, addr, nbytes, (const uint8_t *)c->line);
+  }
+  vmodel_step(m, 1);
+  c->cycle++;
+}
+
+static void read_status(chip_t *c, chip_status_t *st) {
+  vmodel_t *m = c->m;
+  unsigned qaw = (unsigned)__builtin_ctz(c->geo.queue_depth);
+  uint64_t running = vmodel_peek(m, c->p[P_RUNNING]), halted = vmodel_peek(m, c->p[P_HALTED]);
+  uint64_t error = vmodel_peek(m, c->p[P_ERROR]), pc = vmodel_peek(m, c->p[P_PC]);
+  uint64_t opcode = vmodel_peek(m, c->p[P_OPCODE]);
+  for (int q = 0; q < 2; q++) {
+    st->running[q] = (running >> q) & 1;
+    st->halted[q] = (halted >> q) & 1;
+    st->error[q] = (error >> (4 * q)) & 0xF;
+    st->pc[q] = (pc >> (qaw * q)) & ((1u << qaw) - 1);
+    st->opcode[q] = (opcode >> (8 * q)) & 0xFF;
+  }
+}
+
+int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
+  static const char *const qname[2] = {"compute", "DMA"};
+  memset(st, 0, sizeof *st);
+  vmodel_t *m = c->m;
+  uint64_t base[7];
+  const int cnt[7] = {P_DMA_BUSY, P_MXU_BUSY, P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT};
+  for (int i = 0; i < 7; i++) base[i] = vmodel_peek(m, c->p[cnt[i]]);
+  uint64_t hbm0 = c->hbm.bytes_moved, start = c->cycle;
+  vmodel_poke(m, c->p[P_START], mask & 3);
+  chip_step(c);
+  vmodel_poke(m, c->p[P_START], 0);
+  while (!vmodel_peek(m, c->p[P_IDLE])) {
+    if (c->cycle - start >= max_cycles) {
+      st->timed_out = true;
+      break;
+    }
+    chip_step(c);
+  }
+  read_status(c, st);
+  st->cycles = c->cycle - start;
+  uint64_t *dst[7] = {&st->dma_busy, &st->mxu_busy, &st->compute, &st->weight_load,
+                      &st->weight_stall, &st->input_stall, NULL};
+  for (int i = 0; i < 6; i++) *dst[i] = vmodel_peek(m, c->p[cnt[i]]) - base[i];
+  st->hbm_bytes = c->hbm.bytes_moved - hbm0;
+  int rc = 0;
+  size_t used = 0;
+  for (int q = 0; q < 2; q++) {
+    if (!((mask >> q) & 1)) continue;
+    const char *op = opcode_names[st->opcode[q]] ? opcode_names[st->opcode[q]] : "illegal opcode";
+    if (st->error[q]) {
+      used += (size_t)snprintf(st->report + used, sizeof st->report - used,
+                               "%s%s queue stopped with error %u at command %u (%s)", used ? "; " : "",
+                               qname[q], st->error[q], st->pc[q], op);
+      rc = -1;
+    } else if (st->timed_out && st->running[q]) {
+      used += (size_t)snprintf(st->report + used, sizeof st->report - used,
+                               "%s%s queue still at command %u (%s", used ? "; " : "", qname[q], st->pc[q], op);
+      if (st->opcode[q] == 0x03 && st->pc[q] < c->prog_len[q]) {
+        const uint32_t *cmd = c->prog[q] + (size_t)st->pc[q] * CHIP_CMD_WORDS;
+        unsigned sem = (cmd[0] >> 8) & 0xFF;
+        used += (size_t)snprintf(st->report + used, sizeof st->report - used,
+                                 " on semaphore %u for %u; it holds %u", sem, cmd[1], chip_sem(c, sem & 31));
+      }
+      used += (size_t)snprintf(st->report + used, sizeof st->report - used, ")");
+      rc = -1;
+    }
+  }
+  if (vmodel_peek(m, c->p[P_MXU_ERROR])) {
+    used += (size_t)snprintf(st->report + used, sizeof st->report - used, "%sthe MXU dropped a command", used ? "; " : "");
+    rc = -1;
+  }
+  if (st->timed_out && rc == 0) {
+    snprintf(st->report + used, sizeof st->report - used, "%stimed out after %llu cycles with units still busy",
+             used ? "; " : "", (unsigned long long)max_cycles);
+    rc = -1;
+  }
+  return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * chip: one TPU chip as the host sees it: the Verilated chip (chip_top.h) with its HBM
+ * model (hbm.h). The host loads tensors into HBM, writes command programs (built by the
+ * firmware HAL, fw/hal.h) into the queues, starts them and runs the chip until it is idle,
+ * with a timeout that reports which queue is stuck where.
+ */
+#ifndef CHIP_H
+#define CHIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chip_top.h"
+
+#define CHIP_QUEUE_COMPUTE 0
+#define CHIP_QUEUE_DMA 1
+#define CHIP_CMD_WORDS 8
+
+typedef struct {
+  unsigned rows, cols;          /* MXU size (a size in chip_top_sizes()) */
+  uint64_t hbm_bytes;           /* up to 4 GiB */
+  unsigned hbm_bytes_per_cycle; /* >= 1 */
+  unsigned hbm_latency;         /* >= 1 cycles */
+  uint64_t seed;                /* reset randomisation */
+} chip_config_t;
+
+typedef struct {
+  bool running[2], halted[2];
+  unsigned error[2];  /* docs/isa.md error codes */
+  unsigned pc[2], opcode[2];
+  uint64_t cycles;    /* of the last chip_run */
+  uint64_t dma_busy, mxu_busy, compute, weight_load, weight_stall, input_stall, hbm_bytes;
+  bool timed_out;
+  char report[512];   /* why the run stopped, if not cleanly */
+} chip_status_t;
+
+typedef struct chip chip_t;
+
+chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen);
+void chip_free(chip_t *c);
+const chip_geometry_t *chip_geometry(const chip_t *c);
+unsigned chip_line_bytes(const chip_t *c);
+
+/* Host access to HBM. Returns 0, or -1 if [addr, addr+n) is outside HBM. */
+int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n);
+int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n);
+
+/* Writes a program (n commands of CHIP_CMD_WORDS words) into a queue's command memory.
+ * Returns 0, or -1 with a message if it does not fit. */
+int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen);
+
+/* Starts the queues in `mask` (bit q = queue q) and runs until every queue has stopped
+ * and every unit is idle, or `max_cycles` pass. Returns 0 when every started queue
+ * halted cleanly; -1 on an error or a timeout (st->report says which queue, command and
+ * semaphore). */
+int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st);
+
+uint32_t chip_sem(chip_t *c, unsigned idx);
+int chip_trace(chip_t *c, const char *path, char *err, size_t errlen);
+uint64_t chip_cycle(const chip_t *c);
+
+#endif

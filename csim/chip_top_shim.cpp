@@ -1,0 +1,43 @@
+// Shim for rtl/chip_top.sv, compiled once per MXU size with CHIP_* defined by the Makefile.
+#include CHIP_HEADER
+#include "chip_top.h"
+#include "vmodel_impl.hpp"
+
+extern "C" vmodel_t *CHIP_NEW(uint64_t seed);
+
+extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
+  return vmodel_create<CHIP_CLASS>("chip_top", seed, [](VModelOf<CHIP_CLASS> *m) {
+    constexpr unsigned qaw = __builtin_ctz(CHIP_QUEUE_DEPTH);
+    constexpr unsigned line = 32 * CHIP_COLS;
+    VMODEL_PORT(m, host_we_i, 1, true);
+    VMODEL_PORT(m, host_queue_i, 1, true);
+    VMODEL_PORT(m, host_addr_i, qaw, true);
+    VMODEL_PORT(m, host_data_i, 256, true);
+    VMODEL_PORT(m, start_i, 2, true);
+    VMODEL_PORT(m, hbm_bytes_i, 32, true);
+    VMODEL_PORT(m, q_running_o, 2, false);
+    VMODEL_PORT(m, q_halted_o, 2, false);
+    VMODEL_PORT(m, q_error_o, 8, false);
+    VMODEL_PORT(m, q_pc_o, 2 * qaw, false);
+    VMODEL_PORT(m, q_opcode_o, 16, false);
+    VMODEL_PORT(m, sem_rd_idx_i, 5, true);
+    VMODEL_PORT(m, sem_rd_value_o, 32, false);
+    VMODEL_PORT(m, hbm_req_valid_o, 1, false);
+    VMODEL_PORT(m, hbm_req_ready_i, 1, true);
+    VMODEL_PORT(m, hbm_req_write_o, 1, false);
+    VMODEL_PORT(m, hbm_req_addr_o, 32, false);
+    VMODEL_PORT(m, hbm_req_bytes_o, 16, false);
+    VMODEL_PORT(m, hbm_req_data_o, line, false);
+    VMODEL_PORT(m, hbm_resp_valid_i, 1, true);
+    VMODEL_PORT(m, hbm_resp_data_i, line, true);
+    VMODEL_PORT(m, cnt_dma_busy_o, 64, false);
+    VMODEL_PORT(m, cnt_mxu_busy_o, 64, false);
+    VMODEL_PORT(m, cnt_compute_o, 64, false);
+    VMODEL_PORT(m, cnt_weight_load_o, 64, false);
+    VMODEL_PORT(m, cnt_weight_stall_o, 64, false);
+    VMODEL_PORT(m, cnt_input_stall_o, 64, false);
+    VMODEL_PORT(m, cnt_idle_o, 64, false);
+    VMODEL_PORT(m, mxu_error_o, 1, false);
+    VMODEL_PORT(m, idle_o, 1, false);
+  });
+}

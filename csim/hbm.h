@@ -1,0 +1,47 @@
+/*
+ * hbm: the C model of a chip's HBM behind the chip's HBM port: capacity, latency and
+ * bandwidth as parameters.
+ *
+ * Timing (docs/isa.md, "HBM timing"): one request per cycle at most; a budget of
+ * `bytes_per_cycle` is added every cycle (at most one cycle's worth is kept while idle), a
+ * request is accepted while the budget is positive and spends its bytes (the budget may go
+ * negative); every request is answered -- read data or a write acknowledgement -- exactly
+ * `latency` cycles after it was accepted, in order. Data is read and written at acceptance.
+ */
+#ifndef HBM_H
+#define HBM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  uint64_t due;        /* cycle the answer is delivered */
+  bool read;
+  uint8_t *data;       /* line_bytes, for reads */
+} hbm_answer_t;
+
+typedef struct {
+  uint8_t *mem;
+  uint64_t bytes;
+  unsigned bytes_per_cycle, latency, line_bytes;
+  int64_t budget;
+  hbm_answer_t *ring;  /* answers in flight, latency + 1 slots */
+  unsigned ring_len, head, count;
+  uint64_t bytes_moved;
+} hbm_t;
+
+int hbm_init(hbm_t *h, uint64_t bytes, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes);
+void hbm_free(hbm_t *h);
+
+/* Start of a cycle: adds the bandwidth budget; true if a request can be accepted now. */
+bool hbm_begin_cycle(hbm_t *h);
+/* The answer due at `cycle`, or NULL. */
+const hbm_answer_t *hbm_answer_due(const hbm_t *h, uint64_t cycle);
+/* Retires the answer returned by hbm_answer_due. */
+void hbm_answer_pop(hbm_t *h);
+/* Accepts a request at `cycle` (the caller checked hbm_begin_cycle). For writes, `data`
+ * holds the bytes; for reads, the answer will carry them. */
+void hbm_accept(hbm_t *h, uint64_t cycle, bool write, uint64_t addr, unsigned nbytes, const uint8_t *data);
+
+#endif

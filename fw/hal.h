@@ -1,0 +1,50 @@
+/*
+ * hal: the firmware's hardware abstraction layer. It builds per-queue command programs for
+ * a chip; it is the only code that knows the binary command format (docs/isa.md).
+ * A program is a growable array of 256-bit commands; errors (out of memory) are sticky
+ * and reported by fw_prog_ok.
+ */
+#ifndef FW_HAL_H
+#define FW_HAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FW_CMD_WORDS 8
+#define FW_NUM_SEMS 32
+#define FW_SEM_NONE 255u
+
+typedef struct {
+  uint32_t *words;
+  size_t count, cap;  /* in commands */
+  bool oom;
+} fw_prog_t;
+
+void fw_prog_init(fw_prog_t *p);
+void fw_prog_free(fw_prog_t *p);
+bool fw_prog_ok(const fw_prog_t *p);
+
+void fw_halt(fw_prog_t *p);
+void fw_fence(fw_prog_t *p);
+void fw_sem_wait(fw_prog_t *p, unsigned sem, uint32_t value);
+void fw_sem_signal(fw_prog_t *p, unsigned sem, uint32_t value);
+
+/* 2-D DMA of `rows` rows of `bytes` bytes (a multiple of 4, at most a VMEM line); HBM
+ * rows are `stride` bytes apart, VMEM rows are consecutive lines. On completion semaphore
+ * `sem` (or FW_SEM_NONE) gets `value` added. */
+void fw_dma_hbm_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t hbm_addr, uint32_t stride,
+                        uint32_t line, uint32_t rows, uint32_t bytes);
+void fw_dma_vmem_to_hbm(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t line, uint32_t hbm_addr,
+                        uint32_t stride, uint32_t rows, uint32_t bytes);
+void fw_dma_vmem_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t src_line, uint32_t dst_line,
+                         uint32_t rows);
+
+void fw_mxu_load(fw_prog_t *p, uint32_t line);
+void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row, bool accumulate);
+void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line);
+
+/* Appends a raw command (tests of the command processor's error paths only). */
+void fw_raw(fw_prog_t *p, const uint32_t words[FW_CMD_WORDS]);
+
+#endif
