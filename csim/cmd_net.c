@@ -87,9 +87,8 @@ static int parse(int argc, char **argv, net_opts_t *o) {
         char tail;
         if (sscanf(optarg, "%ux%u%c", &x, &y, &tail) != 2)
           return cli_usage_error("net", "--pod expects XxY (e.g. 8x8), got '%s'", optarg);
-        if (x < 2 || y < 2 || x > 256 || y > 256 || (uint64_t)x * y > NET_MAX_NODES)
-          return cli_usage_error("net", "--pod %ux%u: each dimension must be 2..256 and the pod at most %u routers",
-                                 x, y, NET_MAX_NODES);
+        if (x < 2 || y < 2 || x > 255 || y > 255)
+          return cli_usage_error("net", "--pod %ux%u: each dimension must be 2..255", x, y);
         o->cfg.size_x = x;
         o->cfg.size_y = y;
         have_pod = true;
@@ -151,6 +150,8 @@ static int parse(int argc, char **argv, net_opts_t *o) {
     return cli_usage_error("net", "--trace-node %llu is outside the %ux%u pod", (unsigned long long)o->trace_node,
                            o->cfg.size_x, o->cfg.size_y);
   if (o->trace && o->sweep) return cli_usage_error("net", "--trace and --sweep cannot be combined");
+  if (strchr(o->sweep_csv, '\''))  /* the plot runs through the shell with the path quoted */
+    return cli_usage_error("net", "--sweep-csv: the path may not contain a single quote");
   /* Wait long enough for the slowest credit loop before declaring the network stuck. */
   o->run.watchdog = 20000 + 100 * (uint64_t)o->cfg.link_latency;
   return CLI_EXIT_OK;
@@ -169,15 +170,18 @@ static void show_progress(void *ctx, const char *phase, uint64_t cycle) {
   fprintf(stderr, "net: %s, cycle %" PRIu64 "\n", phase, cycle);
 }
 
-/* Builds a network, runs one load point, frees it. Returns 0, or an exit status. */
-static int run_point(const net_opts_t *o, double rate, noc_result_t *res) {
+/* Builds a network, runs one load point, frees it. Returns 0, or an exit status;
+ * *traced says whether this run created the trace file. */
+static int run_point(const net_opts_t *o, double rate, noc_result_t *res, bool *traced) {
   char err[512];
+  *traced = false;
   noc_net_t *net = noc_net_new(&o->cfg, err, sizeof err);
   if (!net) return cli_fail("net", "%s", err);
   if (o->trace && noc_net_trace(net, (uint32_t)o->trace_node, o->trace, err, sizeof err)) {
     noc_net_free(net);
     return cli_fail("net", "%s", err);
   }
+  *traced = o->trace != NULL;
   progress_t prog;
   clock_gettime(CLOCK_MONOTONIC, &prog.last);
   noc_run_t run = o->run;
@@ -247,7 +251,8 @@ static int sweep(const net_opts_t *o) {
   for (int i = 1; i <= 20 && saturated_points < 2; i++) {
     double rate = 0.05 * i;
     noc_result_t r;
-    if ((rc = run_point(o, rate, &r)) != CLI_EXIT_OK) break;
+    bool traced;
+    if ((rc = run_point(o, rate, &r, &traced)) != CLI_EXIT_OK) break;
     if (!noc_result_clean(&r)) {
       rc = cli_fail("net", "rate %.2f: scoreboard not clean (lost %" PRIu64 ", duplicated %" PRIu64
                     ", corrupted %" PRIu64 ")%s%s", rate, r.lost, r.duplicated, r.corrupted,
@@ -283,8 +288,9 @@ int cmd_net(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc < 0 ? CLI_EXIT_OK : rc;
   if (o.sweep) return sweep(&o);
   noc_result_t r;
-  if ((rc = run_point(&o, o.run.rate, &r)) != CLI_EXIT_OK) {
-    if (o.trace) remove(o.trace);
+  bool traced;
+  if ((rc = run_point(&o, o.run.rate, &r, &traced)) != CLI_EXIT_OK) {
+    if (traced) remove(o.trace);
     return rc;
   }
   print_result(&o, o.run.rate, &r);

@@ -136,8 +136,8 @@ uint64_t noc_payload(uint32_t id, unsigned index) {
 /* ------------------------------------------------------------------ set-up */
 
 noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
-  if (cfg->size_x < 2 || cfg->size_y < 2 || cfg->size_x > 256 || cfg->size_y > 256) {
-    snprintf(err, errlen, "pod %ux%u: each dimension must be 2..256", cfg->size_x, cfg->size_y);
+  if (cfg->size_x < 2 || cfg->size_y < 2 || cfg->size_x > 255 || cfg->size_y > 255) {
+    snprintf(err, errlen, "pod %ux%u: each dimension must be 2..255", cfg->size_x, cfg->size_y);
     return NULL;
   }
   if (!noc_router_available(cfg->vcs)) {
@@ -166,8 +166,8 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
     vmodel_t *m = nd->model;
     vmodel_poke(m, vmodel_port(m, "my_x_i"), n % cfg->size_x);
     vmodel_poke(m, vmodel_port(m, "my_y_i"), n / cfg->size_x);
-    vmodel_poke(m, vmodel_port(m, "size_x_i"), cfg->size_x % 256);
-    vmodel_poke(m, vmodel_port(m, "size_y_i"), cfg->size_y % 256);
+    vmodel_poke(m, vmodel_port(m, "size_x_i"), cfg->size_x);
+    vmodel_poke(m, vmodel_port(m, "size_y_i"), cfg->size_y);
     vmodel_poke(m, vmodel_port(m, "buf_depth_i"), cfg->buf_depth);
     uint32_t zero[NOC_FLIT_WORDS_MAX] = {0};
     vmodel_poke_words(m, vmodel_port(m, "in_flit_i"), zero);
@@ -401,6 +401,18 @@ uint64_t noc_net_in_flight(const noc_net_t *net) { return net->in_flight; }
 size_t noc_net_backlog(const noc_net_t *net, uint32_t node) { return net->node[node].source.count; }
 uint64_t noc_net_measured_in_flight(const noc_net_t *net) { return net->measured_in_flight; }
 uint64_t noc_net_quiet_cycles(const noc_net_t *net) { return net->cycle - net->last_activity; }
+
+uint64_t noc_net_flits_held(noc_net_t *net) {
+  uint64_t held = 0;
+  for (unsigned n = 0; n < net->nodes; n++) {
+    node_t *nd = &net->node[n];
+    held += vmodel_peek(nd->model, nd->p_occupancy) + nd->source.count + (nd->inj_pkt != UINT32_MAX);
+    for (unsigned p = 1; p < NOC_PORTS; p++)
+      for (unsigned i = 0; i < nd->flit_link[p].depth; i++)
+        held += ((const flit_t *)(nd->flit_link[p].slots + i * nd->flit_link[p].slot_bytes))->valid;
+  }
+  return held;
+}
 
 bool noc_net_overflow(const noc_net_t *net) {
   for (unsigned n = 0; n < net->nodes; n++)

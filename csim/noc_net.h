@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 typedef struct {
-  unsigned size_x, size_y;   /* 2..256 each */
+  unsigned size_x, size_y;   /* 2..255 each (8-bit coordinates) */
   unsigned vcs;              /* a VC count built into this binary (noc_router.h) */
   unsigned buf_depth;        /* flits per VC buffer, 1..NOC_MAX_DEPTH */
   unsigned link_latency;     /* extra cycles per link, each way (0 = a wire) */
@@ -67,6 +67,8 @@ size_t noc_net_backlog(const noc_net_t *net, uint32_t node);
 uint64_t noc_net_measured_in_flight(const noc_net_t *net);
 /* Cycles since any flit was injected, moved out of a router, or ejected. */
 uint64_t noc_net_quiet_cycles(const noc_net_t *net);
+/* Flits held in router buffers, on links, and in NI source queues or injections. */
+uint64_t noc_net_flits_held(noc_net_t *net);
 /* Any router flagged a VC buffer overflow (a flow-control bug). */
 bool noc_net_overflow(const noc_net_t *net);
 

@@ -51,8 +51,12 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The watchdog: packets outstanding and nothing moved for run->watchdog cycles. If the
+ * routers and sources still hold flits the network is stuck; if they are empty, the
+ * packets are gone: lost (counted after the run), not stuck. */
 static bool watchdog_fired(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
   if (noc_net_in_flight(net) == 0 || noc_net_quiet_cycles(net) < run->watchdog) return false;
+  if (noc_net_flits_held(net) == 0) return true;
   res->stuck = true;
   int n = snprintf(res->stuck_report, sizeof res->stuck_report,
                    "no flit moved for %llu cycles at cycle %llu: ",
@@ -75,12 +79,16 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
   uint64_t start = noc_net_cycle(net);
   uint64_t measure_start = start + run->warmup, measure_end = measure_start + run->measure;
   uint64_t ejected_at_start = 0, ejected_at_end = 0;
-  const uint64_t threshold = (uint64_t)(p_packet * 18446744073709551616.0 > 18446744073709551615.0
-                                            ? UINT64_MAX : p_packet * 18446744073709551616.0);
+  bool window_closed = false, gone = false;
+  /* P(packet this cycle) as a 64-bit threshold; p >= 1 injects every cycle without it. */
+  const uint64_t threshold = p_packet >= 1.0 ? UINT64_MAX : (uint64_t)(p_packet * 18446744073709551616.0);
   for (;;) {
     uint64_t now = noc_net_cycle(net);
     if (now == measure_start) ejected_at_start = noc_net_scoreboard(net)->ejected_flits;
-    if (now == measure_end) ejected_at_end = noc_net_scoreboard(net)->ejected_flits;
+    if (now == measure_end) {
+      ejected_at_end = noc_net_scoreboard(net)->ejected_flits;
+      window_closed = true;
+    }
     bool measuring = now >= measure_start && now < measure_end;
     if (now >= measure_end) {
       /* Count measured packets still out; stop once they are all in, or give up. */
@@ -103,17 +111,21 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
     if (run->progress && (noc_net_cycle(net) & 4095) == 0)
       run->progress(run->progress_ctx, now < measure_start ? "warm-up" : now < measure_end ? "measure" : "drain",
                     noc_net_cycle(net));
-    if (watchdog_fired(net, run, res)) break;
+    if ((gone = watchdog_fired(net, run, res))) break;
   }
-  if (ejected_at_end == 0 && noc_net_cycle(net) >= measure_end)
+  /* A run cut short by the watchdog measured only part of the window. */
+  uint64_t window = run->measure;
+  if (!window_closed) {
     ejected_at_end = noc_net_scoreboard(net)->ejected_flits;
+    window = noc_net_cycle(net) > measure_start ? noc_net_cycle(net) - measure_start : 0;
+  }
 
-  /* Stop injecting and drain everything, so that anything missing is really lost. */
-  while (!res->stuck && noc_net_in_flight(net) > 0) {
+  /* Stop injecting and drain everything; whatever then never arrives is lost. */
+  while (!res->stuck && !gone && noc_net_in_flight(net) > 0) {
     noc_net_step(net);
     if (run->progress && (noc_net_cycle(net) & 4095) == 0)
       run->progress(run->progress_ctx, "final drain", noc_net_cycle(net));
-    watchdog_fired(net, run, res);
+    gone = watchdog_fired(net, run, res);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
 
@@ -142,8 +154,10 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
     res->max_latency = (double)lat[res->packets - 1];
   }
   free(lat);
-  res->offered = run->measure ? (double)created_measured * run->packet_flits / ((double)nodes * run->measure) : 0;
-  res->accepted = run->measure ? (double)(ejected_at_end - ejected_at_start) / ((double)nodes * run->measure) : 0;
+  res->offered = window ? (double)created_measured * run->packet_flits / ((double)nodes * window) : 0;
+  res->accepted = window ? (double)(ejected_at_end - ejected_at_start) / ((double)nodes * window) : 0;
+  /* Past saturation the network accepts less than is offered and source queues grow. */
+  if (res->offered > 0.01 && res->accepted < 0.95 * res->offered) res->saturated = true;
   res->created = count;
   res->duplicated = sb->duplicated;
   res->corrupted = sb->corrupted;

@@ -80,12 +80,13 @@ inline void *vmodel_port_data(VlWide<N> &wide, unsigned width) {
 // Wraps construction for the shim's extern "C" factory: no exception crosses into C.
 template <class Top, class Bind>
 vmodel_t *vmodel_create(const char *name, uint64_t seed, Bind bind) {
+  VModelOf<Top> *m = nullptr;
   try {
-    auto *m = new VModelOf<Top>(name, seed);
+    m = new VModelOf<Top>(name, seed);
     bind(m);
-    m->ctx_->timeInc(0);
     return m;
   } catch (...) {
+    delete m;
     return nullptr;
   }
 }

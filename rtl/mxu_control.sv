@@ -102,8 +102,9 @@ module mxu_control #(
   // At most 128 loads outstanding keeps the modulo-256 sequence comparisons exact.
   assign cmd_ready_o = cmd_is_load ? (seq_t'(loads_req_q - loads_done_q) < seq_t'(128)) : !mmq_full;
   assign cmd_fire    = cmd_valid_i && cmd_ready_o;
+  // One extra bit so that addr + rows cannot wrap past the check.
   assign cmd_bad     = !cmd_is_load && ((cmd_rows_i == '0) ||
-                       ({1'b0, cmd_acc_addr_i} + cmd_rows_i > (AccAw + 1)'(AccDepth)));
+                       ({2'b0, cmd_acc_addr_i} + {1'b0, cmd_rows_i} > (AccAw + 2)'(AccDepth)));
   assign cmd_matmul  = '{acc_addr: cmd_acc_addr_i, rows: cmd_rows_i,
                          accumulate: cmd_accumulate_i, load_seq: seq_t'(loads_req_q - 8'd1)};
 

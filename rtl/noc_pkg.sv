@@ -24,10 +24,13 @@ package noc_pkg;
     dx = (dst_x >= my_x) ? {1'b0, dst_x - my_x} : {1'b0, dst_x} + {1'b0, size_x} - {1'b0, my_x};
     dy = (dst_y >= my_y) ? {1'b0, dst_y - my_y} : {1'b0, dst_y} + {1'b0, size_y} - {1'b0, my_y};
     if (dx != '0) begin
+      // On a ring of 2 both ways are one hop: take the link that is not the wraparound.
+      if (size_x == 8'd2) return my_x[0] ? PortXNeg : PortXPos;
       if ((dx << 1) == {1'b0, size_x}) return dst_x[0] ? PortXNeg : PortXPos;
       return ((dx << 1) < {1'b0, size_x}) ? PortXPos : PortXNeg;
     end
     if (dy != '0) begin
+      if (size_y == 8'd2) return my_y[0] ? PortYNeg : PortYPos;
       if ((dy << 1) == {1'b0, size_y}) return dst_y[0] ? PortYNeg : PortYPos;
       return ((dy << 1) < {1'b0, size_y}) ? PortYPos : PortYNeg;
     end

@@ -82,6 +82,7 @@ module noc_router #(
   logic                    out_any;  // some output or credit was sent last cycle
   logic [OccW-1:0]  occupancy;
   logic             overflow_q;
+  logic [CntW-1:0]  depth_q;    // buffer depth in use (buf_depth_i sampled in reset)
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -104,6 +105,7 @@ module noc_router #(
       out_any    = 1'b0;
       occupancy  = '0;
       overflow_q = 1'b0;
+      depth_q    = buf_depth_i;
     end else begin
       automatic logic busy_before = (occupancy != '0);
       // Outputs of the previous cycle are gone.
@@ -261,7 +263,7 @@ module noc_router #(
         automatic logic [FlitW-1:0] f = in_flit_i[p * FlitW +: FlitW];
         if (f[FlitW-1]) begin
           automatic logic [VcW-1:0] v = f[DataW +: VcW];
-          if (count[p][v] == CntW'(MaxDepth)) begin
+          if (count[p][v] == depth_q) begin
             overflow_q = 1'b1;  // the sender ignored its credits: drop and flag
           end else begin
             buf_data[p][v][wr_ptr[p][v]] = f[DataW-1:0];

@@ -180,6 +180,12 @@ Test(mxu_rtl, malformed_matmul_sets_error_and_is_dropped, .timeout = 30) {
   cr_assert_eq(vmodel_peek(d.model, d.p_busy), 0);
   mxu_dev_close(&d);
   open_dev(&d, 4, 4);
+  cr_assert_eq(raw_command(&d, MXU_OP_MATMUL, 4095, 4097), 1, "a sum that would wrap the check");
+  mxu_dev_close(&d);
+  open_dev(&d, 4, 4);
+  cr_assert_eq(raw_command(&d, MXU_OP_MATMUL, 100, 8100), 1, "rows far past the end");
+  mxu_dev_close(&d);
+  open_dev(&d, 4, 4);
   cr_assert_eq(raw_command(&d, MXU_OP_MATMUL, 4089, 7), 0, "exactly up to the end is fine");
   cr_assert_eq(vmodel_peek(d.model, d.p_busy), 1, "it waits for its activations");
   mxu_dev_close(&d);

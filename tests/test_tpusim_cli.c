@@ -313,8 +313,8 @@ Test(tpusim_cli, net_json_clean_run) {
 Test(tpusim_cli, net_bad_usage) {
   const char *bad[][2] = {
       {"net --rate 0.1", "missing --pod"},
-      {"net --pod 1x4", "each dimension must be 2..256"},
-      {"net --pod 300x2", "each dimension must be 2..256"},
+      {"net --pod 1x4", "each dimension must be 2..255"},
+      {"net --pod 256x2", "each dimension must be 2..255"},
       {"net --pod 4x", "--pod expects XxY"},
       {"net --pod 4x4 --rate 1.5", "--rate expects a number in [0, 1]"},
       {"net --pod 4x4 --rate -0.1", "--rate expects a number in [0, 1]"},
