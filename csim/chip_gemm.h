@@ -1,0 +1,33 @@
+/*
+ * chip_gemm: runs C = A x B on one chip the way TPU software does: the host lays the
+ * matrices out in HBM, the firmware GEMM kernel (fw/gemm.h) builds the compute and DMA
+ * programs, the chip runs them to completion, and the host reads C back from HBM.
+ *
+ * HBM layout: A (M x lda bf16, lda = K rounded up to even, zero-padded), then B (K x ldb
+ * bf16, ldb = N rounded up to even), then C (M x N fp32), then one zero VMEM line, each
+ * at a 64-byte boundary.
+ */
+#ifndef CHIP_GEMM_H
+#define CHIP_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chip.h"
+
+typedef struct {
+  uint64_t cycles;                 /* programs started .. chip idle */
+  uint64_t hbm_bytes, dma_busy_cycles, mxu_busy_cycles;
+  uint64_t compute, weight_load, weight_stall, input_stall;  /* MXU counters */
+  size_t compute_cmds, dma_cmds;
+} chip_gemm_stats_t;
+
+/* HBM bytes a GEMM of this shape needs. */
+uint64_t chip_gemm_hbm_bytes(const chip_t *c, size_t m, size_t k, size_t n);
+
+/* a: M x K bf16, b: K x N bf16, out: M x N fp32 bits, row-major. Returns 0, or -1 with a
+ * message (shape too large for HBM or the queues, a chip error, a timeout). */
+int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+              uint32_t *out, chip_gemm_stats_t *st, char *err, size_t errlen);
+
+#endif

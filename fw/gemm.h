@@ -1,0 +1,35 @@
+/*
+ * gemm: the firmware GEMM kernel. C = A x B with A (M x K bf16), B (K x N bf16) and C
+ * (M x N fp32) in HBM, on one chip, as a compute program and a DMA program synchronised by
+ * semaphores (docs/isa.md), tiled with double-buffered VMEM tiles so that DMA overlaps the
+ * MXU. Tiling and synchronisation are described in docs/gemm.md.
+ */
+#ifndef FW_GEMM_H
+#define FW_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hal.h"
+
+typedef struct {
+  unsigned rows, cols;   /* MXU */
+  unsigned vmem_lines, acc_depth, queue_depth;
+} fw_chip_t;
+
+typedef struct {
+  uint32_t a, b, c;      /* HBM byte addresses */
+  uint32_t zero;         /* HBM address of at least 4 * cols zero bytes */
+  uint32_t m, k, n;
+  uint32_t lda, ldb;     /* row pitch of A and B in elements, even; C's pitch is n */
+} fw_gemm_args_t;
+
+/* Appends the GEMM to a compute program and a DMA program (each ends with HALT).
+ * Returns 0, or -1 with a message when the shape cannot run on this chip. */
+int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, fw_prog_t *dma,
+            char *err, size_t errlen);
+
+/* The row-block height the kernel uses for M on this chip (VMEM and accumulator bound). */
+uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m);
+
+#endif
