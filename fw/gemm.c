@@ -4,22 +4,45 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-enum { SEM_READY0 = 0, SEM_FREE0 = 2, SEM_OUT_READY = 4, SEM_OUT_FREE0 = 5 };
+/* Semaphores: weight tiles and activation blocks ready/free (double-buffered), output
+ * blocks ready (counting) and free (double-buffered). */
+enum {
+  SEM_W_READY = 0, SEM_W_FREE = 2, SEM_OUT_READY = 4, SEM_OUT_FREE = 5, SEM_A_READY = 7, SEM_A_FREE = 9
+};
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t round4(uint32_t x) { return (x + 3) & ~3u; }
 
-uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m) {
+uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m, uint32_t n) {
   /* VMEM: 2 weight tiles (2R lines) + 2 activation blocks + 2 output blocks (4 Mt lines);
-   * accumulator: 2 blocks (2 Mt rows). */
+   * accumulator: every column tile of 2 row blocks (2 * ceil(N/C) * Mt rows). */
   uint32_t by_vmem = chip->vmem_lines > 2 * chip->rows ? (chip->vmem_lines - 2 * chip->rows) / 4 : 0;
-  return min_u32(m, min_u32(by_vmem, chip->acc_depth / 2));
+  uint32_t by_acc = chip->acc_depth / (2 * ceil_div(n, chip->cols));
+  return min_u32(m, min_u32(by_vmem, by_acc));
 }
 
+/* Tile t in loop order (row block mc, K tile kt, column tile nt), nt fastest. */
 typedef struct {
-  uint32_t mc, nt, kt, block;
+  uint32_t mc, kt, nt;
+  uint32_t ablock;  /* activation block index: mc * kts + kt */
+  uint32_t oblock;  /* output block index: mc * nts + nt */
 } tile_t;
+
+typedef struct {
+  uint32_t mt, mcs, kts, nts;
+  uint64_t tiles;
+} plan_t;
+
+static tile_t tile_of(const plan_t *pl, uint64_t t) {
+  tile_t tl;
+  tl.nt = (uint32_t)(t % pl->nts);
+  tl.kt = (uint32_t)((t / pl->nts) % pl->kts);
+  tl.mc = (uint32_t)(t / ((uint64_t)pl->nts * pl->kts));
+  tl.ablock = tl.mc * pl->kts + tl.kt;
+  tl.oblock = tl.mc * pl->nts + tl.nt;
+  return tl;
+}
 
 int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
             size_t errlen) {
@@ -32,72 +55,85 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
     snprintf(err, errlen, "row pitches must be even and at least K and N");
     return -1;
   }
-  const uint32_t mt = fw_gemm_block_rows(chip, g->m);
-  if (mt == 0) {
-    snprintf(err, errlen, "the chip's VMEM or accumulator is too small for any block");
+  plan_t pl;
+  pl.mt = fw_gemm_block_rows(chip, g->m, g->n);
+  if (pl.mt == 0) {
+    snprintf(err, errlen, "N = %u needs %u accumulator rows per row even at one row per block; the chip has %u",
+             g->n, 2 * ceil_div(g->n, C), chip->acc_depth);
     return -1;
   }
-  const uint32_t mcs = ceil_div(g->m, mt), nts = ceil_div(g->n, C), kts = ceil_div(g->k, R);
-  const uint64_t tiles = (uint64_t)mcs * nts * kts;
-  /* commands: compute <= 7 per tile + 3, DMA <= 6 per tile + 6 */
-  if (7 * tiles + 3 + cq->count > chip->queue_depth || 6 * tiles + 6 + dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "the GEMM needs about %llu commands per queue; a queue holds %u",
-             (unsigned long long)(7 * tiles + 3), chip->queue_depth);
+  pl.mcs = ceil_div(g->m, pl.mt);
+  pl.kts = ceil_div(g->k, R);
+  pl.nts = ceil_div(g->n, C);
+  pl.tiles = (uint64_t)pl.mcs * pl.kts * pl.nts;
+  /* commands per tile: compute <= 9, DMA <= 8; plus a few */
+  if (9 * pl.tiles + 4 + cq->count > chip->queue_depth || 8 * pl.tiles + 8 + dq->count > chip->queue_depth) {
+    snprintf(err, errlen, "the GEMM needs up to %llu commands per queue; a queue holds %u",
+             (unsigned long long)(9 * pl.tiles + 4), chip->queue_depth);
     return -1;
   }
+  const uint32_t mt = pl.mt;
   const uint32_t w_line[2] = {0, R};
   const uint32_t a_line[2] = {2 * R, 2 * R + mt};
   const uint32_t o_line[2] = {2 * R + 2 * mt, 2 * R + 3 * mt};
+#define ROWS(tl) min_u32(mt, g->m - (tl).mc * mt)
+#define ACC(tl) ((((tl).mc % 2) * pl.nts + (tl).nt) * mt)
+#define STORES(tl) ((tl).kt == pl.kts - 1)
+#define LAST_USE_OF_A(tl) ((tl).nt == pl.nts - 1)
 
-#define TILE(t) ((tile_t){(uint32_t)((t) / ((uint64_t)nts * kts)), (uint32_t)(((t) / kts) % nts), \
-                          (uint32_t)((t) % kts), (uint32_t)((t) / kts)})
-#define BLOCK_END(t) (TILE(t).kt == kts - 1)
-#define BLOCK_ROWS(tl) min_u32(mt, g->m - (tl).mc * mt)
-
-  /* ---- DMA queue: loads for tile t, and the write-back of a finished block. */
-  for (uint64_t t = 0; t <= tiles + 1; t++) {
-    if (t >= 2 && t < tiles) fw_sem_wait(dq, SEM_FREE0 + t % 2, 1);
-    if (t >= 2 && BLOCK_END(t - 2)) {
-      tile_t b = TILE(t - 2);
-      uint32_t cols = min_u32(C, g->n - b.nt * C);
+  /* ---- DMA queue. Iteration t loads tile t's inputs (a new activation block when t starts
+   * one, and t's weights) and writes back the output block stored at tile t-2. */
+  for (uint64_t t = 0; t <= pl.tiles + 1; t++) {
+    if (t >= 2 && t < pl.tiles) fw_sem_wait(dq, SEM_W_FREE + t % 2, 1);
+    if (t >= 2 && STORES(tile_of(&pl, t - 2))) {
+      tile_t b = tile_of(&pl, t - 2);
       fw_sem_wait(dq, SEM_OUT_READY, 1);
-      fw_dma_vmem_to_hbm(dq, SEM_OUT_FREE0 + b.block % 2, 1, o_line[b.block % 2],
-                         g->c + 4 * (b.mc * mt * g->n + b.nt * C), 4 * g->n, BLOCK_ROWS(b), 4 * cols);
+      fw_dma_vmem_to_hbm(dq, SEM_OUT_FREE + b.oblock % 2, 1, o_line[b.oblock % 2],
+                         g->c + 4 * (b.mc * mt * g->n + b.nt * C), 4 * g->n, ROWS(b),
+                         4 * min_u32(C, g->n - b.nt * C));
     }
-    if (t >= tiles) continue;
-    tile_t tl = TILE(t);
-    uint32_t krows = min_u32(R, g->k - tl.kt * R), cols = min_u32(C, g->n - tl.nt * C);
-    fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
-                       w_line[t % 2], krows, round4(2 * cols));
-    if (krows < R) /* zero the weight rows beyond K: stride 0 repeats the zero line */
+    if (t >= pl.tiles) continue;
+    tile_t tl = tile_of(&pl, t);
+    uint32_t krows = min_u32(R, g->k - tl.kt * R);
+    if (tl.nt == 0) {
+      if (tl.ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + tl.ablock % 2, 1);
+      fw_dma_hbm_to_vmem(dq, SEM_A_READY + tl.ablock % 2, 1, g->a + 2 * (tl.mc * mt * g->lda + tl.kt * R),
+                         2 * g->lda, a_line[tl.ablock % 2], ROWS(tl), round4(2 * krows));
+    }
+    uint32_t cols = min_u32(C, g->n - tl.nt * C);
+    if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
       fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->zero, 0, w_line[t % 2] + krows, R - krows, 4 * C);
-    fw_dma_hbm_to_vmem(dq, SEM_READY0 + t % 2, 1, g->a + 2 * (tl.mc * mt * g->lda + tl.kt * R), 2 * g->lda,
-                       a_line[t % 2], BLOCK_ROWS(tl), round4(2 * krows));
+    fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % 2, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
+                       w_line[t % 2], krows, round4(2 * cols));
   }
   fw_fence(dq);
   fw_halt(dq);
 
-  /* ---- compute queue: per tile, load its weights (overlapping the previous tile's rows),
-   * release the previous tile's buffers, multiply, and store a finished block. */
-  for (uint64_t t = 0; t < tiles; t++) {
-    tile_t tl = TILE(t);
-    fw_sem_wait(cq, SEM_READY0 + t % 2, 1);
+  /* ---- compute queue. Tile t: load its weights (the MXU overlaps them with tile t-1's
+   * rows), release tile t-1's buffers, multiply, store a finished output block. */
+  for (uint64_t t = 0; t < pl.tiles; t++) {
+    tile_t tl = tile_of(&pl, t);
+    fw_sem_wait(cq, SEM_W_READY + t % 2, 1);
+    if (tl.nt == 0) fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, 1);
     fw_mxu_load(cq, w_line[t % 2]);
     if (t >= 1) {
-      fw_sem_signal(cq, SEM_FREE0 + (t - 1) % 2, 1);
-      if (BLOCK_END(t - 1)) fw_sem_signal(cq, SEM_OUT_READY, 1);
+      tile_t prev = tile_of(&pl, t - 1);
+      fw_sem_signal(cq, SEM_W_FREE + (t - 1) % 2, 1);
+      if (LAST_USE_OF_A(prev)) fw_sem_signal(cq, SEM_A_FREE + prev.ablock % 2, 1);
+      if (STORES(prev)) fw_sem_signal(cq, SEM_OUT_READY, 1);
     }
-    fw_mxu_matmul(cq, a_line[t % 2], BLOCK_ROWS(tl), (tl.block % 2) * mt, tl.kt > 0);
-    if (BLOCK_END(t)) {
-      if (tl.block >= 2) fw_sem_wait(cq, SEM_OUT_FREE0 + tl.block % 2, 1);
-      fw_mxu_store(cq, (tl.block % 2) * mt, BLOCK_ROWS(tl), o_line[tl.block % 2]);
+    fw_mxu_matmul(cq, a_line[tl.ablock % 2], ROWS(tl), ACC(tl), tl.kt > 0);
+    if (STORES(tl)) {
+      if (tl.oblock >= 2) fw_sem_wait(cq, SEM_OUT_FREE + tl.oblock % 2, 1);
+      fw_mxu_store(cq, ACC(tl), ROWS(tl), o_line[tl.oblock % 2]);
     }
   }
   fw_sem_signal(cq, SEM_OUT_READY, 1);
   fw_halt(cq);
-#undef TILE
-#undef BLOCK_END
-#undef BLOCK_ROWS
+#undef ROWS
+#undef ACC
+#undef STORES
+#undef LAST_USE_OF_A
   if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
     snprintf(err, errlen, "out of memory building the GEMM programs");
     return -1;

@@ -30,6 +30,6 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, 
             char *err, size_t errlen);
 
 /* The row-block height the kernel uses for M on this chip (VMEM and accumulator bound). */
-uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m);
+uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m, uint32_t n);
 
 #endif
