@@ -30,13 +30,13 @@ module chip_cmdq #(
   output logic [4:0]                    sem_idx_o,
   output logic                          sem_wait_o,    // wait for sem >= sem_value_o ...
   input  logic                          sem_grant_i,   // ... granted: subtracted this cycle
-  output logic                          sem_signal_o,  // add sem_value_o this cycle
+  output logic                          sem_signal_o,  // SEM_SIGNAL taken this cycle (see signal_ready_i)
+  input  logic                          signal_ready_i,// the signal can be taken: fired now, or queued as a release fence
   output logic [31:0]                   sem_value_o,
   // units
   output logic                          issue_valid_o,
   output logic [chip_pkg::CmdW-1:0]     issue_cmd_o,
   input  logic                          issue_ready_i,
-  input  logic                          released_i,    // every memory access this queue issued is done
   input  logic                          drained_i      // everything this queue issued is done
 );
   import chip_pkg::*;
@@ -108,7 +108,7 @@ module chip_cmdq #(
   assign sem_idx_o     = sem[4:0];
   assign sem_value_o   = word(cmd, 1);
   assign sem_wait_o    = running_q && (err == ErrNone) && (op == OpSemWait);
-  assign sem_signal_o  = running_q && (err == ErrNone) && (op == OpSemSignal) && released_i;
+  assign sem_signal_o  = running_q && (err == ErrNone) && (op == OpSemSignal) && signal_ready_i;
 
   always_comb begin
     advance = 1'b0;
@@ -116,7 +116,7 @@ module chip_cmdq #(
       unique case (op)
         OpFence:     advance = drained_i;
         OpSemWait:   advance = sem_grant_i;
-        OpSemSignal: advance = released_i;
+        OpSemSignal: advance = signal_ready_i;
         OpHalt:      advance = 1'b0;
         default:     advance = issue_ready_i;  // unit commands
       endcase

@@ -20,9 +20,14 @@ module chip_mxu_unit #(
   input  logic                         cmd_valid_i,
   output logic                         cmd_ready_o,
   input  logic [chip_pkg::CmdW-1:0]    cmd_i,
-  output logic                         released_o,  // feeders empty and no store running:
-                                                    // every VMEM access issued so far is done
-  output logic                         drained_o,   // released, and every MATMUL has landed
+  output logic                         drained_o,   // feeders empty, no store running, every MATMUL landed
+  // progress counters for release fences: commands accepted and VMEM work finished, per kind
+  output logic [31:0]                  loads_issued_o,
+  output logic [31:0]                  loads_done_o,
+  output logic [31:0]                  matmuls_issued_o,
+  output logic [31:0]                  matmuls_done_o,
+  output logic [31:0]                  stores_issued_o,
+  output logic [31:0]                  stores_done_o,
   // VMEM: two read ports (weights, activations) and a write port (stores)
   output logic [$clog2(VmemLines)-1:0] w_raddr_o,
   input  logic [Cols*16-1:0]           w_rdata_i,   // a weight row: C bf16
@@ -77,6 +82,8 @@ module chip_mxu_unit #(
   logic [63:0]      st_wait_rows_q;  // matmul rows that must be written first
   logic [LineAw-1:0] st_wline_q;    // VMEM line for the row arriving from the read port
   logic [63:0]      mm_rows_issued_q, mm_rows_written_q;
+  logic [31:0]      loads_issued_q, loads_done_q, matmuls_issued_q, matmuls_done_q;
+  logic [31:0]      stores_issued_q, stores_done_q;
 
   // Command acceptance.
   logic [63:0] w3, w4;
@@ -166,6 +173,12 @@ module chip_mxu_unit #(
       st_left_q         <= '0;
       mm_rows_issued_q  <= '0;
       mm_rows_written_q <= '0;
+      loads_issued_q    <= '0;
+      loads_done_q      <= '0;
+      matmuls_issued_q  <= '0;
+      matmuls_done_q    <= '0;
+      stores_issued_q   <= '0;
+      stores_done_q     <= '0;
     end else begin
       // weight feeder
       if (cmd_fire && is_load) wf_line_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])] <= LineAw'(word(cmd_i, 2));
@@ -182,6 +195,13 @@ module chip_mxu_unit #(
       if (af_last) af_head_q <= af_head_q + FAw'(1);
       af_count_q <= af_count_q + (FAw + 1)'(cmd_fire && is_matmul) - (FAw + 1)'(af_last);
       if (acc_we) mm_rows_written_q <= mm_rows_written_q + 64'd1;
+      if (cmd_fire && is_load) loads_issued_q <= loads_issued_q + 32'd1;
+      if (wf_last) loads_done_q <= loads_done_q + 32'd1;
+      if (cmd_fire && is_matmul) matmuls_issued_q <= matmuls_issued_q + 32'd1;
+      if (af_last) matmuls_done_q <= matmuls_done_q + 32'd1;
+      if (cmd_fire && is_store) stores_issued_q <= stores_issued_q + 32'd1;
+      if (st_active_q && st_left_q == '0 && !rd_valid && !(cmd_fire && is_store))
+        stores_done_q <= stores_done_q + 32'd1;
       // store
       if (rd_valid) st_wline_q <= st_wline_q + LineAw'(1);
       if (cmd_fire && is_store) begin
@@ -202,7 +222,13 @@ module chip_mxu_unit #(
   end
 
   assign acc_we_o   = acc_we;
-  assign released_o = (wf_count_q == '0) && (af_count_q == '0) && !st_active_q;
-  assign drained_o  = released_o && (mm_rows_written_q == mm_rows_issued_q) && !mxu_busy;
+  assign loads_issued_o   = loads_issued_q;
+  assign loads_done_o     = loads_done_q;
+  assign matmuls_issued_o = matmuls_issued_q;
+  assign matmuls_done_o   = matmuls_done_q;
+  assign stores_issued_o  = stores_issued_q;
+  assign stores_done_o    = stores_done_q;
+  assign drained_o  = (wf_count_q == '0) && (af_count_q == '0) && !st_active_q &&
+                      (mm_rows_written_q == mm_rows_issued_q) && !mxu_busy;
   assign mxu_busy_o = mxu_busy;
 endmodule

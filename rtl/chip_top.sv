@@ -69,7 +69,8 @@ module chip_top #(
   assign a_line = vmem[a_raddr][Rows*16-1:0];
 
   // ---------------------------------------------------------------- queues
-  logic [1:0]        sem_wait, sem_grant, sem_signal, issue_valid, issue_ready, drained, released;
+  logic [1:0]        sem_wait, sem_grant, sem_signal, signal_ready, issue_valid, issue_ready, drained;
+  logic              mxu_drained;
   logic [4:0]        sem_idx [2];
   logic [31:0]       sem_value [2];
   logic [CmdW-1:0]   issue_cmd [2];
@@ -103,12 +104,13 @@ module chip_top #(
       .issue_valid_o (issue_valid[q]),
       .issue_cmd_o   (issue_cmd[q]),
       .issue_ready_i (issue_ready[q]),
-      .released_i    (released[q]),
+      .signal_ready_i(signal_ready[q]),
       .drained_i     (drained[q])
     );
   end
 
   // ---------------------------------------------------------------- units
+  logic [31:0] loads_issued, loads_done, matmuls_issued, matmuls_done, stores_issued, stores_done;
   logic        dma_sem_signal, dma_busy, mxu_busy;
   logic [4:0]  dma_sem_idx;
   logic [31:0] dma_sem_value;
@@ -155,8 +157,13 @@ module chip_top #(
     .cmd_valid_i        (issue_valid[0]),
     .cmd_ready_o        (issue_ready[0]),
     .cmd_i              (issue_cmd[0]),
-    .released_o         (released[0]),
-    .drained_o          (drained[0]),
+    .drained_o          (mxu_drained),
+    .loads_issued_o     (loads_issued),
+    .loads_done_o       (loads_done),
+    .matmuls_issued_o   (matmuls_issued),
+    .matmuls_done_o     (matmuls_done),
+    .stores_issued_o    (stores_issued),
+    .stores_done_o      (stores_done),
     .w_raddr_o          (w_raddr),
     .w_rdata_i          (w_line),
     .a_raddr_o          (a_raddr),
@@ -195,7 +202,7 @@ module chip_top #(
         automatic logic [31:0] v = sems_q[i];
         if (sem_grant[0] && sem_idx[0] == 5'(i)) v = v - sem_value[0];
         if (sem_grant[1] && sem_idx[1] == 5'(i)) v = v - sem_value[1];
-        if (sem_signal[0] && sem_idx[0] == 5'(i)) v = v + sem_value[0];
+        if (rel_fire && rel_sem_q[rel_head_q] == 5'(i)) v = v + rel_value_q[rel_head_q];
         if (sem_signal[1] && sem_idx[1] == 5'(i)) v = v + sem_value[1];
         if (dma_sem_signal && dma_sem_idx == 5'(i)) v = v + dma_sem_value;
         sems_q[i] <= v;
@@ -215,7 +222,41 @@ module chip_top #(
       if (mxu_busy) mxu_busy_q <= mxu_busy_q + 64'd1;
     end
   end
-  assign released[1] = drained[1];  // a DMA's memory accesses end when it completes
+  // ---------------------------------------------------------------- release fences
+  // The DMA queue's SEM_SIGNAL waits for its DMAs (they complete in order). The compute
+  // queue's SEM_SIGNAL does not block: it records how many MXU loads, matmuls and stores
+  // were issued before it and fires once each unit has finished that many VMEM accesses,
+  // while the queue goes on to issue the next tile's work (docs/isa.md).
+  assign signal_ready[1] = drained[1];
+  localparam int unsigned RelDepth = 4;
+  logic [4:0]  rel_sem_q   [RelDepth];
+  logic [31:0] rel_value_q [RelDepth];
+  logic [31:0] rel_loads_q [RelDepth];
+  logic [31:0] rel_mms_q   [RelDepth];
+  logic [31:0] rel_sts_q   [RelDepth];
+  logic [2:0]  rel_count_q;
+  logic [1:0]  rel_head_q;
+  logic        rel_fire;
+  assign signal_ready[0] = (rel_count_q != 3'(RelDepth));
+  assign rel_fire = (rel_count_q != '0) && (loads_done >= rel_loads_q[rel_head_q]) &&
+                    (matmuls_done >= rel_mms_q[rel_head_q]) && (stores_done >= rel_sts_q[rel_head_q]);
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rel_count_q <= '0;
+      rel_head_q  <= '0;
+    end else begin
+      if (sem_signal[0]) begin
+        rel_sem_q[2'(rel_head_q + rel_count_q[1:0])]   <= sem_idx[0];
+        rel_value_q[2'(rel_head_q + rel_count_q[1:0])] <= sem_value[0];
+        rel_loads_q[2'(rel_head_q + rel_count_q[1:0])] <= loads_issued;
+        rel_mms_q[2'(rel_head_q + rel_count_q[1:0])]   <= matmuls_issued;
+        rel_sts_q[2'(rel_head_q + rel_count_q[1:0])]   <= stores_issued;
+      end
+      if (rel_fire) rel_head_q <= rel_head_q + 2'd1;
+      rel_count_q <= rel_count_q + 3'(sem_signal[0]) - 3'(rel_fire);
+    end
+  end
+  assign drained[0] = mxu_drained && (rel_count_q == '0);
   assign cnt_dma_busy_o = dma_busy_q;
   assign cnt_mxu_busy_o = mxu_busy_q;
   assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11);
