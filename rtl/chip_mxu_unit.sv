@@ -6,8 +6,9 @@
 // feeder the M activation lines, each one line per cycle whenever the MXU is ready, so the
 // MXU's own double buffering overlaps the next tile's weights with this tile's rows.
 // MXU_STORE copies accumulator rows to VMEM, one per cycle, once every MATMUL issued
-// before it has written its rows; a MATMUL whose accumulator rows overlap a store still
-// in progress waits for it.
+// before it has written its rows; one more store may wait behind the running one, so a
+// kernel that stores every tile keeps issuing. A MATMUL whose accumulator rows overlap a
+// running or waiting store waits for it.
 module chip_mxu_unit #(
   parameter int unsigned Rows      = 4,
   parameter int unsigned Cols      = 4,
@@ -81,6 +82,12 @@ module chip_mxu_unit #(
   logic [AccAw:0]   st_left_q;       // rows still to read
   logic [63:0]      st_wait_rows_q;  // matmul rows that must be written first
   logic [LineAw-1:0] st_wline_q;    // VMEM line for the row arriving from the read port
+  // the store waiting behind the running one
+  logic             sn_valid_q;
+  logic [AccAw-1:0] sn_acc_q;
+  logic [AccAw:0]   sn_rows_q;
+  logic [LineAw-1:0] sn_line_q;
+  logic [63:0]      sn_wait_rows_q;
   logic [63:0]      mm_rows_issued_q, mm_rows_written_q;
   logic [31:0]      loads_issued_q, loads_done_q, matmuls_issued_q, matmuls_done_q;
   logic [31:0]      stores_issued_q, stores_done_q;
@@ -93,14 +100,17 @@ module chip_mxu_unit #(
   assign is_load   = (op == OpMxuLoad);
   assign is_matmul = (op == OpMxuMatmul);
   assign is_store  = (op == OpMxuStore);
-  // [w4, w4+w3) against the store's remaining rows [st_acc, st_acc + st_left)
-  assign overlaps_store = st_active_q && (w4 < {{(64-AccAw){1'b0}}, st_acc_q} + {{(63-AccAw){1'b0}}, st_left_q}) &&
-                          ({{(64-AccAw){1'b0}}, st_acc_q} < w4 + w3);
+  // [w4, w4+w3) against the rows the running store has still to read and the waiting one's
+  assign overlaps_store =
+      (st_active_q && (w4 < {{(64-AccAw){1'b0}}, st_acc_q} + {{(63-AccAw){1'b0}}, st_left_q}) &&
+       ({{(64-AccAw){1'b0}}, st_acc_q} < w4 + w3)) ||
+      (sn_valid_q && (w4 < {{(64-AccAw){1'b0}}, sn_acc_q} + {{(63-AccAw){1'b0}}, sn_rows_q}) &&
+       ({{(64-AccAw){1'b0}}, sn_acc_q} < w4 + w3));
   always_comb begin
     accept = 1'b0;
     if (is_load)   accept = mxu_cmd_ready && (wf_count_q != (FAw + 1)'(FDepth));
     if (is_matmul) accept = mxu_cmd_ready && (af_count_q != (FAw + 1)'(FDepth)) && !overlaps_store;
-    if (is_store)  accept = !st_active_q;
+    if (is_store)  accept = !sn_valid_q;
   end
   assign cmd_ready_o   = accept;
   assign mxu_cmd_valid = cmd_valid_i && (is_load || (is_matmul && !overlaps_store)) &&
@@ -153,7 +163,9 @@ module chip_mxu_unit #(
   );
 
   // Store: read one accumulator row per cycle once the earlier matmuls have written.
-  logic st_can_read;
+  logic st_can_read, st_finish;
+  // the running store is done once its last read's data has been written
+  assign st_finish = st_active_q && (st_left_q == '0) && !rd_valid;
   assign st_can_read = st_active_q && (st_left_q != '0) && (mm_rows_written_q >= st_wait_rows_q);
   assign rd_en   = st_can_read;
   assign rd_addr = st_acc_q;
@@ -171,6 +183,7 @@ module chip_mxu_unit #(
       af_row_q          <= '0;
       st_active_q       <= 1'b0;
       st_left_q         <= '0;
+      sn_valid_q        <= 1'b0;
       mm_rows_issued_q  <= '0;
       mm_rows_written_q <= '0;
       loads_issued_q    <= '0;
@@ -200,23 +213,36 @@ module chip_mxu_unit #(
       if (cmd_fire && is_matmul) matmuls_issued_q <= matmuls_issued_q + 32'd1;
       if (af_last) matmuls_done_q <= matmuls_done_q + 32'd1;
       if (cmd_fire && is_store) stores_issued_q <= stores_issued_q + 32'd1;
-      if (st_active_q && st_left_q == '0 && !rd_valid && !(cmd_fire && is_store))
-        stores_done_q <= stores_done_q + 32'd1;
+      if (st_finish) stores_done_q <= stores_done_q + 32'd1;
       // store
       if (rd_valid) st_wline_q <= st_wline_q + LineAw'(1);
-      if (cmd_fire && is_store) begin
+      if (st_can_read) begin
+        st_acc_q  <= st_acc_q + AccAw'(1);
+        st_left_q <= st_left_q - (AccAw + 1)'(1);
+      end
+      // A new store runs at once when the unit is free (or frees up now), else waits.
+      if (cmd_fire && is_store && (!st_active_q || st_finish) && !sn_valid_q) begin
         st_active_q    <= 1'b1;
         st_acc_q       <= AccAw'(word(cmd_i, 2));
         st_left_q      <= (AccAw + 1)'(w3);
         st_wline_q     <= LineAw'(w4);
         st_wait_rows_q <= mm_rows_issued_q;
-      end else begin
-        if (st_can_read) begin
-          st_acc_q  <= st_acc_q + AccAw'(1);
-          st_left_q <= st_left_q - (AccAw + 1)'(1);
-        end
-        // done once the last read's data has been written
-        if (st_active_q && st_left_q == '0 && !rd_valid) st_active_q <= 1'b0;
+      end else if (st_finish && sn_valid_q) begin
+        st_active_q    <= 1'b1;
+        st_acc_q       <= sn_acc_q;
+        st_left_q      <= sn_rows_q;
+        st_wline_q     <= sn_line_q;
+        st_wait_rows_q <= sn_wait_rows_q;
+        sn_valid_q     <= 1'b0;
+      end else if (st_finish) begin
+        st_active_q <= 1'b0;
+      end
+      if (cmd_fire && is_store && st_active_q && !st_finish) begin
+        sn_valid_q     <= 1'b1;
+        sn_acc_q       <= AccAw'(word(cmd_i, 2));
+        sn_rows_q      <= (AccAw + 1)'(w3);
+        sn_line_q      <= LineAw'(w4);
+        sn_wait_rows_q <= mm_rows_issued_q;
       end
     end
   end
@@ -228,7 +254,7 @@ module chip_mxu_unit #(
   assign matmuls_done_o   = matmuls_done_q;
   assign stores_issued_o  = stores_issued_q;
   assign stores_done_o    = stores_done_q;
-  assign drained_o  = (wf_count_q == '0) && (af_count_q == '0) && !st_active_q &&
+  assign drained_o  = (wf_count_q == '0) && (af_count_q == '0) && !st_active_q && !sn_valid_q &&
                       (mm_rows_written_q == mm_rows_issued_q) && !mxu_busy;
   assign mxu_busy_o = mxu_busy;
 endmodule
