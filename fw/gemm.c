@@ -30,7 +30,7 @@ typedef struct {
 } tile_t;
 
 typedef struct {
-  uint32_t mt, mcs, kts, nts;
+  uint32_t r, mt, mcs, kts, nts;
   uint64_t tiles;
 } plan_t;
 
@@ -42,6 +42,16 @@ static tile_t tile_of(const plan_t *pl, uint64_t t) {
   tl.ablock = tl.mc * pl->kts + tl.kt;
   tl.oblock = tl.mc * pl->nts + tl.nt;
   return tl;
+}
+
+/* DMA of the activation block a tile starts, into its buffer once that buffer is free. */
+static void load_ablock(fw_prog_t *dq, const fw_gemm_args_t *g, const plan_t *pl, const tile_t *tl,
+                        const uint32_t a_line[2]) {
+  const uint32_t R = (uint32_t)pl->r, mt = pl->mt;
+  uint32_t krows = min_u32(R, g->k - tl->kt * R);
+  if (tl->ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + tl->ablock % 2, 1);
+  fw_dma_hbm_to_vmem(dq, SEM_A_READY + tl->ablock % 2, 1, g->a + 2 * (tl->mc * mt * g->lda + tl->kt * R),
+                     2 * g->lda, a_line[tl->ablock % 2], min_u32(mt, g->m - tl->mc * mt), round4(2 * krows));
 }
 
 int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
@@ -56,6 +66,7 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
     return -1;
   }
   plan_t pl;
+  pl.r = R;
   pl.mt = fw_gemm_block_rows(chip, g->m, g->n);
   if (pl.mt == 0) {
     snprintf(err, errlen, "N = %u needs %u accumulator rows per row even at one row per block; the chip has %u",
@@ -81,8 +92,9 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
 #define STORES(tl) ((tl).kt == pl.kts - 1)
 #define LAST_USE_OF_A(tl) ((tl).nt == pl.nts - 1)
 
-  /* ---- DMA queue. Iteration t loads tile t's inputs (a new activation block when t starts
-   * one, and t's weights) and writes back the output block stored at tile t-2. */
+  /* ---- DMA queue. Iteration t writes back the output block stored at tile t-2, loads tile
+   * t's weights, and prefetches the activation block tile t+1 starts (if it starts one), so
+   * a new block is in VMEM a whole tile ahead and never delays the weights. */
   for (uint64_t t = 0; t <= pl.tiles + 1; t++) {
     if (t >= 2 && t < pl.tiles) fw_sem_wait(dq, SEM_W_FREE + t % 2, 1);
     if (t >= 2 && STORES(tile_of(&pl, t - 2))) {
@@ -95,16 +107,16 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
     if (t >= pl.tiles) continue;
     tile_t tl = tile_of(&pl, t);
     uint32_t krows = min_u32(R, g->k - tl.kt * R);
-    if (tl.nt == 0) {
-      if (tl.ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + tl.ablock % 2, 1);
-      fw_dma_hbm_to_vmem(dq, SEM_A_READY + tl.ablock % 2, 1, g->a + 2 * (tl.mc * mt * g->lda + tl.kt * R),
-                         2 * g->lda, a_line[tl.ablock % 2], ROWS(tl), round4(2 * krows));
-    }
+    if (t == 0) load_ablock(dq, g, &pl, &tl, a_line);
     uint32_t cols = min_u32(C, g->n - tl.nt * C);
     if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
       fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->zero, 0, w_line[t % 2] + krows, R - krows, 4 * C);
     fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % 2, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
                        w_line[t % 2], krows, round4(2 * cols));
+    if (t + 1 < pl.tiles) {
+      tile_t next = tile_of(&pl, t + 1);
+      if (next.nt == 0) load_ablock(dq, g, &pl, &next, a_line);
+    }
   }
   fw_fence(dq);
   fw_halt(dq);
