@@ -118,7 +118,13 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
       if (next.nt == 0) load_ablock(dq, g, &pl, &next, a_line);
     }
   }
+  /* Leave every semaphore at zero for the next kernel: take the signals nobody waited for
+   * (the last weight and activation buffer releases, the last two output writes). */
   fw_fence(dq);
+  if (pl.tiles >= 2) fw_sem_wait(dq, SEM_W_FREE + (pl.tiles - 2) % 2, 1);
+  const uint64_t ablocks = (uint64_t)pl.mcs * pl.kts, oblocks = (uint64_t)pl.mcs * pl.nts;
+  if (ablocks >= 2) fw_sem_wait(dq, SEM_A_FREE + (ablocks - 2) % 2, 1);
+  for (uint64_t o = oblocks >= 2 ? oblocks - 2 : 0; o < oblocks; o++) fw_sem_wait(dq, SEM_OUT_FREE + o % 2, 1);
   fw_halt(dq);
 
   /* ---- compute queue. Tile t: load its weights (the MXU overlaps them with tile t-1's
