@@ -94,8 +94,8 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 	$$sudo apt-get update -qq; \
 	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing
 
-sim: $(TPUSIM) ## Build and run the default simulation
-	$(TPUSIM) dot --n 32 --seed 1
+sim: $(TPUSIM) ## Build and run the default simulation (a GEMM through HBM on one chip)
+	$(TPUSIM) gemm --mxu 16x16 --m 256 --k 256 --n 256 --seed 1
 
 test: lint $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS) and lint
 	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)

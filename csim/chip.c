@@ -194,8 +194,8 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   read_status(c, st);
   st->cycles = c->cycle - start;
   uint64_t *dst[7] = {&st->dma_busy, &st->mxu_busy, &st->compute, &st->weight_load,
-                      &st->weight_stall, &st->input_stall, NULL};
-  for (int i = 0; i < 6; i++) *dst[i] = vmodel_peek(m, c->p[cnt[i]]) - base[i];
+                      &st->weight_stall, &st->input_stall, &st->mxu_idle};
+  for (int i = 0; i < 7; i++) *dst[i] = vmodel_peek(m, c->p[cnt[i]]) - base[i];
   st->hbm_bytes = c->hbm.bytes_moved - hbm0;
   int rc = 0;
   size_t used = 0;

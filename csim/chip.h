@@ -30,7 +30,7 @@ typedef struct {
   unsigned error[2];  /* docs/isa.md error codes */
   unsigned pc[2], opcode[2];
   uint64_t cycles;    /* of the last chip_run */
-  uint64_t dma_busy, mxu_busy, compute, weight_load, weight_stall, input_stall, hbm_bytes;
+  uint64_t dma_busy, mxu_busy, compute, weight_load, weight_stall, input_stall, mxu_idle, hbm_bytes;
   bool timed_out;
   char report[512];   /* why the run stopped, if not cleanly */
 } chip_status_t;

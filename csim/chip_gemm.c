@@ -15,7 +15,7 @@ typedef struct {
   size_t lda, ldb;
 } layout_t;
 
-static layout_t layout(const chip_t *c, size_t m, size_t k, size_t n) {
+static layout_t layout(unsigned cols, size_t m, size_t k, size_t n) {
   layout_t l;
   l.lda = (k + 1) & ~(size_t)1;
   l.ldb = (n + 1) & ~(size_t)1;
@@ -23,11 +23,33 @@ static layout_t layout(const chip_t *c, size_t m, size_t k, size_t n) {
   l.b = align64(l.a + 2 * (uint64_t)m * l.lda);
   l.c = align64(l.b + 2 * (uint64_t)k * l.ldb);
   l.zero = align64(l.c + 4 * (uint64_t)m * n);
-  l.end = l.zero + chip_line_bytes(c);
+  l.end = l.zero + 4 * (uint64_t)cols;
   return l;
 }
 
-uint64_t chip_gemm_hbm_bytes(const chip_t *c, size_t m, size_t k, size_t n) { return layout(c, m, k, n).end; }
+uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n) { return layout(cols, m, k, n).end; }
+
+int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char *err, size_t errlen) {
+  if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
+    snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
+    return -1;
+  }
+  layout_t l = layout(g->cols, m, k, n);
+  if (l.end > (1ull << 32)) {
+    snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; a chip addresses 4 GiB", (unsigned long long)l.end);
+    return -1;
+  }
+  fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
+  fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb};
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  int rc = fw_gemm(&fc, &args, &cq, &dq, err, errlen);
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+  return rc;
+}
 
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
               uint32_t *out, chip_gemm_stats_t *st, char *err, size_t errlen) {
@@ -36,7 +58,7 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
     return -1;
   }
-  layout_t l = layout(c, m, k, n);
+  layout_t l = layout(chip_geometry(c)->cols, m, k, n);
   const chip_geometry_t *g = chip_geometry(c);
   uint16_t *row = calloc(l.lda > l.ldb ? l.lda : l.ldb, sizeof *row);
   uint8_t *zero = calloc(chip_line_bytes(c), 1);
@@ -84,6 +106,7 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   st->weight_load = s.weight_load;
   st->weight_stall = s.weight_stall;
   st->input_stall = s.input_stall;
+  st->mxu_idle = s.mxu_idle;
   if (chip_hbm_read(c, l.c, out, 4 * m * n)) goto too_big;
   rc = 0;
   goto out;

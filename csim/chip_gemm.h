@@ -18,12 +18,16 @@
 typedef struct {
   uint64_t cycles;                 /* programs started .. chip idle */
   uint64_t hbm_bytes, dma_busy_cycles, mxu_busy_cycles;
-  uint64_t compute, weight_load, weight_stall, input_stall;  /* MXU counters */
+  uint64_t compute, weight_load, weight_stall, input_stall, mxu_idle;  /* MXU counters */
   size_t compute_cmds, dma_cmds;
 } chip_gemm_stats_t;
 
-/* HBM bytes a GEMM of this shape needs. */
-uint64_t chip_gemm_hbm_bytes(const chip_t *c, size_t m, size_t k, size_t n);
+/* HBM bytes a GEMM of this shape needs on a chip whose MXU has `cols` columns. */
+uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n);
+
+/* 0 when the firmware can run this shape on a chip of geometry g (VMEM, accumulator and
+ * queue sizes), else -1 with a message. */
+int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char *err, size_t errlen);
 
 /* a: M x K bf16, b: K x N bf16, out: M x N fp32 bits, row-major. Returns 0, or -1 with a
  * message (shape too large for HBM or the queues, a chip error, a timeout). */

@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "arith_golden.h"
+#include "chip.h"
+#include "chip_gemm.h"
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
@@ -25,22 +27,34 @@
 
 typedef struct {
   unsigned rows, cols;
-  uint64_t m, k, n, seed;
-  bool have_m, have_k, have_n, json;
+  uint64_t m, k, n, seed, hbm_bw, hbm_latency;
+  bool have_m, have_k, have_n, json, chip;
   const char *a_path, *b_path, *out_path, *trace;
 } gemm_opts_t;
 
+/* What either level reports about one GEMM. */
+typedef struct {
+  uint64_t cycles, readout_cycles, tiles;
+  mxu_counters_t counters;
+  uint64_t hbm_bytes, dma_busy, mxu_busy;  /* chip level */
+  size_t compute_cmds, dma_cmds;           /* chip level */
+} gemm_run_t;
+
 static void gemm_help(void) {
-  printf("usage: tpusim gemm --mxu RxC --m M --k K --n N [--seed S] [--a A.npy --b B.npy]\n"
-         "                   [--out C.npy] [--trace FILE.fst] [--json]\n\n"
-         "Computes C = A x B (A: MxK, B: KxN) on the RTL MXU, an R x C weight-stationary bf16\n"
-         "systolic array with fp32 accumulation, and checks every output bit against the\n"
-         "golden model. Without --a/--b the inputs are random (from --seed, default 1).\n"
-         ".npy inputs must be 2-D float32 little-endian C-ordered; they are rounded to bf16\n"
-         "(round to nearest even); --m/--k/--n are then taken from the files. --out writes C\n"
-         "as float32 .npy. --mxu defaults to 16x16; sizes built: %s\n"
-         "Exit status: 0 bit-exact, 1 mismatch or run failure, 2 bad usage or bad input.\n",
-         mxu_top_sizes());
+  printf("usage: tpusim gemm --mxu RxC --m M --k K --n N [--level chip|mxu] [--seed S]\n"
+         "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
+         "                   [--hbm-latency CYCLES] [--trace FILE.fst] [--json]\n\n"
+         "Computes C = A x B (A: MxK, B: KxN) with an R x C weight-stationary bf16 systolic\n"
+         "array (fp32 accumulation) and checks every output bit against the golden model.\n"
+         "--level chip (default): the firmware GEMM runs on a chip, A and B in HBM (bandwidth\n"
+         "--hbm-bw bytes/cycle, default 957 = 900 GB/s at 940 MHz; latency --hbm-latency, default\n"
+         "100 cycles); chip sizes built: %s\n"
+         "--level mxu: the MXU alone, fed through its ports from C; sizes built: %s\n"
+         "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
+         "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
+         "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
+         "to 16x16. Exit status: 0 bit-exact, 1 mismatch or run failure, 2 bad usage or input.\n",
+         chip_top_sizes(), mxu_top_sizes());
 }
 
 static int parse_mxu(const char *text, gemm_opts_t *o) {
@@ -48,23 +62,23 @@ static int parse_mxu(const char *text, gemm_opts_t *o) {
   char tail;
   if (sscanf(text, "%ux%u%c", &r, &c, &tail) != 2 || r == 0 || c == 0)
     return cli_usage_error("gemm", "--mxu expects RxC (e.g. 16x16), got '%s'", text);
-  if (!mxu_top_acc_depth(r, c))
-    return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", r, c, mxu_top_sizes());
   o->rows = r;
   o->cols = c;
   return CLI_EXIT_OK;
 }
 
 static int parse(int argc, char **argv, gemm_opts_t *o) {
-  enum { O_MXU = 1, O_M, O_K, O_N, O_SEED, O_A, O_B, O_OUT, O_TRACE, O_JSON, O_HELP };
+  enum { O_MXU = 1, O_M, O_K, O_N, O_SEED, O_A, O_B, O_OUT, O_TRACE, O_JSON, O_HELP, O_LEVEL, O_BW, O_LAT };
   static const struct option longopts[] = {
       {"mxu", required_argument, 0, O_MXU}, {"m", required_argument, 0, O_M},
       {"k", required_argument, 0, O_K},     {"n", required_argument, 0, O_N},
       {"seed", required_argument, 0, O_SEED}, {"a", required_argument, 0, O_A},
       {"b", required_argument, 0, O_B},     {"out", required_argument, 0, O_OUT},
       {"trace", required_argument, 0, O_TRACE}, {"json", no_argument, 0, O_JSON},
-      {"help", no_argument, 0, O_HELP},     {0, 0, 0, 0}};
-  *o = (gemm_opts_t){.rows = 16, .cols = 16, .seed = 1};
+      {"help", no_argument, 0, O_HELP},     {"level", required_argument, 0, O_LEVEL},
+      {"hbm-bw", required_argument, 0, O_BW}, {"hbm-latency", required_argument, 0, O_LAT},
+      {0, 0, 0, 0}};
+  *o = (gemm_opts_t){.rows = 16, .cols = 16, .seed = 1, .chip = true, .hbm_bw = 957, .hbm_latency = 100};
   opterr = 0;
   optind = 1;
   int c, rc;
@@ -94,11 +108,28 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       case O_TRACE: o->trace = optarg; break;
       case O_JSON: o->json = true; break;
       case O_HELP: gemm_help(); return -1;
+      case O_LEVEL:
+        if (!strcmp(optarg, "chip")) o->chip = true;
+        else if (!strcmp(optarg, "mxu")) o->chip = false;
+        else return cli_usage_error("gemm", "--level expects chip or mxu, got '%s'", optarg);
+        break;
+      case O_BW:
+        if (!cli_parse_u64("gemm", "--hbm-bw", optarg, 1, 1u << 20, &o->hbm_bw)) return CLI_EXIT_USAGE;
+        break;
+      case O_LAT:
+        if (!cli_parse_u64("gemm", "--hbm-latency", optarg, 1, 1u << 20, &o->hbm_latency)) return CLI_EXIT_USAGE;
+        break;
       default:
         return cli_usage_error("gemm", "unknown option or missing value: '%s'", argv[optind - 1]);
     }
   }
   if (optind < argc) return cli_usage_error("gemm", "unexpected argument '%s'", argv[optind]);
+  chip_geometry_t g;
+  if (o->chip && chip_top_geometry(o->rows, o->cols, &g))
+    return cli_usage_error("gemm", "no chip with a %ux%u MXU in this build; chip sizes: %s (or --level mxu)",
+                           o->rows, o->cols, chip_top_sizes());
+  if (!o->chip && !mxu_top_acc_depth(o->rows, o->cols))
+    return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->rows, o->cols, mxu_top_sizes());
   return CLI_EXIT_OK;
 }
 
@@ -162,6 +193,7 @@ int cmd_gemm(int argc, char **argv) {
   uint16_t *a = NULL, *b = NULL;
   uint32_t *c = NULL, *golden = NULL;
   mxu_dev_t dev = {0};
+  chip_t *chip = NULL;
   rc = CLI_EXIT_OK;
 
   if (o.a_path) {
@@ -186,8 +218,14 @@ int cmd_gemm(int argc, char **argv) {
                          !o.have_m ? "--m" : !o.have_k ? "--k" : "--n");
     goto out;
   }
-  if (mxu_dev_open(&dev, o.rows, o.cols, o.seed, err, sizeof err)) { rc = cli_usage_error("gemm", "%s", err); goto out; }
-  if (mxu_gemm_check_shape(&dev, o.m, o.k, o.n, err, sizeof err)) { rc = cli_usage_error("gemm", "%s", err); goto out; }
+  chip_geometry_t geo;
+  if (o.chip) {
+    chip_top_geometry(o.rows, o.cols, &geo);
+    if (chip_gemm_check(&geo, o.m, o.k, o.n, err, sizeof err)) { rc = cli_usage_error("gemm", "%s", err); goto out; }
+  } else {
+    if (mxu_dev_open(&dev, o.rows, o.cols, o.seed, err, sizeof err)) { rc = cli_usage_error("gemm", "%s", err); goto out; }
+    if (mxu_gemm_check_shape(&dev, o.m, o.k, o.n, err, sizeof err)) { rc = cli_usage_error("gemm", "%s", err); goto out; }
+  }
 
   rng_t rng;
   rng_seed(&rng, o.seed);
@@ -196,22 +234,47 @@ int cmd_gemm(int argc, char **argv) {
   c = calloc(o.m * o.n, sizeof *c);
   golden = calloc(o.m * o.n, sizeof *golden);
   if (!a || !b || !c || !golden) { rc = cli_fail("gemm", "out of memory"); goto out; }
-  if (o.trace && vmodel_trace_open(dev.model, o.trace, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
 
   uint64_t contract = mxu_contract_cycles(o.rows, o.cols, o.m, o.k, o.n);
-  progress_t prog = {.enabled = contract > 20000};
-  clock_gettime(CLOCK_MONOTONIC, &prog.last);
-  dev.progress = show_progress;
-  dev.progress_ctx = &prog;
+  gemm_run_t st = {0};
   struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  mxu_gemm_stats_t st;
-  if (mxu_gemm(&dev, o.m, o.k, o.n, a, b, c, &st, err, sizeof err)) {
-    if (o.trace) vmodel_trace_close(dev.model);
-    rc = cli_fail("gemm", "%s", err);
-    goto out;
+  if (o.chip) {
+    uint64_t need = chip_gemm_hbm_bytes(o.cols, o.m, o.k, o.n);
+    chip_config_t cfg = {o.rows, o.cols, need < (1u << 20) ? (1u << 20) : need, (unsigned)o.hbm_bw,
+                         (unsigned)o.hbm_latency, o.seed};
+    chip = chip_new(&cfg, err, sizeof err);
+    if (!chip) { rc = cli_fail("gemm", "%s", err); goto out; }
+    if (o.trace && chip_trace(chip, o.trace, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    chip_gemm_stats_t cs;
+    if (chip_gemm(chip, o.m, o.k, o.n, a, b, c, &cs, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    st.cycles = cs.cycles;
+    st.counters = (mxu_counters_t){cs.compute, cs.weight_load, cs.weight_stall, cs.input_stall, cs.mxu_idle};
+    st.hbm_bytes = cs.hbm_bytes;
+    st.dma_busy = cs.dma_busy_cycles;
+    st.mxu_busy = cs.mxu_busy_cycles;
+    st.compute_cmds = cs.compute_cmds;
+    st.dma_cmds = cs.dma_cmds;
+  } else {
+    if (o.trace && vmodel_trace_open(dev.model, o.trace, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
+    progress_t prog = {.enabled = contract > 20000};
+    clock_gettime(CLOCK_MONOTONIC, &prog.last);
+    dev.progress = show_progress;
+    dev.progress_ctx = &prog;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    mxu_gemm_stats_t ms;
+    if (mxu_gemm(&dev, o.m, o.k, o.n, a, b, c, &ms, err, sizeof err)) {
+      if (o.trace) vmodel_trace_close(dev.model);
+      rc = cli_fail("gemm", "%s", err);
+      goto out;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    st.cycles = ms.cycles;
+    st.readout_cycles = ms.readout_cycles;
+    st.tiles = ms.tiles;
+    st.counters = ms.counters;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   mxu_golden_gemm(o.rows, o.m, o.k, o.n, a, b, golden);
   size_t mismatches = 0;
@@ -240,14 +303,27 @@ int cmd_gemm(int argc, char **argv) {
     json_u64(&j, "n", o.n);
     json_u64(&j, "mxu_rows", o.rows);
     json_u64(&j, "mxu_cols", o.cols);
+    json_str(&j, "level", o.chip ? "chip" : "mxu");
     json_u64(&j, "seed", o.seed);
-    json_u64(&j, "tiles", st.tiles);
     json_u64(&j, "cycles", st.cycles);
     json_f64(&j, "ideal_cycles", ideal);
     json_f64(&j, "utilization", util);
-    json_u64(&j, "contract_cycles", contract);
-    json_bool(&j, "contract_met", st.cycles == contract);
-    json_u64(&j, "readout_cycles", st.readout_cycles);
+    if (o.chip) {
+      /* the MXU-only contract is the floor the chip-level GEMM approaches */
+      json_u64(&j, "mxu_contract_cycles", contract);
+      json_u64(&j, "hbm_bw", o.hbm_bw);
+      json_u64(&j, "hbm_latency", o.hbm_latency);
+      json_u64(&j, "hbm_bytes", st.hbm_bytes);
+      json_u64(&j, "dma_busy_cycles", st.dma_busy);
+      json_u64(&j, "mxu_busy_cycles", st.mxu_busy);
+      json_u64(&j, "compute_commands", st.compute_cmds);
+      json_u64(&j, "dma_commands", st.dma_cmds);
+    } else {
+      json_u64(&j, "tiles", st.tiles);
+      json_u64(&j, "contract_cycles", contract);
+      json_bool(&j, "contract_met", st.cycles == contract);
+      json_u64(&j, "readout_cycles", st.readout_cycles);
+    }
     json_bool(&j, "bit_exact", mismatches == 0);
     json_u64(&j, "mismatches", mismatches);
     json_object(&j, "counters");
@@ -262,17 +338,27 @@ int cmd_gemm(int argc, char **argv) {
     json_f64(&j, "macs_per_s", macs);
     json_end(&j);
   } else {
-    printf("GEMM %" PRIu64 "x%" PRIu64 " * %" PRIu64 "x%" PRIu64 " on a %ux%u MXU (%" PRIu64 " tiles)\n",
-           o.m, o.k, o.k, o.n, o.rows, o.cols, st.tiles);
-    printf("  cycles          %" PRIu64 "  (contract %" PRIu64 ": %s)\n", st.cycles, contract,
-           st.cycles == contract ? "met" : "NOT met");
+    if (o.chip) {
+      printf("GEMM %" PRIu64 "x%" PRIu64 " * %" PRIu64 "x%" PRIu64 " on a chip with a %ux%u MXU, data in HBM\n",
+             o.m, o.k, o.k, o.n, o.rows, o.cols);
+      printf("  cycles          %" PRIu64 "  (the MXU alone: %" PRIu64 ")\n", st.cycles, contract);
+      printf("  HBM             %" PRIu64 " bytes at %" PRIu64 " bytes/cycle, latency %" PRIu64 "\n",
+             st.hbm_bytes, o.hbm_bw, o.hbm_latency);
+      printf("  busy cycles     DMA %" PRIu64 ", MXU %" PRIu64 "\n", st.dma_busy, st.mxu_busy);
+      printf("  programs        %zu compute, %zu DMA commands\n", st.compute_cmds, st.dma_cmds);
+    } else {
+      printf("GEMM %" PRIu64 "x%" PRIu64 " * %" PRIu64 "x%" PRIu64 " on a %ux%u MXU (%" PRIu64 " tiles)\n",
+             o.m, o.k, o.k, o.n, o.rows, o.cols, st.tiles);
+      printf("  cycles          %" PRIu64 "  (contract %" PRIu64 ": %s)\n", st.cycles, contract,
+             st.cycles == contract ? "met" : "NOT met");
+    }
     printf("  ideal cycles    %.1f  (M*K*N / (R*C))\n", ideal);
     printf("  utilization     %.2f%%\n", 100.0 * util);
     printf("  counters        compute %" PRIu64 ", weight load %" PRIu64 ", weight stall %" PRIu64
            ", input stall %" PRIu64 ", idle %" PRIu64 "\n",
            st.counters.compute, st.counters.weight_load, st.counters.weight_stall,
            st.counters.input_stall, st.counters.idle);
-    printf("  readout         %" PRIu64 " cycles\n", st.readout_cycles);
+    if (!o.chip) printf("  readout         %" PRIu64 " cycles\n", st.readout_cycles);
     printf("  golden model    %s\n", mismatches ? "DISAGREES" : "agrees on every bit");
     printf("  C[0][0]         %.9g\n", fp32_value(c[0]));
     printf("  simulation      %.0f cycles/s, %.3g MACs/s\n", cps, macs);
@@ -281,6 +367,7 @@ int cmd_gemm(int argc, char **argv) {
 
 out:
   if (dev.model) mxu_dev_close(&dev);
+  chip_free(chip);
   free(fa.data), free(fb.data), free(a), free(b), free(c), free(golden);
   return rc;
 }

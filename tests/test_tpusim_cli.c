@@ -189,7 +189,7 @@ static void write_matrix(const char *path, size_t rows, size_t cols, float scale
 TestSuite(tpusim_gemm, .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 120);
 
 Test(tpusim_gemm, json_bit_exact_and_contract) {
-  run_t r = run("gemm --mxu 8x8 --m 20 --k 17 --n 9 --seed 3 --json");
+  run_t r = run("gemm --level mxu --mxu 8x8 --m 20 --k 17 --n 9 --seed 3 --json");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\"bit_exact\":true"), "%s", r.out);
   cr_assert(strstr(r.out, "\"contract_met\":true"), "%s", r.out);
@@ -199,6 +199,16 @@ Test(tpusim_gemm, json_bit_exact_and_contract) {
                         "\"ideal_cycles\":", "\"utilization\":", "\"counters\":{\"compute\":120"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     cr_assert(strstr(r.out, keys[i]), "missing %s in %s", keys[i], r.out);
+}
+
+Test(tpusim_gemm, chip_level_json) {
+  run_t r = run("gemm --mxu 4x4 --m 9 --k 13 --n 6 --hbm-bw 8 --hbm-latency 30 --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *keys[] = {"\"level\":\"chip\"", "\"bit_exact\":true", "\"hbm_bytes\":", "\"dma_busy_cycles\":",
+                        "\"mxu_busy_cycles\":", "\"utilization\":", "\"hbm_bw\":8", "\"hbm_latency\":30"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    cr_assert(strstr(r.out, keys[i]), "missing %s in %s", keys[i], r.out);
+  cr_assert_gt(json_int(r.out, "hbm_bytes"), 2 * (9 * 13 + 13 * 6));
 }
 
 Test(tpusim_gemm, npy_in_and_out_bit_exact) {
@@ -252,8 +262,15 @@ Test(tpusim_gemm, bad_sizes) {
   expect_bad("gemm --mxu 4x4 --m 4 --k 4", "missing --n");
   expect_bad("gemm --mxu 4x --m 4 --k 4 --n 4", "--mxu expects RxC");
   expect_bad("gemm --mxu 0x4 --m 4 --k 4 --n 4", "--mxu expects RxC");
-  expect_bad("gemm --mxu 5x5 --m 4 --k 4 --n 4", "no 5x5 MXU");
-  expect_bad("gemm --mxu 4x4 --m 4096 --k 4 --n 8", "accumulator depth");
+  expect_bad("gemm --mxu 5x5 --m 4 --k 4 --n 4", "no chip with a 5x5 MXU");
+  expect_bad("gemm --level mxu --mxu 5x5 --m 4 --k 4 --n 4", "no 5x5 MXU");
+  expect_bad("gemm --level mxu --mxu 4x4 --m 4096 --k 4 --n 8", "accumulator depth");
+  expect_bad("gemm --mxu 8x8 --m 4 --k 4 --n 4", "no chip with a 8x8 MXU");
+  expect_bad("gemm --level tpu --m 4 --k 4 --n 4", "--level expects chip or mxu");
+  expect_bad("gemm --m 4 --k 4 --n 4 --hbm-bw 0", "--hbm-bw expects");
+  expect_bad("gemm --m 4 --k 4 --n 4 --hbm-latency 0", "--hbm-latency expects");
+  expect_bad("gemm --mxu 4x4 --m 60000 --k 60000 --n 4", "a chip addresses 4 GiB");
+  expect_bad("gemm --mxu 4x4 --m 4000 --k 4000 --n 400", "commands per queue");
   expect_bad("gemm --mxu 4x4 --m 99999999 --k 4 --n 4", "--m expects");
   expect_bad("gemm --mxu 4x4 --m 4 --k 4 --n 4 --frob", "unknown option");
 }
