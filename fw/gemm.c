@@ -44,14 +44,34 @@ static tile_t tile_of(const plan_t *pl, uint64_t t) {
   return tl;
 }
 
-/* DMA of the activation block a tile starts, into its buffer once that buffer is free. */
-static void load_ablock(fw_prog_t *dq, const fw_gemm_args_t *g, const plan_t *pl, const tile_t *tl,
-                        const uint32_t a_line[2]) {
-  const uint32_t R = (uint32_t)pl->r, mt = pl->mt;
-  uint32_t krows = min_u32(R, g->k - tl->kt * R);
-  if (tl->ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + tl->ablock % 2, 1);
-  fw_dma_hbm_to_vmem(dq, SEM_A_READY + tl->ablock % 2, 1, g->a + 2 * (tl->mc * mt * g->lda + tl->kt * R),
-                     2 * g->lda, a_line[tl->ablock % 2], min_u32(mt, g->m - tl->mc * mt), round4(2 * krows));
+/* The activation block a tile starts is loaded in `pieces` parts, one per column tile of
+ * the block before it (so the transfer spreads over that block's tiles and never holds up
+ * a weight tile), each adding 1 to the block's ready semaphore. */
+typedef struct {
+  uint32_t rows, piece_rows, pieces;
+} apieces_t;
+
+static apieces_t ablock_pieces(const plan_t *pl, const fw_gemm_args_t *g, const tile_t *tl, uint32_t parts) {
+  apieces_t a;
+  a.rows = min_u32(pl->mt, g->m - tl->mc * pl->mt);
+  a.piece_rows = ceil_div(a.rows, parts);
+  a.pieces = ceil_div(a.rows, a.piece_rows);
+  return a;
+}
+
+/* DMA of piece `piece` of the activation block that tile `tl` starts (waiting for its
+ * buffer to be free before the first piece). */
+static void load_ablock_piece(fw_prog_t *dq, const fw_gemm_args_t *g, const plan_t *pl, const tile_t *tl,
+                              const uint32_t a_line[2], uint32_t parts, uint32_t piece) {
+  const uint32_t R = pl->r, mt = pl->mt;
+  apieces_t ap = ablock_pieces(pl, g, tl, parts);
+  uint32_t lo = piece * ap.piece_rows;
+  if (lo >= ap.rows) return;
+  uint32_t rows = min_u32(ap.piece_rows, ap.rows - lo), krows = min_u32(R, g->k - tl->kt * R);
+  if (piece == 0 && tl->ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + tl->ablock % 2, 1);
+  fw_dma_hbm_to_vmem(dq, SEM_A_READY + tl->ablock % 2, 1,
+                     g->a + 2 * ((tl->mc * mt + lo) * g->lda + tl->kt * R), 2 * g->lda,
+                     a_line[tl->ablock % 2] + lo, rows, round4(2 * krows));
 }
 
 int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
@@ -93,8 +113,8 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
 #define LAST_USE_OF_A(tl) ((tl).nt == pl.nts - 1)
 
   /* ---- DMA queue. Iteration t writes back the output block stored at tile t-2, loads tile
-   * t's weights, and prefetches the activation block tile t+1 starts (if it starts one), so
-   * a new block is in VMEM a whole tile ahead and never delays the weights. */
+   * t's weights, and loads piece nt of the next activation block, so that block arrives
+   * spread over the current block's tiles, ahead of its first tile. */
   for (uint64_t t = 0; t <= pl.tiles + 1; t++) {
     if (t >= 2 && t < pl.tiles) fw_sem_wait(dq, SEM_W_FREE + t % 2, 1);
     if (t >= 2 && STORES(tile_of(&pl, t - 2))) {
@@ -107,15 +127,16 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
     if (t >= pl.tiles) continue;
     tile_t tl = tile_of(&pl, t);
     uint32_t krows = min_u32(R, g->k - tl.kt * R);
-    if (t == 0) load_ablock(dq, g, &pl, &tl, a_line);
+    if (t == 0) load_ablock_piece(dq, g, &pl, &tl, a_line, 1, 0);
     uint32_t cols = min_u32(C, g->n - tl.nt * C);
     if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
       fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->zero, 0, w_line[t % 2] + krows, R - krows, 4 * C);
     fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % 2, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
                        w_line[t % 2], krows, round4(2 * cols));
-    if (t + 1 < pl.tiles) {
-      tile_t next = tile_of(&pl, t + 1);
-      if (next.nt == 0) load_ablock(dq, g, &pl, &next, a_line);
+    uint64_t next_block_start = t - tl.nt + pl.nts;  /* first tile of the next activation block */
+    if (next_block_start < pl.tiles) {
+      tile_t next = tile_of(&pl, next_block_start);
+      load_ablock_piece(dq, g, &pl, &next, a_line, pl.nts, tl.nt);
     }
   }
   /* Leave every semaphore at zero for the next kernel: take the signals nobody waited for
@@ -132,7 +153,8 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
   for (uint64_t t = 0; t < pl.tiles; t++) {
     tile_t tl = tile_of(&pl, t);
     fw_sem_wait(cq, SEM_W_READY + t % 2, 1);
-    if (tl.nt == 0) fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, 1);
+    if (tl.nt == 0) /* the first block came in one piece, the others in one per column tile */
+      fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, ablock_pieces(&pl, g, &tl, t == 0 ? 1 : pl.nts).pieces);
     fw_mxu_load(cq, w_line[t % 2]);
     if (t >= 1) {
       tile_t prev = tile_of(&pl, t - 1);
