@@ -112,31 +112,33 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
 #define STORES(tl) ((tl).kt == pl.kts - 1)
 #define LAST_USE_OF_A(tl) ((tl).nt == pl.nts - 1)
 
-  /* ---- DMA queue. Iteration t writes back the output block stored at tile t-2, loads tile
-   * t's weights, and loads piece nt of the next activation block, so that block arrives
-   * spread over the current block's tiles, ahead of its first tile. */
+  /* ---- DMA queue. Iteration t loads tile t's weights, then piece nt of the next
+   * activation block (so that block arrives spread over the current block's tiles, ahead
+   * of its first tile), then writes back the output block stored at tile t-2. */
   for (uint64_t t = 0; t <= pl.tiles + 1; t++) {
     if (t >= 2 && t < pl.tiles) fw_sem_wait(dq, SEM_W_FREE + t % 2, 1);
+    if (t < pl.tiles) {
+      tile_t tl = tile_of(&pl, t);
+      uint32_t krows = min_u32(R, g->k - tl.kt * R);
+      if (t == 0) load_ablock_piece(dq, g, &pl, &tl, a_line, 1, 0);
+      uint32_t cols = min_u32(C, g->n - tl.nt * C);
+      if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
+        fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->zero, 0, w_line[t % 2] + krows, R - krows, 4 * C);
+      fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % 2, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
+                         w_line[t % 2], krows, round4(2 * cols));
+      uint64_t next_block_start = t - tl.nt + pl.nts;  /* first tile of the next activation block */
+      if (next_block_start < pl.tiles) {
+        tile_t next = tile_of(&pl, next_block_start);
+        load_ablock_piece(dq, g, &pl, &next, a_line, pl.nts, tl.nt);
+      }
+    }
+    /* after this tile's weights, so a long write-back never delays them */
     if (t >= 2 && STORES(tile_of(&pl, t - 2))) {
       tile_t b = tile_of(&pl, t - 2);
       fw_sem_wait(dq, SEM_OUT_READY, 1);
       fw_dma_vmem_to_hbm(dq, SEM_OUT_FREE + b.oblock % 2, 1, o_line[b.oblock % 2],
                          g->c + 4 * (b.mc * mt * g->n + b.nt * C), 4 * g->n, ROWS(b),
                          4 * min_u32(C, g->n - b.nt * C));
-    }
-    if (t >= pl.tiles) continue;
-    tile_t tl = tile_of(&pl, t);
-    uint32_t krows = min_u32(R, g->k - tl.kt * R);
-    if (t == 0) load_ablock_piece(dq, g, &pl, &tl, a_line, 1, 0);
-    uint32_t cols = min_u32(C, g->n - tl.nt * C);
-    if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
-      fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->zero, 0, w_line[t % 2] + krows, R - krows, 4 * C);
-    fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % 2, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
-                       w_line[t % 2], krows, round4(2 * cols));
-    uint64_t next_block_start = t - tl.nt + pl.nts;  /* first tile of the next activation block */
-    if (next_block_start < pl.tiles) {
-      tile_t next = tile_of(&pl, next_block_start);
-      load_ablock_piece(dq, g, &pl, &next, a_line, pl.nts, tl.nt);
     }
   }
   /* Leave every semaphore at zero for the next kernel: take the signals nobody waited for
