@@ -109,12 +109,13 @@ lint: ## Verilator -Wall lint of every RTL module; waivers live in rtl/lint.vlt
 
 WAVE ?= mxu
 waves: $(TPUSIM) ## Run the scenarios with FST traces into waves/ (mxu.fst, arith.fst)
-	$(TPUSIM) gemm --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace waves/mxu.fst
+	$(TPUSIM) gemm --level mxu --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace waves/mxu.fst
 	$(TPUSIM) dot --n 16 --seed 1 --trace waves/arith.fst
 	$(TPUSIM) net --pod 4x4 --rate 0.4 --packet-flits 2 --warmup 20 --cycles 200 --trace waves/router.fst --trace-node 5 >/dev/null
-	@echo "waves: wrote waves/mxu.fst, waves/arith.fst and waves/router.fst; 'make view [WAVE=arith|router]' opens one"
+	$(TPUSIM) gemm --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace waves/chip.fst >/dev/null
+	@echo "waves: wrote waves/{mxu,arith,router,chip}.fst; 'make view [WAVE=arith|router|chip]' opens one"
 
-view: ## Open a trace from 'make waves' in GTKWave with its session (WAVE=mxu|arith|router)
+view: ## Open a trace from 'make waves' in GTKWave with its session (WAVE=mxu|arith|router|chip)
 	$(call need,gtkwave)
 	@test -f waves/$(WAVE).fst || { echo "error: waves/$(WAVE).fst does not exist; run 'make waves' first" >&2; exit 1; }
 	gtkwave waves/$(WAVE).fst waves/$(WAVE).gtkw
@@ -125,6 +126,7 @@ screenshot: waves ## Render the waveform sessions to docs/img/ (Xvfb)
 	scripts/screenshot.sh waves/mxu.fst waves/mxu.gtkw docs/img/waves_mxu.png
 	scripts/screenshot.sh waves/arith.fst waves/arith.gtkw docs/img/waves_arith.png
 	scripts/screenshot.sh waves/router.fst waves/router.gtkw docs/img/waves_router.png
+	scripts/screenshot.sh waves/chip.fst waves/chip.gtkw docs/img/waves_chip.png
 
 bench: $(TPUSIM) ## Run the benchmarks (results under build/bench/)
 	@mkdir -p $(BUILD)/bench

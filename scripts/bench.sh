@@ -63,3 +63,5 @@ echo "== MXU build time and peak memory (verilate + compile one model, no ccache
 echo "bench: results in $out/" >&2
 
 scripts/bench_net.sh "$out" | tee -a "$out/summary.txt"
+
+scripts/bench_chip.sh "$out" | tee -a "$out/summary.txt"
