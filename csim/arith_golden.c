@@ -259,3 +259,37 @@ uint32_t arith_golden_mac(uint32_t psum, uint16_t a, uint16_t w)
 {
     return arith_golden_fp32_add(psum, arith_golden_bf16_mul(a, w));
 }
+
+/* ---- multiply and max (vector unit) ----------------------------------- */
+
+uint32_t arith_golden_fp32_mul(uint32_t a, uint32_t b)
+{
+    if (fp32_is_nan(a) || fp32_is_nan(b))
+        return ARITH_FP32_CANON_NAN;
+    uint32_t sign = fp32_sign(a) ^ fp32_sign(b);
+    a = fp32_flush_input(a);
+    b = fp32_flush_input(b);
+    if (fp32_is_inf(a) || fp32_is_inf(b))
+        return (fp32_is_zero(a) || fp32_is_zero(b)) ? ARITH_FP32_CANON_NAN : (sign | FP32_INF);
+    if (fp32_is_zero(a) || fp32_is_zero(b))
+        return sign;
+    /* 24 x 24 bits; a product of 1.0 x 1.0 has its top bit at position 46. */
+    uint64_t prod = (uint64_t)fp32_significand(a) * fp32_significand(b);
+    int exp = fp32_exp(a) + fp32_exp(b) - 127;
+    uint32_t significand = round_to_significand(prod, 2 * FP32_FRAC_BITS, &exp);
+    return fp32_pack(sign, exp, significand);
+}
+
+uint32_t arith_golden_fp32_max(uint32_t a, uint32_t b)
+{
+    if (fp32_is_nan(a) || fp32_is_nan(b))
+        return ARITH_FP32_CANON_NAN;
+    a = fp32_flush_input(a);
+    b = fp32_flush_input(b);
+    if (fp32_is_zero(a) && fp32_is_zero(b))
+        return fp32_sign(a) ? b : a; /* +0 wins */
+    /* Map to a signed integer order: negative values count down from zero. */
+    int64_t ka = fp32_sign(a) ? -(int64_t)(a & FP32_MAG_MASK) : (int64_t)(a & FP32_MAG_MASK);
+    int64_t kb = fp32_sign(b) ? -(int64_t)(b & FP32_MAG_MASK) : (int64_t)(b & FP32_MAG_MASK);
+    return ka >= kb ? a : b;
+}

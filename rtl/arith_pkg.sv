@@ -167,4 +167,76 @@ package arith_pkg;
     return result;
   endfunction
 
+  // fp32 x fp32, round to nearest even. The 48-bit significand product is rounded to 24
+  // bits as if the exponent range were unbounded; a result below 2^-126 then flushes to a
+  // zero with the product's sign, one of 2^128 or more becomes Inf.
+  function automatic logic [31:0] fp32_mul(logic [31:0] a, logic [31:0] b);
+    logic              sign, a_zero, b_zero, a_inf, b_inf, a_nan, b_nan, round_up;
+    logic [47:0]       prod;
+    logic [22:0]       frac;
+    logic [23:0]       rounded_frac;  // fraction plus the increment; bit 23 is the carry
+    logic signed [10:0] exp_res;
+    logic [31:0]       result;
+    sign   = a[31] ^ b[31];
+    a_zero = (a[30:23] == 8'h00);
+    b_zero = (b[30:23] == 8'h00);
+    a_inf  = (a[30:23] == 8'hFF) && (a[22:0] == 23'd0);
+    b_inf  = (b[30:23] == 8'hFF) && (b[22:0] == 23'd0);
+    a_nan  = (a[30:23] == 8'hFF) && (a[22:0] != 23'd0);
+    b_nan  = (b[30:23] == 8'hFF) && (b[22:0] != 23'd0);
+    prod   = {24'd0, 1'b1, a[22:0]} * {24'd0, 1'b1, b[22:0]};  // in [2^46, 2^48)
+    exp_res = 11'($unsigned(a[30:23])) + 11'($unsigned(b[30:23])) - 11'sd127;
+    if (prod[47]) begin
+      frac     = prod[46:24];
+      round_up = prod[23] && ((|prod[22:0]) || prod[24]);
+      exp_res  = exp_res + 11'sd1;
+    end else begin
+      frac     = prod[45:23];
+      round_up = prod[22] && ((|prod[21:0]) || prod[23]);
+    end
+    rounded_frac = {1'b0, frac} + {23'd0, round_up};
+    if (rounded_frac[23]) exp_res = exp_res + 11'sd1;  // 1.11..1 rounded up to 2.0
+
+    if (a_nan || b_nan) begin
+      result = Fp32CanonNan;
+    end else if (a_inf || b_inf) begin
+      result = (a_zero || b_zero) ? Fp32CanonNan : {sign, 8'hFF, 23'd0};
+    end else if (a_zero || b_zero) begin
+      result = {sign, 31'd0};
+    end else if (exp_res >= 11'sd255) begin
+      result = {sign, 8'hFF, 23'd0};
+    end else if (exp_res <= 11'sd0) begin
+      result = {sign, 31'd0};
+    end else begin
+      result = {sign, exp_res[7:0], rounded_frac[22:0]};
+    end
+    return result;
+  endfunction
+
+  // The larger of two fp32 values; max(+0, -0) = +0; any NaN gives the canonical NaN.
+  function automatic logic [31:0] fp32_max(logic [31:0] a, logic [31:0] b);
+    logic [31:0] fa, fb;
+    logic        a_nan, b_nan, a_bigger;
+    a_nan = (a[30:23] == 8'hFF) && (a[22:0] != 23'd0);
+    b_nan = (b[30:23] == 8'hFF) && (b[22:0] != 23'd0);
+    fa = (a[30:23] == 8'h00) ? {a[31], 31'd0} : a;  // subnormals read as zero
+    fb = (b[30:23] == 8'h00) ? {b[31], 31'd0} : b;
+    if (fa[30:0] == 31'd0 && fb[30:0] == 31'd0) begin
+      a_bigger = !fa[31];                     // +0 beats -0
+    end else if (fa[31] != fb[31]) begin
+      a_bigger = !fa[31];
+    end else begin
+      a_bigger = fa[31] ? (fa[30:0] < fb[30:0]) : (fa[30:0] > fb[30:0]);
+    end
+    if (a_nan || b_nan) return Fp32CanonNan;
+    return a_bigger ? fa : fb;
+  endfunction
+
+  // bf16 -> fp32, exact; subnormal bf16 -> signed zero, NaN -> canonical.
+  function automatic logic [31:0] bf16_to_fp32(logic [15:0] a);
+    if (a[14:7] == 8'hFF && a[6:0] != 7'd0) return Fp32CanonNan;
+    if (a[14:7] == 8'h00) return {a[15], 31'd0};
+    return {a, 16'd0};
+  endfunction
+
 endpackage

@@ -964,3 +964,79 @@ Test(arith_golden, mac_random_vs_host, .timeout = TIMEOUT_S)
     tally_assert_clean(&t, "mac");
     tally_assert_host_share(&t, "mac", 0.8);
 }
+
+/* ---- fp32 multiply and max (the vector unit's operations) ------------------- */
+
+static float mul_bits_to_float(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static uint32_t mul_float_to_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+Test(arith_golden, fp32_mul_matches_host_where_normal, .timeout = 300)
+{
+    uint64_t state = 0x243F6A8885A308D3ull, compared = 0;
+    for (int i = 0; i < 8000000; i++) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        uint32_t a = (uint32_t)state, b = (uint32_t)(state >> 32);
+        if (i & 1) { /* keep products in range half of the time */
+            a = (a & 0x807FFFFFu) | (uint32_t)(96 + (state >> 8) % 64) << 23;
+            b = (b & 0x807FFFFFu) | (uint32_t)(96 + (state >> 20) % 64) << 23;
+        }
+        unsigned ea = (a >> 23) & 0xFF, eb = (b >> 23) & 0xFF;
+        if (ea == 0 || ea == 255 || eb == 0 || eb == 255) continue;
+        uint32_t host = mul_float_to_bits(mul_bits_to_float(a) * mul_bits_to_float(b));
+        unsigned eh = (host >> 23) & 0xFF;
+        if (eh <= 1) continue; /* near or below 2^-126 the host rounds at subnormal precision */
+        cr_assert_eq(arith_golden_fp32_mul(a, b), host, "0x%08x * 0x%08x: golden 0x%08x host 0x%08x", a, b,
+                     arith_golden_fp32_mul(a, b), host);
+        compared++;
+    }
+    cr_assert_gt(compared, 3000000);
+}
+
+Test(arith_golden, fp32_mul_special_classes)
+{
+    cr_assert_eq(arith_golden_fp32_mul(0x7F800000u, 0x00000000u), ARITH_FP32_CANON_NAN, "Inf x 0");
+    cr_assert_eq(arith_golden_fp32_mul(0x7F800000u, 0x00000001u), ARITH_FP32_CANON_NAN, "Inf x subnormal");
+    cr_assert_eq(arith_golden_fp32_mul(0xFF800000u, 0x3F800000u), 0xFF800000u, "-Inf x 1");
+    cr_assert_eq(arith_golden_fp32_mul(0x80000000u, 0x3F800000u), 0x80000000u, "-0 x 1");
+    cr_assert_eq(arith_golden_fp32_mul(0x00400000u, 0xBF800000u), 0x80000000u, "subnormal x -1 flushes to -0");
+    cr_assert_eq(arith_golden_fp32_mul(0x7F7FFFFFu, 0x40000000u), 0x7F800000u, "overflow to Inf");
+    cr_assert_eq(arith_golden_fp32_mul(0x00800000u, 0x3F000000u), 0x00000000u, "result below 2^-126 flushes");
+    cr_assert_eq(arith_golden_fp32_mul(0xFFC12345u, 0x3F800000u), ARITH_FP32_CANON_NAN, "NaN");
+    /* tie: (1 + 2^-23)(1 + 2^-1) = 1.5 + 1.5 * 2^-23: the dropped bits are exactly half */
+    cr_assert_eq(arith_golden_fp32_mul(0x3F800001u, 0x3FC00000u),
+                 mul_float_to_bits(mul_bits_to_float(0x3F800001u) * 1.5f), "tie to even");
+    cr_assert_eq(arith_golden_fp32_mul(0x3FFFFFFFu, 0x3FFFFFFFu),
+                 mul_float_to_bits(mul_bits_to_float(0x3FFFFFFFu) * mul_bits_to_float(0x3FFFFFFFu)),
+                 "rounding carry");
+}
+
+Test(arith_golden, fp32_max_special_classes_and_order)
+{
+    cr_assert_eq(arith_golden_fp32_max(0x00000000u, 0x80000000u), 0x00000000u, "max(+0, -0)");
+    cr_assert_eq(arith_golden_fp32_max(0x80000000u, 0x00000000u), 0x00000000u, "max(-0, +0)");
+    cr_assert_eq(arith_golden_fp32_max(0x80000000u, 0x80000000u), 0x80000000u, "max(-0, -0)");
+    cr_assert_eq(arith_golden_fp32_max(0xBF800000u, 0x80000000u), 0x80000000u, "max(-1, -0)");
+    cr_assert_eq(arith_golden_fp32_max(0x7FC00001u, 0x3F800000u), ARITH_FP32_CANON_NAN);
+    cr_assert_eq(arith_golden_fp32_max(0x00000001u, 0x80000000u), 0x00000000u, "subnormal reads as +0");
+    cr_assert_eq(arith_golden_fp32_max(0xFF800000u, 0xFF7FFFFFu), 0xFF7FFFFFu);
+    uint64_t state = 99;
+    for (int i = 0; i < 1000000; i++) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        uint32_t a = (uint32_t)state, b = (uint32_t)(state >> 32);
+        unsigned ea = (a >> 23) & 0xFF, eb = (b >> 23) & 0xFF;
+        if (ea == 0 || ea == 255 || eb == 0 || eb == 255) continue;
+        float fa = mul_bits_to_float(a), fb = mul_bits_to_float(b);
+        cr_assert_eq(arith_golden_fp32_max(a, b), fa >= fb ? a : b);
+    }
+}
