@@ -45,7 +45,7 @@ module chip_dma #(
   import chip_pkg::*;
 
   localparam int unsigned LineAw = $clog2(VmemLines);
-  localparam int unsigned Depth  = 4;
+  localparam int unsigned Depth  = 16;  // transfers in flight: enough to cover long latencies
 
   typedef struct packed {
     logic [1:0]        kind;
@@ -108,19 +108,23 @@ module chip_dma #(
   desc_t next_desc;
   logic  start;
   assign next_desc = fifo_q[fifo_head_q];
-  // Transfers take effect in order: one that reads VMEM waits until earlier HBM -> VMEM
-  // transfers have landed (a read of a line still in flight would see stale data).
+  // Transfers take effect in order: one that reads VMEM waits while an earlier HBM -> VMEM
+  // transfer still has to write lines it reads (it would see stale data).
   logic reads_pending;
   always_comb begin
     reads_pending = 1'b0;
+    // an entry covers the lines its answers still have to write: [line, line + left)
     for (int i = 0; i < Depth; i++) begin
-      if (($clog2(Depth) + 1)'(i) < pend_count_q && pend_q[$clog2(Depth)'(pend_head_q + $clog2(Depth)'(i))].read)
+      automatic logic [$clog2(Depth)-1:0] slot = $clog2(Depth)'(pend_head_q + $clog2(Depth)'(i));
+      if (($clog2(Depth) + 1)'(i) < pend_count_q && pend_q[slot].read &&
+          ({1'b0, pend_q[slot].line} < {1'b0, next_desc.line} + (LineAw + 1)'(next_desc.rows)) &&
+          ({1'b0, next_desc.line} < {1'b0, pend_q[slot].line} + (LineAw + 1)'(pend_q[slot].left)))
         reads_pending = 1'b1;
     end
   end
   assign start = (fifo_count_q != '0) && (!cur_active_q || cur_done) &&
                  ((next_desc.kind == DmaV2V) || !pend_full) &&
-                 !((next_desc.kind == DmaV2H) && (reads_pending || (cur_active_q && cur_q.kind == DmaH2V)));
+                 !((next_desc.kind == DmaV2H) && reads_pending);
 
   // ---------------------------------------------------------------- answers
   pending_t head;
