@@ -4,10 +4,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Semaphores: weight tiles and activation blocks ready/free (double-buffered), output
- * blocks ready (counting) and free (double-buffered). */
+/* Weight tiles are small and needed every tile: NW buffers let their loads run that many
+ * tiles ahead and hide HBM latency. Activation and output blocks are double-buffered. */
+#define NW 4
 enum {
-  SEM_W_READY = 0, SEM_W_FREE = 2, SEM_OUT_READY = 4, SEM_OUT_FREE = 5, SEM_A_READY = 7, SEM_A_FREE = 9
+  SEM_W_READY = 0, SEM_W_FREE = SEM_W_READY + NW, SEM_OUT_READY = SEM_W_FREE + NW,
+  SEM_OUT_FREE = SEM_OUT_READY + 1, SEM_A_READY = SEM_OUT_FREE + 2, SEM_A_FREE = SEM_A_READY + 2
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -15,9 +17,9 @@ static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t round4(uint32_t x) { return (x + 3) & ~3u; }
 
 uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m, uint32_t n) {
-  /* VMEM: 2 weight tiles (2R lines) + 2 activation blocks + 2 output blocks (4 Mt lines);
+  /* VMEM: NW weight tiles (NW R lines) + 2 activation blocks + 2 output blocks (4 Mt lines);
    * accumulator: every column tile of 2 row blocks (2 * ceil(N/C) * Mt rows). */
-  uint32_t by_vmem = chip->vmem_lines > 2 * chip->rows ? (chip->vmem_lines - 2 * chip->rows) / 4 : 0;
+  uint32_t by_vmem = chip->vmem_lines > NW * chip->rows ? (chip->vmem_lines - NW * chip->rows) / 4 : 0;
   uint32_t by_acc = chip->acc_depth / (2 * ceil_div(n, chip->cols));
   return min_u32(m, min_u32(by_vmem, by_acc));
 }
@@ -104,9 +106,10 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
     return -1;
   }
   const uint32_t mt = pl.mt;
-  const uint32_t w_line[2] = {0, R};
-  const uint32_t a_line[2] = {2 * R, 2 * R + mt};
-  const uint32_t o_line[2] = {2 * R + 2 * mt, 2 * R + 3 * mt};
+  uint32_t w_line[NW];
+  for (uint32_t i = 0; i < NW; i++) w_line[i] = i * R;
+  const uint32_t a_line[2] = {NW * R, NW * R + mt};
+  const uint32_t o_line[2] = {NW * R + 2 * mt, NW * R + 3 * mt};
 #define ROWS(tl) min_u32(mt, g->m - (tl).mc * mt)
 #define ACC(tl) ((((tl).mc % 2) * pl.nts + (tl).nt) * mt)
 #define STORES(tl) ((tl).kt == pl.kts - 1)
@@ -116,16 +119,16 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
    * activation block (so that block arrives spread over the current block's tiles, ahead
    * of its first tile), then writes back the output block stored at tile t-2. */
   for (uint64_t t = 0; t <= pl.tiles + 1; t++) {
-    if (t >= 2 && t < pl.tiles) fw_sem_wait(dq, SEM_W_FREE + t % 2, 1);
+    if (t >= NW && t < pl.tiles) fw_sem_wait(dq, SEM_W_FREE + t % NW, 1);
     if (t < pl.tiles) {
       tile_t tl = tile_of(&pl, t);
       uint32_t krows = min_u32(R, g->k - tl.kt * R);
       if (t == 0) load_ablock_piece(dq, g, &pl, &tl, a_line, 1, 0);
       uint32_t cols = min_u32(C, g->n - tl.nt * C);
       if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
-        fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->zero, 0, w_line[t % 2] + krows, R - krows, 4 * C);
-      fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % 2, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
-                         w_line[t % 2], krows, round4(2 * cols));
+        fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->zero, 0, w_line[t % NW] + krows, R - krows, 4 * C);
+      fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
+                         w_line[t % NW], krows, round4(2 * cols));
       uint64_t next_block_start = t - tl.nt + pl.nts;  /* first tile of the next activation block */
       if (next_block_start < pl.tiles) {
         tile_t next = tile_of(&pl, next_block_start);
@@ -144,7 +147,8 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
   /* Leave every semaphore at zero for the next kernel: take the signals nobody waited for
    * (the last weight and activation buffer releases, the last two output writes). */
   fw_fence(dq);
-  if (pl.tiles >= 2) fw_sem_wait(dq, SEM_W_FREE + (pl.tiles - 2) % 2, 1);
+  for (uint64_t j = pl.tiles >= NW ? pl.tiles - NW : 0; j + 1 < pl.tiles; j++)
+    fw_sem_wait(dq, SEM_W_FREE + j % NW, 1);
   const uint64_t ablocks = (uint64_t)pl.mcs * pl.kts, oblocks = (uint64_t)pl.mcs * pl.nts;
   if (ablocks >= 2) fw_sem_wait(dq, SEM_A_FREE + (ablocks - 2) % 2, 1);
   for (uint64_t o = oblocks >= 2 ? oblocks - 2 : 0; o < oblocks; o++) fw_sem_wait(dq, SEM_OUT_FREE + o % 2, 1);
@@ -154,13 +158,13 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
    * rows), release tile t-1's buffers, multiply, store a finished output block. */
   for (uint64_t t = 0; t < pl.tiles; t++) {
     tile_t tl = tile_of(&pl, t);
-    fw_sem_wait(cq, SEM_W_READY + t % 2, 1);
+    fw_sem_wait(cq, SEM_W_READY + t % NW, 1);
     if (tl.nt == 0) /* the first block came in one piece, the others in one per column tile */
       fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, ablock_pieces(&pl, g, &tl, t == 0 ? 1 : pl.nts).pieces);
-    fw_mxu_load(cq, w_line[t % 2]);
+    fw_mxu_load(cq, w_line[t % NW]);
     if (t >= 1) {
       tile_t prev = tile_of(&pl, t - 1);
-      fw_sem_signal(cq, SEM_W_FREE + (t - 1) % 2, 1);
+      fw_sem_signal(cq, SEM_W_FREE + (t - 1) % NW, 1);
       if (LAST_USE_OF_A(prev)) fw_sem_signal(cq, SEM_A_FREE + prev.ablock % 2, 1);
       if (STORES(prev)) fw_sem_signal(cq, SEM_OUT_READY, 1);
     }

@@ -2,7 +2,7 @@
  * gemm: the firmware GEMM kernel. C = A x B with A (M x K bf16), B (K x N bf16) and C
  * (M x N fp32) in HBM, on one chip, as a compute program and a DMA program synchronised by
  * semaphores (docs/isa.md), tiled with double-buffered VMEM tiles so that DMA overlaps the
- * MXU. It uses semaphores 0..10 and leaves them all at zero. Tiling and synchronisation
+ * MXU. It uses semaphores 0..14 and leaves them all at zero. Tiling and synchronisation
  * are described in docs/gemm.md.
  */
 #ifndef FW_GEMM_H
