@@ -6,7 +6,7 @@
 
 enum {
   OP_HALT = 0x01, OP_FENCE = 0x02, OP_SEM_WAIT = 0x03, OP_SEM_SIGNAL = 0x04, OP_DMA = 0x10,
-  OP_MXU_LOAD = 0x20, OP_MXU_MATMUL = 0x21, OP_MXU_STORE = 0x22
+  OP_MXU_LOAD = 0x20, OP_MXU_MATMUL = 0x21, OP_MXU_STORE = 0x22, OP_VEC = 0x30
 };
 enum { DMA_H2V = 0, DMA_V2H = 1, DMA_V2V = 2 };
 
@@ -65,6 +65,11 @@ void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row,
 
 void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line) {
   emit(p, OP_MXU_STORE, 0, 0, acc_row, rows, line, 0, 0, 0);
+}
+
+void fw_vec(fw_prog_t *p, fw_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
+            uint32_t scalar_bits) {
+  emit(p, OP_VEC, 0, (uint32_t)op, a_line, b_line, dst_line, rows, scalar_bits, 0);
 }
 
 void fw_raw(fw_prog_t *p, const uint32_t w[FW_CMD_WORDS]) {

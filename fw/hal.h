@@ -44,6 +44,15 @@ void fw_mxu_load(fw_prog_t *p, uint32_t line);
 void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row, bool accumulate);
 void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line);
 
+/* Vector unit: `rows` lines, dst[i] = op(a[i], b[i]) lane by lane (docs/isa.md). */
+typedef enum {
+  FW_VEC_ADD = 0, FW_VEC_SUB = 1, FW_VEC_MUL = 2, FW_VEC_MAX = 3, FW_VEC_RELU = 4,
+  FW_VEC_SCALE = 5, /* a * scalar */
+  FW_VEC_TO_BF16 = 6, FW_VEC_TO_FP32 = 7, FW_VEC_COPY = 8
+} fw_vec_op_t;
+void fw_vec(fw_prog_t *p, fw_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
+            uint32_t scalar_bits);
+
 /* Appends a raw command (tests of the command processor's error paths only). */
 void fw_raw(fw_prog_t *p, const uint32_t words[FW_CMD_WORDS]);
 

@@ -56,10 +56,11 @@ module chip_cmdq #(
   logic [CmdW-1:0] cmd;
   logic [7:0]      op, sem;
   logic [3:0]      err;
-  logic [63:0]     w2, w3, w4, w5, w6, w7;  // operands, widened for range arithmetic
+  logic [63:0]     w1, w2, w3, w4, w5, w6, w7;  // operands, widened for range arithmetic
   assign cmd = mem[pc_q];
   assign op  = cmd[7:0];
   assign sem = cmd[15:8];
+  assign w1  = {32'd0, word(cmd, 1)};
   assign w2  = {32'd0, word(cmd, 2)};
   assign w3  = {32'd0, word(cmd, 3)};
   assign w4  = {32'd0, word(cmd, 4)};
@@ -90,6 +91,12 @@ module chip_cmdq #(
         else if (w2 + w3 > 64'(VmemLines)) err = ErrVmem;
         else if (w4 + w3 > 64'(AccDepth)) err = ErrAcc;
       end
+      OpVec: begin
+        if (IsDma) err = ErrQueue;
+        else if (w1 >= 64'(VecOps)) err = ErrOpcode;
+        else if (w5 == 0) err = ErrSize;
+        else if (w2 + w5 > 64'(VmemLines) || w3 + w5 > 64'(VmemLines) || w4 + w5 > 64'(VmemLines)) err = ErrVmem;
+      end
       OpMxuStore: begin
         if (IsDma) err = ErrQueue;
         else if (w3 == 0) err = ErrSize;
@@ -102,7 +109,8 @@ module chip_cmdq #(
 
   // ---------------------------------------------------------------- execute
   logic is_unit_op, advance;
-  assign is_unit_op    = (op == OpDma) || (op == OpMxuLoad) || (op == OpMxuMatmul) || (op == OpMxuStore);
+  assign is_unit_op    = (op == OpDma) || (op == OpMxuLoad) || (op == OpMxuMatmul) || (op == OpMxuStore) ||
+                         (op == OpVec);
   assign issue_valid_o = running_q && (err == ErrNone) && is_unit_op;
   assign issue_cmd_o   = cmd;
   assign sem_idx_o     = sem[4:0];

@@ -29,6 +29,10 @@ module chip_mxu_unit #(
   output logic [31:0]                  matmuls_done_o,
   output logic [31:0]                  stores_issued_o,
   output logic [31:0]                  stores_done_o,
+  // the vector unit's progress: a load, matmul or store waits for the VEC commands issued
+  // before it, so the compute queue's VMEM effects happen in program order
+  input  logic [31:0]                  vecs_issued_i,
+  input  logic [31:0]                  vecs_done_i,
   // VMEM: two read ports (weights, activations) and a write port (stores)
   output logic [$clog2(VmemLines)-1:0] w_raddr_o,
   input  logic [Cols*16-1:0]           w_rdata_i,   // a weight row: C bf16
@@ -60,6 +64,8 @@ module chip_mxu_unit #(
 
   // ---------------------------------------------------------------- feeder FIFOs
   logic [LineAw-1:0] wf_line_q [FDepth];
+  logic [31:0]       wf_vec_q  [FDepth];  // VEC commands that must finish first
+  logic [31:0]       af_vec_q  [FDepth];
   logic [FAw:0]      wf_count_q;
   logic [FAw-1:0]    wf_head_q;
   logic [LineAw-1:0] af_line_q [FDepth];
@@ -88,6 +94,7 @@ module chip_mxu_unit #(
   logic [AccAw:0]   sn_rows_q;
   logic [LineAw-1:0] sn_line_q;
   logic [63:0]      sn_wait_rows_q;
+  logic [31:0]      st_vec_q, sn_vec_q;
   logic [63:0]      mm_rows_issued_q, mm_rows_written_q;
   logic [31:0]      loads_issued_q, loads_done_q, matmuls_issued_q, matmuls_done_q;
   logic [31:0]      stores_issued_q, stores_done_q;
@@ -122,8 +129,8 @@ module chip_mxu_unit #(
   // Feeders: the head descriptor's next line, whenever the MXU takes a row.
   assign w_raddr_o   = wf_line_q[wf_head_q] + LineAw'(wf_row_q);
   assign a_raddr_o   = af_line_q[af_head_q] + LineAw'(af_row_q);
-  assign mxu_w_valid = (wf_count_q != '0);
-  assign mxu_a_valid = (af_count_q != '0);
+  assign mxu_w_valid = (wf_count_q != '0) && (vecs_done_i >= wf_vec_q[wf_head_q]);
+  assign mxu_a_valid = (af_count_q != '0) && (vecs_done_i >= af_vec_q[af_head_q]);
   logic wf_last, af_last;
   assign wf_last = mxu_w_valid && mxu_w_ready && (wf_row_q == ($clog2(Rows) + 1)'(Rows - 1));
   assign af_last = mxu_a_valid && mxu_a_ready && (af_row_q + (AccAw + 1)'(1) == af_rows_q[af_head_q]);
@@ -166,7 +173,8 @@ module chip_mxu_unit #(
   logic st_can_read, st_finish;
   // the running store is done once its last read's data has been written
   assign st_finish = st_active_q && (st_left_q == '0) && !rd_valid;
-  assign st_can_read = st_active_q && (st_left_q != '0) && (mm_rows_written_q >= st_wait_rows_q);
+  assign st_can_read = st_active_q && (st_left_q != '0) && (mm_rows_written_q >= st_wait_rows_q) &&
+                       (vecs_done_i >= st_vec_q);
   assign rd_en   = st_can_read;
   assign rd_addr = st_acc_q;
   assign vmem_we_o    = rd_valid;  // the row read last cycle
@@ -194,7 +202,10 @@ module chip_mxu_unit #(
       stores_done_q     <= '0;
     end else begin
       // weight feeder
-      if (cmd_fire && is_load) wf_line_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])] <= LineAw'(word(cmd_i, 2));
+      if (cmd_fire && is_load) begin
+        wf_line_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])] <= LineAw'(word(cmd_i, 2));
+        wf_vec_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])]  <= vecs_issued_i;
+      end
       if (mxu_w_valid && mxu_w_ready) wf_row_q <= wf_last ? '0 : wf_row_q + 1'b1;
       if (wf_last) wf_head_q <= wf_head_q + FAw'(1);
       wf_count_q <= wf_count_q + (FAw + 1)'(cmd_fire && is_load) - (FAw + 1)'(wf_last);
@@ -202,6 +213,7 @@ module chip_mxu_unit #(
       if (cmd_fire && is_matmul) begin
         af_line_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= LineAw'(word(cmd_i, 2));
         af_rows_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= (AccAw + 1)'(w3);
+        af_vec_q[FAw'(af_head_q + af_count_q[FAw-1:0])]  <= vecs_issued_i;
         mm_rows_issued_q <= mm_rows_issued_q + w3;
       end
       if (mxu_a_valid && mxu_a_ready) af_row_q <= af_last ? '0 : af_row_q + 1'b1;
@@ -227,12 +239,14 @@ module chip_mxu_unit #(
         st_left_q      <= (AccAw + 1)'(w3);
         st_wline_q     <= LineAw'(w4);
         st_wait_rows_q <= mm_rows_issued_q;
+        st_vec_q       <= vecs_issued_i;
       end else if (st_finish && sn_valid_q) begin
         st_active_q    <= 1'b1;
         st_acc_q       <= sn_acc_q;
         st_left_q      <= sn_rows_q;
         st_wline_q     <= sn_line_q;
         st_wait_rows_q <= sn_wait_rows_q;
+        st_vec_q       <= sn_vec_q;
         sn_valid_q     <= 1'b0;
       end else if (st_finish) begin
         st_active_q <= 1'b0;
@@ -243,6 +257,7 @@ module chip_mxu_unit #(
         sn_rows_q      <= (AccAw + 1)'(w3);
         sn_line_q      <= LineAw'(w4);
         sn_wait_rows_q <= mm_rows_issued_q;
+        sn_vec_q       <= vecs_issued_i;
       end
     end
   end

@@ -13,6 +13,8 @@ package chip_pkg;
   localparam logic [7:0] OpMxuLoad   = 8'h20;
   localparam logic [7:0] OpMxuMatmul = 8'h21;
   localparam logic [7:0] OpMxuStore  = 8'h22;
+  localparam logic [7:0] OpVec       = 8'h30;
+  localparam int unsigned VecOps     = 9;   // VEC operations 0..8 (docs/isa.md)
 
   localparam logic [1:0] DmaH2V = 2'd0;
   localparam logic [1:0] DmaV2H = 2'd1;

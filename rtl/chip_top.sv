@@ -53,17 +53,21 @@ module chip_top #(
   localparam int unsigned LineAw = $clog2(VmemLines);
 
   // ---------------------------------------------------------------- VMEM
+  logic [$clog2(VmemLines)-1:0] vec_araddr, vec_braddr, vec_waddr;
+  logic [LineW-1:0]  vec_wdata;
+  logic              vec_we;
   logic [LineW-1:0]  vmem [VmemLines];
   logic [LineAw-1:0] dma_raddr, dma_waddr, w_raddr, a_raddr, st_waddr;
   logic [LineW-1:0]  dma_wdata, st_wdata;
   logic              dma_we, st_we;
   logic [Cols*16-1:0] w_line;  // a weight row: the low C bf16 of a line
   logic [Rows*16-1:0] a_line;  // an activation row: the low R bf16 of a line
-  // Two write ports (DMA, MXU stores) and three read ports: VMEM is modelled as banked
-  // finely enough that these never conflict.
+  // Three write ports (DMA, MXU stores, vector unit) and five read ports: VMEM is modelled
+  // as banked finely enough that these never conflict.
   always_ff @(posedge clk_i) begin
     if (dma_we) vmem[dma_waddr] <= dma_wdata;
     if (st_we)  vmem[st_waddr]  <= st_wdata;
+    if (vec_we) vmem[vec_waddr] <= vec_wdata;
   end
   assign w_line = vmem[w_raddr][Cols*16-1:0];
   assign a_line = vmem[a_raddr][Rows*16-1:0];
@@ -111,6 +115,11 @@ module chip_top #(
 
   // ---------------------------------------------------------------- units
   logic [31:0] loads_issued, loads_done, matmuls_issued, matmuls_done, stores_issued, stores_done;
+  logic [31:0] vecs_issued, vecs_done;
+  logic        vec_busy, mxu_ready, vec_ready, is_vec;
+  // the compute queue's commands go to the MXU unit or the vector unit
+  assign is_vec = (issue_cmd[0][7:0] == OpVec);
+  assign issue_ready[0] = is_vec ? vec_ready : mxu_ready;
   logic        dma_sem_signal, dma_busy, mxu_busy;
   logic [4:0]  dma_sem_idx;
   logic [31:0] dma_sem_value;
@@ -154,8 +163,8 @@ module chip_top #(
   ) u_mxu_unit (
     .clk_i,
     .rst_ni,
-    .cmd_valid_i        (issue_valid[0]),
-    .cmd_ready_o        (issue_ready[0]),
+    .cmd_valid_i        (issue_valid[0] && !is_vec),
+    .cmd_ready_o        (mxu_ready),
     .cmd_i              (issue_cmd[0]),
     .drained_o          (mxu_drained),
     .loads_issued_o     (loads_issued),
@@ -164,6 +173,8 @@ module chip_top #(
     .matmuls_done_o     (matmuls_done),
     .stores_issued_o    (stores_issued),
     .stores_done_o      (stores_done),
+    .vecs_issued_i      (vecs_issued),
+    .vecs_done_i        (vecs_done),
     .w_raddr_o          (w_raddr),
     .w_rdata_i          (w_line),
     .a_raddr_o          (a_raddr),
@@ -180,6 +191,33 @@ module chip_top #(
     .cnt_weight_stall_o,
     .cnt_input_stall_o,
     .cnt_idle_o
+  );
+
+  chip_vec_unit #(
+    .Cols      (Cols),
+    .VmemLines (VmemLines)
+  ) u_vec_unit (
+    .clk_i,
+    .rst_ni,
+    .cmd_valid_i      (issue_valid[0] && is_vec),
+    .cmd_ready_o      (vec_ready),
+    .cmd_i            (issue_cmd[0]),
+    .loads_issued_i   (loads_issued),
+    .loads_done_i     (loads_done),
+    .matmuls_issued_i (matmuls_issued),
+    .matmuls_done_i   (matmuls_done),
+    .stores_issued_i  (stores_issued),
+    .stores_done_i    (stores_done),
+    .vecs_issued_o    (vecs_issued),
+    .vecs_done_o      (vecs_done),
+    .busy_o           (vec_busy),
+    .a_raddr_o        (vec_araddr),
+    .a_rdata_i        (vmem[vec_araddr]),
+    .b_raddr_o        (vec_braddr),
+    .b_rdata_i        (vmem[vec_braddr]),
+    .we_o             (vec_we),
+    .waddr_o          (vec_waddr),
+    .wdata_o          (vec_wdata)
   );
 
   // ---------------------------------------------------------------- semaphores
@@ -234,12 +272,14 @@ module chip_top #(
   logic [31:0] rel_loads_q [RelDepth];
   logic [31:0] rel_mms_q   [RelDepth];
   logic [31:0] rel_sts_q   [RelDepth];
+  logic [31:0] rel_vecs_q  [RelDepth];
   logic [2:0]  rel_count_q;
   logic [1:0]  rel_head_q;
   logic        rel_fire;
   assign signal_ready[0] = (rel_count_q != 3'(RelDepth));
   assign rel_fire = (rel_count_q != '0) && (loads_done >= rel_loads_q[rel_head_q]) &&
-                    (matmuls_done >= rel_mms_q[rel_head_q]) && (stores_done >= rel_sts_q[rel_head_q]);
+                    (matmuls_done >= rel_mms_q[rel_head_q]) && (stores_done >= rel_sts_q[rel_head_q]) &&
+                    (vecs_done >= rel_vecs_q[rel_head_q]);
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rel_count_q <= '0;
@@ -251,12 +291,13 @@ module chip_top #(
         rel_loads_q[2'(rel_head_q + rel_count_q[1:0])] <= loads_issued;
         rel_mms_q[2'(rel_head_q + rel_count_q[1:0])]   <= matmuls_issued;
         rel_sts_q[2'(rel_head_q + rel_count_q[1:0])]   <= stores_issued;
+        rel_vecs_q[2'(rel_head_q + rel_count_q[1:0])]  <= vecs_issued;
       end
       if (rel_fire) rel_head_q <= rel_head_q + 2'd1;
       rel_count_q <= rel_count_q + 3'(sem_signal[0]) - 3'(rel_fire);
     end
   end
-  assign drained[0] = mxu_drained && (rel_count_q == '0);
+  assign drained[0] = mxu_drained && !vec_busy && (rel_count_q == '0);
   assign cnt_dma_busy_o = dma_busy_q;
   assign cnt_mxu_busy_o = mxu_busy_q;
   assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith_golden.h"
 #include "chip.h"
 #include "chip_gemm.h"
 #include "hal.h"
@@ -220,6 +221,11 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
       {1, {0x10 | 1u << 8, 0, 3, 0, 16, 0, 1, 16}, 6, "unknown DMA kind"},
       {0, {0x21, 0, 0, 0, 0, 0}, 6, "MATMUL of zero rows"},
       {0, {0x03 | 40u << 8, 1}, 7, "semaphore out of range"},
+      {0, {0x30, 9, 0, 0, 0, 1}, 1, "unknown vector operation"},
+      {0, {0x30, 0, 0, 0, 0, 0}, 6, "vector op of zero rows"},
+      {0, {0x30, 0, 4095, 0, 0, 2}, 3, "vector operand past VMEM"},
+      {0, {0x30, 0, 0, 0, 4095, 2}, 3, "vector destination past VMEM"},
+      {1, {0x30, 0, 0, 0, 0, 1}, 2, "vector op in the DMA queue"},
       {1, {0x10 | 40u << 8, 1, 0, 0, 16, 0, 1, 16}, 7, "DMA completion semaphore out of range"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -245,5 +251,134 @@ Test(chip_rtl, program_without_halt_runs_off_the_end) {
   cr_assert_eq(chip_load_program(c, 1, p.words, p.count, err, sizeof err), -1);
   cr_assert(strstr(err, "does not fit"), "%s", err);
   fw_prog_free(&p);
+  chip_free(c);
+}
+
+/* ------------------------------------------------------------------ vector unit */
+
+static uint32_t vec_golden(fw_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
+  switch (op) {
+    case FW_VEC_ADD: return arith_golden_fp32_add(a, b);
+    case FW_VEC_SUB: return arith_golden_fp32_add(a, b ^ 0x80000000u);
+    case FW_VEC_MUL: return arith_golden_fp32_mul(a, b);
+    case FW_VEC_MAX: return arith_golden_fp32_max(a, b);
+    case FW_VEC_RELU: return arith_golden_fp32_max(a, 0);
+    case FW_VEC_SCALE: return arith_golden_fp32_mul(a, scalar);
+    case FW_VEC_COPY: return a;
+    default: return 0;
+  }
+}
+
+static uint32_t random_lane(rng_t *rng) {
+  static const uint32_t specials[] = {0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000,
+                                      0xFFFFFFFF, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF,
+                                      0x3F808000, 0x3F818000, 0xBF800000};
+  uint64_t x = rng_next(rng);
+  if ((x & 7) == 0) return specials[(x >> 8) % (sizeof specials / sizeof specials[0])];
+  if ((x & 7) == 1) return (uint32_t)(x >> 32);
+  return (uint32_t)((x >> 32) & 0x81FFFFFFu) | (uint32_t)(100 + (x >> 16) % 56) << 23;
+}
+
+/* Loads rows of random lanes into VMEM lines a and b, runs one VEC, writes dst back. */
+static void check_vec(unsigned size, fw_vec_op_t op, uint32_t rows, rng_t *rng) {
+  chip_t *c = make_chip(size, 64, 9);
+  const unsigned lanes = chip_geometry(c)->cols, line = 4 * lanes;
+  uint32_t *a = malloc(rows * line), *b = malloc(rows * line), *out = malloc(rows * line);
+  for (uint32_t i = 0; i < rows * lanes; i++) a[i] = random_lane(rng), b[i] = random_lane(rng);
+  uint32_t scalar = random_lane(rng);
+  cr_assert_eq(chip_hbm_write(c, 0, a, rows * line), 0);
+  cr_assert_eq(chip_hbm_write(c, 1u << 20, b, rows * line), 0);
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  fw_dma_hbm_to_vmem(&dq, FW_SEM_NONE, 0, 0, line, 100, rows, line);
+  fw_dma_hbm_to_vmem(&dq, 1, 1, 1u << 20, line, 1000, rows, line);
+  fw_sem_wait(&dq, 2, 1);
+  fw_dma_vmem_to_hbm(&dq, FW_SEM_NONE, 0, 2000, 2u << 20, line, rows, line);
+  fw_fence(&dq);
+  fw_halt(&dq);
+  fw_sem_wait(&cq, 1, 1);
+  fw_vec(&cq, op, 100, 1000, 2000, rows, scalar);
+  fw_sem_signal(&cq, 2, 1);
+  fw_halt(&cq);
+  char err[256];
+  cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
+  cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
+  chip_status_t st;
+  cr_assert_eq(chip_run(c, 3, 100000, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_hbm_read(c, 2u << 20, out, rows * line), 0);
+  for (uint32_t r = 0; r < rows; r++) {
+    for (unsigned l = 0; l < lanes; l++) {
+      uint32_t i = r * lanes + l, want;
+      if (op == FW_VEC_TO_BF16) {
+        want = l < lanes / 2 ? (uint32_t)arith_golden_fp32_to_bf16(a[r * lanes + 2 * l]) |
+                                   (uint32_t)arith_golden_fp32_to_bf16(a[r * lanes + 2 * l + 1]) << 16
+                             : 0;
+      } else if (op == FW_VEC_TO_FP32) {
+        uint16_t h = (uint16_t)(a[r * lanes + l / 2] >> (16 * (l % 2)));
+        want = arith_golden_bf16_to_fp32(h);
+      } else {
+        want = vec_golden(op, a[i], b[i], scalar);
+      }
+      cr_assert_eq(out[i], want, "%ux%u op %d row %u lane %u: a 0x%08x b 0x%08x s 0x%08x: chip 0x%08x golden 0x%08x",
+                   size, size, op, r, l, a[i], b[i], scalar, out[i], want);
+    }
+  }
+  free(a), free(b), free(out);
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+  chip_free(c);
+}
+
+Test(chip_rtl, every_vector_op_against_the_golden_model) {
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 11 + 4);
+  for (int op = FW_VEC_ADD; op <= FW_VEC_COPY; op++) {
+    check_vec(4, (fw_vec_op_t)op, 37, &rng);
+    check_vec(16, (fw_vec_op_t)op, 9, &rng);
+  }
+}
+
+Test(chip_rtl, vector_op_follows_store_without_a_fence) {
+  /* GEMM rows stored from the accumulator, then ReLU in place, then written back: the
+   * vector unit must see the stored lines (program order within the compute queue). */
+  chip_t *c = make_chip(4, 64, 9);
+  rng_t rng;
+  rng_seed(&rng, test_seed() + 77);
+  uint16_t a[6 * 4], w[4 * 4];
+  for (int i = 0; i < 24; i++) a[i] = rng_bf16(&rng, -2, 2);
+  for (int i = 0; i < 16; i++) w[i] = rng_bf16(&rng, -2, 2);
+  uint32_t want[6 * 4];
+  mxu_golden_gemm(4, 6, 4, 4, a, w, want);
+  /* lay out: activations as 6 lines of 4 bf16, weights as 4 lines of 4 bf16 */
+  for (int r = 0; r < 6; r++) cr_assert_eq(chip_hbm_write(c, 16 * r, a + 4 * r, 8), 0);
+  for (int r = 0; r < 4; r++) cr_assert_eq(chip_hbm_write(c, 4096 + 16 * r, w + 4 * r, 8), 0);
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  fw_dma_hbm_to_vmem(&dq, FW_SEM_NONE, 0, 0, 16, 0, 6, 8);
+  fw_dma_hbm_to_vmem(&dq, 1, 1, 4096, 16, 10, 4, 8);
+  fw_sem_wait(&dq, 2, 1);
+  fw_dma_vmem_to_hbm(&dq, FW_SEM_NONE, 0, 20, 8192, 16, 6, 16);
+  fw_fence(&dq);
+  fw_halt(&dq);
+  fw_sem_wait(&cq, 1, 1);
+  fw_mxu_load(&cq, 10);
+  fw_mxu_matmul(&cq, 0, 6, 0, false);
+  fw_mxu_store(&cq, 0, 6, 20);
+  fw_vec(&cq, FW_VEC_RELU, 20, 20, 20, 6, 0);
+  fw_sem_signal(&cq, 2, 1);
+  fw_halt(&cq);
+  char err[256];
+  cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
+  cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
+  chip_status_t st;
+  cr_assert_eq(chip_run(c, 3, 100000, &st), 0, "%s", st.report);
+  uint32_t out[24];
+  cr_assert_eq(chip_hbm_read(c, 8192, out, sizeof out), 0);
+  for (int i = 0; i < 24; i++)
+    cr_assert_eq(out[i], arith_golden_fp32_max(want[i], 0), "element %d: 0x%08x vs relu(0x%08x)", i, out[i], want[i]);
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
   chip_free(c);
 }

@@ -1,0 +1,147 @@
+// The chip's vector unit (docs/isa.md, opcode VEC): element-wise operations over VMEM lines,
+// one line of C fp32 lanes per cycle: add, subtract, multiply, max, ReLU, multiply by a
+// scalar, fp32 -> bf16 (RNE), bf16 -> fp32, copy.
+//
+// Ordering within the compute queue: a VEC command starts once every MXU load, matmul and
+// store issued before it has finished its VMEM accesses (snapshots of the MXU unit's
+// progress counters), so "MXU_STORE, VEC" needs no fence. Its lanes are evaluated only
+// while it runs, so an idle vector unit costs nothing per cycle.
+module chip_vec_unit #(
+  parameter int unsigned Cols      = 4,
+  parameter int unsigned VmemLines = 1024,
+  localparam int unsigned LineW    = 32 * Cols
+) (
+  input  logic                         clk_i,
+  input  logic                         rst_ni,
+  input  logic                         cmd_valid_i,
+  output logic                         cmd_ready_o,
+  input  logic [chip_pkg::CmdW-1:0]    cmd_i,
+  // progress of earlier MXU work (issued counts are sampled at acceptance)
+  input  logic [31:0]                  loads_issued_i,
+  input  logic [31:0]                  loads_done_i,
+  input  logic [31:0]                  matmuls_issued_i,
+  input  logic [31:0]                  matmuls_done_i,
+  input  logic [31:0]                  stores_issued_i,
+  input  logic [31:0]                  stores_done_i,
+  // own progress, for release fences and the MXU unit's ordering
+  output logic [31:0]                  vecs_issued_o,
+  output logic [31:0]                  vecs_done_o,
+  output logic                         busy_o,
+  // VMEM: two read ports, one write port
+  output logic [$clog2(VmemLines)-1:0] a_raddr_o,
+  input  logic [LineW-1:0]             a_rdata_i,
+  output logic [$clog2(VmemLines)-1:0] b_raddr_o,
+  input  logic [LineW-1:0]             b_rdata_i,
+  output logic                         we_o,
+  output logic [$clog2(VmemLines)-1:0] waddr_o,
+  output logic [LineW-1:0]             wdata_o
+);
+  import chip_pkg::*;
+  import arith_pkg::*;
+
+  localparam int unsigned LineAw = $clog2(VmemLines);
+
+  localparam logic [3:0] VAdd = 4'd0, VSub = 4'd1, VMul = 4'd2, VMax = 4'd3, VRelu = 4'd4,
+                         VScale = 4'd5, VToBf16 = 4'd6, VToF32 = 4'd7, VCopy = 4'd8;
+
+  // One pending command behind the running one.
+  typedef struct packed {
+    logic [3:0]        op;
+    logic [LineAw-1:0] a, b, dst;
+    logic [31:0]       rows;
+    logic [31:0]       scalar;
+  } vec_t;
+
+  vec_t        pend_q, cur_q;
+  logic [31:0] pend_loads_q, pend_matmuls_q, pend_stores_q;  // MXU work that must finish first
+  logic        pend_valid_q, cur_active_q;
+  logic [31:0] row_q, issued_q, done_q;
+
+  vec_t in_cmd;
+  assign in_cmd = '{op: cmd_i[35:32], a: LineAw'(word(cmd_i, 2)), b: LineAw'(word(cmd_i, 3)),
+                    dst: LineAw'(word(cmd_i, 4)), rows: word(cmd_i, 5), scalar: word(cmd_i, 6)};
+  assign cmd_ready_o = !pend_valid_q;
+
+  logic cur_last, cur_step, start;
+  assign cur_step = cur_active_q;
+  assign cur_last = cur_active_q && (row_q + 32'd1 == cur_q.rows);
+  assign start    = pend_valid_q && (!cur_active_q || cur_last) &&
+                    (loads_done_i >= pend_loads_q) && (matmuls_done_i >= pend_matmuls_q) &&
+                    (stores_done_i >= pend_stores_q);
+
+  assign a_raddr_o = cur_q.a + LineAw'(row_q);
+  assign b_raddr_o = cur_q.b + LineAw'(row_q);
+  assign we_o      = cur_step;
+  assign waddr_o   = cur_q.dst + LineAw'(row_q);
+
+  // One lane of an element-wise operation (fp32 in and out).
+  function automatic logic [31:0] lane(logic [3:0] op, logic [31:0] a, logic [31:0] b,
+                                       logic [31:0] scalar);
+    unique case (op)
+      VAdd:    return fp32_add(a, b);
+      VSub:    return fp32_add(a, {~b[31], b[30:0]});
+      VMul:    return fp32_mul(a, b);
+      VMax:    return fp32_max(a, b);
+      VRelu:   return fp32_max(a, 32'd0);
+      VScale:  return fp32_mul(a, scalar);
+      VCopy:   return a;
+      default: return '0;
+    endcase
+  endfunction
+
+  // The lanes: evaluated only while a command runs. Conversions repack: to bf16, lane l of
+  // the result holds bf16 lanes 2l and 2l+1 (the low half of the line; the high half is
+  // zero); to fp32, lane l reads bf16 lane l from the low half of the source line.
+  always_comb begin
+    wdata_o = '0;
+    if (cur_active_q) begin
+      for (int l = 0; l < Cols; l++) begin
+        if (cur_q.op == VToBf16) begin
+          if (l < Cols / 2) begin
+            wdata_o[32 * l +: 32] = {fp32_to_bf16(a_rdata_i[32 * (2 * l + 1) +: 32]),
+                                     fp32_to_bf16(a_rdata_i[32 * (2 * l) +: 32])};
+          end
+        end else if (cur_q.op == VToF32) begin
+          wdata_o[32 * l +: 32] = bf16_to_fp32(a_rdata_i[16 * l +: 16]);
+        end else begin
+          wdata_o[32 * l +: 32] = lane(cur_q.op, a_rdata_i[32 * l +: 32], b_rdata_i[32 * l +: 32],
+                                       cur_q.scalar);
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pend_valid_q <= 1'b0;
+      cur_active_q <= 1'b0;
+      row_q        <= '0;
+      issued_q     <= '0;
+      done_q       <= '0;
+    end else begin
+      if (cmd_valid_i && cmd_ready_o) begin
+        pend_q         <= in_cmd;
+        pend_loads_q   <= loads_issued_i;
+        pend_matmuls_q <= matmuls_issued_i;
+        pend_stores_q  <= stores_issued_i;
+        pend_valid_q <= 1'b1;
+        issued_q     <= issued_q + 32'd1;
+      end
+      if (start) begin
+        cur_q        <= pend_q;
+        cur_active_q <= 1'b1;
+        row_q        <= '0;
+        if (!(cmd_valid_i && cmd_ready_o)) pend_valid_q <= 1'b0;
+      end else if (cur_last) begin
+        cur_active_q <= 1'b0;
+      end else if (cur_step) begin
+        row_q <= row_q + 32'd1;
+      end
+      if (cur_last) done_q <= done_q + 32'd1;
+    end
+  end
+
+  assign vecs_issued_o = issued_q;
+  assign vecs_done_o   = done_q;
+  assign busy_o        = pend_valid_q || cur_active_q;
+endmodule
