@@ -41,18 +41,20 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char
   }
   fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
   fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
-                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb};
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb, true, false};
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
-  int rc = fw_gemm(&fc, &args, &cq, &dq, err, errlen);
+  int rc = fw_gemm(&fc, &args, &cq, &dq, err, errlen);  /* with the epilogue: the larger program */
   fw_prog_free(&cq);
   fw_prog_free(&dq);
   return rc;
 }
 
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
-              uint32_t *out, chip_gemm_stats_t *st, char *err, size_t errlen) {
+              uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen) {
+  chip_gemm_opts_t none = {false, false};
+  if (!opts) opts = &none;
   memset(st, 0, sizeof *st);
   if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
@@ -84,7 +86,8 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   /* Firmware: the programs. */
   fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
   fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
-                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb};
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb,
+                         opts->relu, opts->bf16_out};
   if (fw_gemm(&fc, &args, &cq, &dq, err, errlen)) goto out;
   if (chip_load_program(c, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
       chip_load_program(c, CHIP_QUEUE_DMA, dq.words, dq.count, err, errlen))
@@ -107,7 +110,15 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   st->weight_stall = s.weight_stall;
   st->input_stall = s.input_stall;
   st->mxu_idle = s.mxu_idle;
-  if (chip_hbm_read(c, l.c, out, 4 * m * n)) goto too_big;
+  if (opts->bf16_out) {
+    size_t ldc = (n + 1) & ~(size_t)1;
+    for (size_t i = 0; i < m; i++) {
+      if (chip_hbm_read(c, l.c + 2 * i * ldc, row, 2 * n)) goto too_big;
+      for (size_t j = 0; j < n; j++) out[i * n + j] = row[j];
+    }
+  } else if (chip_hbm_read(c, l.c, out, 4 * m * n)) {
+    goto too_big;
+  }
   rc = 0;
   goto out;
 too_big:

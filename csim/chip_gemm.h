@@ -29,9 +29,15 @@ uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n);
  * queue sizes), else -1 with a message. */
 int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char *err, size_t errlen);
 
-/* a: M x K bf16, b: K x N bf16, out: M x N fp32 bits, row-major. Returns 0, or -1 with a
- * message (shape too large for HBM or the queues, a chip error, a timeout). */
+typedef struct {
+  bool relu;      /* ReLU on the way out */
+  bool bf16_out;  /* round C to bf16 on the way out (out then holds bf16 in the low 16 bits) */
+} chip_gemm_opts_t;
+
+/* a: M x K bf16, b: K x N bf16, out: M x N fp32 bits (bf16 bits with opts->bf16_out),
+ * row-major; opts may be NULL. Returns 0, or -1 with a message (shape too large for HBM
+ * or the queues, a chip error, a timeout). */
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
-              uint32_t *out, chip_gemm_stats_t *st, char *err, size_t errlen);
+              uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen);
 
 #endif

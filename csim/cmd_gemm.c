@@ -28,7 +28,7 @@
 typedef struct {
   unsigned rows, cols;
   uint64_t m, k, n, seed, hbm_bw, hbm_latency;
-  bool have_m, have_k, have_n, json, chip;
+  bool have_m, have_k, have_n, json, chip, relu, bf16_out;
   const char *a_path, *b_path, *out_path, *trace;
 } gemm_opts_t;
 
@@ -43,12 +43,13 @@ typedef struct {
 static void gemm_help(void) {
   printf("usage: tpusim gemm --mxu RxC --m M --k K --n N [--level chip|mxu] [--seed S]\n"
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
-         "                   [--hbm-latency CYCLES] [--trace FILE.fst] [--json]\n\n"
+         "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--trace FILE.fst] [--json]\n\n"
          "Computes C = A x B (A: MxK, B: KxN) with an R x C weight-stationary bf16 systolic\n"
          "array (fp32 accumulation) and checks every output bit against the golden model.\n"
          "--level chip (default): the firmware GEMM runs on a chip, A and B in HBM (bandwidth\n"
          "--hbm-bw bytes/cycle, default 957 = 900 GB/s at 940 MHz; latency --hbm-latency, default\n"
-         "100 cycles); chip sizes built: %s\n"
+         "100 cycles); --relu and --bf16-out apply ReLU and round C to bf16 on the chip's vector\n"
+         "unit on the way out; chip sizes built: %s\n"
          "--level mxu: the MXU alone, fed through its ports from C; sizes built: %s\n"
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
@@ -68,7 +69,8 @@ static int parse_mxu(const char *text, gemm_opts_t *o) {
 }
 
 static int parse(int argc, char **argv, gemm_opts_t *o) {
-  enum { O_MXU = 1, O_M, O_K, O_N, O_SEED, O_A, O_B, O_OUT, O_TRACE, O_JSON, O_HELP, O_LEVEL, O_BW, O_LAT };
+  enum { O_MXU = 1, O_M, O_K, O_N, O_SEED, O_A, O_B, O_OUT, O_TRACE, O_JSON, O_HELP, O_LEVEL, O_BW, O_LAT,
+         O_RELU, O_BF16 };
   static const struct option longopts[] = {
       {"mxu", required_argument, 0, O_MXU}, {"m", required_argument, 0, O_M},
       {"k", required_argument, 0, O_K},     {"n", required_argument, 0, O_N},
@@ -77,6 +79,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       {"trace", required_argument, 0, O_TRACE}, {"json", no_argument, 0, O_JSON},
       {"help", no_argument, 0, O_HELP},     {"level", required_argument, 0, O_LEVEL},
       {"hbm-bw", required_argument, 0, O_BW}, {"hbm-latency", required_argument, 0, O_LAT},
+      {"relu", no_argument, 0, O_RELU},     {"bf16-out", no_argument, 0, O_BF16},
       {0, 0, 0, 0}};
   *o = (gemm_opts_t){.rows = 16, .cols = 16, .seed = 1, .chip = true, .hbm_bw = 957, .hbm_latency = 100};
   opterr = 0;
@@ -108,6 +111,8 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       case O_TRACE: o->trace = optarg; break;
       case O_JSON: o->json = true; break;
       case O_HELP: gemm_help(); return -1;
+      case O_RELU: o->relu = true; break;
+      case O_BF16: o->bf16_out = true; break;
       case O_LEVEL:
         if (!strcmp(optarg, "chip")) o->chip = true;
         else if (!strcmp(optarg, "mxu")) o->chip = false;
@@ -125,6 +130,8 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   }
   if (optind < argc) return cli_usage_error("gemm", "unexpected argument '%s'", argv[optind]);
   chip_geometry_t g;
+  if (!o->chip && (o->relu || o->bf16_out))
+    return cli_usage_error("gemm", "--relu and --bf16-out need --level chip (the vector unit applies them)");
   if (o->chip && chip_top_geometry(o->rows, o->cols, &g))
     return cli_usage_error("gemm", "no chip with a %ux%u MXU in this build; chip sizes: %s (or --level mxu)",
                            o->rows, o->cols, chip_top_sizes());
@@ -247,7 +254,8 @@ int cmd_gemm(int argc, char **argv) {
     if (o.trace && chip_trace(chip, o.trace, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
     clock_gettime(CLOCK_MONOTONIC, &t0);
     chip_gemm_stats_t cs;
-    if (chip_gemm(chip, o.m, o.k, o.n, a, b, c, &cs, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
+    chip_gemm_opts_t gopts = {o.relu, o.bf16_out};
+    if (chip_gemm(chip, o.m, o.k, o.n, a, b, c, &gopts, &cs, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     st.cycles = cs.cycles;
     st.counters = (mxu_counters_t){cs.compute, cs.weight_load, cs.weight_stall, cs.input_stall, cs.mxu_idle};
@@ -277,6 +285,10 @@ int cmd_gemm(int argc, char **argv) {
   }
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   mxu_golden_gemm(o.rows, o.m, o.k, o.n, a, b, golden);
+  for (size_t i = 0; i < o.m * o.n; i++) {
+    if (o.relu) golden[i] = arith_golden_fp32_max(golden[i], 0);
+    if (o.bf16_out) golden[i] = arith_golden_fp32_to_bf16(golden[i]);
+  }
   size_t mismatches = 0;
   for (size_t i = 0; i < o.m * o.n; i++) mismatches += c[i] != golden[i];
 
@@ -289,7 +301,10 @@ int cmd_gemm(int argc, char **argv) {
   if (o.out_path && mismatches == 0) {
     float *outf = malloc(o.m * o.n * sizeof *outf);
     if (!outf) { rc = cli_fail("gemm", "out of memory"); goto out; }
-    memcpy(outf, c, o.m * o.n * sizeof *outf);
+    for (size_t i = 0; i < o.m * o.n; i++) {
+      uint32_t bits = o.bf16_out ? c[i] << 16 : c[i];  /* bf16 results widen exactly */
+      memcpy(&outf[i], &bits, sizeof bits);
+    }
     int wrc = npy_write_f32_2d(o.out_path, outf, o.m, o.n, err, sizeof err);
     free(outf);
     if (wrc) { rc = cli_fail("gemm", "--out: %s", err); goto out; }
@@ -360,7 +375,7 @@ int cmd_gemm(int argc, char **argv) {
            st.counters.input_stall, st.counters.idle);
     if (!o.chip) printf("  readout         %" PRIu64 " cycles\n", st.readout_cycles);
     printf("  golden model    %s\n", mismatches ? "DISAGREES" : "agrees on every bit");
-    printf("  C[0][0]         %.9g\n", fp32_value(c[0]));
+    printf("  C[0][0]         %.9g\n", fp32_value(o.bf16_out ? c[0] << 16 : c[0]));
     printf("  simulation      %.0f cycles/s, %.3g MACs/s\n", cps, macs);
   }
   if (mismatches) rc = cli_fail("gemm", "%zu of %" PRIu64 " outputs differ from the golden model", mismatches, o.m * o.n);

@@ -99,13 +99,14 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
   pl.kts = ceil_div(g->k, R);
   pl.nts = ceil_div(g->n, C);
   pl.tiles = (uint64_t)pl.mcs * pl.kts * pl.nts;
-  /* commands per tile: compute <= 9, DMA <= 8; plus a few */
-  if (9 * pl.tiles + 4 + cq->count > chip->queue_depth || 8 * pl.tiles + 8 + dq->count > chip->queue_depth) {
+  /* commands per tile: compute <= 11, DMA <= 8; plus a few */
+  if (11 * pl.tiles + 4 + cq->count > chip->queue_depth || 8 * pl.tiles + 8 + dq->count > chip->queue_depth) {
     snprintf(err, errlen, "the GEMM needs up to %llu commands per queue; a queue holds %u",
-             (unsigned long long)(9 * pl.tiles + 4), chip->queue_depth);
+             (unsigned long long)(11 * pl.tiles + 4), chip->queue_depth);
     return -1;
   }
   const uint32_t mt = pl.mt;
+  const uint32_t ldc = (g->n + 1) & ~1u; /* bf16 output pitch */
   uint32_t w_line[NW];
   for (uint32_t i = 0; i < NW; i++) w_line[i] = i * R;
   const uint32_t a_line[2] = {NW * R, NW * R + mt};
@@ -138,10 +139,14 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
     /* after this tile's weights, so a long write-back never delays them */
     if (t >= 2 && STORES(tile_of(&pl, t - 2))) {
       tile_t b = tile_of(&pl, t - 2);
+      uint32_t cols_out = min_u32(C, g->n - b.nt * C);
       fw_sem_wait(dq, SEM_OUT_READY, 1);
-      fw_dma_vmem_to_hbm(dq, SEM_OUT_FREE + b.oblock % 2, 1, o_line[b.oblock % 2],
-                         g->c + 4 * (b.mc * mt * g->n + b.nt * C), 4 * g->n, ROWS(b),
-                         4 * min_u32(C, g->n - b.nt * C));
+      if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
+        fw_dma_vmem_to_hbm(dq, SEM_OUT_FREE + b.oblock % 2, 1, o_line[b.oblock % 2],
+                           g->c + 2 * (b.mc * mt * ldc + b.nt * C), 2 * ldc, ROWS(b), round4(2 * cols_out));
+      else
+        fw_dma_vmem_to_hbm(dq, SEM_OUT_FREE + b.oblock % 2, 1, o_line[b.oblock % 2],
+                           g->c + 4 * (b.mc * mt * g->n + b.nt * C), 4 * g->n, ROWS(b), 4 * cols_out);
     }
   }
   /* Leave every semaphore at zero for the next kernel: take the signals nobody waited for
@@ -172,6 +177,10 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
     if (STORES(tl)) {
       if (tl.oblock >= 2) fw_sem_wait(cq, SEM_OUT_FREE + tl.oblock % 2, 1);
       fw_mxu_store(cq, ACC(tl), ROWS(tl), o_line[tl.oblock % 2]);
+      /* the epilogue runs in place on the stored block, in program order after the store */
+      if (g->relu) fw_vec(cq, FW_VEC_RELU, o_line[tl.oblock % 2], o_line[tl.oblock % 2], o_line[tl.oblock % 2], ROWS(tl), 0);
+      if (g->bf16_out)
+        fw_vec(cq, FW_VEC_TO_BF16, o_line[tl.oblock % 2], o_line[tl.oblock % 2], o_line[tl.oblock % 2], ROWS(tl), 0);
     }
   }
   fw_sem_signal(cq, SEM_OUT_READY, 1);

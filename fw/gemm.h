@@ -8,6 +8,7 @@
 #ifndef FW_GEMM_H
 #define FW_GEMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,7 +23,9 @@ typedef struct {
   uint32_t a, b, c;      /* HBM byte addresses */
   uint32_t zero;         /* HBM address of at least 4 * cols zero bytes */
   uint32_t m, k, n;
-  uint32_t lda, ldb;     /* row pitch of A and B in elements, even; C's pitch is n */
+  uint32_t lda, ldb;     /* row pitch of A and B in elements, even */
+  bool relu;             /* apply ReLU to C on the way out (vector unit) */
+  bool bf16_out;         /* write C as bf16 (RNE), row pitch n rounded up to even; else fp32, pitch n */
 } fw_gemm_args_t;
 
 /* Appends the GEMM to a compute program and a DMA program (each ends with HALT).

@@ -25,15 +25,19 @@ static chip_t *make_chip(unsigned size, unsigned bw, unsigned latency) {
   return c;
 }
 
-static void check_gemm(chip_t *c, size_t m, size_t k, size_t n, rng_t *rng) {
+static void check_gemm_opts(chip_t *c, size_t m, size_t k, size_t n, rng_t *rng, const chip_gemm_opts_t *opts) {
   uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
   uint32_t *out = malloc(m * n * 4), *want = malloc(m * n * 4);
   for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(rng, -5, 3);
   for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(rng, -5, 3);
   chip_gemm_stats_t st;
   char err[512];
-  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, &st, err, sizeof err), 0, "M=%zu K=%zu N=%zu: %s", m, k, n, err);
+  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, opts, &st, err, sizeof err), 0, "M=%zu K=%zu N=%zu: %s", m, k, n, err);
   mxu_golden_gemm(chip_geometry(c)->rows, m, k, n, a, b, want);
+  for (size_t i = 0; opts && i < m * n; i++) {
+    if (opts->relu) want[i] = arith_golden_fp32_max(want[i], 0);
+    if (opts->bf16_out) want[i] = arith_golden_fp32_to_bf16(want[i]);
+  }
   for (size_t i = 0; i < m * n; i++)
     cr_assert_eq(out[i], want[i], "M=%zu K=%zu N=%zu C[%zu][%zu]: chip 0x%08x golden 0x%08x", m, k, n, i / n, i % n,
                  out[i], want[i]);
@@ -45,7 +49,24 @@ static void check_gemm(chip_t *c, size_t m, size_t k, size_t n, rng_t *rng) {
   free(a), free(b), free(out), free(want);
 }
 
+static void check_gemm(chip_t *c, size_t m, size_t k, size_t n, rng_t *rng) {
+  check_gemm_opts(c, m, k, n, rng, NULL);
+}
+
 TestSuite(chip_rtl, .timeout = 300);
+
+Test(chip_rtl, gemm_epilogue_relu_and_bf16) {
+  chip_t *c = make_chip(4, 16, 7);
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 13 + 5);
+  const chip_gemm_opts_t variants[] = {{true, false}, {false, true}, {true, true}};
+  for (int v = 0; v < 3; v++) {
+    check_gemm_opts(c, 9, 13, 7, &rng, &variants[v]);
+    check_gemm_opts(c, 1, 4, 1, &rng, &variants[v]);
+    check_gemm_opts(c, 17, 5, 10, &rng, &variants[v]);
+  }
+  chip_free(c);
+}
 
 Test(chip_rtl, gemm_shapes_through_hbm_4x4) {
   chip_t *c = make_chip(4, 16, 7);

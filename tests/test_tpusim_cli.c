@@ -211,6 +211,15 @@ Test(tpusim_gemm, chip_level_json) {
   cr_assert_gt(json_int(r.out, "hbm_bytes"), 2 * (9 * 13 + 13 * 6));
 }
 
+Test(tpusim_gemm, chip_epilogue_relu_bf16) {
+  run_t r = run("gemm --mxu 4x4 --m 11 --k 7 --n 9 --relu --bf16-out --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"bit_exact\":true"), "%s", r.out);
+  run_t bad = run("gemm --level mxu --mxu 4x4 --m 4 --k 4 --n 4 --relu");
+  cr_assert_eq(bad.status, 2);
+  cr_assert(strstr(bad.err, "need --level chip"), "%s", bad.err);
+}
+
 Test(tpusim_gemm, npy_in_and_out_bit_exact) {
   write_matrix(tmp("a.npy"), 5, 11, 1.37f);
   write_matrix(tmp("b.npy"), 11, 6, -0.61f);
