@@ -11,7 +11,8 @@
 enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RUNNING, P_HALTED,
        P_ERROR, P_PC, P_OPCODE, P_SEM_IDX, P_SEM_VALUE, P_REQ_VALID, P_REQ_READY, P_REQ_WRITE,
        P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_DMA_BUSY, P_MXU_BUSY,
-       P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_COUNT };
+       P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_MY_X, P_MY_Y,
+       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_COUNT };
 
 static const char *const port_names[P_COUNT] = {
     "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
@@ -19,7 +20,9 @@ static const char *const port_names[P_COUNT] = {
     "sem_rd_value_o", "hbm_req_valid_o", "hbm_req_ready_i", "hbm_req_write_o", "hbm_req_addr_o",
     "hbm_req_bytes_o", "hbm_req_data_o", "hbm_resp_valid_i", "hbm_resp_data_i", "cnt_dma_busy_o",
     "cnt_mxu_busy_o", "cnt_compute_o", "cnt_weight_load_o", "cnt_weight_stall_o",
-    "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o"};
+    "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o", "my_x_i", "my_y_i", "size_x_i",
+    "size_y_i", "buf_depth_i", "net_in_flit_i", "net_out_flit_o", "net_credit_in_i",
+    "net_credit_out_o", "net_occupancy_o"};
 
 struct chip {
   chip_config_t cfg;
@@ -30,6 +33,9 @@ struct chip {
   uint32_t *line;  /* scratch, one VMEM line */
   uint32_t *prog[2];  /* the programs loaded, for reports */
   size_t prog_len[2];
+  unsigned start_mask;
+  uint64_t run_start;
+  uint64_t base[7], hbm0;  /* counters at the start of the run */
   uint64_t cycle;
 };
 
@@ -66,6 +72,16 @@ chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   vmodel_poke(c->m, c->p[P_REQ_READY], 0);
   vmodel_poke(c->m, c->p[P_RESP_VALID], 0);
   vmodel_poke(c->m, c->p[P_SEM_IDX], 0);
+  vmodel_poke(c->m, c->p[P_SIZE_X], cfg->pod_x ? cfg->pod_x : 1);
+  vmodel_poke(c->m, c->p[P_SIZE_Y], cfg->pod_y ? cfg->pod_y : 1);
+  vmodel_poke(c->m, c->p[P_MY_X], cfg->x);
+  vmodel_poke(c->m, c->p[P_MY_Y], cfg->y);
+  vmodel_poke(c->m, c->p[P_BUF_DEPTH], CHIP_ROUTER_DEPTH);
+  vmodel_poke(c->m, c->p[P_NET_CIN], 0);
+  {
+    uint32_t zero[16] = {0};
+    vmodel_poke_words(c->m, c->p[P_NET_IN], zero);
+  }
   vmodel_reset(c->m, 2);
   return c;
 oom:
@@ -134,8 +150,25 @@ int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
   return vmodel_trace_open(c->m, path, err, errlen);
 }
 
+void chip_net_ports(chip_t *c, chip_net_ports_t *n) {
+  n->in_flit = vmodel_port_ptr(c->m, c->p[P_NET_IN]);
+  n->out_flit = vmodel_port_ptr(c->m, c->p[P_NET_OUT]);
+  n->credit_in = vmodel_port_ptr(c->m, c->p[P_NET_CIN]);
+  n->credit_out = vmodel_port_ptr(c->m, c->p[P_NET_COUT]);
+}
+
+bool chip_quiet(chip_t *c) {
+  return vmodel_peek(c->m, c->p[P_IDLE]) && vmodel_peek(c->m, c->p[P_NET_OCC]) == 0;
+}
+
+void chip_start(chip_t *c, unsigned mask) {
+  c->start_mask = mask & 3;
+  c->run_start = c->cycle;
+  vmodel_poke(c->m, c->p[P_START], mask & 3);
+}
+
 /* One cycle: the HBM model answers and accepts around the chip's clock edge. */
-static void chip_step(chip_t *c) {
+void chip_tick(chip_t *c) {
   vmodel_t *m = c->m;
   const hbm_answer_t *a = hbm_answer_due(&c->hbm, c->cycle);
   vmodel_poke(m, c->p[P_RESP_VALID], a != NULL);
@@ -155,6 +188,7 @@ static void chip_step(chip_t *c) {
     hbm_accept(&c->hbm, c->cycle, write, addr, nbytes, (const uint8_t *)c->line);
   }
   vmodel_step(m, 1);
+  vmodel_poke(m, c->p[P_START], 0);
   c->cycle++;
 }
 
@@ -173,34 +207,29 @@ static void read_status(chip_t *c, chip_status_t *st) {
   }
 }
 
-int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
+static const int counter_ports[7] = {P_DMA_BUSY, P_MXU_BUSY, P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT};
+
+void chip_begin(chip_t *c, unsigned mask) {
+  for (int i = 0; i < 7; i++) c->base[i] = vmodel_peek(c->m, c->p[counter_ports[i]]);
+  c->hbm0 = c->hbm.bytes_moved;
+  chip_start(c, mask);
+}
+
+int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *st) {
   static const char *const qname[2] = {"compute", "DMA"};
-  memset(st, 0, sizeof *st);
   vmodel_t *m = c->m;
-  uint64_t base[7];
-  const int cnt[7] = {P_DMA_BUSY, P_MXU_BUSY, P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT};
-  for (int i = 0; i < 7; i++) base[i] = vmodel_peek(m, c->p[cnt[i]]);
-  uint64_t hbm0 = c->hbm.bytes_moved, start = c->cycle;
-  vmodel_poke(m, c->p[P_START], mask & 3);
-  chip_step(c);
-  vmodel_poke(m, c->p[P_START], 0);
-  while (!vmodel_peek(m, c->p[P_IDLE])) {
-    if (c->cycle - start >= max_cycles) {
-      st->timed_out = true;
-      break;
-    }
-    chip_step(c);
-  }
+  memset(st, 0, sizeof *st);
+  st->timed_out = timed_out;
   read_status(c, st);
-  st->cycles = c->cycle - start;
+  st->cycles = c->cycle - c->run_start;
   uint64_t *dst[7] = {&st->dma_busy, &st->mxu_busy, &st->compute, &st->weight_load,
                       &st->weight_stall, &st->input_stall, &st->mxu_idle};
-  for (int i = 0; i < 7; i++) *dst[i] = vmodel_peek(m, c->p[cnt[i]]) - base[i];
-  st->hbm_bytes = c->hbm.bytes_moved - hbm0;
+  for (int i = 0; i < 7; i++) *dst[i] = vmodel_peek(m, c->p[counter_ports[i]]) - c->base[i];
+  st->hbm_bytes = c->hbm.bytes_moved - c->hbm0;
   int rc = 0;
   size_t used = 0;
   for (int q = 0; q < 2; q++) {
-    if (!((mask >> q) & 1)) continue;
+    if (!((c->start_mask >> q) & 1)) continue;
     const char *op = opcode_names[st->opcode[q]] ? opcode_names[st->opcode[q]] : "illegal opcode";
     if (st->error[q]) {
       used += (size_t)snprintf(st->report + used, sizeof st->report - used,
@@ -230,4 +259,18 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
     rc = -1;
   }
   return rc;
+}
+
+int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
+  chip_begin(c, mask);
+  chip_tick(c);
+  bool timed_out = false;
+  while (!vmodel_peek(c->m, c->p[P_IDLE])) {
+    if (c->cycle - c->run_start >= max_cycles) {
+      timed_out = true;
+      break;
+    }
+    chip_tick(c);
+  }
+  return chip_finish(c, timed_out, max_cycles, st);
 }

@@ -17,8 +17,12 @@
 #define CHIP_QUEUE_DMA 1
 #define CHIP_CMD_WORDS 8
 
+#define CHIP_ROUTER_DEPTH 8    /* flits per router VC buffer in use */
+#define CHIP_ROUTER_VCS 2
+
 typedef struct {
   unsigned rows, cols;          /* MXU size (a size in chip_top_sizes()) */
+  unsigned x, y, pod_x, pod_y;  /* position in a pod (0, 0, 0, 0 for a lone chip) */
   uint64_t hbm_bytes;           /* up to 4 GiB */
   unsigned hbm_bytes_per_cycle; /* >= 1 */
   unsigned hbm_latency;         /* >= 1 cycles */
@@ -57,6 +61,21 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
 int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st);
 
 uint32_t chip_sem(chip_t *c, unsigned idx);
+
+/* ---- for pods (csim/pod.c): the chip stepped one cycle at a time among others */
+typedef struct {
+  uint32_t *in_flit, *out_flit;  /* 4 flits of CHIP_FLIT_BITS, +X -X +Y -Y */
+  uint8_t *credit_in, *credit_out; /* 4 x CHIP_ROUTER_VCS bits */
+} chip_net_ports_t;
+#define CHIP_FLIT_BITS (64 + 1 + 3)
+void chip_net_ports(chip_t *c, chip_net_ports_t *n);
+/* Starts queues (mask), remembering the counters, for chip_finish. */
+void chip_begin(chip_t *c, unsigned mask);
+void chip_tick(chip_t *c);
+/* No queue running, no unit busy, no flit in the router. */
+bool chip_quiet(chip_t *c);
+/* Reads the status after a run that chip_begin started; 0 if the started queues halted. */
+int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *st);
 int chip_trace(chip_t *c, const char *path, char *err, size_t errlen);
 uint64_t chip_cycle(const chip_t *c);
 

@@ -39,5 +39,16 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
     VMODEL_PORT(m, cnt_idle_o, 64, false);
     VMODEL_PORT(m, mxu_error_o, 1, false);
     VMODEL_PORT(m, idle_o, 1, false);
+    constexpr unsigned flit = 64 + 1 + 3;  // NumVcs = 2
+    VMODEL_PORT(m, my_x_i, 8, true);
+    VMODEL_PORT(m, my_y_i, 8, true);
+    VMODEL_PORT(m, size_x_i, 8, true);
+    VMODEL_PORT(m, size_y_i, 8, true);
+    VMODEL_PORT(m, buf_depth_i, 4, true);
+    VMODEL_PORT(m, net_in_flit_i, 4 * flit, true);
+    VMODEL_PORT(m, net_out_flit_o, 4 * flit, false);
+    VMODEL_PORT(m, net_credit_in_i, 8, true);
+    VMODEL_PORT(m, net_credit_out_o, 8, false);
+    VMODEL_PORT(m, net_occupancy_o, 8, false);
   });
 }

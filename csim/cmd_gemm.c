@@ -247,8 +247,9 @@ int cmd_gemm(int argc, char **argv) {
   struct timespec t0, t1;
   if (o.chip) {
     uint64_t need = chip_gemm_hbm_bytes(o.cols, o.m, o.k, o.n);
-    chip_config_t cfg = {o.rows, o.cols, need < (1u << 20) ? (1u << 20) : need, (unsigned)o.hbm_bw,
-                         (unsigned)o.hbm_latency, o.seed};
+    chip_config_t cfg = {.rows = o.rows, .cols = o.cols, .hbm_bytes = need < (1u << 20) ? (1u << 20) : need,
+                         .hbm_bytes_per_cycle = (unsigned)o.hbm_bw, .hbm_latency = (unsigned)o.hbm_latency,
+                         .seed = o.seed};
     chip = chip_new(&cfg, err, sizeof err);
     if (!chip) { rc = cli_fail("gemm", "%s", err); goto out; }
     if (o.trace && chip_trace(chip, o.trace, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }

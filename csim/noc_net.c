@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "link.h"
 #include "noc_router.h"
 #include "vmodel.h"
@@ -52,28 +53,6 @@ struct noc_net {
 
 /* ------------------------------------------------------------------ bit fields */
 
-static uint64_t get_bits(const uint32_t *w, unsigned off, unsigned n) {
-  uint64_t v = 0;
-  for (unsigned got = 0; got < n;) {
-    unsigned word = (off + got) / 32, bit = (off + got) % 32;
-    unsigned take = 32 - bit < n - got ? 32 - bit : n - got;
-    uint64_t chunk = (w[word] >> bit) & (take == 32 ? 0xFFFFFFFFu : ((1u << take) - 1));
-    v |= chunk << got;
-    got += take;
-  }
-  return v;
-}
-
-static void put_bits(uint32_t *w, unsigned off, unsigned n, uint64_t v) {
-  for (unsigned done = 0; done < n;) {
-    unsigned word = (off + done) / 32, bit = (off + done) % 32;
-    unsigned take = 32 - bit < n - done ? 32 - bit : n - done;
-    uint32_t mask = (take == 32 ? 0xFFFFFFFFu : ((1u << take) - 1)) << bit;
-    w[word] = (w[word] & ~mask) | ((uint32_t)(v >> done) << bit & mask);
-    done += take;
-  }
-}
-
 static bool flit_valid(const noc_net_t *net, const uint32_t *w, unsigned port) {
   unsigned bit = port * net->flit_bits + net->flit_bits - 1;
   return (w[bit / 32] >> (bit % 32)) & 1;
@@ -82,19 +61,19 @@ static bool flit_valid(const noc_net_t *net, const uint32_t *w, unsigned port) {
 static flit_t flit_get(const noc_net_t *net, const uint32_t *w, unsigned port) {
   unsigned off = port * net->flit_bits, vcb = NOC_VC_BITS(net->cfg.vcs);
   flit_t f;
-  f.data = get_bits(w, off, NOC_DATA_BITS);
-  f.vc = (unsigned)get_bits(w, off + NOC_DATA_BITS, vcb);
-  f.tail = get_bits(w, off + NOC_DATA_BITS + vcb, 1);
-  f.head = get_bits(w, off + NOC_DATA_BITS + vcb + 1, 1);
-  f.valid = get_bits(w, off + NOC_DATA_BITS + vcb + 2, 1);
+  f.data = bits_get(w, off, NOC_DATA_BITS);
+  f.vc = (unsigned)bits_get(w, off + NOC_DATA_BITS, vcb);
+  f.tail = bits_get(w, off + NOC_DATA_BITS + vcb, 1);
+  f.head = bits_get(w, off + NOC_DATA_BITS + vcb + 1, 1);
+  f.valid = bits_get(w, off + NOC_DATA_BITS + vcb + 2, 1);
   return f;
 }
 
 static void flit_put(const noc_net_t *net, uint32_t *w, unsigned port, const flit_t *f) {
   unsigned off = port * net->flit_bits, vcb = NOC_VC_BITS(net->cfg.vcs);
-  put_bits(w, off, NOC_DATA_BITS, f->data);
-  put_bits(w, off + NOC_DATA_BITS, vcb, f->vc);
-  put_bits(w, off + NOC_DATA_BITS + vcb, 3, (uint64_t)f->tail | (uint64_t)f->head << 1 | (uint64_t)f->valid << 2);
+  bits_put(w, off, NOC_DATA_BITS, f->data);
+  bits_put(w, off + NOC_DATA_BITS, vcb, f->vc);
+  bits_put(w, off + NOC_DATA_BITS + vcb, 3, (uint64_t)f->tail | (uint64_t)f->head << 1 | (uint64_t)f->valid << 2);
 }
 
 static uint32_t cred_get(const noc_net_t *net, const void *p) {

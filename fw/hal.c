@@ -6,7 +6,7 @@
 
 enum {
   OP_HALT = 0x01, OP_FENCE = 0x02, OP_SEM_WAIT = 0x03, OP_SEM_SIGNAL = 0x04, OP_DMA = 0x10,
-  OP_MXU_LOAD = 0x20, OP_MXU_MATMUL = 0x21, OP_MXU_STORE = 0x22, OP_VEC = 0x30
+  OP_MXU_LOAD = 0x20, OP_MXU_MATMUL = 0x21, OP_MXU_STORE = 0x22, OP_VEC = 0x30, OP_RDMA = 0x40
 };
 enum { DMA_H2V = 0, DMA_V2H = 1, DMA_V2V = 2 };
 
@@ -55,6 +55,12 @@ void fw_dma_vmem_to_hbm(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t lin
 void fw_dma_vmem_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t src_line, uint32_t dst_line,
                          uint32_t rows) {
   emit(p, OP_DMA, sem, value, DMA_V2V, dst_line, 0, src_line, rows, 4);
+}
+
+void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line, uint32_t rows,
+             unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value) {
+  emit(p, OP_RDMA, remote_sem, remote_value, (x & 0xFF) | (y & 0xFF) << 8, dst_line, src_line, rows,
+       local_sem, local_value);
 }
 
 void fw_mxu_load(fw_prog_t *p, uint32_t line) { emit(p, OP_MXU_LOAD, 0, 0, line, 0, 0, 0, 0, 0); }

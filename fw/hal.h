@@ -40,6 +40,14 @@ void fw_dma_vmem_to_hbm(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t lin
 void fw_dma_vmem_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t src_line, uint32_t dst_line,
                          uint32_t rows);
 
+/* Remote DMA (DMA queue): `rows` VMEM lines from src_line here to dst_line on chip (x, y),
+ * over the torus. Each line adds `remote_value` to semaphore `remote_sem` of that chip when
+ * it has been written there (lines may arrive in any order: wait for rows x value); when
+ * the last line has left here, local semaphore `local_sem` gets `local_value` (either
+ * semaphore may be FW_SEM_NONE). */
+void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line, uint32_t rows,
+             unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value);
+
 void fw_mxu_load(fw_prog_t *p, uint32_t line);
 void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row, bool accumulate);
 void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line);

@@ -20,6 +20,8 @@ module chip_cmdq #(
   input  logic [chip_pkg::CmdW-1:0]     host_data_i,
   input  logic                          start_i,
   input  logic [31:0]                   hbm_bytes_i,   // HBM size, for range checks
+  input  logic [7:0]                    size_x_i,      // pod size, for remote DMA checks
+  input  logic [7:0]                    size_y_i,
   // status
   output logic                          running_o,
   output logic                          halted_o,
@@ -81,6 +83,13 @@ module chip_cmdq #(
         else if (w2 == 64'(DmaV2V) && w3 + w6 > 64'(VmemLines)) err = ErrVmem;
         else if (w2 != 64'(DmaV2V) && (w3 + (w6 - 1) * w4 + w7 > {32'd0, hbm_bytes_i})) err = ErrHbm;
       end
+      OpRdma: begin
+        if (!IsDma) err = ErrQueue;
+        else if ((sem >= 8'(NumSems) && sem != SemNone) || (w6 >= 64'(NumSems) && w6 != 64'(SemNone))) err = ErrSem;
+        else if (w5 == 0) err = ErrSize;
+        else if (w3 + w5 > 64'(VmemLines) || w4 + w5 > 64'(VmemLines)) err = ErrVmem;
+        else if (w2[7:0] >= size_x_i || w2[15:8] >= size_y_i || w2[63:16] != 0) err = ErrRemote;
+      end
       OpMxuLoad: begin
         if (IsDma) err = ErrQueue;
         else if (w2 + 64'(Rows) > 64'(VmemLines)) err = ErrVmem;
@@ -110,7 +119,7 @@ module chip_cmdq #(
   // ---------------------------------------------------------------- execute
   logic is_unit_op, advance;
   assign is_unit_op    = (op == OpDma) || (op == OpMxuLoad) || (op == OpMxuMatmul) || (op == OpMxuStore) ||
-                         (op == OpVec);
+                         (op == OpVec) || (op == OpRdma);
   assign issue_valid_o = running_q && (err == ErrNone) && is_unit_op;
   assign issue_cmd_o   = cmd;
   assign sem_idx_o     = sem[4:0];

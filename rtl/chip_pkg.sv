@@ -14,6 +14,7 @@ package chip_pkg;
   localparam logic [7:0] OpMxuMatmul = 8'h21;
   localparam logic [7:0] OpMxuStore  = 8'h22;
   localparam logic [7:0] OpVec       = 8'h30;
+  localparam logic [7:0] OpRdma      = 8'h40;
   localparam int unsigned VecOps     = 9;   // VEC operations 0..8 (docs/isa.md)
 
   localparam logic [1:0] DmaH2V = 2'd0;
@@ -28,6 +29,7 @@ package chip_pkg;
   localparam logic [3:0] ErrAcc      = 4'd5;
   localparam logic [3:0] ErrSize     = 4'd6;
   localparam logic [3:0] ErrSem      = 4'd7;
+  localparam logic [3:0] ErrRemote   = 4'd8;
 
   function automatic logic [31:0] word(logic [CmdW-1:0] cmd, int unsigned i);
     return cmd[32 * i +: 32];

@@ -7,6 +7,8 @@ module chip_top #(
   parameter int unsigned AccDepth   = 256,
   parameter int unsigned VmemLines  = 1024,
   parameter int unsigned QueueDepth = 256,
+  parameter int unsigned NumVcs     = 2,     // the router's VCs per port
+  localparam int unsigned FlitW     = 64 + $clog2(NumVcs) + 3,
   localparam int unsigned LineW     = 32 * Cols,
   localparam int unsigned QAw       = $clog2(QueueDepth)
 ) (
@@ -19,6 +21,18 @@ module chip_top #(
   input  logic [chip_pkg::CmdW-1:0] host_data_i,
   input  logic [1:0]             start_i,
   input  logic [31:0]            hbm_bytes_i,
+  // position in the pod, and the router's buffer depth in use (sampled in reset)
+  input  logic [7:0]             my_x_i,
+  input  logic [7:0]             my_y_i,
+  input  logic [7:0]             size_x_i,
+  input  logic [7:0]             size_y_i,
+  input  logic [3:0]             buf_depth_i,
+  // the four network ports (+X, -X, +Y, -Y at index 0..3), wired to the neighbours by csim/pod.c
+  input  logic [4*FlitW-1:0]     net_in_flit_i,
+  output logic [4*FlitW-1:0]     net_out_flit_o,
+  input  logic [4*NumVcs-1:0]    net_credit_in_i,
+  output logic [4*NumVcs-1:0]    net_credit_out_o,
+  output logic [7:0]             net_occupancy_o,   // flits held in the router
   // queue status, queue q at [q*...]
   output logic [1:0]             q_running_o,
   output logic [1:0]             q_halted_o,
@@ -56,6 +70,9 @@ module chip_top #(
   logic [$clog2(VmemLines)-1:0] vec_araddr, vec_braddr, vec_waddr;
   logic [LineW-1:0]  vec_wdata;
   logic              vec_we;
+  logic [$clog2(VmemLines)-1:0] rdma_raddr, rdma_waddr;
+  logic [LineW-1:0]  rdma_wdata;
+  logic              rdma_we;
   logic [LineW-1:0]  vmem [VmemLines];
   logic [LineAw-1:0] dma_raddr, dma_waddr, w_raddr, a_raddr, st_waddr;
   logic [LineW-1:0]  dma_wdata, st_wdata;
@@ -68,6 +85,7 @@ module chip_top #(
     if (dma_we) vmem[dma_waddr] <= dma_wdata;
     if (st_we)  vmem[st_waddr]  <= st_wdata;
     if (vec_we) vmem[vec_waddr] <= vec_wdata;
+    if (rdma_we) vmem[rdma_waddr] <= rdma_wdata;
   end
   assign w_line = vmem[w_raddr][Cols*16-1:0];
   assign a_line = vmem[a_raddr][Rows*16-1:0];
@@ -95,6 +113,8 @@ module chip_top #(
       .host_data_i,
       .start_i       (start_i[q]),
       .hbm_bytes_i,
+      .size_x_i,
+      .size_y_i,
       .running_o     (q_running_o[q]),
       .halted_o      (q_halted_o[q]),
       .error_o       (q_error_o[4*q +: 4]),
@@ -116,6 +136,11 @@ module chip_top #(
   // ---------------------------------------------------------------- units
   logic [31:0] loads_issued, loads_done, matmuls_issued, matmuls_done, stores_issued, stores_done;
   logic [31:0] vecs_issued, vecs_done;
+  logic        is_rdma, dma_ready, rdma_ready, dma_drained, rdma_busy, rdma_send_busy;
+  // the DMA queue's commands go to the DMA engine or the remote DMA unit
+  assign is_rdma = (issue_cmd[1][7:0] == OpRdma);
+  assign issue_ready[1] = is_rdma ? rdma_ready : dma_ready;
+  assign drained[1] = dma_drained && !rdma_send_busy;
   logic        vec_busy, mxu_ready, vec_ready, is_vec;
   // the compute queue's commands go to the MXU unit or the vector unit
   assign is_vec = (issue_cmd[0][7:0] == OpVec);
@@ -132,10 +157,10 @@ module chip_top #(
   ) u_dma (
     .clk_i,
     .rst_ni,
-    .desc_valid_i    (issue_valid[1]),
-    .desc_ready_o    (issue_ready[1]),
+    .desc_valid_i    (issue_valid[1] && !is_rdma),
+    .desc_ready_o    (dma_ready),
     .desc_i          (issue_cmd[1]),
-    .drained_o       (drained[1]),
+    .drained_o       (dma_drained),
     .vmem_raddr_o    (dma_raddr),
     .vmem_rdata_i    (vmem[dma_raddr]),
     .vmem_we_o       (dma_we),
@@ -220,6 +245,74 @@ module chip_top #(
     .wdata_o          (vec_wdata)
   );
 
+  // ---------------------------------------------------------------- router and remote DMA
+  logic [FlitW-1:0]  inj_flit, ej_flit;
+  logic [NumVcs-1:0] ej_credit;
+  logic [5*FlitW-1:0] rtr_out;
+  logic [5*NumVcs-1:0] rtr_credit_out;
+  logic              rdma_lsig, rdma_rsig;
+  logic [4:0]        rdma_lsem, rdma_rsem;
+  logic [31:0]       rdma_lval, rdma_rval;
+  logic              unused_overflow;
+  logic [3:0]        unused_dbg;
+  logic [NumVcs-2:0] unused_inj_credits;
+
+  noc_router #(
+    .NumVcs   (NumVcs),
+    .MaxDepth (8),
+    .DataW    (64)
+  ) u_router (
+    .clk_i,
+    .rst_ni,
+    .my_x_i,
+    .my_y_i,
+    .size_x_i,
+    .size_y_i,
+    .buf_depth_i,
+    .in_flit_i    ({net_in_flit_i, inj_flit}),
+    .out_flit_o   (rtr_out),
+    .credit_in_i  ({net_credit_in_i, ej_credit}),
+    .credit_out_o (rtr_credit_out),
+    .overflow_o   (unused_overflow),
+    .occupancy_o  (net_occupancy_o),
+    .dbg_vc_i     (5'd0),
+    .dbg_count_o  (unused_dbg)
+  );
+  assign ej_flit          = rtr_out[FlitW-1:0];
+  assign net_out_flit_o   = rtr_out[5*FlitW-1:FlitW];
+  assign net_credit_out_o = rtr_credit_out[5*NumVcs-1:NumVcs];
+  assign unused_inj_credits = rtr_credit_out[NumVcs-1:1];
+
+  chip_rdma #(
+    .Cols      (Cols),
+    .VmemLines (VmemLines),
+    .NumVcs    (NumVcs)
+  ) u_rdma (
+    .clk_i,
+    .rst_ni,
+    .buf_depth_i,
+    .desc_valid_i    (issue_valid[1] && is_rdma),
+    .desc_ready_o    (rdma_ready),
+    .desc_i          (issue_cmd[1]),
+    .busy_o          (rdma_busy),
+    .send_busy_o     (rdma_send_busy),
+    .vmem_raddr_o    (rdma_raddr),
+    .vmem_rdata_i    (vmem[rdma_raddr]),
+    .vmem_we_o       (rdma_we),
+    .vmem_waddr_o    (rdma_waddr),
+    .vmem_wdata_o    (rdma_wdata),
+    .inj_flit_o      (inj_flit),
+    .inj_credit_i    (rtr_credit_out[0]),
+    .ej_flit_i       (ej_flit),
+    .ej_credit_o     (ej_credit),
+    .local_signal_o  (rdma_lsig),
+    .local_sem_o     (rdma_lsem),
+    .local_value_o   (rdma_lval),
+    .remote_signal_o (rdma_rsig),
+    .remote_sem_o    (rdma_rsem),
+    .remote_value_o  (rdma_rval)
+  );
+
   // ---------------------------------------------------------------- semaphores
   // Waits are granted against the value after earlier events of the same cycle in a fixed
   // order (queue 0 wait, queue 1 wait); signals add afterwards.
@@ -243,6 +336,8 @@ module chip_top #(
         if (rel_fire && rel_sem_q[rel_head_q] == 5'(i)) v = v + rel_value_q[rel_head_q];
         if (sem_signal[1] && sem_idx[1] == 5'(i)) v = v + sem_value[1];
         if (dma_sem_signal && dma_sem_idx == 5'(i)) v = v + dma_sem_value;
+        if (rdma_lsig && rdma_lsem == 5'(i)) v = v + rdma_lval;
+        if (rdma_rsig && rdma_rsem == 5'(i)) v = v + rdma_rval;
         sems_q[i] <= v;
       end
     end
@@ -300,5 +395,5 @@ module chip_top #(
   assign drained[0] = mxu_drained && !vec_busy && (rel_count_q == '0);
   assign cnt_dma_busy_o = dma_busy_q;
   assign cnt_mxu_busy_o = mxu_busy_q;
-  assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11);
+  assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11) && !rdma_busy;
 endmodule

@@ -86,10 +86,11 @@ module mxu_datapath #(
   logic [TickW-1:0] tick;
   logic [TickW-1:0] act_busy;     // cycles of array activity left
   logic [TickW-1:0] weight_busy;  // cycles of weight writes left
-  logic             rd_valid_q;
-  logic [Cols*32-1:0] rd_data_q;
-  logic             acc_we_q;
-  logic [AccAw-1:0] acc_waddr_q;
+  // Outputs: worked on with blocking assignments (acc_we_w, ...) and handed to their
+  // registers non-blocking, so logic clocked on the same edge elsewhere reads old values.
+  logic             rd_valid_q, acc_we_q, acc_we_w;
+  logic [Cols*32-1:0] rd_data_q, rd_data_w;
+  logic [AccAw-1:0] acc_waddr_q, acc_waddr_w;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -104,12 +105,13 @@ module mxu_datapath #(
       tick        = '0;
       act_busy    = '0;
       weight_busy = '0;
-      rd_valid_q  = 1'b0;
-      acc_we_q    = 1'b0;
-      acc_waddr_q = '0;
+      rd_valid_q  <= 1'b0;
+      acc_we_q    <= 1'b0;
+      acc_waddr_q <= '0;
     end else begin
       // 1. Accumulator write of the row whose de-skewed sums are due now.
-      acc_we_q = 1'b0;
+      acc_we_w    = 1'b0;
+      acc_waddr_w = acc_waddr_q;
       if (meta_valid[tick[MetaAw-1:0]]) begin
         automatic logic [MetaAw-1:0]   m = tick[MetaAw-1:0];
         automatic logic [DeskewAw-1:0] d = tick[DeskewAw-1:0];
@@ -118,8 +120,8 @@ module mxu_datapath #(
                                                    : deskew[c][d];
         end
         meta_valid[m] = 1'b0;
-        acc_we_q      = 1'b1;
-        acc_waddr_q   = meta_addr[m];
+        acc_we_w      = 1'b1;
+        acc_waddr_w   = meta_addr[m];
       end
 
       if (act_busy != '0) begin
@@ -183,10 +185,14 @@ module mxu_datapath #(
       end
 
       // Read port.
-      rd_valid_q = rd_en_i;
+      rd_data_w = rd_data_q;
       if (rd_en_i) begin
-        for (int c = 0; c < Cols; c++) rd_data_q[c*32 +: 32] = acc_mem[rd_addr_i][c];
+        for (int c = 0; c < Cols; c++) rd_data_w[c*32 +: 32] = acc_mem[rd_addr_i][c];
       end
+      rd_valid_q  <= rd_en_i;
+      rd_data_q   <= rd_data_w;
+      acc_we_q    <= acc_we_w;
+      acc_waddr_q <= acc_waddr_w;
 
       tick = tick + 1;
     end

@@ -76,9 +76,11 @@ module noc_router #(
   logic [PortW+VcW-1:0] rr_va [P][V];  // per output VC: next input {port, VC} to favour
   logic [VcW-1:0]   rr_sa_in  [P];     // per input port, over its VCs
   logic [PortW-1:0] rr_sa_out [P];     // per output port, over input ports
-  // Outputs, packed as the ports are, so they need no packing logic.
-  logic [P-1:0][FlitW-1:0] out_q;
-  logic [P*V-1:0]          credit_q;
+  // Outputs, packed as the ports are. The block works on out_w/credit_w (blocking, like the
+  // rest of its state) and hands them to the output registers with a non-blocking
+  // assignment, so logic clocked on the same edge elsewhere (the chip) reads the old value.
+  logic [P-1:0][FlitW-1:0] out_w, out_q;
+  logic [P*V-1:0]          credit_w, credit_q;
   logic                    out_any;  // some output or credit was sent last cycle
   logic [OccW-1:0]  occupancy;
   logic             overflow_q;
@@ -100,8 +102,10 @@ module noc_router #(
         rr_sa_out[p] = '0;
         port_count[p] = '0;
       end
-      out_q      = '0;
-      credit_q   = '0;
+      out_w      = '0;
+      credit_w   = '0;
+      out_q      <= '0;
+      credit_q   <= '0;
       out_any    = 1'b0;
       occupancy  = '0;
       overflow_q = 1'b0;
@@ -110,8 +114,8 @@ module noc_router #(
       automatic logic busy_before = (occupancy != '0);
       // Outputs of the previous cycle are gone.
       if (out_any) begin
-        for (int p = 0; p < P; p++) out_q[p][FlitW-1] = 1'b0;
-        credit_q = '0;
+        for (int p = 0; p < P; p++) out_w[p][FlitW-1] = 1'b0;
+        credit_w = '0;
         out_any  = 1'b0;
       end
 
@@ -226,9 +230,9 @@ module noc_router #(
                   automatic logic [VcW-1:0] w = ivc_vc[p][v];
                   out_won[o] = 1'b1;
                   in_done[p] = 1'b1;
-                  out_q[o] = {1'b1, buf_head[p][v][r], buf_tail[p][v][r], w, buf_data[p][v][r]};
+                  out_w[o] = {1'b1, buf_head[p][v][r], buf_tail[p][v][r], w, buf_data[p][v][r]};
                   credits[o][w] = credits[o][w] - CntW'(1);
-                  credit_q[p * V + int'(v)] = 1'b1;
+                  credit_w[p * V + int'(v)] = 1'b1;
                   out_any = 1'b1;
                   rd_ptr[p][v] = PtrW'(r + PtrW'(1));
                   count[p][v] = count[p][v] - CntW'(1);
@@ -276,6 +280,8 @@ module noc_router #(
           end
         end
       end
+      out_q    <= out_w;
+      credit_q <= credit_w;
     end
   end
 

@@ -1,0 +1,32 @@
+/*
+ * pod: X x Y chips (chip.h) wired as a 2-D torus through link models (link.h): each chip's
+ * four router ports connect to its neighbours', flits and credits each way with the
+ * same latency. The host loads each chip's HBM and programs, then runs the pod until every
+ * chip is idle and the network is empty, with a timeout that names what is stuck.
+ */
+#ifndef POD_H
+#define POD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chip.h"
+
+typedef struct {
+  unsigned size_x, size_y;    /* 1..255 each */
+  unsigned link_latency;      /* extra cycles per link, each way */
+  chip_config_t chip;         /* every chip's configuration (position filled in per chip) */
+} pod_config_t;
+
+typedef struct pod pod_t;
+
+pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
+void pod_free(pod_t *p);
+chip_t *pod_chip(pod_t *p, unsigned x, unsigned y);
+
+/* Starts queues `mask` on every chip and runs until the pod is quiet or max_cycles pass.
+ * Returns 0 when every chip's started queues halted; else -1 with a report naming each
+ * chip (x,y) that failed or is stuck, and why. *cycles gets the cycles run. */
+int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len);
+
+#endif

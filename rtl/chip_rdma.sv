@@ -1,0 +1,208 @@
+// Remote DMA over the torus (docs/isa.md, opcode RDMA): VMEM lines of this chip to VMEM
+// lines of another chip, one packet per line through the router's local port. Each line
+// adds the remote value to a semaphore of the destination chip when it has been written
+// there (packets may overtake each other on different VCs, so completion is counted, not
+// flagged: a transfer of n lines has landed when the semaphore has gained n x value), and
+// optionally a local semaphore gets a value once the last line has left.
+//
+// Packet of one line: head flit (destination x, y, length), a header flit (destination
+// line [23:0], remote semaphore [28:24], signal-on-arrival [29], value [63:32]), then the
+// line's data, 64 bits per flit, low bits first; the last data flit is the tail.
+// Sending uses VC 0 of the router's local input port under its credits; receiving takes
+// every flit the router ejects (reassembling per VC) and returns its credit the next cycle.
+module chip_rdma #(
+  parameter int unsigned Cols      = 4,
+  parameter int unsigned VmemLines = 1024,
+  parameter int unsigned NumVcs    = 2,
+  localparam int unsigned LineW    = 32 * Cols,
+  localparam int unsigned VcW      = $clog2(NumVcs),
+  localparam int unsigned FlitW    = 64 + VcW + 3
+) (
+  input  logic                         clk_i,
+  input  logic                         rst_ni,
+  input  logic [3:0]                   buf_depth_i,   // the router's input buffer depth
+  // descriptors from the DMA queue
+  input  logic                         desc_valid_i,
+  output logic                         desc_ready_o,
+  input  logic [chip_pkg::CmdW-1:0]    desc_i,
+  output logic                         busy_o,        // sending or receiving
+  output logic                         send_busy_o,   // sending (the DMA queue's drained)
+  // VMEM: a read port (sending) and a write port (receiving)
+  output logic [$clog2(VmemLines)-1:0] vmem_raddr_o,
+  input  logic [LineW-1:0]             vmem_rdata_i,
+  output logic                         vmem_we_o,
+  output logic [$clog2(VmemLines)-1:0] vmem_waddr_o,
+  output logic [LineW-1:0]             vmem_wdata_o,
+  // the router's local port
+  output logic [FlitW-1:0]             inj_flit_o,
+  input  logic                         inj_credit_i,  // a credit for local input VC 0
+  input  logic [FlitW-1:0]             ej_flit_i,
+  output logic [NumVcs-1:0]            ej_credit_o,
+  // semaphores: local (sending done) and remote arrivals (this chip as destination)
+  output logic                         local_signal_o,
+  output logic [4:0]                   local_sem_o,
+  output logic [31:0]                  local_value_o,
+  output logic                         remote_signal_o,
+  output logic [4:0]                   remote_sem_o,
+  output logic [31:0]                  remote_value_o
+);
+  import chip_pkg::*;
+
+  localparam int unsigned LineAw = $clog2(VmemLines);
+  localparam int unsigned Words  = LineW / 64;        // data flits per line
+  localparam int unsigned Len    = Words + 2;
+  localparam int unsigned FIdxW  = $clog2(Len + 1);
+
+  typedef struct packed {
+    logic [7:0]        x, y;
+    logic [LineAw-1:0] dst, src;
+    logic [31:0]       rows;
+    logic [7:0]        rsem, lsem;
+    logic [31:0]       rvalue, lvalue;
+  } rdma_t;
+
+  // ---------------------------------------------------------------- sending
+  rdma_t       pend_q, cur_q;
+  logic        pend_valid_q, cur_active_q;
+  logic [31:0] row_q;
+  logic [FIdxW-1:0] flit_q;
+  logic [3:0]  credits_q;
+
+  rdma_t in_desc;
+  assign in_desc = '{x: desc_i[71:64], y: desc_i[79:72], dst: LineAw'(word(desc_i, 3)),
+                     src: LineAw'(word(desc_i, 4)), rows: word(desc_i, 5), rsem: desc_i[15:8],
+                     rvalue: word(desc_i, 1), lsem: desc_i[199:192], lvalue: word(desc_i, 7)};
+  assign desc_ready_o = !pend_valid_q;
+
+  logic send, last_flit, last_row;
+  assign send      = cur_active_q && (credits_q != 4'd0);
+  assign last_flit = (flit_q == FIdxW'(Len - 1));
+  assign last_row  = (row_q + 32'd1 == cur_q.rows);
+  assign vmem_raddr_o = cur_q.src + LineAw'(row_q);
+  logic [LineAw-1:0] dst_line;
+  assign dst_line = cur_q.dst + LineAw'(row_q);
+
+  always_comb begin
+    logic [63:0] data;
+    data = '0;
+    if (flit_q == '0) begin
+      data = {40'd0, 8'(Len), cur_q.y, cur_q.x};
+    end else if (flit_q == FIdxW'(1)) begin
+      data = {(cur_q.rsem != SemNone) ? cur_q.rvalue : 32'd0, 2'b00,
+              cur_q.rsem != SemNone, cur_q.rsem[4:0], 24'(dst_line)};
+    end else begin
+      for (int w = 0; w < Words; w++)
+        if (flit_q == FIdxW'(w + 2)) data = vmem_rdata_i[64 * w +: 64];
+    end
+    inj_flit_o = {send, flit_q == '0, last_flit, VcW'(0), data};
+  end
+
+  logic start;
+  assign start = pend_valid_q && !cur_active_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pend_valid_q <= 1'b0;
+      cur_active_q <= 1'b0;
+      row_q        <= '0;
+      flit_q       <= '0;
+      credits_q    <= buf_depth_i;
+    end else begin
+      if (desc_valid_i && desc_ready_o) begin
+        pend_q       <= in_desc;
+        pend_valid_q <= 1'b1;
+      end
+      if (start) begin
+        cur_q        <= pend_q;
+        cur_active_q <= 1'b1;
+        row_q        <= '0;
+        flit_q       <= '0;
+        if (!(desc_valid_i && desc_ready_o)) pend_valid_q <= 1'b0;
+      end else if (send) begin
+        if (!last_flit) begin
+          flit_q <= flit_q + FIdxW'(1);
+        end else begin
+          flit_q <= '0;
+          if (last_row) cur_active_q <= 1'b0;
+          else row_q <= row_q + 32'd1;
+        end
+      end
+      credits_q <= credits_q - 4'(send) + 4'(inj_credit_i);
+    end
+  end
+  assign local_signal_o = send && last_flit && last_row && (cur_q.lsem != SemNone);
+  assign local_sem_o    = cur_q.lsem[4:0];
+  assign local_value_o  = cur_q.lvalue;
+
+  // ---------------------------------------------------------------- receiving
+  logic [LineW-1:0]  rx_data_q  [NumVcs];
+  logic [LineAw-1:0] rx_line_q  [NumVcs];
+  logic [4:0]        rx_sem_q   [NumVcs];
+  logic              rx_sig_q   [NumVcs];
+  logic [31:0]       rx_value_q [NumVcs];
+  logic [FIdxW-1:0]  rx_idx_q   [NumVcs];
+  logic              rx_busy_q  [NumVcs];
+  logic [NumVcs-1:0] credit_q;
+
+  logic              ej_valid, ej_tail;
+  logic [VcW-1:0]    ej_vc;
+  logic [63:0]       ej_data;
+  assign ej_valid = ej_flit_i[FlitW-1];
+  assign ej_tail  = ej_flit_i[FlitW-3];
+  assign ej_vc    = ej_flit_i[64 +: VcW];
+  assign ej_data  = ej_flit_i[63:0];
+
+  // One assembler per VC. The loop over VCs is unrolled, so every register access has a
+  // constant index.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      credit_q <= '0;
+      for (int v = 0; v < NumVcs; v++) begin
+        rx_idx_q[v]  <= '0;
+        rx_busy_q[v] <= 1'b0;
+      end
+    end else begin
+      credit_q <= '0;
+      for (int v = 0; v < NumVcs; v++) begin
+        if (ej_valid && ej_vc == VcW'(v)) begin
+          credit_q[v] <= 1'b1;
+          if (ej_flit_i[FlitW-2]) begin  // head
+            rx_idx_q[v]  <= FIdxW'(1);
+            rx_busy_q[v] <= 1'b1;
+          end else begin
+            if (rx_idx_q[v] == FIdxW'(1)) begin
+              rx_line_q[v]  <= LineAw'(ej_data[23:0]);
+              rx_sem_q[v]   <= ej_data[28:24];
+              rx_sig_q[v]   <= ej_data[29];
+              rx_value_q[v] <= ej_data[63:32];
+            end
+            for (int w = 0; w < Words; w++)
+              if (rx_idx_q[v] == FIdxW'(w + 2)) rx_data_q[v][64 * w +: 64] <= ej_data;
+            rx_idx_q[v] <= rx_idx_q[v] + FIdxW'(1);
+            if (ej_tail) rx_busy_q[v] <= 1'b0;
+          end
+        end
+      end
+    end
+  end
+
+  // The tail completes the line: write it (the last word straight from the flit).
+  always_comb begin
+    vmem_we_o    = ej_valid && ej_tail && !ej_flit_i[FlitW-2];
+    vmem_waddr_o = rx_line_q[ej_vc];
+    vmem_wdata_o = rx_data_q[ej_vc];
+    vmem_wdata_o[64 * (Words - 1) +: 64] = ej_data;
+    remote_signal_o = vmem_we_o && rx_sig_q[ej_vc];
+    remote_sem_o    = rx_sem_q[ej_vc];
+    remote_value_o  = rx_value_q[ej_vc];
+  end
+  assign ej_credit_o = credit_q;
+
+  logic rx_any;
+  always_comb begin
+    rx_any = 1'b0;
+    for (int v = 0; v < NumVcs; v++) rx_any = rx_any || rx_busy_q[v];
+  end
+  assign send_busy_o = pend_valid_q || cur_active_q;
+  assign busy_o      = send_busy_o || rx_any;
+endmodule

@@ -1,0 +1,153 @@
+/*
+ * RTL tests of chips wired into a pod (csim/pod.c): remote DMA between chips of a 2x2
+ * torus signalling a semaphore on the remote chip, many-to-one transfers that interleave in
+ * the routers, remote errors, and the pod's timeout report. Run once per reset seed.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hal.h"
+#include "pod.h"
+#include "rng.h"
+#include "test_util.h"
+
+static pod_t *make_pod(unsigned size, unsigned x, unsigned y, unsigned link) {
+  pod_config_t cfg = {x, y, link, {.rows = size, .cols = size, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
+                                   .hbm_latency = 10, .seed = test_seed()}};
+  char err[256];
+  pod_t *p = pod_new(&cfg, err, sizeof err);
+  cr_assert_not_null(p, "%s", err);
+  return p;
+}
+
+static void load(chip_t *c, int queue, fw_prog_t *prog) {
+  char err[256];
+  cr_assert_eq(chip_load_program(c, queue, prog->words, prog->count, err, sizeof err), 0, "%s", err);
+  fw_prog_free(prog);
+}
+
+TestSuite(pod_rtl, .timeout = 120);
+
+Test(pod_rtl, remote_dma_signals_the_remote_semaphore) {
+  for (unsigned size = 4; size <= 16; size += 12) {
+    pod_t *p = make_pod(size, 2, 2, 2);
+    const unsigned line = 4 * size, rows = 9;
+    chip_t *src = pod_chip(p, 0, 0), *dst = pod_chip(p, 1, 1);
+    uint8_t data[16 * 64 * 9];
+    rng_t rng;
+    rng_seed(&rng, test_seed() + size);
+    for (unsigned i = 0; i < rows * line; i++) data[i] = (uint8_t)rng_next(&rng);
+    cr_assert_eq(chip_hbm_write(src, 0, data, rows * line), 0);
+    /* source: HBM -> VMEM, then to (1,1) lines 200.., remote semaphore 3 += 5 per line, local 4 += 1 */
+    fw_prog_t sd;
+    fw_prog_init(&sd);
+    fw_dma_hbm_to_vmem(&sd, 1, 1, 0, line, 10, rows, line);
+    fw_sem_wait(&sd, 1, 1);
+    fw_rdma(&sd, 1, 1, 10, 200, rows, 3, 5, 4, 1);
+    fw_sem_wait(&sd, 4, 1);
+    fw_halt(&sd);
+    load(src, CHIP_QUEUE_DMA, &sd);
+    /* destination: wait for the data, write it to its own HBM */
+    fw_prog_t dd;
+    fw_prog_init(&dd);
+    fw_sem_wait(&dd, 3, 5 * rows); /* every line adds 5 */
+    fw_dma_vmem_to_hbm(&dd, 6, 1, 200, 4096, line, rows, line);
+    fw_sem_wait(&dd, 6, 1);
+    fw_halt(&dd);
+    load(dst, CHIP_QUEUE_DMA, &dd);
+    for (unsigned y = 0; y < 2; y++)
+      for (unsigned x = 0; x < 2; x++)
+        if (!((x == 0 && y == 0) || (x == 1 && y == 1))) {
+          fw_prog_t idle;
+          fw_prog_init(&idle);
+          fw_halt(&idle);
+          load(pod_chip(p, x, y), CHIP_QUEUE_DMA, &idle);
+        }
+    uint64_t cycles;
+    char report[1024];
+    cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+    uint8_t out[16 * 64 * 9];
+    cr_assert_eq(chip_hbm_read(dst, 4096, out, rows * line), 0);
+    cr_assert_eq(memcmp(out, data, rows * line), 0, "%ux%u chips: the remote copy differs", size, size);
+    cr_assert_eq(chip_sem(dst, 3), 0, "the wait consumed the remote signal");
+    cr_assert_eq(chip_sem(src, 4), 0);
+    pod_free(p);
+  }
+}
+
+Test(pod_rtl, many_to_one_transfers_interleave) {
+  /* Every chip of a 3x3 pod sends 5 lines to (1,1), each to its own region; (1,1) waits
+   * until all eight have arrived (semaphore counts) and writes everything back. */
+  pod_t *p = make_pod(4, 3, 3, 1);
+  const unsigned line = 16, rows = 5;
+  chip_t *hub = pod_chip(p, 1, 1);
+  for (unsigned i = 0; i < 9; i++) {
+    chip_t *c = pod_chip(p, i % 3, i / 3);
+    uint8_t data[16 * 5];
+    for (unsigned b = 0; b < rows * line; b++) data[b] = (uint8_t)(i * 31 + b);
+    cr_assert_eq(chip_hbm_write(c, 0, data, sizeof data), 0);
+    fw_prog_t d;
+    fw_prog_init(&d);
+    if (c == hub) {
+      fw_sem_wait(&d, 7, 8 * rows); /* eight sources, every line adds 1 */
+      fw_dma_vmem_to_hbm(&d, 8, 1, 100, 8192, line, 9 * rows, line);
+      fw_sem_wait(&d, 8, 1);
+    } else {
+      fw_dma_hbm_to_vmem(&d, 1, 1, 0, line, 0, rows, line);
+      fw_sem_wait(&d, 1, 1);
+      fw_rdma(&d, 1, 1, 0, 100 + i * rows, rows, 7, 1, FW_SEM_NONE, 0);
+    }
+    fw_halt(&d);
+    load(c, CHIP_QUEUE_DMA, &d);
+  }
+  uint64_t cycles;
+  char report[1024];
+  cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+  uint8_t out[9 * 16 * 5];
+  cr_assert_eq(chip_hbm_read(hub, 8192, out, sizeof out), 0);
+  for (unsigned i = 0; i < 9; i++) {
+    if (i == 4) continue;
+    for (unsigned b = 0; b < rows * line; b++)
+      cr_assert_eq(out[i * rows * line + b], (uint8_t)(i * 31 + b), "from chip %u byte %u: got %u want %u", i, b, out[i * rows * line + b], (uint8_t)(i * 31 + b));
+  }
+  pod_free(p);
+}
+
+Test(pod_rtl, remote_destination_outside_the_pod_is_an_error) {
+  pod_t *p = make_pod(4, 2, 2, 0);
+  fw_prog_t d;
+  fw_prog_init(&d);
+  fw_rdma(&d, 2, 0, 0, 0, 1, FW_SEM_NONE, 0, FW_SEM_NONE, 0);
+  fw_halt(&d);
+  load(pod_chip(p, 0, 0), CHIP_QUEUE_DMA, &d);
+  for (unsigned i = 1; i < 4; i++) {
+    fw_prog_t idle;
+    fw_prog_init(&idle);
+    fw_halt(&idle);
+    load(pod_chip(p, i % 2, i / 2), CHIP_QUEUE_DMA, &idle);
+  }
+  uint64_t cycles;
+  char report[1024];
+  cr_assert_eq(pod_run(p, 2, 10000, &cycles, report, sizeof report), -1);
+  cr_assert(strstr(report, "chip (0,0): DMA queue stopped with error 8"), "%s", report);
+  pod_free(p);
+}
+
+Test(pod_rtl, stuck_pod_report_names_chip_queue_and_semaphore) {
+  pod_t *p = make_pod(4, 2, 1, 0);
+  fw_prog_t d;
+  fw_prog_init(&d);
+  fw_sem_wait(&d, 9, 1); /* nobody signals it */
+  fw_halt(&d);
+  load(pod_chip(p, 1, 0), CHIP_QUEUE_DMA, &d);
+  fw_prog_init(&d);
+  fw_halt(&d);
+  load(pod_chip(p, 0, 0), CHIP_QUEUE_DMA, &d);
+  uint64_t cycles;
+  char report[1024];
+  cr_assert_eq(pod_run(p, 2, 500, &cycles, report, sizeof report), -1);
+  cr_assert(strstr(report, "chip (1,0): DMA queue still at command 0 (SEM_WAIT on semaphore 9 for 1; it holds 0)"),
+            "%s", report);
+  pod_free(p);
+}
