@@ -34,6 +34,7 @@ struct chip {
   uint32_t *prog[2];  /* the programs loaded, for reports */
   size_t prog_len[2];
   unsigned start_mask;
+  bool start_pending;   /* start_i is high for the next cycle only */
   uint64_t run_start;
   uint64_t base[7], hbm0;  /* counters at the start of the run */
   uint64_t cycle;
@@ -164,12 +165,24 @@ bool chip_quiet(chip_t *c) {
 void chip_start(chip_t *c, unsigned mask) {
   c->start_mask = mask & 3;
   c->run_start = c->cycle;
+  c->start_pending = true;
   vmodel_poke(c->m, c->p[P_START], mask & 3);
 }
 
 /* One cycle: the HBM model answers and accepts around the chip's clock edge. */
 void chip_tick(chip_t *c) {
   vmodel_t *m = c->m;
+  /* The HBM request is registered state: read it before poking anything, so that reading
+   * it costs no extra evaluation of the model. */
+  bool ready = hbm_begin_cycle(&c->hbm);
+  if (ready && vmodel_peek(m, c->p[P_REQ_VALID])) {
+    bool write = vmodel_peek(m, c->p[P_REQ_WRITE]);
+    uint64_t addr = vmodel_peek(m, c->p[P_REQ_ADDR]);
+    unsigned nbytes = (unsigned)vmodel_peek(m, c->p[P_REQ_BYTES]);
+    if (write) vmodel_peek_words(m, c->p[P_REQ_DATA], c->line);
+    hbm_accept(&c->hbm, c->cycle, write, addr, nbytes, (const uint8_t *)c->line);
+  }
+  vmodel_poke(m, c->p[P_REQ_READY], ready);
   const hbm_answer_t *a = hbm_answer_due(&c->hbm, c->cycle);
   vmodel_poke(m, c->p[P_RESP_VALID], a != NULL);
   if (a) {
@@ -178,17 +191,11 @@ void chip_tick(chip_t *c) {
     vmodel_poke_words(m, c->p[P_RESP_DATA], c->line);
     hbm_answer_pop(&c->hbm);
   }
-  bool ready = hbm_begin_cycle(&c->hbm);
-  vmodel_poke(m, c->p[P_REQ_READY], ready);
-  if (ready && vmodel_peek(m, c->p[P_REQ_VALID])) {
-    bool write = vmodel_peek(m, c->p[P_REQ_WRITE]);
-    uint64_t addr = vmodel_peek(m, c->p[P_REQ_ADDR]);
-    unsigned nbytes = (unsigned)vmodel_peek(m, c->p[P_REQ_BYTES]);
-    if (write) vmodel_peek_words(m, c->p[P_REQ_DATA], c->line);
-    hbm_accept(&c->hbm, c->cycle, write, addr, nbytes, (const uint8_t *)c->line);
-  }
   vmodel_step(m, 1);
-  vmodel_poke(m, c->p[P_START], 0);
+  if (c->start_pending) {
+    vmodel_poke(m, c->p[P_START], 0);
+    c->start_pending = false;
+  }
   c->cycle++;
 }
 

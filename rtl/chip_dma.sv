@@ -114,7 +114,8 @@ module chip_dma #(
   always_comb begin
     reads_pending = 1'b0;
     // an entry covers the lines its answers still have to write: [line, line + left)
-    for (int i = 0; i < Depth; i++) begin
+    // (only looked at when a VMEM -> HBM transfer waits to start)
+    for (int i = 0; i < Depth && fifo_count_q != '0 && next_desc.kind == DmaV2H; i++) begin
       automatic logic [$clog2(Depth)-1:0] slot = $clog2(Depth)'(pend_head_q + $clog2(Depth)'(i));
       if (($clog2(Depth) + 1)'(i) < pend_count_q && pend_q[slot].read &&
           ({1'b0, pend_q[slot].line} < {1'b0, next_desc.line} + (LineAw + 1)'(next_desc.rows)) &&

@@ -328,7 +328,8 @@ module chip_top #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       for (int i = 0; i < NumSems; i++) sems_q[i] <= '0;
-    end else begin
+    end else if (sem_grant != '0 || sem_signal[1] || rel_fire || dma_sem_signal || rdma_lsig || rdma_rsig) begin
+      // (nothing to do in most cycles: an idle chip skips the bank)
       for (int i = 0; i < NumSems; i++) begin
         automatic logic [31:0] v = sems_q[i];
         if (sem_grant[0] && sem_idx[0] == 5'(i)) v = v - sem_value[0];
