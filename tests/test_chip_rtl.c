@@ -13,6 +13,7 @@
 #include "chip.h"
 #include "chip_gemm.h"
 #include "hal.h"
+#include "kernels.h"
 #include "mxu_golden.h"
 #include "rng.h"
 #include "test_util.h"
@@ -401,5 +402,38 @@ Test(chip_rtl, vector_op_follows_store_without_a_fence) {
     cr_assert_eq(out[i], arith_golden_fp32_max(want[i], 0), "element %d: 0x%08x vs relu(0x%08x)", i, out[i], want[i]);
   fw_prog_free(&cq);
   fw_prog_free(&dq);
+  chip_free(c);
+}
+
+Test(chip_rtl, elementwise_kernel_through_hbm) {
+  chip_t *c = make_chip(4, 16, 20);
+  const chip_geometry_t *g = chip_geometry(c);
+  fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
+  rng_t rng;
+  rng_seed(&rng, test_seed() + 21);
+  const uint32_t count = 4 * 700 + 3;  /* several chunks and a partial line */
+  static uint32_t a[4 * 700 + 3], b[4 * 700 + 3], out[4 * 700 + 3];
+  const fw_vec_op_t ops[] = {FW_VEC_ADD, FW_VEC_MUL, FW_VEC_RELU, FW_VEC_SCALE};
+  for (int o = 0; o < 4; o++) {
+    for (uint32_t i = 0; i < count; i++) a[i] = random_lane(&rng), b[i] = random_lane(&rng);
+    uint32_t scalar = random_lane(&rng);
+    cr_assert_eq(chip_hbm_write(c, 0, a, 4 * count), 0);
+    cr_assert_eq(chip_hbm_write(c, 1u << 20, b, 4 * count), 0);
+    fw_prog_t cq, dq;
+    fw_prog_init(&cq);
+    fw_prog_init(&dq);
+    char err[256];
+    cr_assert_eq(fw_elementwise(&fc, ops[o], 0, 1u << 20, 2u << 20, count, scalar, &cq, &dq, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
+    cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
+    chip_status_t st;
+    cr_assert_eq(chip_run(c, 3, 1000000, &st), 0, "%s", st.report);
+    cr_assert_eq(chip_hbm_read(c, 2u << 20, out, 4 * count), 0);
+    for (uint32_t i = 0; i < count; i++)
+      cr_assert_eq(out[i], vec_golden(ops[o], a[i], b[i], scalar), "op %d element %u", ops[o], i);
+    for (unsigned s = 0; s < 32; s++) cr_assert_eq(chip_sem(c, s), 0, "semaphore %u", s);
+    fw_prog_free(&cq);
+    fw_prog_free(&dq);
+  }
   chip_free(c);
 }

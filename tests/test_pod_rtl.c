@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hal.h"
+#include "kernels.h"
 #include "pod.h"
 #include "rng.h"
 #include "test_util.h"
@@ -149,5 +150,45 @@ Test(pod_rtl, stuck_pod_report_names_chip_queue_and_semaphore) {
   cr_assert_eq(pod_run(p, 2, 500, &cycles, report, sizeof report), -1);
   cr_assert(strstr(report, "chip (1,0): DMA queue still at command 0 (SEM_WAIT on semaphore 9 for 1; it holds 0)"),
             "%s", report);
+  pod_free(p);
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+Test(pod_rtl, local_and_remote_copy_kernels) {
+  pod_t *p = make_pod(4, 2, 1, 1);
+  chip_t *c0 = pod_chip(p, 0, 0), *c1 = pod_chip(p, 1, 0);
+  const chip_geometry_t *g = chip_geometry(c0);
+  fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
+  const uint32_t bytes = 4 * 16 * 700 + 12; /* several chunks and a partial line */
+  static uint8_t data[4 * 16 * 700 + 12], back[4 * 16 * 700 + 12];
+  rng_t rng;
+  rng_seed(&rng, test_seed() + 3);
+  for (uint32_t i = 0; i < bytes; i++) data[i] = (uint8_t)rng_next(&rng);
+  cr_assert_eq(chip_hbm_write(c0, 0, data, bytes), 0);
+  fw_prog_t local, snd, rcv;
+  fw_prog_init(&local);
+  fw_prog_init(&snd);
+  fw_prog_init(&rcv);
+  char err[256];
+  /* chip 0: copy locally to 200000, then send to chip 1 at 300000 */
+  cr_assert_eq(fw_copy_local(&fc, 0, 200000, bytes, &local, err, sizeof err), 0, "%s", err);
+  local.count--; /* drop its HALT: the remote copy follows in the same program */
+  cr_assert_eq(fw_copy_remote(&fc, 0, 0, 1, 0, 200000, 300000, bytes, &snd, &rcv, err, sizeof err), 0, "%s", err);
+  for (size_t i = 0; i < snd.count; i++) fw_raw(&local, snd.words + i * FW_CMD_WORDS);
+  fw_prog_free(&snd);
+  load(c0, CHIP_QUEUE_DMA, &local);
+  load(c1, CHIP_QUEUE_DMA, &rcv);
+  uint64_t cycles;
+  char report[1024];
+  cr_assert_eq(pod_run(p, 2, 2000000, &cycles, report, sizeof report), 0, "%s", report);
+  cr_assert_eq(chip_hbm_read(c0, 200000, back, bytes), 0);
+  cr_assert_eq(memcmp(back, data, bytes), 0, "local copy differs");
+  cr_assert_eq(chip_hbm_read(c1, 300000, back, bytes), 0);
+  cr_assert_eq(memcmp(back, data, bytes), 0, "remote copy differs");
+  for (unsigned s = 0; s < 32; s++) {
+    cr_assert_eq(chip_sem(c0, s), 0, "chip 0 semaphore %u", s);
+    cr_assert_eq(chip_sem(c1, s), 0, "chip 1 semaphore %u", s);
+  }
   pod_free(p);
 }
