@@ -12,7 +12,7 @@ enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RU
        P_ERROR, P_PC, P_OPCODE, P_SEM_IDX, P_SEM_VALUE, P_REQ_VALID, P_REQ_READY, P_REQ_WRITE,
        P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_DMA_BUSY, P_MXU_BUSY,
        P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_MY_X, P_MY_Y,
-       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_COUNT };
+       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_RTR_FLITS, P_COUNT };
 
 static const char *const port_names[P_COUNT] = {
     "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
@@ -22,7 +22,7 @@ static const char *const port_names[P_COUNT] = {
     "cnt_mxu_busy_o", "cnt_compute_o", "cnt_weight_load_o", "cnt_weight_stall_o",
     "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o", "my_x_i", "my_y_i", "size_x_i",
     "size_y_i", "buf_depth_i", "net_in_flit_i", "net_out_flit_o", "net_credit_in_i",
-    "net_credit_out_o", "net_occupancy_o"};
+    "net_credit_out_o", "net_occupancy_o", "cnt_router_flits_o"};
 
 struct chip {
   chip_config_t cfg;
@@ -157,6 +157,8 @@ void chip_net_ports(chip_t *c, chip_net_ports_t *n) {
   n->credit_in = vmodel_port_ptr(c->m, c->p[P_NET_CIN]);
   n->credit_out = vmodel_port_ptr(c->m, c->p[P_NET_COUT]);
 }
+
+void chip_router_flits(chip_t *c, uint32_t flits[5]) { vmodel_peek_words(c->m, c->p[P_RTR_FLITS], flits); }
 
 bool chip_quiet(chip_t *c) {
   return vmodel_peek(c->m, c->p[P_IDLE]) && vmodel_peek(c->m, c->p[P_NET_OCC]) == 0;

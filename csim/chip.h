@@ -72,6 +72,8 @@ void chip_net_ports(chip_t *c, chip_net_ports_t *n);
 /* Starts queues (mask), remembering the counters, for chip_finish. */
 void chip_begin(chip_t *c, unsigned mask);
 void chip_tick(chip_t *c);
+/* Flits each router output port has sent since reset: local (ejected), +X, -X, +Y, -Y. */
+void chip_router_flits(chip_t *c, uint32_t flits[5]);
 /* No queue running, no unit busy, no flit in the router. */
 bool chip_quiet(chip_t *c);
 /* Reads the status after a run that chip_begin started; 0 if the started queues halted. */

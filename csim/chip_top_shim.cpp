@@ -50,5 +50,6 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
     VMODEL_PORT(m, net_credit_in_i, 8, true);
     VMODEL_PORT(m, net_credit_out_o, 8, false);
     VMODEL_PORT(m, net_occupancy_o, 8, false);
+    VMODEL_PORT(m, cnt_router_flits_o, 5 * 32, false);
   });
 }

@@ -33,6 +33,7 @@ module chip_top #(
   input  logic [4*NumVcs-1:0]    net_credit_in_i,
   output logic [4*NumVcs-1:0]    net_credit_out_o,
   output logic [7:0]             net_occupancy_o,   // flits held in the router
+  output logic [5*32-1:0]        cnt_router_flits_o, // flits sent per router output port (local, +X, -X, +Y, -Y)
   // queue status, queue q at [q*...]
   output logic [1:0]             q_running_o,
   output logic [1:0]             q_halted_o,
@@ -394,6 +395,18 @@ module chip_top #(
     end
   end
   assign drained[0] = mxu_drained && !vec_busy && (rel_count_q == '0);
+  // flits per router output port (the valid bit of each output flit register)
+  logic [31:0] rtr_flits_q [5];
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int p = 0; p < 5; p++) rtr_flits_q[p] <= '0;
+    end else if (rtr_out != '0) begin
+      for (int p = 0; p < 5; p++) if (rtr_out[p * FlitW + FlitW - 1]) rtr_flits_q[p] <= rtr_flits_q[p] + 32'd1;
+    end
+  end
+  always_comb begin
+    for (int p = 0; p < 5; p++) cnt_router_flits_o[32 * p +: 32] = rtr_flits_q[p];
+  end
   assign cnt_dma_busy_o = dma_busy_q;
   assign cnt_mxu_busy_o = mxu_busy_q;
   assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11) && !rdma_busy;

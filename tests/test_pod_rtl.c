@@ -107,6 +107,10 @@ Test(pod_rtl, many_to_one_transfers_interleave) {
   cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
   uint8_t out[9 * 16 * 5];
   cr_assert_eq(chip_hbm_read(hub, 8192, out, sizeof out), 0);
+  /* the hub ejected every flit: 8 sources x 5 lines x (2 header + 2 data flits) */
+  uint32_t flits[5];
+  chip_router_flits(hub, flits);
+  cr_assert_eq(flits[0], 8 * 5 * 4, "flits ejected at the hub: %u", flits[0]);
   for (unsigned i = 0; i < 9; i++) {
     if (i == 4) continue;
     for (unsigned b = 0; b < rows * line; b++)
