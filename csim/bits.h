@@ -1,11 +1,22 @@
 /*
  * bits: reading and writing bit fields of up to 64 bits at any offset in arrays of
- * little-endian 32-bit words, the layout of Verilator's wide ports (flit buses).
+ * little-endian 32-bit words, the layout of Verilator's wide ports (flit buses); and the
+ * host values of fp32/bf16 bit patterns.
  */
 #ifndef BITS_H
 #define BITS_H
 
 #include <stdint.h>
+#include <string.h>
+
+/* The value of fp32 / bf16 bit patterns on the host (for printing and references). */
+static inline double bits_fp32_value(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static inline double bits_bf16_value(uint16_t h) { return bits_fp32_value((uint32_t)h << 16); }
 
 static inline uint64_t bits_get(const uint32_t *w, unsigned off, unsigned n) {
   uint64_t v = 0;

@@ -14,6 +14,7 @@
 
 #include "arith_golden.h"
 #include "arith_top.h"
+#include "bits.h"
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
@@ -39,19 +40,6 @@ static void dot_help(void) {
          "the RTL multiply, add and convert units and checks it against the golden model.\n"
          "Exit status: 0 bit-exact, 1 mismatch or run failure, 2 bad usage.\n",
          DOT_MAX_N);
-}
-
-static double bf16_value(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-static double fp32_value(uint32_t bits) {
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
 }
 
 typedef struct {
@@ -167,7 +155,7 @@ int cmd_dot(int argc, char **argv) {
   double reference = 0.0;
   for (uint64_t i = 0; i < o.n; i++) {
     golden = arith_golden_fp32_add(golden, arith_golden_bf16_mul(a[i], b[i]));
-    reference += bf16_value(a[i]) * bf16_value(b[i]);
+    reference += bits_bf16_value(a[i]) * bits_bf16_value(b[i]);
   }
   uint16_t golden_bf16 = arith_golden_fp32_to_bf16(golden);
   bool exact = golden == r.sum_fp32 && golden_bf16 == r.sum_bf16;
@@ -180,17 +168,17 @@ int cmd_dot(int argc, char **argv) {
     json_u64(&j, "seed", o.seed);
     json_u64(&j, "cycles", r.cycles);
     json_u64(&j, "sum_fp32_bits", r.sum_fp32);
-    json_f64(&j, "sum_fp32", fp32_value(r.sum_fp32));
+    json_f64(&j, "sum_fp32", bits_fp32_value(r.sum_fp32));
     json_u64(&j, "sum_bf16_bits", r.sum_bf16);
-    json_f64(&j, "sum_bf16", bf16_value(r.sum_bf16));
+    json_f64(&j, "sum_bf16", bits_bf16_value(r.sum_bf16));
     json_f64(&j, "float64_reference", reference);
     json_bool(&j, "bit_exact", exact);
     json_f64(&j, "sim_cycles_per_s", secs > 0 ? (double)r.cycles / secs : 0.0);
     json_end(&j);
   } else {
     printf("bf16 dot product, n = %" PRIu64 ", seed %" PRIu64 "\n", o.n, o.seed);
-    printf("  RTL sum (fp32)     0x%08" PRIx32 "  = %.9g\n", r.sum_fp32, fp32_value(r.sum_fp32));
-    printf("  RTL sum (bf16)     0x%04" PRIx16 "      = %.9g\n", r.sum_bf16, bf16_value(r.sum_bf16));
+    printf("  RTL sum (fp32)     0x%08" PRIx32 "  = %.9g\n", r.sum_fp32, bits_fp32_value(r.sum_fp32));
+    printf("  RTL sum (bf16)     0x%04" PRIx16 "      = %.9g\n", r.sum_bf16, bits_bf16_value(r.sum_bf16));
     printf("  float64 reference              = %.9g\n", reference);
     printf("  golden model       %s\n", exact ? "agrees on every bit" : "DISAGREES");
     printf("  cycles             %" PRIu64 " (n + 2: multiply, add chain, convert)\n", r.cycles);

@@ -14,6 +14,7 @@
 #include "arith_golden.h"
 #include "chip.h"
 #include "chip_gemm.h"
+#include "bits.h"
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
@@ -168,12 +169,6 @@ static uint16_t *random_bf16(rng_t *rng, size_t count) {
   if (!out) return NULL;
   for (size_t i = 0; i < count; i++) out[i] = rng_bf16(rng, -4, 1);
   return out;
-}
-
-static double fp32_value(uint32_t bits) {
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
 }
 
 typedef struct {
@@ -376,7 +371,7 @@ int cmd_gemm(int argc, char **argv) {
            st.counters.input_stall, st.counters.idle);
     if (!o.chip) printf("  readout         %" PRIu64 " cycles\n", st.readout_cycles);
     printf("  golden model    %s\n", mismatches ? "DISAGREES" : "agrees on every bit");
-    printf("  C[0][0]         %.9g\n", fp32_value(o.bf16_out ? c[0] << 16 : c[0]));
+    printf("  C[0][0]         %.9g\n", bits_fp32_value(o.bf16_out ? c[0] << 16 : c[0]));
     printf("  simulation      %.0f cycles/s, %.3g MACs/s\n", cps, macs);
   }
   if (mismatches) rc = cli_fail("gemm", "%zu of %" PRIu64 " outputs differ from the golden model", mismatches, o.m * o.n);
