@@ -25,7 +25,7 @@ echo "== MXU utilisation (tpusim gemm, data offered every cycle)" >&2
   for spec in "16x16 16 16 16" "16x16 1 256 256" "16x16 64 64 64" "16x16 256 256 256" "16x16 100 300 70" \
               "128x128 128 128 128" "128x128 64 512 512" "128x128 256 256 256" "128x128 1024 1024 1024"; do
     set -- $spec
-    j=$("$tpusim" gemm --mxu "$1" --m "$2" --k "$3" --n "$4" --json)
+    j=$("$tpusim" gemm --level mxu --mxu "$1" --m "$2" --k "$3" --n "$4" --json)
     echo "$j" >>"$out/mxu_util.jsonl"
     printf '%-9s %-16s %9s %9s %9.0f %7.2f%%\n' "$1" "$2x$3x$4" "$(json_field cycles <<<"$j")" \
       "$(json_field contract_cycles <<<"$j")" "$(json_field ideal_cycles <<<"$j")" \
@@ -39,7 +39,7 @@ echo "== MXU simulation speed (median of 3 runs; one core)" >&2
   for spec in "8x8 128 256 256" "16x16 256 256 256" "32x32 256 256 256" "128x128 256 512 512"; do
     set -- $spec
     : >"$out/speed_$1.jsonl"
-    for run in 1 2 3; do "$tpusim" gemm --mxu "$1" --m "$2" --k "$3" --n "$4" --seed "$run" --json >>"$out/speed_$1.jsonl"; done
+    for run in 1 2 3; do "$tpusim" gemm --level mxu --mxu "$1" --m "$2" --k "$3" --n "$4" --seed "$run" --json >>"$out/speed_$1.jsonl"; done
     printf '%-9s %-16s %14.0f %14.3g\n' "$1" "$2x$3x$4" "$(json_field sim_cycles_per_s <"$out/speed_$1.jsonl" | median)" \
       "$(json_field macs_per_s <"$out/speed_$1.jsonl" | median)"
   done
