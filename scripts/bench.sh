@@ -53,7 +53,7 @@ echo "== MXU build time and peak memory (verilate + compile one model, no ccache
     /usr/bin/time -f '%e %M' -o "$dir/time" bash -c "
       verilator --cc --trace-fst --x-assign unique --x-initial unique -O3 --timescale 1ns/1ns -Wall -y rtl \
         -GRows=$r -GCols=$c -GAccDepth=4096 --Mdir $dir --prefix Vmxu --top-module mxu_top rtl/lint.vlt rtl/arith_pkg.sv rtl/mxu_top.sv &&
-      CCACHE_DISABLE=1 make -s -C $dir -f Vmxu.mk Vmxu__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 >/dev/null"
+      CCACHE_DISABLE=1 MAKEFLAGS= make -s -C $dir -f Vmxu.mk Vmxu__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 >/dev/null"
     kb=$(cat "$dir"/*.cpp | wc -c)
     read -r secs mem <"$dir/time"
     printf '%-9s %10s %14.0f %12.0f\n' "$size" "$secs" "$((mem / 1024))" "$((kb / 1024))"
