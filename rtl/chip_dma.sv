@@ -139,9 +139,10 @@ module chip_dma #(
   always_comb begin
     vmem_we_o    = 1'b0;
     vmem_waddr_o = head.line;
-    vmem_wdata_o = hbm_resp_data_i & keep_mask;  // zero beyond the bytes copied
+    vmem_wdata_o = '0;
     if (hbm_resp_valid_i && head.read) begin
-      vmem_we_o = 1'b1;
+      vmem_we_o    = 1'b1;
+      vmem_wdata_o = hbm_resp_data_i & keep_mask;  // zero beyond the bytes copied
     end else if (v2v_step) begin
       vmem_we_o    = 1'b1;
       vmem_waddr_o = LineAw'(cur_q.hbm_addr) + LineAw'(cur_row_q);

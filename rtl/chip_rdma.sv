@@ -190,8 +190,11 @@ module chip_rdma #(
   always_comb begin
     vmem_we_o    = ej_valid && ej_tail && !ej_flit_i[FlitW-2];
     vmem_waddr_o = rx_line_q[ej_vc];
-    vmem_wdata_o = rx_data_q[ej_vc];
-    vmem_wdata_o[64 * (Words - 1) +: 64] = ej_data;
+    vmem_wdata_o = '0;
+    if (vmem_we_o) begin
+      vmem_wdata_o = rx_data_q[ej_vc];
+      vmem_wdata_o[64 * (Words - 1) +: 64] = ej_data;
+    end
     remote_signal_o = vmem_we_o && rx_sig_q[ej_vc];
     remote_sem_o    = rx_sem_q[ej_vc];
     remote_value_o  = rx_value_q[ej_vc];

@@ -80,6 +80,7 @@ module chip_top #(
   logic              dma_we, st_we;
   logic [Cols*16-1:0] w_line;  // a weight row: the low C bf16 of a line
   logic [Rows*16-1:0] a_line;  // an activation row: the low R bf16 of a line
+  logic [LineW-1:0]  dma_line, vec_aline, vec_bline, rdma_line;
   // Three write ports (DMA, MXU stores, vector unit) and five read ports: VMEM is modelled
   // as banked finely enough that these never conflict.
   always_ff @(posedge clk_i) begin
@@ -88,8 +89,6 @@ module chip_top #(
     if (vec_we) vmem[vec_waddr] <= vec_wdata;
     if (rdma_we) vmem[rdma_waddr] <= rdma_wdata;
   end
-  assign w_line = vmem[w_raddr][Cols*16-1:0];
-  assign a_line = vmem[a_raddr][Rows*16-1:0];
 
   // ---------------------------------------------------------------- queues
   logic [1:0]        sem_wait, sem_grant, sem_signal, signal_ready, issue_valid, issue_ready, drained;
@@ -163,7 +162,7 @@ module chip_top #(
     .desc_i          (issue_cmd[1]),
     .drained_o       (dma_drained),
     .vmem_raddr_o    (dma_raddr),
-    .vmem_rdata_i    (vmem[dma_raddr]),
+    .vmem_rdata_i    (dma_line),
     .vmem_we_o       (dma_we),
     .vmem_waddr_o    (dma_waddr),
     .vmem_wdata_o    (dma_wdata),
@@ -238,9 +237,9 @@ module chip_top #(
     .vecs_done_o      (vecs_done),
     .busy_o           (vec_busy),
     .a_raddr_o        (vec_araddr),
-    .a_rdata_i        (vmem[vec_araddr]),
+    .a_rdata_i        (vec_aline),
     .b_raddr_o        (vec_braddr),
-    .b_rdata_i        (vmem[vec_braddr]),
+    .b_rdata_i        (vec_bline),
     .we_o             (vec_we),
     .waddr_o          (vec_waddr),
     .wdata_o          (vec_wdata)
@@ -298,7 +297,7 @@ module chip_top #(
     .busy_o          (rdma_busy),
     .send_busy_o     (rdma_send_busy),
     .vmem_raddr_o    (rdma_raddr),
-    .vmem_rdata_i    (vmem[rdma_raddr]),
+    .vmem_rdata_i    (rdma_line),
     .vmem_we_o       (rdma_we),
     .vmem_waddr_o    (rdma_waddr),
     .vmem_wdata_o    (rdma_wdata),
@@ -313,6 +312,14 @@ module chip_top #(
     .remote_sem_o    (rdma_rsem),
     .remote_value_o  (rdma_rval)
   );
+
+  // VMEM read ports, gated by their unit's activity: an idle chip copies no wide lines.
+  assign w_line    = !mxu_drained ? vmem[w_raddr][Cols*16-1:0] : '0;
+  assign a_line    = !mxu_drained ? vmem[a_raddr][Rows*16-1:0] : '0;
+  assign dma_line  = dma_busy ? vmem[dma_raddr] : '0;
+  assign vec_aline = vec_busy ? vmem[vec_araddr] : '0;
+  assign vec_bline = vec_busy ? vmem[vec_braddr] : '0;
+  assign rdma_line = rdma_send_busy ? vmem[rdma_raddr] : '0;
 
   // ---------------------------------------------------------------- semaphores
   // Waits are granted against the value after earlier events of the same cycle in a fixed

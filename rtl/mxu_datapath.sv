@@ -184,13 +184,12 @@ module mxu_datapath #(
         act_busy = Latency;
       end
 
-      // Read port.
-      rd_data_w = rd_data_q;
+      // Read port (the wide data register only changes on a read).
       if (rd_en_i) begin
         for (int c = 0; c < Cols; c++) rd_data_w[c*32 +: 32] = acc_mem[rd_addr_i][c];
+        rd_data_q <= rd_data_w;
       end
       rd_valid_q  <= rd_en_i;
-      rd_data_q   <= rd_data_w;
       acc_we_q    <= acc_we_w;
       acc_waddr_q <= acc_waddr_w;
 
