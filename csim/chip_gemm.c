@@ -41,7 +41,7 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char
   }
   fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
   fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
-                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb, true, false};
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb, true, false, 0};
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
@@ -53,7 +53,7 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char
 
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
               uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen) {
-  chip_gemm_opts_t none = {false, false};
+  chip_gemm_opts_t none = {false, false, 0};
   if (!opts) opts = &none;
   memset(st, 0, sizeof *st);
   if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
@@ -87,7 +87,7 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
   fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
                          (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb,
-                         opts->relu, opts->bf16_out};
+                         opts->relu, opts->bf16_out, opts->k_panel};
   if (fw_gemm(&fc, &args, &cq, &dq, err, errlen)) goto out;
   if (chip_load_program(c, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
       chip_load_program(c, CHIP_QUEUE_DMA, dq.words, dq.count, err, errlen))

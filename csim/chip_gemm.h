@@ -32,6 +32,7 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char
 typedef struct {
   bool relu;      /* ReLU on the way out */
   bool bf16_out;  /* round C to bf16 on the way out (out then holds bf16 in the low 16 bits) */
+  unsigned k_panel; /* K tiles per activation panel; 0: the firmware chooses (docs/gemm.md) */
 } chip_gemm_opts_t;
 
 /* a: M x K bf16, b: K x N bf16, out: M x N fp32 bits (bf16 bits with opts->bf16_out),

@@ -250,7 +250,7 @@ int cmd_gemm(int argc, char **argv) {
     if (o.trace && chip_trace(chip, o.trace, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
     clock_gettime(CLOCK_MONOTONIC, &t0);
     chip_gemm_stats_t cs;
-    chip_gemm_opts_t gopts = {o.relu, o.bf16_out};
+    chip_gemm_opts_t gopts = {o.relu, o.bf16_out, 0};
     if (chip_gemm(chip, o.m, o.k, o.n, a, b, c, &gopts, &cs, err, sizeof err)) { rc = cli_fail("gemm", "%s", err); goto out; }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     st.cycles = cs.cycles;

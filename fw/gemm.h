@@ -26,6 +26,7 @@ typedef struct {
   uint32_t lda, ldb;     /* row pitch of A and B in elements, even */
   bool relu;             /* apply ReLU to C on the way out (vector unit) */
   bool bf16_out;         /* write C as bf16 (RNE), row pitch n rounded up to even; else fp32, pitch n */
+  uint32_t k_panel;      /* K tiles per activation panel; 0 chooses (docs/gemm.md) */
 } fw_gemm_args_t;
 
 /* Appends the GEMM to a compute program and a DMA program (each ends with HALT).
@@ -33,7 +34,11 @@ typedef struct {
 int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, fw_prog_t *dma,
             char *err, size_t errlen);
 
-/* The row-block height the kernel uses for M on this chip (VMEM and accumulator bound). */
-uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m, uint32_t n);
+/* The K tiles per panel the kernel chooses for this shape on this chip. */
+uint32_t fw_gemm_panel_tiles(const fw_chip_t *chip, uint32_t m, uint32_t k, uint32_t n);
+
+/* The row-block height it uses with panels of kp K tiles (0: the chosen panel); 0 when
+ * not even one row fits VMEM and the accumulator. */
+uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp);
 
 #endif

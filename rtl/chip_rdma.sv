@@ -91,8 +91,8 @@ module chip_rdma #(
       data = {(cur_q.rsem != SemNone) ? cur_q.rvalue : 32'd0, 2'b00,
               cur_q.rsem != SemNone, cur_q.rsem[4:0], 24'(dst_line)};
     end else begin
-      for (int w = 0; w < Words; w++)
-        if (flit_q == FIdxW'(w + 2)) data = vmem_rdata_i[64 * w +: 64];
+      // one indexed select, not a compare per word: this runs every cycle
+      data = vmem_rdata_i[64 * (int'(flit_q) - 2) +: 64];
     end
     inj_flit_o = {send, flit_q == '0, last_flit, VcW'(0), data};
   end

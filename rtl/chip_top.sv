@@ -313,13 +313,27 @@ module chip_top #(
     .remote_value_o  (rdma_rval)
   );
 
-  // VMEM read ports, gated by their unit's activity: an idle chip copies no wide lines.
-  assign w_line    = !mxu_drained ? vmem[w_raddr][Cols*16-1:0] : '0;
-  assign a_line    = !mxu_drained ? vmem[a_raddr][Rows*16-1:0] : '0;
-  assign dma_line  = dma_busy ? vmem[dma_raddr] : '0;
-  assign vec_aline = vec_busy ? vmem[vec_araddr] : '0;
-  assign vec_bline = vec_busy ? vmem[vec_braddr] : '0;
-  assign rdma_line = rdma_send_busy ? vmem[rdma_raddr] : '0;
+  // VMEM read ports, gated by their unit's activity. Written as if statements, not
+  // ternaries: Verilator then reads (copies) a wide line only when its unit is busy, where a
+  // ternary evaluates both arms every cycle; an idle chip clears the lines and copies none.
+  always_comb begin
+    w_line    = '0;
+    a_line    = '0;
+    dma_line  = '0;
+    vec_aline = '0;
+    vec_bline = '0;
+    rdma_line = '0;
+    if (!mxu_drained) begin
+      w_line = vmem[w_raddr][Cols*16-1:0];
+      a_line = vmem[a_raddr][Rows*16-1:0];
+    end
+    if (dma_busy) dma_line = vmem[dma_raddr];
+    if (vec_busy) begin
+      vec_aline = vmem[vec_araddr];
+      vec_bline = vmem[vec_braddr];
+    end
+    if (rdma_send_busy) rdma_line = vmem[rdma_raddr];
+  end
 
   // ---------------------------------------------------------------- semaphores
   // Waits are granted against the value after earlier events of the same cycle in a fixed

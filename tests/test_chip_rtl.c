@@ -60,7 +60,7 @@ Test(chip_rtl, gemm_epilogue_relu_and_bf16) {
   chip_t *c = make_chip(4, 16, 7);
   rng_t rng;
   rng_seed(&rng, test_seed() * 13 + 5);
-  const chip_gemm_opts_t variants[] = {{true, false}, {false, true}, {true, true}};
+  const chip_gemm_opts_t variants[] = {{true, false, 0}, {false, true, 0}, {true, true, 0}};
   for (int v = 0; v < 3; v++) {
     check_gemm_opts(c, 9, 13, 7, &rng, &variants[v]);
     check_gemm_opts(c, 1, 4, 1, &rng, &variants[v]);
@@ -85,6 +85,23 @@ Test(chip_rtl, gemm_shapes_through_hbm_16x16) {
   rng_seed(&rng, test_seed() * 5 + 2);
   const size_t shapes[][3] = {{16, 16, 16}, {100, 70, 130}, {1, 300, 17}, {64, 33, 64}, {300, 16, 40}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) check_gemm(c, shapes[i][0], shapes[i][1], shapes[i][2], &rng);
+  chip_free(c);
+}
+
+/* The three tilings (docs/gemm.md): one K tile per panel, panels of several K tiles with
+ * a short last panel, and one panel over all of K; shapes with partial tiles everywhere. */
+Test(chip_rtl, gemm_k_panels_of_every_size) {
+  chip_t *c = make_chip(4, 16, 9);
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 11 + 4);
+  const size_t shapes[][3] = {{13, 23, 10}, {6, 16, 9}, {30, 9, 5}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    unsigned kts = (unsigned)(shapes[i][1] + 3) / 4;
+    for (unsigned kp = 1; kp <= kts; kp++) {
+      chip_gemm_opts_t o = {false, false, kp};
+      check_gemm_opts(c, shapes[i][0], shapes[i][1], shapes[i][2], &rng, &o);
+    }
+  }
   chip_free(c);
 }
 
