@@ -10,5 +10,6 @@ int cmd_dot(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
 int cmd_net(int argc, char **argv);
 int cmd_chip(int argc, char **argv);
+int cmd_collective(int argc, char **argv);
 
 #endif

@@ -1,0 +1,299 @@
+/* collective: see collective.h and docs/collectives.md. */
+#include "collective.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Streams: the four directed rings through a chip, +X -X +Y -Y. A stream's sends go to
+ * the next chip of its ring, its receives come from the previous one. */
+enum { NSTREAMS = 4, SEMS_PER_STREAM = 5, SEM_PHASE = NSTREAMS * SEMS_PER_STREAM, MAX_PHASES = 4 };
+/* per stream: receive slots 0/1 filled (1 per line), slot freed at the receiver (1 per
+ * unit, ack), a receive reduced/copied here (compute -> DMA), slot read here (compute -> DMA) */
+enum { S_RECV0 = 0, S_RECV1 = 1, S_ACK = 2, S_DONE = 3, S_FREED = 4 };
+
+static unsigned sem_of(unsigned s, unsigned which) { return s * SEMS_PER_STREAM + which; }
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+typedef struct {
+  bool active;
+  bool reduce;           /* reduce-scatter step (ADD) or all-gather step (COPY) */
+  uint32_t lo, len;      /* region of the buffer, in lines relative to data_line */
+} stream_phase_t;
+
+typedef struct {
+  unsigned n;            /* ring size */
+  unsigned pos;          /* this chip's position in the ring */
+  unsigned next_x, next_y, prev_x, prev_y;
+} ring_t;
+
+typedef struct {
+  unsigned nphases;
+  stream_phase_t ph[MAX_PHASES][NSTREAMS];
+  ring_t ring[NSTREAMS];
+} plan_t;
+
+/* Segment k of n of a region, and chunk c of cn of a segment (floor splits: sizes differ
+ * by at most one line). */
+static void split(uint32_t lo, uint32_t len, uint32_t k, uint32_t n, uint32_t *first, uint32_t *count) {
+  uint32_t a = (uint32_t)((uint64_t)k * len / n), b = (uint32_t)((uint64_t)(k + 1) * len / n);
+  *first = lo + a;
+  *count = b - a;
+}
+
+static ring_t ring_of(const fw_slice_t *s, unsigned stream, unsigned x, unsigned y) {
+  ring_t r;
+  bool along_x = stream < 2, fwd = stream % 2 == 0;
+  unsigned n = along_x ? s->w : s->h, c = along_x ? x - s->x0 : y - s->y0;
+  unsigned next = (c + (fwd ? 1 : n - 1)) % n, prev = (c + (fwd ? n - 1 : 1)) % n;
+  r.n = n;
+  r.pos = fwd ? c : (n - c) % n;
+  r.next_x = along_x ? s->x0 + next : x;
+  r.next_y = along_x ? y : s->y0 + next;
+  r.prev_x = along_x ? s->x0 + prev : x;
+  r.prev_y = along_x ? y : s->y0 + prev;
+  return r;
+}
+
+/* Reduce-scatter: at step s a chip sends segment pos-1-s and adds the incoming segment
+ * pos-2-s into its own, so it ends owning segment pos. All-gather: at step s it sends
+ * segment pos-s and copies the incoming pos-1-s. */
+static uint32_t seg_sent(const stream_phase_t *p, unsigned n, unsigned pos, unsigned step) {
+  return (pos + 2 * n - (p->reduce ? 1 : 0) - step) % n;
+}
+static uint32_t seg_recv(const stream_phase_t *p, unsigned n, unsigned pos, unsigned step) {
+  return (pos + 2 * n - (p->reduce ? 2 : 1) - step) % n;
+}
+
+static void set(plan_t *pl, unsigned phase, unsigned stream, bool reduce, uint32_t lo, uint32_t len) {
+  pl->ph[phase][stream] = (stream_phase_t){true, reduce, lo, len};
+  if (phase + 1 > pl->nphases) pl->nphases = phase + 1;
+}
+
+/* The region a chip owns after a reduce-scatter phase on a stream. */
+static void owned(const plan_t *pl, unsigned phase, unsigned stream, uint32_t *lo, uint32_t *len) {
+  const stream_phase_t *p = &pl->ph[phase][stream];
+  split(p->lo, p->len, pl->ring[stream].pos, pl->ring[stream].n, lo, len);
+}
+
+static void make_plan(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y, plan_t *pl) {
+  memset(pl, 0, sizeof *pl);
+  for (unsigned st = 0; st < NSTREAMS; st++) pl->ring[st] = ring_of(s, st, x, y);
+  const uint32_t L = a->lines, half = L / 2;
+  const bool along_x = s->w > 1;
+  if (a->op != FW_COLL_ALLREDUCE) { /* one direction of the slice's one ring, whole buffer */
+    unsigned st = along_x ? 0 : 2;
+    set(pl, 0, st, a->op == FW_COLL_REDUCE_SCATTER, 0, L);
+    return;
+  }
+  if (a->algo == FW_COLL_TORUS2D) {
+    /* halves A (X first) and B (Y first), each split between the two directions */
+    uint32_t a_lo[2] = {0, half / 2}, a_len[2] = {half / 2, half - half / 2};
+    uint32_t b_lo[2] = {half, half + (L - half) / 2}, b_len[2] = {(L - half) / 2, (L - half) - (L - half) / 2};
+    for (unsigned d = 0; d < 2; d++) {
+      set(pl, 0, 0 + d, true, a_lo[d], a_len[d]);
+      set(pl, 0, 2 + d, true, b_lo[d], b_len[d]);
+    }
+    for (unsigned d = 0; d < 2; d++) {
+      uint32_t lo, len;
+      owned(pl, 0, 0 + d, &lo, &len);  /* A's X-owned piece goes round Y */
+      set(pl, 1, 2 + d, true, lo, len);
+      set(pl, 2, 2 + d, false, lo, len);
+      owned(pl, 0, 2 + d, &lo, &len);  /* B's Y-owned piece goes round X */
+      set(pl, 1, 0 + d, true, lo, len);
+      set(pl, 2, 0 + d, false, lo, len);
+      set(pl, 3, 0 + d, false, a_lo[d], a_len[d]);
+      set(pl, 3, 2 + d, false, b_lo[d], b_len[d]);
+    }
+    return;
+  }
+  /* ring: bidirectional all-reduce along X, then along Y (dimensions of size 1 skipped) */
+  unsigned phase = 0;
+  for (unsigned dim = 0; dim < 2; dim++) {
+    if ((dim == 0 ? s->w : s->h) < 2) continue;
+    for (unsigned d = 0; d < 2; d++) {
+      set(pl, phase, 2 * dim + d, true, d ? half : 0, d ? L - half : half);
+      set(pl, phase + 1, 2 * dim + d, false, d ? half : 0, d ? L - half : half);
+    }
+    phase += 2;
+  }
+}
+
+/* One-line remote DMA to the previous chip of the stream: its slot is free again. */
+static void ack(fw_prog_t *dq, const ring_t *rg, unsigned st, uint32_t ack_line) {
+  fw_sem_wait(dq, sem_of(st, S_FREED), 1);
+  fw_rdma(dq, rg->prev_x, rg->prev_y, ack_line, ack_line, 1, sem_of(st, S_ACK), 1, FW_SEM_NONE, 0);
+}
+
+uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a) { return 2 * NSTREAMS * a->chunk_lines + 1; }
+
+void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y, uint32_t *first,
+                   uint32_t *count) {
+  bool along_x = s->w > 1;
+  unsigned pos = along_x ? x - s->x0 : y - s->y0, n = along_x ? s->w : s->h;
+  split(0, a->lines, pos, n, first, count);
+}
+
+int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen) {
+  if (s->w == 0 || s->h == 0 || s->x0 + s->w > s->pod_w || s->y0 + s->h > s->pod_h) {
+    snprintf(err, errlen, "slice %u,%u %ux%u is empty or outside the %ux%u pod", s->x0, s->y0, s->w, s->h, s->pod_w,
+             s->pod_h);
+    return -1;
+  }
+  if (a->lines == 0 || a->chunk_lines == 0) {
+    snprintf(err, errlen, "the buffer and the chunk must be at least one line");
+    return -1;
+  }
+  if ((uint64_t)a->data_line + a->lines + fw_coll_scratch_lines(a) > chip->vmem_lines) {
+    snprintf(err, errlen, "%u lines of data plus %u of receive slots do not fit VMEM (%u lines from line %u)",
+             a->lines, fw_coll_scratch_lines(a), chip->vmem_lines, a->data_line);
+    return -1;
+  }
+  if (a->op != FW_COLL_ALLREDUCE && s->w > 1 && s->h > 1) {
+    snprintf(err, errlen, "reduce_scatter and all_gather run on one ring: a slice of 1 x N or N x 1 chips");
+    return -1;
+  }
+  if (a->algo == FW_COLL_TORUS2D && (s->w < 2 || s->h < 2)) {
+    snprintf(err, errlen, "torus2d needs a slice at least 2 chips wide and high; use ring on a %ux%u slice", s->w,
+             s->h);
+    return -1;
+  }
+  /* A ring closes through the wraparound when the slice spans the dimension; otherwise its
+   * last hop runs back along the slice, which stays inside it only if that way is shorter
+   * than the way round the pod (dimension-order routing takes the shorter one). */
+  unsigned dims[2][2] = {{s->w, s->pod_w}, {s->h, s->pod_h}};
+  for (unsigned d = 0; d < 2; d++) {
+    unsigned n = dims[d][0], pod = dims[d][1];
+    if (n > 2 && n < pod && 2 * (n - 1) >= pod) {
+      snprintf(err, errlen, "a %u-chip ring in a %u-chip %s dimension without its wraparound would route outside the "
+               "slice", n, pod, d ? "Y" : "X");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+                  fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
+  if (fw_coll_check(chip, s, a, err, errlen)) return -1;
+  plan_t pl;
+  make_plan(s, a, x, y, &pl);
+  const uint32_t slots = a->data_line + a->lines, ack_line = slots + 2 * NSTREAMS * a->chunk_lines;
+
+  /* Rounds: phase k runs steps x chunks rounds on each stream, and starts when the longest
+   * stream of phase k-1 is done, so every dependency points to an earlier round. */
+  uint32_t cn[MAX_PHASES][NSTREAMS] = {{0}}, start[MAX_PHASES + 1] = {0};
+  for (unsigned k = 0; k < pl.nphases; k++) {
+    uint32_t longest = 0;
+    for (unsigned st = 0; st < NSTREAMS; st++) {
+      const stream_phase_t *p = &pl.ph[k][st];
+      if (!p->active) continue;
+      uint32_t n = pl.ring[st].n, maxseg = ceil_div(p->len, n);
+      cn[k][st] = maxseg ? ceil_div(maxseg, a->chunk_lines) : 0;
+      if ((n - 1) * cn[k][st] > longest) longest = (n - 1) * cn[k][st];
+    }
+    start[k + 1] = start[k] + longest;
+  }
+  const uint32_t rounds = start[pl.nphases];
+
+  /* per stream: sends and receives issued, DONE signals consumed by the DMA program */
+  uint32_t sends[NSTREAMS] = {0}, recvs[NSTREAMS] = {0}, done_used[NSTREAMS] = {0};
+  uint32_t recvs_before_phase[MAX_PHASES + 1][NSTREAMS] = {{0}};
+  /* the receive sequence number of (phase, stream, step, chunk), for send dependencies */
+  uint32_t *recv_seq[MAX_PHASES][NSTREAMS] = {{0}};
+  for (unsigned k = 0; k < pl.nphases; k++)
+    for (unsigned st = 0; st < NSTREAMS; st++) {
+      uint32_t units = (pl.ring[st].n - 1) * cn[k][st];
+      recv_seq[k][st] = calloc(units ? units : 1, sizeof(uint32_t));
+      if (!recv_seq[k][st]) goto oom;
+    }
+
+  unsigned k = 0;
+  bool acks[NSTREAMS] = {0}, prev_acks[NSTREAMS] = {0};
+  for (uint32_t r = 0; r < rounds; r++) {
+    while (r >= start[k + 1]) {
+      /* Phase k's sends have all been issued. Its regions are overwritten by later phases,
+       * so the compute queue waits until they have left (a DMA-queue signal waits for that). */
+      fw_sem_signal(dq, SEM_PHASE, 1);
+      fw_sem_wait(cq, SEM_PHASE, 1);
+      k++;
+      memcpy(recvs_before_phase[k], recvs, sizeof recvs);
+    }
+    memcpy(prev_acks, acks, sizeof acks);
+    memset(acks, 0, sizeof acks);
+    for (unsigned st = 0; st < NSTREAMS; st++) {
+      const stream_phase_t *p = &pl.ph[k][st];
+      if (!p->active || r - start[k] >= (pl.ring[st].n - 1) * cn[k][st]) continue;
+      const ring_t *rg = &pl.ring[st];
+      uint32_t step = (r - start[k]) / cn[k][st], c = (r - start[k]) % cn[k][st];
+      uint32_t sf, sc, rf, rc, first, count;
+      split(p->lo, p->len, seg_sent(p, rg->n, rg->pos, step), rg->n, &first, &count);
+      split(first, count, c, cn[k][st], &sf, &sc);
+      split(p->lo, p->len, seg_recv(p, rg->n, rg->pos, step), rg->n, &first, &count);
+      split(first, count, c, cn[k][st], &rf, &rc);
+      if (sc) {
+        /* the data sent was completed by this stream's receive one step earlier, or (first
+         * step) by every receive of the earlier phases */
+        uint32_t need[NSTREAMS];
+        memcpy(need, done_used, sizeof need);
+        if (step > 0)
+          need[st] = recv_seq[k][st][(step - 1) * cn[k][st] + c] + 1;
+        else if (k > 0)
+          memcpy(need, recvs_before_phase[k], sizeof need);
+        for (unsigned o = 0; o < NSTREAMS; o++)
+          if (need[o] > done_used[o]) {
+            fw_sem_wait(dq, sem_of(o, S_DONE), need[o] - done_used[o]);
+            done_used[o] = need[o];
+          }
+        uint32_t q = sends[st]++;
+        if (q >= 2) fw_sem_wait(dq, sem_of(st, S_ACK), 1);
+        fw_rdma(dq, rg->next_x, rg->next_y, a->data_line + sf, slots + (2 * st + q % 2) * a->chunk_lines, sc,
+                sem_of(st, S_RECV0 + q % 2), 1, FW_SEM_NONE, 0);
+      }
+      if (rc) {
+        uint32_t q = recvs[st]++, slot = slots + (2 * st + q % 2) * a->chunk_lines, dst = a->data_line + rf;
+        recv_seq[k][st][step * cn[k][st] + c] = q;
+        fw_sem_wait(cq, sem_of(st, S_RECV0 + q % 2), rc);
+        if (p->reduce)
+          fw_vec(cq, FW_VEC_ADD, dst, slot, dst, rc, 0);
+        else
+          fw_vec(cq, FW_VEC_COPY, slot, slot, dst, rc, 0);
+        fw_sem_signal(cq, sem_of(st, S_DONE), 1);
+        fw_sem_signal(cq, sem_of(st, S_FREED), 1);
+        acks[st] = true;
+      }
+    }
+    /* acknowledge the previous round's receives (after this round's sends, so the wait for
+     * the compute queue does not hold them up): their slots are free once read */
+    for (unsigned st = 0; st < NSTREAMS; st++)
+      if (prev_acks[st]) ack(dq, &pl.ring[st], st, ack_line);
+  }
+  for (unsigned st = 0; st < NSTREAMS; st++)
+    if (acks[st]) ack(dq, &pl.ring[st], st, ack_line);
+  /* take the signals nobody waited for: the last two acknowledgements of each stream and
+   * the receives no send depended on; then every semaphore is zero */
+  for (unsigned st = 0; st < NSTREAMS; st++) {
+    if (sends[st]) fw_sem_wait(dq, sem_of(st, S_ACK), min_u32(2, sends[st]));
+    if (recvs[st] > done_used[st]) fw_sem_wait(dq, sem_of(st, S_DONE), recvs[st] - done_used[st]);
+  }
+  fw_fence(dq);
+  for (unsigned i = 0; i < MAX_PHASES; i++)
+    for (unsigned st = 0; st < NSTREAMS; st++) free(recv_seq[i][st]);
+  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
+    snprintf(err, errlen, "out of memory building the collective programs");
+    return -1;
+  }
+  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
+    snprintf(err, errlen, "the collective needs %zu compute and %zu DMA commands; a queue holds %u (use larger "
+             "chunks)", cq->count, dq->count, chip->queue_depth);
+    return -1;
+  }
+  return 0;
+oom:
+  for (unsigned i = 0; i < MAX_PHASES; i++)
+    for (unsigned st = 0; st < NSTREAMS; st++) free(recv_seq[i][st]);
+  snprintf(err, errlen, "out of memory");
+  return -1;
+}

@@ -1,0 +1,51 @@
+/*
+ * collective: SPMD collective kernels over the chips of a slice (docs/collectives.md),
+ * built only from chip commands: remote DMA over the torus moves data between neighbours,
+ * the vector unit reduces, semaphores synchronise. Every chip of the slice runs the
+ * program pair built here for its position. The data is fp32 lines in VMEM, at the
+ * same lines on every chip; the kernel uses semaphores 0..20 and leaves them at zero. It appends no HALT: the
+ * caller adds what comes after (a write-back) and the HALTs.
+ */
+#ifndef FW_COLLECTIVE_H
+#define FW_COLLECTIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemm.h"
+#include "hal.h"
+
+typedef enum { FW_COLL_ALLREDUCE, FW_COLL_REDUCE_SCATTER, FW_COLL_ALL_GATHER } fw_coll_op_t;
+typedef enum { FW_COLL_RING, FW_COLL_TORUS2D } fw_coll_algo_t;
+
+typedef struct {
+  unsigned x0, y0, w, h;   /* the slice: chips x0..x0+w-1, y0..y0+h-1 of the pod */
+  unsigned pod_w, pod_h;   /* the pod (a slice dimension equal to the pod's wraps around) */
+} fw_slice_t;
+
+typedef struct {
+  fw_coll_op_t op;
+  fw_coll_algo_t algo;
+  uint32_t data_line;      /* first VMEM line of the buffer, on every chip */
+  uint32_t lines;          /* buffer length in lines (C fp32 each) */
+  uint32_t chunk_lines;    /* pipelining unit: at most this many lines per remote DMA */
+} fw_coll_args_t;
+
+/* Lines of VMEM the kernel needs beyond the buffer (receive slots and a scratch line),
+ * placed right after the buffer. */
+uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a);
+
+/* Checks the arguments against the slice and the chip (message in err, -1 when they
+ * cannot run). */
+int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen);
+
+/* Appends the programs of the chip at (x, y) of the pod (inside the slice). */
+int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+                  fw_prog_t *compute, fw_prog_t *dma, char *err, size_t errlen);
+
+/* Which lines a chip owns after a reduce-scatter, or contributes to an all-gather
+ * (ring along the slice's one dimension longer than 1): [*first, *first + *count). */
+void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y, uint32_t *first,
+                   uint32_t *count);
+
+#endif

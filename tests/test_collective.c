@@ -1,0 +1,116 @@
+/* Collectives on pods of RTL chips (fw/collective.c through csim/pod_collective.c), every
+ * chip's result bit-exact against the golden model (csim/coll_golden.c). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_golden.h"
+#include "pod_collective.h"
+#include "rng.h"
+#include "test_util.h"
+
+static uint32_t random_fp32(rng_t *r) {
+  /* sign, an exponent in a band (so sums round), a random mantissa; sometimes zero */
+  uint64_t v = rng_next(r);
+  if (v % 97 == 0) return 0;
+  return (uint32_t)((v >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (v >> 8) % 16) << 23);
+}
+
+static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_coll_algo_t algo, uint64_t elems,
+                  unsigned chunk) {
+  pod_coll_config_t cfg = {0};
+  cfg.pod_w = pw, cfg.pod_h = ph, cfg.slice = s;
+  cfg.args.op = op, cfg.args.algo = algo, cfg.args.chunk_lines = chunk;
+  cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
+  const unsigned chips = s.w * s.h, lanes = 4;
+  const uint32_t lines = (uint32_t)((elems + lanes - 1) / lanes);
+  uint32_t *in = calloc((size_t)chips * lines * lanes, 4), *out = calloc((size_t)chips * elems, 4);
+  uint32_t *want = calloc((size_t)chips * lines * lanes, 4);
+  rng_t r;
+  rng_seed(&r, test_seed() * 1000 + elems);
+  for (unsigned c = 0; c < chips; c++)
+    for (uint64_t e = 0; e < elems; e++) in[(uint64_t)c * lines * lanes + e] = random_fp32(&r);
+  /* the device sees each chip's buffer as `elems` values */
+  uint32_t *dev_in = calloc((size_t)chips * elems, 4);
+  for (unsigned c = 0; c < chips; c++)
+    for (uint64_t e = 0; e < elems; e++) dev_in[(uint64_t)c * elems + e] = in[(uint64_t)c * lines * lanes + e];
+  pod_coll_stats_t st;
+  char err[2048];
+  cr_assert_eq(pod_collective(&cfg, dev_in, out, &st, err, sizeof err), 0, "%s", err);
+  fw_slice_t gs = s;
+  gs.pod_w = pw, gs.pod_h = ph;
+  fw_coll_args_t ga = cfg.args;
+  ga.lines = lines;
+  coll_golden(&gs, &ga, lanes, in, want);
+  for (unsigned c = 0; c < chips; c++) {
+    uint32_t first = 0, count = lines;
+    if (op == FW_COLL_REDUCE_SCATTER) fw_coll_owned(&gs, &ga, s.x0 + c % s.w, s.y0 + c / s.w, &first, &count);
+    for (uint64_t e = (uint64_t)first * lanes; e < (uint64_t)(first + count) * lanes && e < elems; e++)
+      cr_assert_eq(out[(uint64_t)c * elems + e], want[(uint64_t)c * lines * lanes + e],
+                   "pod %ux%u slice %u,%u %ux%u op %d algo %d elems %llu: chip %u value %llu: 0x%08x, golden 0x%08x",
+                   pw, ph, s.x0, s.y0, s.w, s.h, op, algo, (unsigned long long)elems, c, (unsigned long long)e,
+                   out[(uint64_t)c * elems + e], want[(uint64_t)c * lines * lanes + e]);
+  }
+  cr_assert_gt(st.cycles, 0);
+  free(in), free(out), free(want), free(dev_in);
+}
+
+static fw_slice_t whole(unsigned w, unsigned h) { return (fw_slice_t){0, 0, w, h, w, h}; }
+
+TestSuite(collective, .timeout = 600);
+
+Test(collective, allreduce_ring_and_torus2d_on_2x2) {
+  const uint64_t sizes[] = {1, 3, 37, 1000};
+  for (unsigned i = 0; i < 4; i++) {
+    check(2, 2, whole(2, 2), FW_COLL_ALLREDUCE, FW_COLL_RING, sizes[i], 0);
+    check(2, 2, whole(2, 2), FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, sizes[i], 0);
+  }
+}
+
+Test(collective, allreduce_on_4x4_torus) {
+  check(4, 4, whole(4, 4), FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 4099, 0);
+  check(4, 4, whole(4, 4), FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 5, 0);
+  check(4, 4, whole(4, 4), FW_COLL_ALLREDUCE, FW_COLL_RING, 1001, 3);
+}
+
+Test(collective, every_op_on_1xN_and_Nx1) {
+  const uint64_t sizes[] = {1, 7, 602};
+  for (unsigned i = 0; i < 3; i++)
+    for (int op = 0; op < 3; op++) {
+      check(1, 4, whole(1, 4), (fw_coll_op_t)op, FW_COLL_RING, sizes[i], 0);
+      check(3, 1, whole(3, 1), (fw_coll_op_t)op, FW_COLL_RING, sizes[i], 0);
+    }
+}
+
+Test(collective, mesh_and_full_torus_slices) {
+  /* 3 of 6 chips in X: a mesh ring; 4x2 of a 4x4 pod: X wraps, Y is a 2-chip mesh */
+  check(6, 1, (fw_slice_t){2, 0, 3, 1, 6, 1}, FW_COLL_ALLREDUCE, FW_COLL_RING, 333, 0);
+  check(6, 1, (fw_slice_t){1, 0, 3, 1, 6, 1}, FW_COLL_REDUCE_SCATTER, FW_COLL_RING, 50, 0);
+  check(4, 4, (fw_slice_t){0, 1, 4, 2, 4, 4}, FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 777, 0);
+  check(4, 4, (fw_slice_t){1, 1, 2, 2, 4, 4}, FW_COLL_ALLREDUCE, FW_COLL_RING, 64, 0);
+}
+
+Test(collective, bad_slices_and_sizes_are_refused) {
+  pod_coll_config_t cfg = {0};
+  cfg.pod_w = 4, cfg.pod_h = 4, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.elems = 16, cfg.seed = 1;
+  uint32_t in[16 * 16] = {0}, out[16 * 16];
+  pod_coll_stats_t st;
+  char err[512];
+  cfg.slice = (fw_slice_t){3, 0, 2, 2, 0, 0};
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
+  cr_assert(strstr(err, "outside") != NULL, "%s", err);
+  cfg.slice = (fw_slice_t){0, 0, 0, 2, 0, 0};
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
+  cfg.slice = (fw_slice_t){0, 0, 4, 1, 0, 0};
+  cfg.args.algo = FW_COLL_TORUS2D;
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
+  cr_assert(strstr(err, "torus2d") != NULL, "%s", err);
+  cfg.args.algo = FW_COLL_RING;
+  cfg.args.op = FW_COLL_REDUCE_SCATTER;
+  cfg.slice = (fw_slice_t){0, 0, 2, 2, 0, 0};
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
+  cfg.args.op = FW_COLL_ALLREDUCE;
+  cfg.elems = 1u << 30;
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
+  cr_assert(strstr(err, "VMEM") != NULL, "%s", err);
+}
