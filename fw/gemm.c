@@ -137,8 +137,8 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
   pl.mcs = ceil_div(g->m, pl.mt);
   pl.tiles = (uint64_t)pl.mcs * pl.kts * pl.nts;
   if (pl.tiles * 3 > chip->queue_depth) { /* each tile takes at least 3 compute commands */
-    snprintf(err, errlen, "the GEMM has %llu tiles; a queue of %u commands holds at most %u",
-             (unsigned long long)pl.tiles, chip->queue_depth, chip->queue_depth / 3);
+    snprintf(err, errlen, "the GEMM has %llu tiles and needs at least 3 commands per queue per tile; a queue "
+             "holds %u commands", (unsigned long long)pl.tiles, chip->queue_depth);
     return -1;
   }
   const size_t cq0 = cq->count, dq0 = dq->count;
