@@ -51,11 +51,10 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char
   return rc;
 }
 
-int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
-              uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen) {
+int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                   const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen) {
   chip_gemm_opts_t none = {false, false, 0};
   if (!opts) opts = &none;
-  memset(st, 0, sizeof *st);
   if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
     return -1;
@@ -92,14 +91,51 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   if (chip_load_program(c, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
       chip_load_program(c, CHIP_QUEUE_DMA, dq.words, dq.count, err, errlen))
     goto out;
-  st->compute_cmds = cq.count;
-  st->dma_cmds = dq.count;
+  if (cmds) cmds[0] = cq.count, cmds[1] = dq.count;
+  rc = 0;
+  goto out;
+too_big:
+  snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; the chip has less", (unsigned long long)l.end);
+out:
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+  free(row);
+  free(zero);
+  return rc;
+}
+
+uint64_t chip_gemm_c_addr(unsigned cols, size_t m, size_t k, size_t n) { return layout(cols, m, k, n).c; }
+
+int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint32_t *out) {
+  layout_t l = layout(chip_geometry(c)->cols, m, k, n);
+  if (!bf16_out) return chip_hbm_read(c, l.c, out, 4 * m * n);
+  size_t ldc = (n + 1) & ~(size_t)1;
+  uint16_t *row = malloc(2 * ldc);
+  int rc = row ? 0 : -1;
+  for (size_t i = 0; i < m && !rc; i++) {
+    rc = chip_hbm_read(c, l.c + 2 * i * ldc, row, 2 * n);
+    for (size_t j = 0; j < n && !rc; j++) out[i * n + j] = row[j];
+  }
+  free(row);
+  return rc;
+}
+
+int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+              uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen) {
+  chip_gemm_opts_t none = {false, false, 0};
+  if (!opts) opts = &none;
+  memset(st, 0, sizeof *st);
+  size_t cmds[2];
+  if (chip_gemm_load(c, m, k, n, a, b, opts, cmds, err, errlen)) return -1;
+  st->compute_cmds = cmds[0];
+  st->dma_cmds = cmds[1];
   /* Run: generous timeout (the data at one byte per cycle, plus the compute). */
+  const chip_geometry_t *g = chip_geometry(c);
   chip_status_t s;
-  uint64_t limit = 1000000 + 64 * (l.end + (uint64_t)m * k * n / ((uint64_t)g->rows * g->cols));
+  uint64_t limit = 1000000 + 64 * (chip_gemm_hbm_bytes(g->cols, m, k, n) + (uint64_t)m * k * n / ((uint64_t)g->rows * g->cols));
   if (chip_run(c, 3, limit, &s)) {
     snprintf(err, errlen, "GEMM run failed: %s", s.report);
-    goto out;
+    return -1;
   }
   st->cycles = s.cycles;
   st->hbm_bytes = s.hbm_bytes;
@@ -110,24 +146,10 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   st->weight_stall = s.weight_stall;
   st->input_stall = s.input_stall;
   st->mxu_idle = s.mxu_idle;
-  if (opts->bf16_out) {
-    size_t ldc = (n + 1) & ~(size_t)1;
-    for (size_t i = 0; i < m; i++) {
-      if (chip_hbm_read(c, l.c + 2 * i * ldc, row, 2 * n)) goto too_big;
-      for (size_t j = 0; j < n; j++) out[i * n + j] = row[j];
-    }
-  } else if (chip_hbm_read(c, l.c, out, 4 * m * n)) {
-    goto too_big;
+  if (chip_gemm_read(c, m, k, n, opts->bf16_out, out)) {
+    snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; the chip has less",
+             (unsigned long long)chip_gemm_hbm_bytes(g->cols, m, k, n));
+    return -1;
   }
-  rc = 0;
-  goto out;
-too_big:
-  snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; the chip has less",
-           (unsigned long long)l.end);
-out:
-  fw_prog_free(&cq);
-  fw_prog_free(&dq);
-  free(row);
-  free(zero);
-  return rc;
+  return 0;
 }

@@ -10,6 +10,7 @@
 #ifndef CHIP_GEMM_H
 #define CHIP_GEMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,5 +41,13 @@ typedef struct {
  * or the queues, a chip error, a timeout). */
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
               uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen);
+
+/* The two halves of chip_gemm, for chips that run inside a pod: put A and B in HBM and
+ * load the programs (cmds gets the compute and DMA command counts, may be NULL); after
+ * the run, read C (chip_gemm_c_addr: where it is in HBM). */
+int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                   const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen);
+int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint32_t *out);
+uint64_t chip_gemm_c_addr(unsigned cols, size_t m, size_t k, size_t n);
 
 #endif

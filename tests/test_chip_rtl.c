@@ -235,7 +235,10 @@ static unsigned run_error(int queue, const uint32_t w[8], char *report, size_t l
 }
 
 Test(chip_rtl, every_error_path_stops_the_queue) {
-  /* 4x4 chip: VMEM 4096 lines of 16 bytes, accumulator 4096 rows, HBM 4 MiB. */
+  /* 4x4 chip: VMEM of V lines of 16 bytes, accumulator 4096 rows, HBM 4 MiB. */
+  chip_geometry_t geo;
+  cr_assert_eq(chip_top_geometry(4, 4, &geo), 0);
+  const uint32_t V = geo.vmem_lines;
   struct {
     int queue;
     uint32_t w[8];
@@ -246,14 +249,14 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
       {1, {0x00}, 1, "zero command"},
       {0, {0x10 | 1u << 8, 0, 0, 0, 16, 0, 1, 16}, 2, "DMA in the compute queue"},
       {1, {0x20, 0, 0}, 2, "MXU_LOAD in the DMA queue"},
-      {1, {0x10 | 1u << 8, 0, 0, 0, 16, 4090, 7, 16}, 3, "DMA past the end of VMEM"},
-      {1, {0x10 | 1u << 8, 0, 2, 4095, 0, 0, 2, 4}, 3, "VMEM->VMEM destination past the end"},
+      {1, {0x10 | 1u << 8, 0, 0, 0, 16, V - 6, 7, 16}, 3, "DMA past the end of VMEM"},
+      {1, {0x10 | 1u << 8, 0, 2, V - 1, 0, 0, 2, 4}, 3, "VMEM->VMEM destination past the end"},
       {1, {0x10 | 1u << 8, 0, 0, (1u << 22) - 8, 16, 0, 1, 16}, 4, "DMA past the end of HBM"},
       {1, {0x10 | 1u << 8, 0, 1, 0, 0x40000000u, 0, 3, 16}, 4, "stride past the end of HBM"},
       {0, {0x21, 0, 0, 10, 4090, 0}, 5, "MATMUL past the accumulator"},
       {0, {0x22, 0, 4095, 2, 0}, 5, "STORE past the accumulator"},
-      {0, {0x21, 0, 4090, 10, 0, 0}, 3, "MATMUL activations past VMEM"},
-      {0, {0x20, 0, 4093}, 3, "LOAD weights past VMEM"},
+      {0, {0x21, 0, V - 6, 10, 0, 0}, 3, "MATMUL activations past VMEM"},
+      {0, {0x20, 0, V - 3}, 3, "LOAD weights past VMEM"},
       {1, {0x10 | 1u << 8, 0, 0, 0, 16, 0, 0, 16}, 6, "zero rows"},
       {1, {0x10 | 1u << 8, 0, 0, 0, 16, 0, 1, 6}, 6, "bytes not a multiple of 4"},
       {1, {0x10 | 1u << 8, 0, 0, 0, 16, 0, 1, 20}, 6, "bytes beyond a line"},
@@ -262,13 +265,13 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
       {0, {0x03 | 40u << 8, 1}, 7, "semaphore out of range"},
       {0, {0x30, 9, 0, 0, 0, 1}, 1, "unknown vector operation"},
       {0, {0x30, 0, 0, 0, 0, 0}, 6, "vector op of zero rows"},
-      {0, {0x30, 0, 4095, 0, 0, 2}, 3, "vector operand past VMEM"},
-      {0, {0x30, 0, 0, 0, 4095, 2}, 3, "vector destination past VMEM"},
+      {0, {0x30, 0, V - 1, 0, 0, 2}, 3, "vector operand past VMEM"},
+      {0, {0x30, 0, 0, 0, V - 1, 2}, 3, "vector destination past VMEM"},
       {1, {0x30, 0, 0, 0, 0, 1}, 2, "vector op in the DMA queue"},
       {0, {0x40 | 255u << 8, 0, 0, 0, 0, 1, 255}, 2, "remote DMA in the compute queue"},
       {1, {0x40 | 255u << 8, 0, 1, 0, 0, 1, 255}, 8, "remote DMA to a chip outside a lone chip's pod"},
       {1, {0x40 | 255u << 8, 0, 0, 0, 0, 0, 255}, 6, "remote DMA of zero lines"},
-      {1, {0x40 | 255u << 8, 0, 0, 4095, 0, 2, 255}, 3, "remote DMA past the destination's VMEM"},
+      {1, {0x40 | 255u << 8, 0, 0, V - 1, 0, 2, 255}, 3, "remote DMA past the destination's VMEM"},
       {1, {0x40 | 40u << 8, 0, 0, 0, 0, 1, 255}, 7, "remote semaphore out of range"},
       {1, {0x10 | 40u << 8, 1, 0, 0, 16, 0, 1, 16}, 7, "DMA completion semaphore out of range"},
   };
