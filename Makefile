@@ -94,8 +94,8 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 	$$sudo apt-get update -qq; \
 	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing
 
-sim: $(TPUSIM) ## Build and run the default simulation (a GEMM through HBM on one chip)
-	$(TPUSIM) gemm --mxu 16x16 --m 256 --k 256 --n 256 --seed 1
+sim: $(TPUSIM) ## Build and run the default simulation: a data-parallel step on a 4x4 pod (GEMMs, then an all-reduce)
+	$(TPUSIM) step --pod 4x4 --mxu 16x16 --m 128 --k 128 --n 128 --algo torus2d --seed 1 --trace-chip 5 --trace waves/step.fst
 
 test: lint $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS) and lint
 	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
@@ -115,7 +115,7 @@ waves: $(TPUSIM) ## Run the scenarios with FST traces into waves/ (mxu.fst, arit
 	$(TPUSIM) gemm --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace waves/chip.fst >/dev/null
 	@echo "waves: wrote waves/{mxu,arith,router,chip}.fst; 'make view [WAVE=arith|router|chip]' opens one"
 
-view: ## Open a trace from 'make waves' in GTKWave with its session (WAVE=mxu|arith|router|chip)
+view: ## Open a trace from 'make waves' (or 'make sim': WAVE=step) in GTKWave with its session (WAVE=mxu|arith|router|chip|step)
 	$(call need,gtkwave)
 	@test -f waves/$(WAVE).fst || { echo "error: waves/$(WAVE).fst does not exist; run 'make waves' first" >&2; exit 1; }
 	gtkwave waves/$(WAVE).fst waves/$(WAVE).gtkw

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "collective.h"
+#include "pod.h"
 
 typedef struct {
   unsigned pod_w, pod_h;
@@ -35,5 +36,15 @@ typedef struct {
  * message names the stuck chip and queue). */
 int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
                    char *err, size_t errlen);
+
+/* On a pod that exists: every slice chip's buffer (a->lines lines) is at HBM address
+ * hbm_addr; it is copied into VMEM line 0, reduced, and written back to the same place.
+ * Chips outside the slice get HALT programs. trace_path (or NULL): an FST of chip
+ * trace_chip (y * pod_w + x) from the collective on. */
+int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr, const char *trace_path,
+                 unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen);
+
+/* Sets a->chunk_lines for a->lines on this slice (at most 64, slots fitting VMEM). */
+void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vmem_lines);
 
 #endif
