@@ -8,10 +8,13 @@
 
 /* Streams: the four directed rings through a chip, +X -X +Y -Y. A stream's sends go to
  * the next chip of its ring, its receives come from the previous one. */
-enum { NSTREAMS = 4, SEMS_PER_STREAM = 5, SEM_PHASE = NSTREAMS * SEMS_PER_STREAM, MAX_PHASES = 4 };
-/* per stream: receive slots 0/1 filled (1 per line), slot freed at the receiver (1 per
- * unit, ack), a receive reduced/copied here (compute -> DMA), slot read here (compute -> DMA) */
-enum { S_RECV0 = 0, S_RECV1 = 1, S_ACK = 2, S_DONE = 3, S_FREED = 4 };
+/* Per stream: NSLOTS receive slots (units in flight), and semaphores: slot i filled (the
+ * sender's RDMA adds 1 per line), a slot freed at the receiver (1 per unit: the ack), a
+ * receive reduced/copied here (compute -> DMA), a slot read here (compute -> DMA). Stream s
+ * sends on remote-DMA engine s; its acks travel on engine s^1 (the opposite direction). */
+enum { NSTREAMS = 4, NSLOTS = 4, MAX_PHASES = 4 };
+enum { S_RECV0 = 0, S_ACK = NSLOTS, S_DONE = NSLOTS + 1, S_FREED = NSLOTS + 2, SEMS_PER_STREAM = NSLOTS + 3 };
+enum { SEM_PHASE = NSTREAMS * SEMS_PER_STREAM };
 
 static unsigned sem_of(unsigned s, unsigned which) { return s * SEMS_PER_STREAM + which; }
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -124,10 +127,10 @@ static void make_plan(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, 
 /* One-line remote DMA to the previous chip of the stream: its slot is free again. */
 static void ack(fw_prog_t *dq, const ring_t *rg, unsigned st, uint32_t ack_line) {
   fw_sem_wait(dq, sem_of(st, S_FREED), 1);
-  fw_rdma(dq, rg->prev_x, rg->prev_y, ack_line, ack_line, 1, sem_of(st, S_ACK), 1, FW_SEM_NONE, 0);
+  fw_rdma_on(dq, st ^ 1u, rg->prev_x, rg->prev_y, ack_line, ack_line, 1, sem_of(st, S_ACK), 1, FW_SEM_NONE, 0);
 }
 
-uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a) { return 2 * NSTREAMS * a->chunk_lines + 1; }
+uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a) { return NSLOTS * NSTREAMS * a->chunk_lines + 1; }
 
 void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y, uint32_t *first,
                    uint32_t *count) {
@@ -180,7 +183,7 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   if (fw_coll_check(chip, s, a, err, errlen)) return -1;
   plan_t pl;
   make_plan(s, a, x, y, &pl);
-  const uint32_t slots = a->data_line + a->lines, ack_line = slots + 2 * NSTREAMS * a->chunk_lines;
+  const uint32_t slots = a->data_line + a->lines, ack_line = slots + NSLOTS * NSTREAMS * a->chunk_lines;
 
   /* Rounds: phase k runs steps x chunks rounds on each stream, and starts when the longest
    * stream of phase k-1 is done, so every dependency points to an earlier round. */
@@ -248,14 +251,15 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
             done_used[o] = need[o];
           }
         uint32_t q = sends[st]++;
-        if (q >= 2) fw_sem_wait(dq, sem_of(st, S_ACK), 1);
-        fw_rdma(dq, rg->next_x, rg->next_y, a->data_line + sf, slots + (2 * st + q % 2) * a->chunk_lines, sc,
-                sem_of(st, S_RECV0 + q % 2), 1, FW_SEM_NONE, 0);
+        if (q >= NSLOTS) fw_sem_wait(dq, sem_of(st, S_ACK), 1);
+        fw_rdma_on(dq, st, rg->next_x, rg->next_y, a->data_line + sf,
+                   slots + (NSLOTS * st + q % NSLOTS) * a->chunk_lines, sc, sem_of(st, S_RECV0 + q % NSLOTS), 1,
+                   FW_SEM_NONE, 0);
       }
       if (rc) {
-        uint32_t q = recvs[st]++, slot = slots + (2 * st + q % 2) * a->chunk_lines, dst = a->data_line + rf;
+        uint32_t q = recvs[st]++, slot = slots + (NSLOTS * st + q % NSLOTS) * a->chunk_lines, dst = a->data_line + rf;
         recv_seq[k][st][step * cn[k][st] + c] = q;
-        fw_sem_wait(cq, sem_of(st, S_RECV0 + q % 2), rc);
+        fw_sem_wait(cq, sem_of(st, S_RECV0 + q % NSLOTS), rc);
         if (p->reduce)
           fw_vec(cq, FW_VEC_ADD, dst, slot, dst, rc, 0);
         else
@@ -272,10 +276,10 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   }
   for (unsigned st = 0; st < NSTREAMS; st++)
     if (acks[st]) ack(dq, &pl.ring[st], st, ack_line);
-  /* take the signals nobody waited for: the last two acknowledgements of each stream and
+  /* take the signals nobody waited for: the last NSLOTS acknowledgements of each stream and
    * the receives no send depended on; then every semaphore is zero */
   for (unsigned st = 0; st < NSTREAMS; st++) {
-    if (sends[st]) fw_sem_wait(dq, sem_of(st, S_ACK), min_u32(2, sends[st]));
+    if (sends[st]) fw_sem_wait(dq, sem_of(st, S_ACK), min_u32(NSLOTS, sends[st]));
     if (recvs[st] > done_used[st]) fw_sem_wait(dq, sem_of(st, S_DONE), recvs[st] - done_used[st]);
   }
   fw_fence(dq);

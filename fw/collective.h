@@ -3,7 +3,7 @@
  * built only from chip commands: remote DMA over the torus moves data between neighbours,
  * the vector unit reduces, semaphores synchronise. Every chip of the slice runs the
  * program pair built here for its position. The data is fp32 lines in VMEM, at the
- * same lines on every chip; the kernel uses semaphores 0..20 and leaves them at zero. It appends no HALT: the
+ * same lines on every chip; the kernel uses semaphores 0..28 and leaves them at zero. It appends no HALT: the
  * caller adds what comes after (a write-back) and the HALTs.
  */
 #ifndef FW_COLLECTIVE_H

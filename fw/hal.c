@@ -57,10 +57,15 @@ void fw_dma_vmem_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t sr
   emit(p, OP_DMA, sem, value, DMA_V2V, dst_line, 0, src_line, rows, 4);
 }
 
+void fw_rdma_on(fw_prog_t *p, unsigned engine, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line,
+                uint32_t rows, unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value) {
+  emit(p, OP_RDMA, remote_sem, remote_value, (x & 0xFF) | (y & 0xFF) << 8 | (engine & 3u) << 16, dst_line, src_line,
+       rows, local_sem, local_value);
+}
+
 void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line, uint32_t rows,
              unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value) {
-  emit(p, OP_RDMA, remote_sem, remote_value, (x & 0xFF) | (y & 0xFF) << 8, dst_line, src_line, rows,
-       local_sem, local_value);
+  fw_rdma_on(p, 0, x, y, src_line, dst_line, rows, remote_sem, remote_value, local_sem, local_value);
 }
 
 void fw_mxu_load(fw_prog_t *p, uint32_t line) { emit(p, OP_MXU_LOAD, 0, 0, line, 0, 0, 0, 0, 0); }

@@ -47,6 +47,11 @@ void fw_dma_vmem_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t sr
  * semaphore may be FW_SEM_NONE). */
 void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line, uint32_t rows,
              unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value);
+/* The same on remote-DMA engine `engine` (0..3; fw_rdma uses 0). Each engine injects on its
+ * own router port and sends its RDMAs in order; different engines run concurrently, so a
+ * chip can drive all four links at once (one engine per link direction). */
+void fw_rdma_on(fw_prog_t *p, unsigned engine, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line,
+                uint32_t rows, unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value);
 
 void fw_mxu_load(fw_prog_t *p, uint32_t line);
 void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row, bool accumulate);

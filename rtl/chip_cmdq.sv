@@ -88,7 +88,8 @@ module chip_cmdq #(
         else if ((sem >= 8'(NumSems) && sem != SemNone) || (w6 >= 64'(NumSems) && w6 != 64'(SemNone))) err = ErrSem;
         else if (w5 == 0) err = ErrSize;
         else if (w3 + w5 > 64'(VmemLines) || w4 + w5 > 64'(VmemLines)) err = ErrVmem;
-        else if (w2[7:0] >= size_x_i || w2[15:8] >= size_y_i || w2[63:16] != 0) err = ErrRemote;
+        // w2: x [7:0], y [15:8], remote-DMA engine [17:16]
+        else if (w2[7:0] >= size_x_i || w2[15:8] >= size_y_i || w2[63:18] != 0) err = ErrRemote;
       end
       OpMxuLoad: begin
         if (IsDma) err = ErrQueue;

@@ -1,5 +1,7 @@
 // Remote DMA over the torus (docs/isa.md, opcode RDMA): VMEM lines of this chip to VMEM
-// lines of another chip, one packet per line through the router's local port. Each line
+// lines of another chip, one packet per line through one of the router's local ports (the
+// chip has four of these engines, one per local port). Up to FifoDepth descriptors wait
+// behind the one being sent, so the DMA queue can keep the other engines fed. Each line
 // adds the remote value to a semaphore of the destination chip when it has been written
 // there (packets may overtake each other on different VCs, so completion is counted, not
 // flagged: a transfer of n lines has landed when the semaphore has gained n x value), and
@@ -14,6 +16,7 @@ module chip_rdma #(
   parameter int unsigned Cols      = 4,
   parameter int unsigned VmemLines = 1024,
   parameter int unsigned NumVcs    = 2,
+  parameter int unsigned FifoDepth = 4,   // a power of two
   localparam int unsigned LineW    = 32 * Cols,
   localparam int unsigned VcW      = $clog2(NumVcs),
   localparam int unsigned FlitW    = 64 + VcW + 3
@@ -62,8 +65,12 @@ module chip_rdma #(
   } rdma_t;
 
   // ---------------------------------------------------------------- sending
-  rdma_t       pend_q, cur_q;
-  logic        pend_valid_q, cur_active_q;
+  localparam int unsigned FAw = $clog2(FifoDepth);
+  rdma_t       fifo_q [FifoDepth];
+  rdma_t       cur_q;
+  logic [FAw-1:0] fifo_head_q;
+  logic [FAw:0]   fifo_count_q;
+  logic        cur_active_q;
   logic [31:0] row_q;
   logic [FIdxW-1:0] flit_q;
   logic [3:0]  credits_q;
@@ -72,7 +79,7 @@ module chip_rdma #(
   assign in_desc = '{x: desc_i[71:64], y: desc_i[79:72], dst: LineAw'(word(desc_i, 3)),
                      src: LineAw'(word(desc_i, 4)), rows: word(desc_i, 5), rsem: desc_i[15:8],
                      rvalue: word(desc_i, 1), lsem: desc_i[199:192], lvalue: word(desc_i, 7)};
-  assign desc_ready_o = !pend_valid_q;
+  assign desc_ready_o = (fifo_count_q != (FAw + 1)'(FifoDepth));
 
   logic send, last_flit, last_row;
   assign send      = cur_active_q && (credits_q != 4'd0);
@@ -97,27 +104,27 @@ module chip_rdma #(
     inj_flit_o = {send, flit_q == '0, last_flit, VcW'(0), data};
   end
 
-  logic start;
-  assign start = pend_valid_q && !cur_active_q;
+  logic start, push;
+  assign start = (fifo_count_q != '0) && !cur_active_q;
+  assign push  = desc_valid_i && desc_ready_o;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      pend_valid_q <= 1'b0;
+      fifo_head_q  <= '0;
+      fifo_count_q <= '0;
       cur_active_q <= 1'b0;
       row_q        <= '0;
       flit_q       <= '0;
       credits_q    <= buf_depth_i;
     end else begin
-      if (desc_valid_i && desc_ready_o) begin
-        pend_q       <= in_desc;
-        pend_valid_q <= 1'b1;
-      end
+      if (push) fifo_q[FAw'(fifo_head_q + fifo_count_q[FAw-1:0])] <= in_desc;
+      fifo_count_q <= fifo_count_q + (FAw + 1)'(push) - (FAw + 1)'(start);
       if (start) begin
-        cur_q        <= pend_q;
+        cur_q        <= fifo_q[fifo_head_q];
+        fifo_head_q  <= fifo_head_q + FAw'(1);
         cur_active_q <= 1'b1;
         row_q        <= '0;
         flit_q       <= '0;
-        if (!(desc_valid_i && desc_ready_o)) pend_valid_q <= 1'b0;
       end else if (send) begin
         if (!last_flit) begin
           flit_q <= flit_q + FIdxW'(1);
@@ -206,6 +213,6 @@ module chip_rdma #(
     rx_any = 1'b0;
     for (int v = 0; v < NumVcs; v++) rx_any = rx_any || rx_busy_q[v];
   end
-  assign send_busy_o = pend_valid_q || cur_active_q;
+  assign send_busy_o = (fifo_count_q != '0) || cur_active_q;
   assign busy_o      = send_busy_o || rx_any;
 endmodule

@@ -1,6 +1,7 @@
 // The TPU chip (docs/isa.md): command processor with a compute and a DMA queue, a bank of
-// hardware semaphores, VMEM, the DMA engine with the HBM port, and the MXU unit.
-// (The vector unit and the router port come next; see docs/isa.md.)
+// hardware semaphores, VMEM, the DMA engine with the HBM port, the MXU unit, the vector
+// unit, and four remote-DMA engines on four local ports of the torus router (one per link
+// direction, so a chip can drive all four links at once).
 module chip_top #(
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,
@@ -10,7 +11,8 @@ module chip_top #(
   parameter int unsigned NumVcs     = 2,     // the router's VCs per port
   localparam int unsigned FlitW     = 64 + $clog2(NumVcs) + 3,
   localparam int unsigned LineW     = 32 * Cols,
-  localparam int unsigned QAw       = $clog2(QueueDepth)
+  localparam int unsigned QAw       = $clog2(QueueDepth),
+  localparam int unsigned NumRdma   = 4
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
@@ -71,23 +73,25 @@ module chip_top #(
   logic [$clog2(VmemLines)-1:0] vec_araddr, vec_braddr, vec_waddr;
   logic [LineW-1:0]  vec_wdata;
   logic              vec_we;
-  logic [$clog2(VmemLines)-1:0] rdma_raddr, rdma_waddr;
-  logic [LineW-1:0]  rdma_wdata;
-  logic              rdma_we;
+  logic [$clog2(VmemLines)-1:0] rdma_raddr [NumRdma];
+  logic [$clog2(VmemLines)-1:0] rdma_waddr [NumRdma];
+  logic [LineW-1:0]  rdma_wdata [NumRdma];
+  logic [LineW-1:0]  rdma_line [NumRdma];
+  logic              rdma_we [NumRdma];
   logic [LineW-1:0]  vmem [VmemLines];
   logic [LineAw-1:0] dma_raddr, dma_waddr, w_raddr, a_raddr, st_waddr;
   logic [LineW-1:0]  dma_wdata, st_wdata;
   logic              dma_we, st_we;
   logic [Cols*16-1:0] w_line;  // a weight row: the low C bf16 of a line
   logic [Rows*16-1:0] a_line;  // an activation row: the low R bf16 of a line
-  logic [LineW-1:0]  dma_line, vec_aline, vec_bline, rdma_line;
-  // Three write ports (DMA, MXU stores, vector unit) and five read ports: VMEM is modelled
+  logic [LineW-1:0]  dma_line, vec_aline, vec_bline;
+  // Seven write ports (DMA, MXU stores, vector unit, four remote-DMA receivers) and nine read ports: VMEM is modelled
   // as banked finely enough that these never conflict.
   always_ff @(posedge clk_i) begin
     if (dma_we) vmem[dma_waddr] <= dma_wdata;
     if (st_we)  vmem[st_waddr]  <= st_wdata;
     if (vec_we) vmem[vec_waddr] <= vec_wdata;
-    if (rdma_we) vmem[rdma_waddr] <= rdma_wdata;
+    for (int e = 0; e < NumRdma; e++) if (rdma_we[e]) vmem[rdma_waddr[e]] <= rdma_wdata[e];
   end
 
   // ---------------------------------------------------------------- queues
@@ -136,10 +140,15 @@ module chip_top #(
   // ---------------------------------------------------------------- units
   logic [31:0] loads_issued, loads_done, matmuls_issued, matmuls_done, stores_issued, stores_done;
   logic [31:0] vecs_issued, vecs_done;
-  logic        is_rdma, dma_ready, rdma_ready, dma_drained, rdma_busy, rdma_send_busy;
-  // the DMA queue's commands go to the DMA engine or the remote DMA unit
-  assign is_rdma = (issue_cmd[1][7:0] == OpRdma);
-  assign issue_ready[1] = is_rdma ? rdma_ready : dma_ready;
+  logic        is_rdma, dma_ready, dma_drained, rdma_busy, rdma_send_busy;
+  logic [1:0]  rdma_engine;
+  logic [NumRdma-1:0] rdma_ready, rdma_busy_e, rdma_send_busy_e;
+  // the DMA queue's commands go to the DMA engine or a remote-DMA engine (w2 bits 17:16)
+  assign is_rdma     = (issue_cmd[1][7:0] == OpRdma);
+  assign rdma_engine = issue_cmd[1][81:80];
+  assign issue_ready[1] = is_rdma ? rdma_ready[rdma_engine] : dma_ready;
+  assign rdma_busy      = |rdma_busy_e;
+  assign rdma_send_busy = |rdma_send_busy_e;
   assign drained[1] = dma_drained && !rdma_send_busy;
   logic        vec_busy, mxu_ready, vec_ready, is_vec;
   // the compute queue's commands go to the MXU unit or the vector unit
@@ -246,21 +255,51 @@ module chip_top #(
   );
 
   // ---------------------------------------------------------------- router and remote DMA
-  logic [FlitW-1:0]  inj_flit, ej_flit;
-  logic [NumVcs-1:0] ej_credit;
-  logic [5*FlitW-1:0] rtr_out;
-  logic [5*NumVcs-1:0] rtr_credit_out;
-  logic              rdma_lsig, rdma_rsig;
-  logic [4:0]        rdma_lsem, rdma_rsem;
-  logic [31:0]       rdma_lval, rdma_rval;
+  // Router ports: 0 local (engine 0), 1..4 the links (+X, -X, +Y, -Y), 5..7 local (engines 1..3).
+  localparam int unsigned RtrPorts = 4 + NumRdma;
+  logic [FlitW-1:0]  inj_flit [NumRdma];
+  logic [FlitW-1:0]  ej_flit  [NumRdma];
+  logic [NumVcs-1:0] ej_credit [NumRdma];
+  logic [NumRdma-1:0] inj_credit;
+  logic [RtrPorts*FlitW-1:0]  rtr_in, rtr_out;
+  logic [RtrPorts*NumVcs-1:0] rtr_credit_in, rtr_credit_out;
+  logic              rdma_lsig [NumRdma];
+  logic              rdma_rsig [NumRdma];
+  logic [4:0]        rdma_lsem [NumRdma];
+  logic [4:0]        rdma_rsem [NumRdma];
+  logic [31:0]       rdma_lval [NumRdma];
+  logic [31:0]       rdma_rval [NumRdma];
   logic              unused_overflow;
   logic [3:0]        unused_dbg;
-  logic [NumVcs-2:0] unused_inj_credits;
+  logic [RtrPorts*NumVcs-1:0] unused_inj_credits;
+
+  // The router port of remote-DMA engine e.
+  function automatic int unsigned rdma_port(int unsigned e);
+    return (e == 0) ? 0 : 4 + e;
+  endfunction
+
+  always_comb begin
+    rtr_in        = '0;
+    rtr_credit_in = '0;
+    rtr_in[FlitW +: 4*FlitW]           = net_in_flit_i;
+    rtr_credit_in[NumVcs +: 4*NumVcs]  = net_credit_in_i;
+    for (int unsigned e = 0; e < NumRdma; e++) begin
+      rtr_in[rdma_port(e) * FlitW +: FlitW]          = inj_flit[e];
+      rtr_credit_in[rdma_port(e) * NumVcs +: NumVcs] = ej_credit[e];
+      ej_flit[e]    = rtr_out[rdma_port(e) * FlitW +: FlitW];
+      inj_credit[e] = rtr_credit_out[rdma_port(e) * NumVcs];  // engines inject on VC 0
+    end
+  end
+  assign net_out_flit_o     = rtr_out[FlitW +: 4*FlitW];
+  assign net_credit_out_o   = rtr_credit_out[NumVcs +: 4*NumVcs];
+  // injection credits of VCs other than 0 on the local ports, and the links' own (wired above)
+  assign unused_inj_credits = rtr_credit_out;
 
   noc_router #(
     .NumVcs   (NumVcs),
     .MaxDepth (8),
-    .DataW    (64)
+    .DataW    (64),
+    .NumLocal (NumRdma)
   ) u_router (
     .clk_i,
     .rst_ni,
@@ -269,49 +308,47 @@ module chip_top #(
     .size_x_i,
     .size_y_i,
     .buf_depth_i,
-    .in_flit_i    ({net_in_flit_i, inj_flit}),
+    .in_flit_i    (rtr_in),
     .out_flit_o   (rtr_out),
-    .credit_in_i  ({net_credit_in_i, ej_credit}),
+    .credit_in_i  (rtr_credit_in),
     .credit_out_o (rtr_credit_out),
     .overflow_o   (unused_overflow),
     .occupancy_o  (net_occupancy_o),
     .dbg_vc_i     (5'd0),
     .dbg_count_o  (unused_dbg)
   );
-  assign ej_flit          = rtr_out[FlitW-1:0];
-  assign net_out_flit_o   = rtr_out[5*FlitW-1:FlitW];
-  assign net_credit_out_o = rtr_credit_out[5*NumVcs-1:NumVcs];
-  assign unused_inj_credits = rtr_credit_out[NumVcs-1:1];
 
-  chip_rdma #(
-    .Cols      (Cols),
-    .VmemLines (VmemLines),
-    .NumVcs    (NumVcs)
-  ) u_rdma (
-    .clk_i,
-    .rst_ni,
-    .buf_depth_i,
-    .desc_valid_i    (issue_valid[1] && is_rdma),
-    .desc_ready_o    (rdma_ready),
-    .desc_i          (issue_cmd[1]),
-    .busy_o          (rdma_busy),
-    .send_busy_o     (rdma_send_busy),
-    .vmem_raddr_o    (rdma_raddr),
-    .vmem_rdata_i    (rdma_line),
-    .vmem_we_o       (rdma_we),
-    .vmem_waddr_o    (rdma_waddr),
-    .vmem_wdata_o    (rdma_wdata),
-    .inj_flit_o      (inj_flit),
-    .inj_credit_i    (rtr_credit_out[0]),
-    .ej_flit_i       (ej_flit),
-    .ej_credit_o     (ej_credit),
-    .local_signal_o  (rdma_lsig),
-    .local_sem_o     (rdma_lsem),
-    .local_value_o   (rdma_lval),
-    .remote_signal_o (rdma_rsig),
-    .remote_sem_o    (rdma_rsem),
-    .remote_value_o  (rdma_rval)
-  );
+  for (genvar e = 0; e < NumRdma; e++) begin : g_rdma
+    chip_rdma #(
+      .Cols      (Cols),
+      .VmemLines (VmemLines),
+      .NumVcs    (NumVcs)
+    ) u_rdma (
+      .clk_i,
+      .rst_ni,
+      .buf_depth_i,
+      .desc_valid_i    (issue_valid[1] && is_rdma && (rdma_engine == 2'(e))),
+      .desc_ready_o    (rdma_ready[e]),
+      .desc_i          (issue_cmd[1]),
+      .busy_o          (rdma_busy_e[e]),
+      .send_busy_o     (rdma_send_busy_e[e]),
+      .vmem_raddr_o    (rdma_raddr[e]),
+      .vmem_rdata_i    (rdma_line[e]),
+      .vmem_we_o       (rdma_we[e]),
+      .vmem_waddr_o    (rdma_waddr[e]),
+      .vmem_wdata_o    (rdma_wdata[e]),
+      .inj_flit_o      (inj_flit[e]),
+      .inj_credit_i    (inj_credit[e]),
+      .ej_flit_i       (ej_flit[e]),
+      .ej_credit_o     (ej_credit[e]),
+      .local_signal_o  (rdma_lsig[e]),
+      .local_sem_o     (rdma_lsem[e]),
+      .local_value_o   (rdma_lval[e]),
+      .remote_signal_o (rdma_rsig[e]),
+      .remote_sem_o    (rdma_rsem[e]),
+      .remote_value_o  (rdma_rval[e])
+    );
+  end
 
   // VMEM read ports, gated by their unit's activity. Written as if statements, not
   // ternaries: Verilator then reads (copies) a wide line only when its unit is busy, where a
@@ -322,7 +359,7 @@ module chip_top #(
     dma_line  = '0;
     vec_aline = '0;
     vec_bline = '0;
-    rdma_line = '0;
+    for (int e = 0; e < NumRdma; e++) rdma_line[e] = '0;
     if (!mxu_drained) begin
       w_line = vmem[w_raddr][Cols*16-1:0];
       a_line = vmem[a_raddr][Rows*16-1:0];
@@ -332,13 +369,18 @@ module chip_top #(
       vec_aline = vmem[vec_araddr];
       vec_bline = vmem[vec_braddr];
     end
-    if (rdma_send_busy) rdma_line = vmem[rdma_raddr];
+    for (int e = 0; e < NumRdma; e++) if (rdma_send_busy_e[e]) rdma_line[e] = vmem[rdma_raddr[e]];
   end
 
   // ---------------------------------------------------------------- semaphores
   // Waits are granted against the value after earlier events of the same cycle in a fixed
   // order (queue 0 wait, queue 1 wait); signals add afterwards.
   logic [31:0] sems_q [NumSems];
+  logic        rdma_any_sig;
+  always_comb begin
+    rdma_any_sig = 1'b0;
+    for (int e = 0; e < NumRdma; e++) rdma_any_sig = rdma_any_sig || rdma_lsig[e] || rdma_rsig[e];
+  end
   always_comb begin
     automatic logic [31:0] v0 = sems_q[sem_idx[0]];
     automatic logic [31:0] v1 = sems_q[sem_idx[1]];
@@ -350,7 +392,7 @@ module chip_top #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       for (int i = 0; i < NumSems; i++) sems_q[i] <= '0;
-    end else if (sem_grant != '0 || sem_signal[1] || rel_fire || dma_sem_signal || rdma_lsig || rdma_rsig) begin
+    end else if (sem_grant != '0 || sem_signal[1] || rel_fire || dma_sem_signal || rdma_any_sig) begin
       // (nothing to do in most cycles: an idle chip skips the bank)
       for (int i = 0; i < NumSems; i++) begin
         automatic logic [31:0] v = sems_q[i];
@@ -359,8 +401,10 @@ module chip_top #(
         if (rel_fire && rel_sem_q[rel_head_q] == 5'(i)) v = v + rel_value_q[rel_head_q];
         if (sem_signal[1] && sem_idx[1] == 5'(i)) v = v + sem_value[1];
         if (dma_sem_signal && dma_sem_idx == 5'(i)) v = v + dma_sem_value;
-        if (rdma_lsig && rdma_lsem == 5'(i)) v = v + rdma_lval;
-        if (rdma_rsig && rdma_rsem == 5'(i)) v = v + rdma_rval;
+        for (int e = 0; e < NumRdma; e++) begin
+          if (rdma_lsig[e] && rdma_lsem[e] == 5'(i)) v = v + rdma_lval[e];
+          if (rdma_rsig[e] && rdma_rsem[e] == 5'(i)) v = v + rdma_rval[e];
+        end
         sems_q[i] <= v;
       end
     end
@@ -416,13 +460,16 @@ module chip_top #(
     end
   end
   assign drained[0] = mxu_drained && !vec_busy && (rel_count_q == '0);
-  // flits per router output port (the valid bit of each output flit register)
+  // flits per router output port: 0 counts the flits ejected on every local port, 1..4 the links
   logic [31:0] rtr_flits_q [5];
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       for (int p = 0; p < 5; p++) rtr_flits_q[p] <= '0;
     end else if (rtr_out != '0) begin
-      for (int p = 0; p < 5; p++) if (rtr_out[p * FlitW + FlitW - 1]) rtr_flits_q[p] <= rtr_flits_q[p] + 32'd1;
+      automatic logic [31:0] ejected = '0;
+      for (int e = 0; e < NumRdma; e++) ejected = ejected + 32'(rtr_out[rdma_port(e) * FlitW + FlitW - 1]);
+      rtr_flits_q[0] <= rtr_flits_q[0] + ejected;
+      for (int p = 1; p < 5; p++) if (rtr_out[p * FlitW + FlitW - 1]) rtr_flits_q[p] <= rtr_flits_q[p] + 32'd1;
     end
   end
   always_comb begin

@@ -1,4 +1,5 @@
-// Torus router: 5 ports (local, +X, -X, +Y, -Y), input-buffered virtual channels with
+// Torus router: 4 + NumLocal ports (local 0, +X, -X, +Y, -Y, then local 1.. NumLocal-1 as
+// ports 5..), input-buffered virtual channels with
 // credit-based flow control, dimension-order routing the shorter way round each ring,
 // dateline VC classes, round-robin VC and switch allocation. docs/noc.md has the packet
 // format and the timing contract.
@@ -19,12 +20,19 @@
 // state before the edge, then applied), and nothing is evaluated while the router holds no
 // flit and none arrives, so idle routers in a big pod cost almost nothing.
 //
+// Local ports: with NumLocal = 1 every packet for this router ejects at port 0. With 4 (a
+// chip with one remote-DMA engine per link), a packet ejects at the local port paired with
+// the network port it arrived on (+X: 0, -X: 5, +Y: 6, -Y: 7), so four streams arriving at
+// once are taken at four flits per cycle; a packet injected for this router ejects at 0.
+//
 // Buffers hold MaxDepth flits per VC; buf_depth_i (1..MaxDepth, sampled in reset) sets the
 // credits each output VC starts with, i.e. the downstream buffer depth in use.
 module noc_router #(
   parameter int unsigned NumVcs   = 4,   // a power of two, at least 2
   parameter int unsigned MaxDepth = 8,
   parameter int unsigned DataW    = 64,
+  parameter int unsigned NumLocal = 1,   // 1 or 4
+  localparam int unsigned P       = 4 + NumLocal,
   localparam int unsigned VcW     = $clog2(NumVcs),
   localparam int unsigned FlitW   = DataW + VcW + 3  // {valid, head, tail, vc, data}
 ) (
@@ -36,12 +44,12 @@ module noc_router #(
   input  logic [noc_pkg::CoordW-1:0]      size_y_i,
   input  logic [$clog2(MaxDepth+1)-1:0]   buf_depth_i,
   // flits in and out, port p at [p*FlitW +: FlitW]
-  input  logic [noc_pkg::NumPorts*FlitW-1:0]  in_flit_i,
-  output logic [noc_pkg::NumPorts*FlitW-1:0]  out_flit_o,
+  input  logic [P*FlitW-1:0]              in_flit_i,
+  output logic [P*FlitW-1:0]              out_flit_o,
   // credits: credit_in_i[p*NumVcs+v] returns one credit for output p, VC v;
   // credit_out_o[p*NumVcs+v] returns one for input p, VC v (a flit left that buffer)
-  input  logic [noc_pkg::NumPorts*NumVcs-1:0] credit_in_i,
-  output logic [noc_pkg::NumPorts*NumVcs-1:0] credit_out_o,
+  input  logic [P*NumVcs-1:0]             credit_in_i,
+  output logic [P*NumVcs-1:0]             credit_out_o,
   // status
   output logic                            overflow_o,      // sticky: a flit hit a full VC
   output logic [7:0]                      occupancy_o,     // flits held
@@ -51,7 +59,15 @@ module noc_router #(
 );
   import noc_pkg::*;
 
-  localparam int unsigned P      = NumPorts;
+  // Whether output port o ejects into this chip, and where a packet arriving on input p ejects.
+  function automatic logic is_local(int o);
+    return o == int'(PortLocal) || o >= NumPorts;
+  endfunction
+  function automatic logic [PortW-1:0] eject_port(int p);
+    if (NumLocal == 1 || p == 0 || p >= NumPorts) return PortLocal;
+    return (p == int'(PortXPos)) ? PortLocal : PortW'(p + 3);
+  endfunction
+
   localparam int unsigned V      = NumVcs;
   localparam int unsigned PtrW   = $clog2(MaxDepth);
   localparam int unsigned CntW   = $clog2(MaxDepth + 1);
@@ -140,7 +156,8 @@ module noc_router #(
                 automatic logic [15:0] d = buf_data[p][v][rd_ptr[p][v]][15:0];  // dst_y, dst_x
                 automatic logic [PortW-1:0] o = route(my_x_i, my_y_i, d[7:0], d[15:8], size_x_i, size_y_i);
                 automatic logic [1:0] cls = 2'b11;  // bit c: class c allowed
-                if (o != PortLocal) begin
+                if (o == PortLocal) o = eject_port(p);
+                if (!is_local(int'(o))) begin
                   if (crosses_dateline(o, my_x_i, my_y_i, size_x_i, size_y_i) ||
                       ((port_dim(o) == port_dim(PortW'(p))) && (v >= V / 2))) begin
                     cls = 2'b10;
@@ -160,7 +177,7 @@ module noc_router #(
             if ((req[o][0] | req[o][1]) != '0) begin
               for (int w = 0; w < V; w++) begin
                 // Ejection may use any VC; network ports only the VC's own class.
-                automatic logic [P*V-1:0] cand = ((o == int'(PortLocal)) ? (req[o][0] | req[o][1])
+                automatic logic [P*V-1:0] cand = (is_local(o) ? (req[o][0] | req[o][1])
                                                    : req[o][(w >= V / 2) ? 1 : 0]) & ~granted;
                 if (!ovc_busy[o][w] && (cand != '0)) begin
                   // The first candidate at or after the round-robin pointer.
