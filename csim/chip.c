@@ -12,7 +12,7 @@ enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RU
        P_ERROR, P_PC, P_OPCODE, P_SEM_IDX, P_SEM_VALUE, P_REQ_VALID, P_REQ_READY, P_REQ_WRITE,
        P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_DMA_BUSY, P_MXU_BUSY,
        P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_MY_X, P_MY_Y,
-       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_RTR_FLITS, P_COUNT };
+       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_RTR_FLITS, P_SLICE, P_DROPS, P_COUNT };
 
 static const char *const port_names[P_COUNT] = {
     "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
@@ -22,7 +22,7 @@ static const char *const port_names[P_COUNT] = {
     "cnt_mxu_busy_o", "cnt_compute_o", "cnt_weight_load_o", "cnt_weight_stall_o",
     "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o", "my_x_i", "my_y_i", "size_x_i",
     "size_y_i", "buf_depth_i", "net_in_flit_i", "net_out_flit_o", "net_credit_in_i",
-    "net_credit_out_o", "net_occupancy_o", "cnt_router_flits_o"};
+    "net_credit_out_o", "net_occupancy_o", "cnt_router_flits_o", "slice_i", "cnt_slice_drops_o"};
 
 struct chip {
   chip_config_t cfg;
@@ -78,6 +78,7 @@ chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   vmodel_poke(c->m, c->p[P_MY_X], cfg->x);
   vmodel_poke(c->m, c->p[P_MY_Y], cfg->y);
   vmodel_poke(c->m, c->p[P_BUF_DEPTH], CHIP_ROUTER_DEPTH);
+  vmodel_poke(c->m, c->p[P_SLICE], 0);  /* no slice until chip_set_slice */
   vmodel_poke(c->m, c->p[P_NET_CIN], 0);
   {
     uint32_t zero[16] = {0};
@@ -283,3 +284,9 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   }
   return chip_finish(c, timed_out, max_cycles, st);
 }
+
+void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h) {
+  vmodel_poke(c->m, c->p[P_SLICE], (x0 & 0xFF) | (y0 & 0xFF) << 8 | (w & 0xFF) << 16 | (uint32_t)(h & 0xFF) << 24);
+}
+
+uint32_t chip_slice_drops(chip_t *c) { return (uint32_t)vmodel_peek(c->m, c->p[P_DROPS]); }

@@ -81,4 +81,10 @@ int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *s
 int chip_trace(chip_t *c, const char *path, char *err, size_t errlen);
 uint64_t chip_cycle(const chip_t *c);
 
+/* The chip's slice (docs/collectives.md): its router routes inside the rectangle and drops
+ * (and counts) packets injected here for chips outside it. w = 0: no slice, the pod. */
+void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h);
+/* Packets this chip's router dropped for leaving its slice. */
+uint32_t chip_slice_drops(chip_t *c);
+
 #endif

@@ -45,6 +45,8 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
     VMODEL_PORT(m, size_x_i, 8, true);
     VMODEL_PORT(m, size_y_i, 8, true);
     VMODEL_PORT(m, buf_depth_i, 4, true);
+    VMODEL_PORT(m, slice_i, 32, true);
+    VMODEL_PORT(m, cnt_slice_drops_o, 16, false);
     VMODEL_PORT(m, net_in_flit_i, 4 * flit, true);
     VMODEL_PORT(m, net_out_flit_o, 4 * flit, false);
     VMODEL_PORT(m, net_credit_in_i, 8, true);

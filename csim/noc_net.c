@@ -148,6 +148,7 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
     vmodel_poke(m, vmodel_port(m, "size_x_i"), cfg->size_x);
     vmodel_poke(m, vmodel_port(m, "size_y_i"), cfg->size_y);
     vmodel_poke(m, vmodel_port(m, "buf_depth_i"), cfg->buf_depth);
+    vmodel_poke(m, vmodel_port(m, "slice_i"), 0);  /* no slice: the whole torus */
     uint32_t zero[NOC_FLIT_WORDS_MAX] = {0};
     vmodel_poke_words(m, vmodel_port(m, "in_flit_i"), zero);
     vmodel_poke(m, vmodel_port(m, "credit_in_i"), 0);

@@ -14,6 +14,8 @@ extern "C" vmodel_t *NOC_NEW(uint64_t seed) {
     VMODEL_PORT(m, size_x_i, 8, true);
     VMODEL_PORT(m, size_y_i, 8, true);
     VMODEL_PORT(m, buf_depth_i, 4, true);
+    VMODEL_PORT(m, slice_i, 32, true);
+    VMODEL_PORT(m, drops_o, 16, false);
     VMODEL_PORT(m, in_flit_i, NOC_PORTS * flit, true);
     VMODEL_PORT(m, out_flit_o, NOC_PORTS * flit, false);
     VMODEL_PORT(m, credit_in_i, NOC_PORTS * NOC_VCS, true);

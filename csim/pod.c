@@ -134,13 +134,43 @@ static bool links_empty(const pod_t *p) {
   return true;
 }
 
+int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h) {
+  if (w == 0 || h == 0 || x0 + w > p->cfg.size_x || y0 + h > p->cfg.size_y) return -1;
+  for (unsigned y = y0; y < y0 + h; y++)
+    for (unsigned x = x0; x < x0 + w; x++) chip_set_slice(pod_chip(p, x, y), x0, y0, w, h);
+  return 0;
+}
+
+/* Chips whose router dropped packets since `base` (a hardware error: the run stops). */
+static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t len, size_t used) {
+  for (unsigned i = 0; i < p->n; i++) {
+    uint32_t d = chip_slice_drops(p->node[i].chip) - base[i];
+    if (d && used < len)
+      used += (size_t)snprintf(report + used, len - used,
+                               "%schip (%u,%u): its router dropped %u packet(s) addressed outside its slice",
+                               used ? "; " : "", i % p->cfg.size_x, i / p->cfg.size_x, d);
+  }
+  return used;
+}
+
 int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len) {
-  for (unsigned i = 0; i < p->n; i++) chip_begin(p->node[i].chip, mask);
+  uint32_t *drops0 = calloc(p->n, sizeof *drops0);
+  if (!drops0) {
+    snprintf(report, len, "out of memory");
+    return -1;
+  }
+  for (unsigned i = 0; i < p->n; i++) {
+    chip_begin(p->node[i].chip, mask);
+    drops0[i] = chip_slice_drops(p->node[i].chip);
+  }
   uint64_t n = 0;
-  bool timed_out = false;
+  bool timed_out = false, dropped = false;
   for (;;) {
     pod_tick(p);
     n++;
+    if ((n & 255) == 0)  /* a dropped packet will never arrive: stop early, with the reason */
+      for (unsigned i = 0; i < p->n && !dropped; i++) dropped = chip_slice_drops(p->node[i].chip) != drops0[i];
+    if (dropped) break;
     bool quiet = true;
     for (unsigned i = 0; i < p->n && quiet; i++) quiet = chip_quiet(p->node[i].chip);
     if (quiet && links_empty(p)) break;
@@ -151,11 +181,13 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   }
   *cycles = n;
   int rc = 0;
-  size_t used = 0;
-  report[0] = 0;
+  size_t used = report_drops(p, drops0, report, len, 0);
+  if (used) rc = -1;
+  if (used == 0) report[0] = 0;
+  free(drops0);
   for (unsigned i = 0; i < p->n; i++) {
     chip_status_t st;
-    if (chip_finish(p->node[i].chip, timed_out, max_cycles, &st) && used < len) {
+    if (chip_finish(p->node[i].chip, timed_out || dropped, max_cycles, &st) && used < len) {
       used += (size_t)snprintf(report + used, len - used, "%schip (%u,%u): %s", used ? "; " : "",
                                i % p->cfg.size_x, i / p->cfg.size_x, st.report);
       rc = -1;

@@ -24,7 +24,12 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
 void pod_free(pod_t *p);
 chip_t *pod_chip(pod_t *p, unsigned x, unsigned y);
 
-/* Starts queues `mask` on every chip and runs until the pod is quiet or max_cycles pass.
+/* Makes chips x0..x0+w-1, y0..y0+h-1 one slice: their routers keep its traffic inside it
+ * (chip_set_slice). Returns -1 if the rectangle is empty or leaves the pod. */
+int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h);
+
+/* Starts queues `mask` on every chip and runs until the pod is quiet or max_cycles pass
+ * (or a router drops a packet for leaving its slice: that stops the run as an error).
  * Returns 0 when every chip's started queues halted; else -1 with a report naming each
  * chip (x,y) that failed or is stuck, and why. *cycles gets the cycles run. */
 int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len);

@@ -12,41 +12,46 @@
 
 static uint32_t ceil_div32(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
-/* Chips outside the slice run HALT on both queues (other jobs' chips, idle here). */
-static int halt_outside(pod_t *pod, const fw_slice_t *s, unsigned pw, unsigned ph, char *err, size_t errlen) {
-  fw_prog_t p;
-  fw_prog_init(&p);
-  fw_halt(&p);
-  int rc = fw_prog_ok(&p) ? 0 : -1;
-  for (unsigned y = 0; y < ph && !rc; y++)
-    for (unsigned x = 0; x < pw && !rc; x++)
-      if (x < s->x0 || x >= s->x0 + s->w || y < s->y0 || y >= s->y0 + s->h)
-        rc = chip_load_program(pod_chip(pod, x, y), CHIP_QUEUE_COMPUTE, p.words, p.count, err, errlen) ||
-             chip_load_program(pod_chip(pod, x, y), CHIP_QUEUE_DMA, p.words, p.count, err, errlen);
-  fw_prog_free(&p);
-  return rc ? -1 : 0;
+static bool in_rect(const fw_slice_t *s, unsigned x, unsigned y) {
+  return x >= s->x0 && x < s->x0 + s->w && y >= s->y0 && y < s->y0 + s->h;
 }
 
-static int load_at(pod_t *pod, const fw_slice_t *s, uint64_t addr, uint32_t lines, unsigned lb, bool store,
-                   char *err, size_t errlen) {
-  for (unsigned y = s->y0; y < s->y0 + s->h; y++)
-    for (unsigned x = s->x0; x < s->x0 + s->w; x++) {
+/* The job whose slice holds chip (x, y), or -1. */
+static int job_of(const pod_coll_job_t *jobs, unsigned njobs, unsigned x, unsigned y) {
+  for (unsigned j = 0; j < njobs; j++)
+    if (in_rect(&jobs[j].slice, x, y)) return (int)j;
+  return -1;
+}
+
+/* One pod run of the DMA queues: every chip of every job copies its buffer between HBM and
+ * VMEM; chips outside the jobs run HALT. */
+static int copy_stage(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, unsigned lb, bool store, char *err,
+                      size_t errlen) {
+  const fw_slice_t *s0 = &jobs[0].slice;
+  uint32_t most = 0;
+  for (unsigned y = 0; y < s0->pod_h; y++)
+    for (unsigned x = 0; x < s0->pod_w; x++) {
+      int j = job_of(jobs, njobs, x, y);
       fw_prog_t p;
       fw_prog_init(&p);
-      if (store)
-        fw_dma_vmem_to_hbm(&p, FW_SEM_NONE, 0, 0, (uint32_t)addr, lb, lines, lb);
-      else
-        fw_dma_hbm_to_vmem(&p, FW_SEM_NONE, 0, (uint32_t)addr, lb, 0, lines, lb);
-      fw_fence(&p);
+      if (j >= 0) {
+        const pod_coll_job_t *jb = &jobs[j];
+        if (store)
+          fw_dma_vmem_to_hbm(&p, FW_SEM_NONE, 0, 0, (uint32_t)jb->hbm_addr, lb, jb->args.lines, lb);
+        else
+          fw_dma_hbm_to_vmem(&p, FW_SEM_NONE, 0, (uint32_t)jb->hbm_addr, lb, 0, jb->args.lines, lb);
+        fw_fence(&p);
+        if (jb->args.lines > most) most = jb->args.lines;
+      }
       fw_halt(&p);
-      int rc = fw_prog_ok(&p) ? chip_load_program(pod_chip(pod, x, y), CHIP_QUEUE_DMA, p.words, p.count, err, errlen)
-                              : -1;
+      chip_t *c = pod_chip(pod, x, y);
+      int rc = fw_prog_ok(&p) ? chip_load_program(c, CHIP_QUEUE_DMA, p.words, p.count, err, errlen) : -1;
       fw_prog_free(&p);
       if (rc) return -1;
     }
   uint64_t cycles;
   char report[1024];
-  if (pod_run(pod, 2, 100000 + 4ull * lines, &cycles, report, sizeof report)) {
+  if (pod_run(pod, 2, 100000 + 4ull * most, &cycles, report, sizeof report)) {
     snprintf(err, errlen, "HBM copy failed: %s", report);
     return -1;
   }
@@ -63,30 +68,54 @@ void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vme
   while (a->chunk_lines > 1 && fw_coll_scratch_lines(a) > room) a->chunk_lines /= 2;
 }
 
-int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr, const char *trace_path,
-                 unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen) {
-  memset(st, 0, sizeof *st);
-  chip_t *c0 = pod_chip(pod, s->x0, s->y0);
+int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path, unsigned trace_chip,
+                      char *err, size_t errlen) {
+  if (njobs == 0) {
+    snprintf(err, errlen, "no collective to run");
+    return -1;
+  }
+  const fw_slice_t *s0 = &jobs[0].slice;
+  for (unsigned j = 0; j < njobs; j++) {
+    const fw_slice_t *s = &jobs[j].slice;
+    memset(&jobs[j].stats, 0, sizeof jobs[j].stats);
+    const chip_geometry_t *g = chip_geometry(pod_chip(pod, s0->x0, s0->y0));
+    fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
+    if (fw_coll_check(&fc, s, &jobs[j].args, err, errlen)) return -1;
+    for (unsigned i = 0; i < j; i++) {
+      const fw_slice_t *o = &jobs[i].slice;
+      if (s->x0 < o->x0 + o->w && o->x0 < s->x0 + s->w && s->y0 < o->y0 + o->h && o->y0 < s->y0 + s->h) {
+        snprintf(err, errlen, "slices %u,%u %ux%u and %u,%u %ux%u overlap", o->x0, o->y0, o->w, o->h, s->x0, s->y0,
+                 s->w, s->h);
+        return -1;
+      }
+    }
+    jobs[j].stats.lines = jobs[j].args.lines;
+    jobs[j].stats.chunk_lines = jobs[j].args.chunk_lines;
+    pod_set_slice(pod, s->x0, s->y0, s->w, s->h);
+  }
+  chip_t *c0 = pod_chip(pod, s0->x0, s0->y0);
   const chip_geometry_t *g = chip_geometry(c0);
   const unsigned lb = chip_line_bytes(c0);
   fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
-  if (fw_coll_check(&fc, s, a, err, errlen)) return -1;
-  st->lines = a->lines;
-  st->chunk_lines = a->chunk_lines;
-  if (halt_outside(pod, s, s->pod_w, s->pod_h, err, errlen)) return -1;
-  if (load_at(pod, s, hbm_addr, a->lines, lb, false, err, errlen)) return -1;
+  if (copy_stage(pod, jobs, njobs, lb, false, err, errlen)) return -1;
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
   int rc = -1;
   uint32_t flits[5];
-  uint64_t sent0 = 0;
-  for (unsigned y = s->y0; y < s->y0 + s->h; y++)
-    for (unsigned x = s->x0; x < s->x0 + s->w; x++) {
+  uint64_t sent0 = 0, limit = 200000;
+  for (unsigned y = 0; y < s0->pod_h; y++)
+    for (unsigned x = 0; x < s0->pod_w; x++) {
       chip_t *c = pod_chip(pod, x, y);
+      int j = job_of(jobs, njobs, x, y);
       fw_prog_free(&cq), fw_prog_free(&dq);
       fw_prog_init(&cq), fw_prog_init(&dq);
-      if (fw_collective(&fc, s, a, x, y, &cq, &dq, err, errlen)) goto out;
+      if (j >= 0) {
+        const pod_coll_job_t *jb = &jobs[j];
+        if (fw_collective(&fc, &jb->slice, &jb->args, x, y, &cq, &dq, err, errlen)) goto out;
+        uint64_t l = 200000 + 400ull * jb->args.lines * (jb->slice.w + jb->slice.h);
+        if (l > limit) limit = l;
+      }
       fw_halt(&cq);
       fw_halt(&dq);
       if (!fw_prog_ok(&cq) || !fw_prog_ok(&dq)) {
@@ -100,25 +129,36 @@ int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint6
       for (int p = 1; p < 5; p++) sent0 += flits[p];
     }
   if (trace_path &&
-      chip_trace(pod_chip(pod, trace_chip % s->pod_w, trace_chip / s->pod_w), trace_path, err, errlen))
+      chip_trace(pod_chip(pod, trace_chip % s0->pod_w, trace_chip / s0->pod_w), trace_path, err, errlen))
     goto out;
   char report[2048];
-  uint64_t limit = 200000 + 400ull * a->lines * (s->w + s->h);
-  if (pod_run(pod, 3, limit, &st->cycles, report, sizeof report)) {
+  uint64_t cycles, sent = 0;
+  if (pod_run(pod, 3, limit, &cycles, report, sizeof report)) {
     snprintf(err, errlen, "collective failed: %s", report);
     goto out;
   }
-  for (unsigned y = s->y0; y < s->y0 + s->h; y++)
-    for (unsigned x = s->x0; x < s->x0 + s->w; x++) {
+  for (unsigned y = 0; y < s0->pod_h; y++)
+    for (unsigned x = 0; x < s0->pod_w; x++) {
       chip_router_flits(pod_chip(pod, x, y), flits);
-      for (int p = 1; p < 5; p++) st->flits_sent += flits[p];
+      for (int p = 1; p < 5; p++) sent += flits[p];
     }
-  st->flits_sent -= sent0;
-  if (load_at(pod, s, hbm_addr, a->lines, lb, true, err, errlen)) goto out;
+  for (unsigned j = 0; j < njobs; j++) {
+    jobs[j].stats.cycles = cycles;  /* the jobs run together: the pod's cycles */
+    jobs[j].stats.flits_sent = sent - sent0;
+  }
+  if (copy_stage(pod, jobs, njobs, lb, true, err, errlen)) goto out;
   rc = 0;
 out:
   fw_prog_free(&cq);
   fw_prog_free(&dq);
+  return rc;
+}
+
+int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr, const char *trace_path,
+                 unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen) {
+  pod_coll_job_t job = {*s, *a, hbm_addr, {0}};
+  int rc = pod_coll_run_jobs(pod, &job, 1, trace_path, trace_chip, err, errlen);
+  *st = job.stats;
   return rc;
 }
 

@@ -44,6 +44,17 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
 int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr, const char *trace_path,
                  unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen);
 
+/* Several collectives at once on disjoint slices of one pod (each slice's routers keep its
+ * traffic inside it); stats.cycles is the pod's (they run together). */
+typedef struct {
+  fw_slice_t slice;
+  fw_coll_args_t args;    /* lines and chunk_lines set */
+  uint64_t hbm_addr;      /* the buffer in each of the slice's chips' HBM */
+  pod_coll_stats_t stats;
+} pod_coll_job_t;
+int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path, unsigned trace_chip,
+                      char *err, size_t errlen);
+
 /* Sets a->chunk_lines for a->lines on this slice (at most 64, slots fitting VMEM). */
 void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vmem_lines);
 

@@ -163,18 +163,6 @@ int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
              s->h);
     return -1;
   }
-  /* A ring closes through the wraparound when the slice spans the dimension; otherwise its
-   * last hop runs back along the slice, which stays inside it only if that way is shorter
-   * than the way round the pod (dimension-order routing takes the shorter one). */
-  unsigned dims[2][2] = {{s->w, s->pod_w}, {s->h, s->pod_h}};
-  for (unsigned d = 0; d < 2; d++) {
-    unsigned n = dims[d][0], pod = dims[d][1];
-    if (n > 2 && n < pod && 2 * (n - 1) >= pod) {
-      snprintf(err, errlen, "a %u-chip ring in a %u-chip %s dimension without its wraparound would route outside the "
-               "slice", n, pod, d ? "Y" : "X");
-      return -1;
-    }
-  }
   return 0;
 }
 

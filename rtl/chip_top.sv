@@ -29,6 +29,8 @@ module chip_top #(
   input  logic [7:0]             size_x_i,
   input  logic [7:0]             size_y_i,
   input  logic [3:0]             buf_depth_i,
+  input  logic [31:0]            slice_i,           // the chip's slice {h, w, y0, x0}; w = 0: the pod
+  output logic [15:0]            cnt_slice_drops_o, // packets dropped for leaving the slice
   // the four network ports (+X, -X, +Y, -Y at index 0..3), wired to the neighbours by csim/pod.c
   input  logic [4*FlitW-1:0]     net_in_flit_i,
   output logic [4*FlitW-1:0]     net_out_flit_o,
@@ -308,6 +310,8 @@ module chip_top #(
     .size_x_i,
     .size_y_i,
     .buf_depth_i,
+    .slice_i,
+    .drops_o      (cnt_slice_drops_o),
     .in_flit_i    (rtr_in),
     .out_flit_o   (rtr_out),
     .credit_in_i  (rtr_credit_in),

@@ -37,6 +37,29 @@ package noc_pkg;
     return PortLocal;
   endfunction
 
+  // Routing inside a slice: a dimension the slice spans (or no slice: w = 0) is a ring and
+  // routes as above; in a dimension the slice only part-covers, the slice is a mesh and the
+  // packet goes straight towards the destination, never round the ring, so it stays inside.
+  function automatic logic [PortW-1:0] route_in_slice(logic [CoordW-1:0] my_x, logic [CoordW-1:0] my_y,
+                                                      logic [CoordW-1:0] dst_x, logic [CoordW-1:0] dst_y,
+                                                      logic [CoordW-1:0] size_x, logic [CoordW-1:0] size_y,
+                                                      logic [CoordW-1:0] slice_w, logic [CoordW-1:0] slice_h);
+    logic mesh_x, mesh_y;
+    mesh_x = (slice_w != '0) && (slice_w != size_x);
+    mesh_y = (slice_h != '0) && (slice_h != size_y);
+    if (dst_x != my_x && mesh_x) return (dst_x > my_x) ? PortXPos : PortXNeg;
+    if (dst_x == my_x && dst_y != my_y && mesh_y) return (dst_y > my_y) ? PortYPos : PortYNeg;
+    return route(my_x, my_y, dst_x, dst_y, size_x, size_y);
+  endfunction
+
+  // Whether (x, y) is inside the slice {h [31:24], w [23:16], y0 [15:8], x0 [7:0]}
+  // (w = 0: no slice, the whole pod).
+  function automatic logic in_slice(logic [CoordW-1:0] x, logic [CoordW-1:0] y, logic [31:0] slice);
+    if (slice[23:16] == '0) return 1'b1;
+    return ({1'b0, x} >= {1'b0, slice[7:0]}) && ({1'b0, x} < {1'b0, slice[7:0]} + {1'b0, slice[23:16]}) &&
+           ({1'b0, y} >= {1'b0, slice[15:8]}) && ({1'b0, y} < {1'b0, slice[15:8]} + {1'b0, slice[31:24]});
+  endfunction
+
   // Whether the hop out of `port` from (my_x, my_y) uses a wraparound link (the dateline).
   function automatic logic crosses_dateline(logic [PortW-1:0] port, logic [CoordW-1:0] my_x,
                                             logic [CoordW-1:0] my_y, logic [CoordW-1:0] size_x,

@@ -25,6 +25,11 @@
 // the network port it arrived on (+X: 0, -X: 5, +Y: 6, -Y: 7), so four streams arriving at
 // once are taken at four flits per cycle; a packet injected for this router ejects at 0.
 //
+// Slices (slice_i = {h, w, y0, x0}, w = 0 for none): routing stays inside the slice (a
+// dimension the slice does not span is routed as a mesh), and a packet injected on a local
+// port for a chip outside the slice is dropped whole (its credits returned) and counted
+// in drops_o: the hardware keeps a slice's traffic inside it.
+//
 // Buffers hold MaxDepth flits per VC; buf_depth_i (1..MaxDepth, sampled in reset) sets the
 // credits each output VC starts with, i.e. the downstream buffer depth in use.
 module noc_router #(
@@ -43,6 +48,8 @@ module noc_router #(
   input  logic [noc_pkg::CoordW-1:0]      size_x_i,
   input  logic [noc_pkg::CoordW-1:0]      size_y_i,
   input  logic [$clog2(MaxDepth+1)-1:0]   buf_depth_i,
+  input  logic [31:0]                     slice_i,
+  output logic [15:0]                     drops_o,         // packets dropped at the slice boundary
   // flits in and out, port p at [p*FlitW +: FlitW]
   input  logic [P*FlitW-1:0]              in_flit_i,
   output logic [P*FlitW-1:0]              out_flit_o,
@@ -100,6 +107,10 @@ module noc_router #(
   logic                    out_any;  // some output or credit was sent last cycle
   logic [OccW-1:0]  occupancy;
   logic             overflow_q;
+  logic             dropping [P];  // a local port is discarding the rest of a dropped packet
+  logic [CntW-1:0]  drop_credits [P][V];  // credits of dropped flits not yet returned
+  logic [OccW-1:0]  drop_pending;         // their sum
+  logic [15:0]      drops_q;
   logic [CntW-1:0]  depth_q;    // buffer depth in use (buf_depth_i sampled in reset)
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -126,6 +137,12 @@ module noc_router #(
       occupancy  = '0;
       overflow_q = 1'b0;
       depth_q    = buf_depth_i;
+      drops_q    = '0;
+      drop_pending = '0;
+      for (int p = 0; p < P; p++) begin
+        dropping[p] = 1'b0;
+        for (int v = 0; v < V; v++) drop_credits[p][v] = '0;
+      end
     end else begin
       automatic logic busy_before = (occupancy != '0);
       // Outputs of the previous cycle are gone.
@@ -154,7 +171,8 @@ module noc_router #(
             for (int v = 0; v < V; v++) begin
               if ((count[p][v] != '0) && !ivc_active[p][v] && buf_head[p][v][rd_ptr[p][v]]) begin
                 automatic logic [15:0] d = buf_data[p][v][rd_ptr[p][v]][15:0];  // dst_y, dst_x
-                automatic logic [PortW-1:0] o = route(my_x_i, my_y_i, d[7:0], d[15:8], size_x_i, size_y_i);
+                automatic logic [PortW-1:0] o = route_in_slice(my_x_i, my_y_i, d[7:0], d[15:8], size_x_i, size_y_i,
+                                                               slice_i[23:16], slice_i[31:24]);
                 automatic logic [1:0] cls = 2'b11;  // bit c: class c allowed
                 if (o == PortLocal) o = eject_port(p);
                 if (!is_local(int'(o))) begin
@@ -279,12 +297,36 @@ module noc_router #(
         end
       end
 
+      // ---- Credits of dropped flits, one per VC and cycle when the VC returns none itself.
+      if (drop_pending != '0) begin
+        for (int p = 0; p < P; p++) begin
+          for (int v = 0; v < V; v++) begin
+            if (drop_credits[p][v] != '0 && !credit_w[p * V + v]) begin
+              credit_w[p * V + v] = 1'b1;
+              out_any = 1'b1;
+              drop_credits[p][v] = drop_credits[p][v] - CntW'(1);
+              drop_pending = drop_pending - OccW'(1);
+            end
+          end
+        end
+      end
+
       // ---- Arriving flits into their VC buffers.
       for (int p = 0; p < P; p++) begin
         automatic logic [FlitW-1:0] f = in_flit_i[p * FlitW +: FlitW];
         if (f[FlitW-1]) begin
           automatic logic [VcW-1:0] v = f[DataW +: VcW];
-          if (count[p][v] == depth_q) begin
+          if (is_local(p) && f[FlitW-2] && !in_slice(f[7:0], f[15:8], slice_i)) begin
+            dropping[p] = 1'b1;  // a head for outside the slice: drop the packet
+            drops_q     = drops_q + 16'd1;
+          end
+          if (is_local(p) && dropping[p]) begin
+            // the flit is gone, so its buffer slot is free again: return the credit, now or
+            // (when a departing flit returns one on this VC this cycle) in a later cycle
+            drop_credits[p][v] = drop_credits[p][v] + CntW'(1);
+            drop_pending = drop_pending + OccW'(1);
+            if (f[FlitW-3]) dropping[p] = 1'b0;
+          end else if (count[p][v] == depth_q) begin
             overflow_q = 1'b1;  // the sender ignored its credits: drop and flag
           end else begin
             buf_data[p][v][wr_ptr[p][v]] = f[DataW-1:0];
@@ -306,5 +348,6 @@ module noc_router #(
   assign credit_out_o = credit_q;
   assign dbg_count_o  = (int'(dbg_vc_i) < P * V) ? 4'(count[int'(dbg_vc_i) / V][int'(dbg_vc_i) % V]) : 4'd0;
   assign overflow_o  = overflow_q;
+  assign drops_o     = drops_q;
   assign occupancy_o = 8'(occupancy);  // fits for NumVcs <= 6 at MaxDepth 8
 endmodule

@@ -196,3 +196,95 @@ Test(pod_rtl, local_and_remote_copy_kernels) {
   }
   pod_free(p);
 }
+
+/* The chip at the centre of a 3x3 pod sends `rows` lines to each of its four neighbours,
+ * on engine e (0..3) or all on engine 0. Returns the pod's cycles; checks every copy. */
+static uint64_t send_to_four(bool four_engines) {
+  pod_t *p = make_pod(4, 3, 3, 1);
+  const unsigned line = 16, rows = 40;
+  const unsigned nb[4][2] = {{2, 1}, {0, 1}, {1, 2}, {1, 0}};
+  chip_t *src = pod_chip(p, 1, 1);
+  uint8_t data[16 * 40];
+  rng_t rng;
+  rng_seed(&rng, test_seed() + four_engines);
+  for (unsigned i = 0; i < sizeof data; i++) data[i] = (uint8_t)rng_next(&rng);
+  cr_assert_eq(chip_hbm_write(src, 0, data, sizeof data), 0);
+  fw_prog_t sd;
+  fw_prog_init(&sd);
+  fw_dma_hbm_to_vmem(&sd, 1, 1, 0, line, 10, rows, line);
+  fw_sem_wait(&sd, 1, 1);
+  for (unsigned e = 0; e < 4; e++) fw_rdma_on(&sd, four_engines ? e : 0, nb[e][0], nb[e][1], 10, 300, rows, 3, 1, 4, 1);
+  fw_sem_wait(&sd, 4, 4);
+  fw_halt(&sd);
+  load(src, CHIP_QUEUE_DMA, &sd);
+  for (unsigned y = 0; y < 3; y++)
+    for (unsigned x = 0; x < 3; x++) {
+      if (x == 1 && y == 1) continue;
+      fw_prog_t dd;
+      fw_prog_init(&dd);
+      if ((x == 1) != (y == 1)) { /* a neighbour: wait for the lines, then put them in HBM */
+        fw_sem_wait(&dd, 3, rows);
+        fw_dma_vmem_to_hbm(&dd, 6, 1, 300, 4096, line, rows, line);
+        fw_sem_wait(&dd, 6, 1);
+      }
+      fw_halt(&dd);
+      load(pod_chip(p, x, y), CHIP_QUEUE_DMA, &dd);
+    }
+  uint64_t cycles;
+  char report[1024];
+  cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+  for (unsigned e = 0; e < 4; e++) {
+    uint8_t out[16 * 40];
+    cr_assert_eq(chip_hbm_read(pod_chip(p, nb[e][0], nb[e][1]), 4096, out, sizeof out), 0);
+    cr_assert_eq(memcmp(out, data, sizeof out), 0, "neighbour %u: the copy differs", e);
+  }
+  uint32_t flits[5];
+  chip_router_flits(src, flits);
+  for (unsigned d = 1; d < 5; d++) cr_assert_eq(flits[d], rows * 4, "link %u carried %u flits", d, flits[d]);
+  pod_free(p);
+  return cycles;
+}
+
+Test(pod_rtl, four_engines_drive_four_links_at_once) {
+  /* a line of a 4x4 chip is 2 data flits + 2 header flits: 40 lines are 160 flits a link */
+  uint64_t one = send_to_four(false), four = send_to_four(true);
+  cr_assert_geq(one, 4 * 160, "one engine sends the 640 flits one after another (%llu cycles)",
+                (unsigned long long)one);
+  cr_assert_lt(four, 160 + 120, "four engines send in parallel: %llu cycles (one engine: %llu)",
+               (unsigned long long)four, (unsigned long long)one);
+}
+
+Test(pod_rtl, slice_routers_drop_and_report_packets_leaving_the_slice) {
+  pod_t *p = make_pod(4, 4, 4, 1);
+  cr_assert_eq(pod_set_slice(p, 0, 0, 2, 4), 0);
+  cr_assert_eq(pod_set_slice(p, 2, 0, 2, 4), 0);
+  cr_assert_eq(pod_set_slice(p, 3, 0, 2, 4), -1, "a slice past the pod's edge");
+  /* chip (1,0) of the left slice sends 3 lines to (2,0), in the right slice */
+  for (unsigned y = 0; y < 4; y++)
+    for (unsigned x = 0; x < 4; x++) {
+      fw_prog_t d;
+      fw_prog_init(&d);
+      if (x == 1 && y == 0) fw_rdma(&d, 2, 0, 0, 0, 3, 5, 1, FW_SEM_NONE, 0);
+      fw_halt(&d);
+      load(pod_chip(p, x, y), CHIP_QUEUE_DMA, &d);
+    }
+  uint64_t cycles;
+  char report[1024];
+  cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), -1, "the run must fail");
+  cr_assert(strstr(report, "chip (1,0): its router dropped 3 packet(s) addressed outside its slice") != NULL, "%s",
+            report);
+  cr_assert_eq(chip_slice_drops(pod_chip(p, 1, 0)), 3);
+  cr_assert_eq(chip_sem(pod_chip(p, 2, 0), 5), 0, "nothing arrived in the other slice");
+  /* inside the slice, traffic flows: (0,0) -> (1,3) goes round Y (the slice spans Y) */
+  for (unsigned y = 0; y < 4; y++)
+    for (unsigned x = 0; x < 4; x++) {
+      fw_prog_t d;
+      fw_prog_init(&d);
+      if (x == 0 && y == 0) fw_rdma(&d, 1, 3, 0, 0, 2, 5, 1, FW_SEM_NONE, 0);
+      if (x == 1 && y == 3) fw_sem_wait(&d, 5, 2);
+      fw_halt(&d);
+      load(pod_chip(p, x, y), CHIP_QUEUE_DMA, &d);
+    }
+  cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+  pod_free(p);
+}
