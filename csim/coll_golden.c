@@ -54,6 +54,19 @@ void coll_golden(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, c
   const uint32_t L = a->lines;
   memcpy(out, in, sizeof(uint32_t) * chips * L * lanes);
   uint32_t row[256], col[256];
+  if (a->op == FW_COLL_BROADCAST) { /* every chip ends with the root's buffer */
+    for (unsigned c = 0; c < chips; c++)
+      memcpy(out + (uint64_t)c * L * lanes, in + (uint64_t)a->root * L * lanes, sizeof(uint32_t) * L * lanes);
+    return;
+  }
+  if (a->op == FW_COLL_ALL_TO_ALL) { /* block j of chip i <- block i of chip j */
+    const uint32_t bl = L / chips;
+    for (unsigned i = 0; i < chips; i++)
+      for (unsigned j = 0; j < chips; j++)
+        memcpy(out + ((uint64_t)i * L + (uint64_t)j * bl) * lanes, in + ((uint64_t)j * L + (uint64_t)i * bl) * lanes,
+               sizeof(uint32_t) * bl * lanes);
+    return;
+  }
   if (a->op != FW_COLL_ALLREDUCE) { /* one ring, forward, whole buffer */
     unsigned n = w > 1 ? w : h;
     for (uint32_t l = 0; l < L; l++) {

@@ -12,6 +12,20 @@
 
 static uint32_t ceil_div32(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
+/* The values held by VMEM line l: [*e0, *e0 + *n) (block: values per all_to_all block, bl
+ * its lines; 0 for the contiguous layout). */
+static void line_values(uint64_t elems, uint64_t block, uint32_t bl, unsigned lanes, uint32_t l, uint64_t *e0,
+                        uint64_t *n) {
+  if (block) {
+    uint64_t j = l / bl, o = (uint64_t)(l % bl) * lanes;
+    *e0 = j * block + o;
+    *n = o >= block ? 0 : (block - o < lanes ? block - o : lanes);
+  } else {
+    *e0 = (uint64_t)l * lanes;
+    *n = elems - *e0 < lanes ? elems - *e0 : lanes;
+  }
+}
+
 static bool in_rect(const fw_slice_t *s, unsigned x, unsigned y) {
   return x >= s->x0 && x < s->x0 + s->w && y >= s->y0 && y < s->y0 + s->h;
 }
@@ -181,8 +195,23 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
   }
   fw_coll_args_t a = cfg->args;
   a.data_line = 0;
-  a.lines = ceil_div32(cfg->elems, lanes);
+  const unsigned chips = s.w * s.h;
+  uint64_t block = 0;
+  uint32_t bl = 0;  /* all_to_all: values and lines per block */
+  if (a.op == FW_COLL_ALL_TO_ALL) {
+    if (cfg->elems % chips) {
+      snprintf(err, errlen, "all_to_all splits each chip's %llu values into %u equal blocks: they do not divide",
+               (unsigned long long)cfg->elems, chips);
+      return -1;
+    }
+    block = cfg->elems / chips;
+    bl = ceil_div32(block, lanes);
+    a.lines = bl * chips;
+  } else {
+    a.lines = ceil_div32(cfg->elems, lanes);
+  }
   if (a.chunk_lines == 0) pod_coll_default_chunk(&s, &a, g.vmem_lines);
+  if (a.op == FW_COLL_ALL_TO_ALL) a.chunk_lines = 1;  /* no slots: blocks go straight to their place */
   fw_chip_t fc = {g.rows, g.cols, g.vmem_lines, g.acc_depth, g.queue_depth};
   if (fw_coll_check(&fc, &s, &a, err, errlen)) return -1;
 
@@ -197,13 +226,15 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
     snprintf(err, errlen, "out of memory");
     goto out;
   }
-  /* host: buffers into HBM at 0, padded to whole lines with zeros */
+  /* host: buffers into HBM at 0, padded to whole lines with zeros (all_to_all: each block
+   * starts on a line of its own) */
   for (unsigned j = 0; j < s.h; j++)
     for (unsigned i = 0; i < s.w; i++) {
       chip_t *c = pod_chip(pod, s.x0 + i, s.y0 + j);
       const uint32_t *src = in + (uint64_t)(j * s.w + i) * cfg->elems;
       for (uint32_t l = 0; l < a.lines; l++) {
-        uint64_t e0 = (uint64_t)l * lanes, n = cfg->elems - e0 < lanes ? cfg->elems - e0 : lanes;
+        uint64_t e0, n;
+        line_values(cfg->elems, block, bl, lanes, l, &e0, &n);
         memset(line, 0, lb);
         memcpy(line, src + e0, n * 4);
         if (chip_hbm_write(c, (uint64_t)l * lb, line, lb)) goto hbm;
@@ -215,7 +246,8 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
       chip_t *c = pod_chip(pod, s.x0 + i, s.y0 + j);
       uint32_t *dst = out + (uint64_t)(j * s.w + i) * cfg->elems;
       for (uint32_t l = 0; l < a.lines; l++) {
-        uint64_t e0 = (uint64_t)l * lanes, n = cfg->elems - e0 < lanes ? cfg->elems - e0 : lanes;
+        uint64_t e0, n;
+        line_values(cfg->elems, block, bl, lanes, l, &e0, &n);
         if (chip_hbm_read(c, (uint64_t)l * lb, line, lb)) goto hbm;
         memcpy(dst + e0, line, n * 4);
       }

@@ -130,7 +130,10 @@ static void ack(fw_prog_t *dq, const ring_t *rg, unsigned st, uint32_t ack_line)
   fw_rdma_on(dq, st ^ 1u, rg->prev_x, rg->prev_y, ack_line, ack_line, 1, sem_of(st, S_ACK), 1, FW_SEM_NONE, 0);
 }
 
-uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a) { return NSLOTS * NSTREAMS * a->chunk_lines + 1; }
+uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a) {
+  if (a->op == FW_COLL_ALL_TO_ALL) return a->lines;
+  return NSLOTS * NSTREAMS * a->chunk_lines + 1;
+}
 
 void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y, uint32_t *first,
                    uint32_t *count) {
@@ -154,7 +157,16 @@ int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
              a->lines, fw_coll_scratch_lines(a), chip->vmem_lines, a->data_line);
     return -1;
   }
-  if (a->op != FW_COLL_ALLREDUCE && s->w > 1 && s->h > 1) {
+  if (a->op == FW_COLL_ALL_TO_ALL && a->lines % (s->w * s->h)) {
+    snprintf(err, errlen, "all_to_all needs the buffer in %u equal blocks: %u lines do not divide", s->w * s->h,
+             a->lines);
+    return -1;
+  }
+  if (a->op == FW_COLL_BROADCAST && a->root >= s->w * s->h) {
+    snprintf(err, errlen, "broadcast root %u is outside the %ux%u slice", a->root, s->w, s->h);
+    return -1;
+  }
+  if ((a->op == FW_COLL_REDUCE_SCATTER || a->op == FW_COLL_ALL_GATHER) && s->w > 1 && s->h > 1) {
     snprintf(err, errlen, "reduce_scatter and all_gather run on one ring: a slice of 1 x N or N x 1 chips");
     return -1;
   }
@@ -166,9 +178,202 @@ int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   return 0;
 }
 
+/* ---- Streams for the kernels below: unit q of stream st goes to slot q % NSLOTS of the
+ * receiver; the sender waits for the receiver's ack of unit q - NSLOTS first. */
+typedef struct {
+  const fw_coll_args_t *a;
+  fw_prog_t *cq, *dq;
+  ring_t ring[NSTREAMS];
+  uint32_t slots, ack_line;
+  uint32_t sends[NSTREAMS], recvs[NSTREAMS], done_used[NSTREAMS];
+} streams_t;
+
+static void st_send(streams_t *t, unsigned st, uint32_t line, uint32_t lines) {
+  uint32_t q = t->sends[st]++;
+  if (q >= NSLOTS) fw_sem_wait(t->dq, sem_of(st, S_ACK), 1);
+  fw_rdma_on(t->dq, st, t->ring[st].next_x, t->ring[st].next_y, line,
+             t->slots + (NSLOTS * st + q % NSLOTS) * t->a->chunk_lines, lines, sem_of(st, S_RECV0 + q % NSLOTS), 1,
+             FW_SEM_NONE, 0);
+}
+
+/* The DMA queue waits until stream st has completed `count` receives. */
+static void st_wait_done(streams_t *t, unsigned st, uint32_t count) {
+  if (count > t->done_used[st]) {
+    fw_sem_wait(t->dq, sem_of(st, S_DONE), count - t->done_used[st]);
+    t->done_used[st] = count;
+  }
+}
+
+static void st_recv(streams_t *t, unsigned st, uint32_t dst, uint32_t lines, bool reduce) {
+  uint32_t q = t->recvs[st]++, slot = t->slots + (NSLOTS * st + q % NSLOTS) * t->a->chunk_lines;
+  fw_sem_wait(t->cq, sem_of(st, S_RECV0 + q % NSLOTS), lines);
+  if (reduce)
+    fw_vec(t->cq, FW_VEC_ADD, dst, slot, dst, lines, 0);
+  else
+    fw_vec(t->cq, FW_VEC_COPY, slot, slot, dst, lines, 0);
+  fw_sem_signal(t->cq, sem_of(st, S_DONE), 1);
+  fw_sem_signal(t->cq, sem_of(st, S_FREED), 1);
+}
+
+static void st_drain(streams_t *t) {
+  for (unsigned st = 0; st < NSTREAMS; st++) {
+    if (t->sends[st]) fw_sem_wait(t->dq, sem_of(st, S_ACK), min_u32(NSLOTS, t->sends[st]));
+    st_wait_done(t, st, t->recvs[st]);
+  }
+  fw_fence(t->dq);
+}
+
+/* Position in a chain from the root along one dimension: a dimension the slice spans is a
+ * ring, and the chains go both ways round it (the + chain takes the nearer half); a mesh
+ * dimension has a chain each way from the root. dir: +1, -1, 0 (the root); depth: hops
+ * from the root; more: whether the chain goes on past this chip (per direction, for the
+ * root). */
+typedef struct {
+  int dir;
+  unsigned depth;
+  bool more_plus, more_minus;
+} chain_t;
+
+static chain_t chain_of(unsigned c, unsigned r0, unsigned n, bool ring) {
+  chain_t ch = {0, 0, false, false};
+  unsigned plus_len = ring ? n / 2 : n - 1 - r0, minus_len = ring ? n - 1 - n / 2 : r0;
+  unsigned d_plus = ring ? (c + n - r0) % n : (c >= r0 ? c - r0 : 0);
+  unsigned d_minus = ring ? (r0 + n - c) % n : (c <= r0 ? r0 - c : 0);
+  if (c == r0) {
+    ch.more_plus = plus_len > 0;
+    ch.more_minus = minus_len > 0;
+  } else if (d_plus >= 1 && d_plus <= plus_len && (ring || c > r0)) {
+    ch.dir = 1, ch.depth = d_plus, ch.more_plus = d_plus < plus_len;
+  } else {
+    ch.dir = -1, ch.depth = d_minus, ch.more_minus = d_minus < minus_len;
+  }
+  return ch;
+}
+
+static void streams_init(streams_t *t, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+                         fw_prog_t *cq, fw_prog_t *dq) {
+  memset(t, 0, sizeof *t);
+  t->a = a, t->cq = cq, t->dq = dq;
+  for (unsigned st = 0; st < NSTREAMS; st++) t->ring[st] = ring_of(s, st, x, y);
+  t->slots = a->data_line + a->lines;
+  t->ack_line = t->slots + NSLOTS * NSTREAMS * a->chunk_lines;
+}
+
+/* Broadcast: the root's buffer goes along the root's row in two chains (one each way),
+ * and from every chip of that row along its column in two chains, chunk by chunk: a chip
+ * forwards chunk c as soon as it has it. A chip at depth d (hops from the root) receives
+ * chunk c in round c + d - 1 and sends it in round c + d. */
+static int broadcast(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+                     fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
+  streams_t t;
+  streams_init(&t, s, a, x, y, cq, dq);
+  const unsigned rx = a->root % s->w, ry = a->root / s->w, cx = x - s->x0, cy = y - s->y0;
+  const chain_t chx = chain_of(cx, rx, s->w, s->w == s->pod_w), chy = chain_of(cy, ry, s->h, s->h == s->pod_h);
+  int in = -1;            /* the stream data arrives on */
+  bool out[NSTREAMS] = {false};
+  unsigned depth;
+  if (cy == ry) {         /* the root's row: X chains, and every chip starts its column's chains */
+    depth = chx.depth;
+    if (chx.dir != 0) in = chx.dir > 0 ? 0 : 1;
+    out[0] = chx.more_plus && chx.dir >= 0;
+    out[1] = chx.more_minus && chx.dir <= 0;
+    out[2] = chy.more_plus, out[3] = chy.more_minus;
+  } else {
+    depth = chx.depth + chy.depth;
+    in = chy.dir > 0 ? 2 : 3;
+    out[2] = chy.dir > 0 && chy.more_plus;
+    out[3] = chy.dir < 0 && chy.more_minus;
+  }
+  const uint32_t chunks = ceil_div(a->lines, a->chunk_lines);
+  bool ack_prev = false;
+  for (uint32_t r = 0; r <= chunks + depth; r++) {
+    /* sends of chunk r - depth, once it is here */
+    if (r >= depth && r - depth < chunks) {
+      uint32_t c = r - depth, lo = c * a->chunk_lines, n = min_u32(a->chunk_lines, a->lines - lo);
+      if (in >= 0) st_wait_done(&t, (unsigned)in, c + 1);
+      for (unsigned st = 0; st < NSTREAMS; st++)
+        if (out[st]) st_send(&t, st, a->data_line + lo, n);
+    }
+    if (ack_prev) ack(dq, &t.ring[in], (unsigned)in, t.ack_line);
+    ack_prev = false;
+    /* receive of chunk r - depth + 1 */
+    if (in >= 0 && r + 1 >= depth && r + 1 - depth < chunks) {
+      uint32_t c = r + 1 - depth, lo = c * a->chunk_lines, n = min_u32(a->chunk_lines, a->lines - lo);
+      st_recv(&t, (unsigned)in, a->data_line + lo, n, false);
+      ack_prev = true;
+    }
+  }
+  if (ack_prev) ack(dq, &t.ring[in], (unsigned)in, t.ack_line);
+  st_drain(&t);
+  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
+    snprintf(err, errlen, "out of memory building the broadcast programs");
+    return -1;
+  }
+  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
+    snprintf(err, errlen, "the broadcast needs %zu compute and %zu DMA commands; a queue holds %u (use larger "
+             "chunks)", cq->count, dq->count, chip->queue_depth);
+    return -1;
+  }
+  return 0;
+}
+
+/* All-to-all: block j of the buffer goes straight to chip j (over as many hops as the
+ * routers take it), into block i of the output area after the buffer; chip i sends to
+ * i+1, i+2, ... (slice index order, wrapping) spread over its four engines, so at every
+ * moment the chips send to different chips. Every line adds 1 to semaphore 0 of its
+ * destination; when all (n-1) blocks have arrived and the chip's own block is copied, the
+ * output replaces the buffer. */
+static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+                      fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
+  const unsigned n = s->w * s->h, me = (y - s->y0) * s->w + (x - s->x0);
+  const uint32_t bl = a->lines / n, out = a->data_line + a->lines;
+  (void)cq;
+  for (unsigned k = 1; k < n; k++) {
+    unsigned j = (me + k) % n;
+    fw_rdma_on(dq, k % NSTREAMS, s->x0 + j % s->w, s->y0 + j / s->w, a->data_line + j * bl, out + me * bl, bl, 0, 1,
+               FW_SEM_NONE, 0);
+  }
+  fw_dma_vmem_to_vmem(dq, FW_SEM_NONE, 0, a->data_line + me * bl, out + me * bl, bl);
+  if (n > 1) fw_sem_wait(dq, 0, (n - 1) * bl);
+  fw_fence(dq);  /* every send has left: the buffer may be overwritten */
+  fw_dma_vmem_to_vmem(dq, FW_SEM_NONE, 0, out, a->data_line, a->lines);
+  fw_fence(dq);
+  if (!fw_prog_ok(dq)) {
+    snprintf(err, errlen, "out of memory building the all-to-all program");
+    return -1;
+  }
+  (void)chip;
+  return 0;
+}
+
+int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_line, fw_prog_t *cq, fw_prog_t *dq,
+               char *err, size_t errlen) {
+  const unsigned n = s->w * s->h, me = (y - s->y0) * s->w + (x - s->x0);
+  if (n > (1u << 15)) {
+    snprintf(err, errlen, "a barrier over %u chips needs more than 15 rounds", n);
+    return -1;
+  }
+  /* the compute queue reaches the barrier, then waits for its end */
+  fw_sem_signal(cq, 16, 1);
+  fw_sem_wait(dq, 16, 1);
+  unsigned k = 0;
+  for (unsigned dist = 1; dist < n; dist *= 2, k++) {
+    unsigned j = (me + dist) % n;
+    fw_rdma_on(dq, k % NSTREAMS, s->x0 + j % s->w, s->y0 + j / s->w, scratch_line, scratch_line, 1, k, 1, FW_SEM_NONE,
+               0);
+    fw_sem_wait(dq, k, 1);
+  }
+  fw_fence(dq);
+  fw_sem_signal(dq, 17, 1);
+  fw_sem_wait(cq, 17, 1);
+  return fw_prog_ok(cq) && fw_prog_ok(dq) ? 0 : -1;
+}
+
 int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
                   fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
   if (fw_coll_check(chip, s, a, err, errlen)) return -1;
+  if (a->op == FW_COLL_BROADCAST) return broadcast(chip, s, a, x, y, cq, dq, err, errlen);
+  if (a->op == FW_COLL_ALL_TO_ALL) return all_to_all(chip, s, a, x, y, cq, dq, err, errlen);
   plan_t pl;
   make_plan(s, a, x, y, &pl);
   const uint32_t slots = a->data_line + a->lines, ack_line = slots + NSLOTS * NSTREAMS * a->chunk_lines;

@@ -15,7 +15,9 @@
 #include "gemm.h"
 #include "hal.h"
 
-typedef enum { FW_COLL_ALLREDUCE, FW_COLL_REDUCE_SCATTER, FW_COLL_ALL_GATHER } fw_coll_op_t;
+typedef enum {
+  FW_COLL_ALLREDUCE, FW_COLL_REDUCE_SCATTER, FW_COLL_ALL_GATHER, FW_COLL_BROADCAST, FW_COLL_ALL_TO_ALL
+} fw_coll_op_t;
 typedef enum { FW_COLL_RING, FW_COLL_TORUS2D } fw_coll_algo_t;
 
 typedef struct {
@@ -29,10 +31,13 @@ typedef struct {
   uint32_t data_line;      /* first VMEM line of the buffer, on every chip */
   uint32_t lines;          /* buffer length in lines (C fp32 each) */
   uint32_t chunk_lines;    /* pipelining unit: at most this many lines per remote DMA */
+  unsigned root;           /* broadcast: the root chip, index y * w + x within the slice */
 } fw_coll_args_t;
 
-/* Lines of VMEM the kernel needs beyond the buffer (receive slots and a scratch line),
- * placed right after the buffer. */
+/* Lines of VMEM the kernel needs beyond the buffer (receive slots and a scratch line, or
+ * for all-to-all the output blocks), placed right after the buffer. all_to_all: the
+ * buffer is n blocks of lines / n lines (n = chips in the slice; lines a multiple of n),
+ * block j for the chip of slice index j; afterwards block i holds what chip i sent. */
 uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a);
 
 /* Checks the arguments against the slice and the chip (message in err, -1 when they
@@ -47,5 +52,12 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
  * (ring along the slice's one dimension longer than 1): [*first, *first + *count). */
 void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y, uint32_t *first,
                    uint32_t *count);
+
+/* A barrier over the slice (dissemination: ceil(log2 n) rounds of one-line remote DMAs to
+ * the chip 2^k further on; semaphores 0..15), appended to both queues: neither queue of
+ * any chip goes past it until both queues of every chip have reached it. Uses the VMEM
+ * line `scratch_line`. */
+int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_line, fw_prog_t *compute,
+               fw_prog_t *dma, char *err, size_t errlen);
 
 #endif

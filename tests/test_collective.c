@@ -17,11 +17,13 @@ static uint32_t random_fp32(rng_t *r) {
   return (uint32_t)((v >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (v >> 8) % 16) << 23);
 }
 
+static unsigned g_root;  /* broadcast root for check() */
+
 static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_coll_algo_t algo, uint64_t elems,
                   unsigned chunk) {
   pod_coll_config_t cfg = {0};
   cfg.pod_w = pw, cfg.pod_h = ph, cfg.slice = s;
-  cfg.args.op = op, cfg.args.algo = algo, cfg.args.chunk_lines = chunk;
+  cfg.args.op = op, cfg.args.algo = algo, cfg.args.chunk_lines = chunk, cfg.args.root = g_root;
   cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
   const unsigned chips = s.w * s.h, lanes = 4;
   const uint32_t lines = (uint32_t)((elems + lanes - 1) / lanes);
@@ -42,6 +44,17 @@ static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_co
   gs.pod_w = pw, gs.pod_h = ph;
   fw_coll_args_t ga = cfg.args;
   ga.lines = lines;
+  if (op == FW_COLL_ALL_TO_ALL) { /* element level: chip i's block j is chip j's block i */
+    const uint64_t b = elems / chips;
+    for (unsigned i = 0; i < chips; i++)
+      for (unsigned j = 0; j < chips; j++)
+        for (uint64_t t = 0; t < b; t++)
+          cr_assert_eq(out[(uint64_t)i * elems + j * b + t], dev_in[(uint64_t)j * elems + i * b + t],
+                       "all_to_all %ux%u, %llu values: chip %u block %u value %llu", s.w, s.h,
+                       (unsigned long long)elems, i, j, (unsigned long long)t);
+    free(in), free(out), free(want), free(dev_in);
+    return;
+  }
   coll_golden(&gs, &ga, lanes, in, want);
   for (unsigned c = 0; c < chips; c++) {
     uint32_t first = 0, count = lines;
@@ -57,6 +70,12 @@ static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_co
 }
 
 static fw_slice_t whole(unsigned w, unsigned h) { return (fw_slice_t){0, 0, w, h, w, h}; }
+
+static void check_root(unsigned pw, unsigned ph, fw_slice_t s, unsigned root, uint64_t elems) {
+  g_root = root;
+  check(pw, ph, s, FW_COLL_BROADCAST, FW_COLL_RING, elems, 0);
+  g_root = 0;
+}
 
 TestSuite(collective, .timeout = 600);
 
@@ -124,8 +143,8 @@ Test(collective, concurrent_slices_each_get_their_own_sums) {
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
-  pod_coll_job_t jobs[2] = {{{0, 0, 2, 4, 4, 4}, {FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 0, lines, 8}, 0, {0}},
-                            {{2, 0, 2, 4, 4, 4}, {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, lines, 5}, 0, {0}}};
+  pod_coll_job_t jobs[2] = {{{0, 0, 2, 4, 4, 4}, {FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 0, lines, 8, 0}, 0, {0}},
+                            {{2, 0, 2, 4, 4, 4}, {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, lines, 5, 0}, 0, {0}}};
   uint32_t *in[2], *want[2];
   rng_t r;
   rng_seed(&r, test_seed() * 77);
@@ -163,4 +182,21 @@ Test(collective, mesh_ring_closing_back_along_the_slice) {
 
 Test(collective, several_mib_per_chip) {
   check(2, 2, whole(2, 2), FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 3u << 18, 0); /* 786432 values: 3 MiB a chip */
+}
+
+Test(collective, broadcast_from_any_root) {
+  /* roots in the corner and the middle; torus, mesh and 1-D slices; odd sizes */
+  for (unsigned root = 0; root < 16; root += 5) {
+    check_root(4, 4, whole(4, 4), root, 1001);
+  }
+  check_root(6, 1, (fw_slice_t){1, 0, 5, 1, 6, 1}, 2, 77);
+  check_root(4, 4, (fw_slice_t){1, 1, 3, 2, 4, 4}, 4, 1);
+  check_root(1, 4, whole(1, 4), 3, 4099);
+}
+
+Test(collective, all_to_all_on_torus_mesh_and_rings) {
+  check(4, 4, whole(4, 4), FW_COLL_ALL_TO_ALL, FW_COLL_RING, 16 * 37, 0);
+  check(2, 2, whole(2, 2), FW_COLL_ALL_TO_ALL, FW_COLL_RING, 4, 0);
+  check(5, 1, whole(5, 1), FW_COLL_ALL_TO_ALL, FW_COLL_RING, 5 * 9, 0);
+  check(4, 4, (fw_slice_t){0, 1, 3, 3, 4, 4}, FW_COLL_ALL_TO_ALL, FW_COLL_RING, 9 * 12, 0);
 }
