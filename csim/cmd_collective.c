@@ -19,12 +19,12 @@
 
 static void coll_help(void) {
   printf("usage: tpusim collective --pod XxY [--slice X0,Y0,WxH] --op OP --bytes B [--algo ring|torus2d]\n"
-         "                         [--mxu RxC] [--chunk-lines N] [--link-latency L] [--seed S]\n"
+         "                         [--root N] [--mxu RxC] [--chunk-lines N] [--link-latency L] [--seed S]\n"
          "                         [--clock-mhz F] [--trace-chip N --trace FILE.fst] [--json]\n\n"
          "Runs a collective as firmware on every chip of a slice (default: the whole pod): remote\n"
          "DMA over the torus, reductions on the vector units, semaphores. OP: allreduce,\n"
-         "reduce_scatter, all_gather. B: bytes per chip (fp32 values, a multiple of 4), held in\n"
-         "VMEM. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
+         "reduce_scatter, all_gather, broadcast (from slice chip --root, default 0), all_to_all.\n"
+         "B: bytes per chip (fp32 values, a multiple of 4; all_to_all: of 4 x chips), in VMEM. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
          "half the data X then Y, the other half Y then X). Every chip's result is checked\n"
          "bit-exact against the golden model. docs/collectives.md has the algorithms and the\n"
          "bandwidth conventions (nccl-tests).\n");
@@ -32,7 +32,7 @@ static void coll_help(void) {
 
 int cmd_collective(int argc, char **argv) {
   enum { O_POD = 1, O_SLICE, O_OP, O_BYTES, O_ALGO, O_MXU, O_CHUNK, O_LINK, O_SEED, O_CLOCK, O_TCHIP, O_TRACE,
-         O_JSON, O_HELP };
+         O_JSON, O_ROOT, O_HELP };
   static const struct option longopts[] = {
       {"pod", required_argument, 0, O_POD},         {"slice", required_argument, 0, O_SLICE},
       {"op", required_argument, 0, O_OP},           {"bytes", required_argument, 0, O_BYTES},
@@ -41,6 +41,7 @@ int cmd_collective(int argc, char **argv) {
       {"seed", required_argument, 0, O_SEED},       {"clock-mhz", required_argument, 0, O_CLOCK},
       {"trace-chip", required_argument, 0, O_TCHIP}, {"trace", required_argument, 0, O_TRACE},
       {"json", no_argument, 0, O_JSON},             {"help", no_argument, 0, O_HELP},
+      {"root", required_argument, 0, O_ROOT},
       {0, 0, 0, 0}};
   pod_coll_config_t cfg = {0};
   cfg.mxu_rows = cfg.mxu_cols = 16;
@@ -69,10 +70,10 @@ int cmd_collective(int argc, char **argv) {
         if (!strcmp(optarg, "allreduce")) cfg.args.op = FW_COLL_ALLREDUCE;
         else if (!strcmp(optarg, "reduce_scatter")) cfg.args.op = FW_COLL_REDUCE_SCATTER;
         else if (!strcmp(optarg, "all_gather")) cfg.args.op = FW_COLL_ALL_GATHER;
-        else if (!strcmp(optarg, "broadcast") || !strcmp(optarg, "all_to_all"))
-          return cli_usage_error("collective", "--op %s is not implemented yet (allreduce, reduce_scatter, "
-                                 "all_gather are)", optarg);
-        else return cli_usage_error("collective", "unknown --op '%s' (allreduce, reduce_scatter, all_gather)", optarg);
+        else if (!strcmp(optarg, "broadcast")) cfg.args.op = FW_COLL_BROADCAST;
+        else if (!strcmp(optarg, "all_to_all")) cfg.args.op = FW_COLL_ALL_TO_ALL;
+        else return cli_usage_error("collective", "unknown --op '%s' (allreduce, reduce_scatter, all_gather, "
+                                    "broadcast, all_to_all)", optarg);
         have_op = true;
         break;
       case O_BYTES:
@@ -110,6 +111,10 @@ int cmd_collective(int argc, char **argv) {
         break;
       case O_TRACE: cfg.trace_path = optarg; break;
       case O_JSON: json = true; break;
+      case O_ROOT:
+        if (!cli_parse_u64("collective", "--root", optarg, 0, 65535, &v)) return CLI_EXIT_USAGE;
+        cfg.args.root = (unsigned)v;
+        break;
       case O_HELP: coll_help(); return CLI_EXIT_OK;
       default: return cli_usage_error("collective", "unknown option or missing value: '%s'", argv[optind - 1]);
     }
@@ -150,7 +155,14 @@ int cmd_collective(int argc, char **argv) {
   }
   fw_coll_args_t ga = cfg.args;
   ga.lines = (uint32_t)lines;
-  coll_golden(&s, &ga, lanes, in, want);
+  if (cfg.args.op == FW_COLL_ALL_TO_ALL) { /* element level: chip i's block j is chip j's block i */
+    const uint64_t b = cfg.elems / chips;
+    for (unsigned i = 0; i < chips; i++)
+      for (unsigned j = 0; j < chips; j++)
+        memcpy(want + i * lines * lanes + j * b, in + j * lines * lanes + i * b, b * 4);
+  } else {
+    coll_golden(&s, &ga, lanes, in, want);
+  }
   uint64_t mismatches = 0;
   double max_rel = 0;
   for (unsigned ch = 0; ch < chips; ch++) {
@@ -158,7 +170,7 @@ int cmd_collective(int argc, char **argv) {
     if (cfg.args.op == FW_COLL_REDUCE_SCATTER) fw_coll_owned(&s, &ga, s.x0 + ch % s.w, s.y0 + ch / s.w, &first, &count);
     for (uint64_t e = (uint64_t)first * lanes; e < (uint64_t)(first + count) * lanes && e < cfg.elems; e++) {
       mismatches += out[ch * cfg.elems + e] != want[ch * lines * lanes + e];
-      if (cfg.args.op != FW_COLL_ALL_GATHER) { /* against a float64 sum of the inputs */
+      if (cfg.args.op == FW_COLL_ALLREDUCE || cfg.args.op == FW_COLL_REDUCE_SCATTER) { /* vs a float64 sum */
         double sum = 0, mag = 0, got;
         for (unsigned o = 0; o < chips; o++) {
           float f;
@@ -176,10 +188,14 @@ int cmd_collective(int argc, char **argv) {
   /* nccl-tests conventions; one link moves 8 payload bytes per cycle (a 64-bit flit) */
   const unsigned n = chips;
   const double t_s = (double)st.cycles / (clock_mhz * 1e6), algbw = (double)bytes / t_s / 1e9;
-  const double factor = cfg.args.op == FW_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
+  const double factor = cfg.args.op == FW_COLL_ALLREDUCE ? 2.0 * (n - 1) / n
+                        : cfg.args.op == FW_COLL_BROADCAST ? 1.0 : (double)(n - 1) / n;
   const double busbw = algbw * factor, link = 8.0 * clock_mhz * 1e6 / 1e9;
-  /* what the topology allows: all-reduce on a 2-D slice drives 4 links per chip, a 1-D ring 2 */
-  unsigned links = cfg.args.op != FW_COLL_ALLREDUCE ? 1 : (s.w > 1 && s.h > 1 ? 4 : 2);
+  /* What the topology allows, in links per chip: all-reduce and all-to-all drive all of a
+   * chip's links (4 on a 2-D slice, 2 on a ring); reduce-scatter and all-gather run one
+   * ring direction (1); a broadcast chain forwards at one link's rate (1). */
+  unsigned links = (cfg.args.op == FW_COLL_ALLREDUCE || cfg.args.op == FW_COLL_ALL_TO_ALL)
+                       ? (s.w > 1 && s.h > 1 ? 4 : 2) : 1;
   const double bound = links * link;
   const bool correct = mismatches == 0;
   if (json) {
@@ -202,13 +218,15 @@ int cmd_collective(int argc, char **argv) {
     json_bool(&j, "correct", correct);
     json_end(&j);
   } else {
-    printf("%s on a %ux%u slice, %" PRIu64 " bytes per chip\n", argv[0], s.w, s.h, bytes);
+    static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
+    printf("%s on a %ux%u slice, %" PRIu64 " bytes per chip\n", names[cfg.args.op], s.w, s.h, bytes);
     printf("  cycles          %" PRIu64 "  (%.2f us at %.0f MHz)\n", st.cycles, t_s * 1e6, clock_mhz);
     printf("  algbw           %.3f GB/s\n", algbw);
     printf("  busbw           %.3f GB/s  (%.1f%% of %.2f GB/s: %u links of %.2f GB/s)\n", busbw,
            100 * busbw / bound, bound, links, link);
     printf("  golden model    %s\n", correct ? "agrees on every bit of every chip" : "DISAGREES");
-    if (cfg.args.op != FW_COLL_ALL_GATHER) printf("  vs float64      max |err| / sum|x| = %.3g\n", max_rel);
+    if (cfg.args.op == FW_COLL_ALLREDUCE || cfg.args.op == FW_COLL_REDUCE_SCATTER)
+      printf("  vs float64      max |err| / sum|x| = %.3g\n", max_rel);
   }
   free(in), free(want), free(dev_in), free(out);
   return correct ? CLI_EXIT_OK : CLI_EXIT_FAIL;
