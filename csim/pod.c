@@ -16,6 +16,7 @@ typedef struct {
   chip_net_ports_t port;
   link_t flit[DIRS];   /* out of net port d, towards that neighbour */
   link_t credit[DIRS]; /* credits out of net port d, back to that neighbour */
+  uint64_t busy_until; /* the last cycle of the last run in which the chip was not quiet */
 } pod_node_t;
 
 struct pod {
@@ -160,6 +161,7 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     return -1;
   }
   for (unsigned i = 0; i < p->n; i++) {
+    p->node[i].busy_until = 0;
     chip_begin(p->node[i].chip, mask);
     drops0[i] = chip_slice_drops(p->node[i].chip);
   }
@@ -172,7 +174,11 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
       for (unsigned i = 0; i < p->n && !dropped; i++) dropped = chip_slice_drops(p->node[i].chip) != drops0[i];
     if (dropped) break;
     bool quiet = true;
-    for (unsigned i = 0; i < p->n && quiet; i++) quiet = chip_quiet(p->node[i].chip);
+    for (unsigned i = 0; i < p->n; i++)
+      if (!chip_quiet(p->node[i].chip)) {
+        p->node[i].busy_until = n;
+        quiet = false;
+      }
     if (quiet && links_empty(p)) break;
     if (n >= max_cycles) {
       timed_out = true;
@@ -199,4 +205,8 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     rc = -1;
   }
   return rc;
+}
+
+uint64_t pod_busy_until(const pod_t *p, unsigned x, unsigned y) {
+  return p->node[y * p->cfg.size_x + x].busy_until;
 }

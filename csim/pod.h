@@ -34,4 +34,8 @@ int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h);
  * chip (x,y) that failed or is stuck, and why. *cycles gets the cycles run. */
 int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len);
 
+/* The last cycle of the last pod_run in which chip (x, y) was busy (a queue running, a unit
+ * busy or a flit in its router); 0 if it was quiet from the start. */
+uint64_t pod_busy_until(const pod_t *p, unsigned x, unsigned y);
+
 #endif

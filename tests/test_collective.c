@@ -200,3 +200,48 @@ Test(collective, all_to_all_on_torus_mesh_and_rings) {
   check(5, 1, whole(5, 1), FW_COLL_ALL_TO_ALL, FW_COLL_RING, 5 * 9, 0);
   check(4, 4, (fw_slice_t){0, 1, 3, 3, 4, 4}, FW_COLL_ALL_TO_ALL, FW_COLL_RING, 9 * 12, 0);
 }
+
+/* Chip i works (a vector op of 300 (i + 1) lines) before the barrier; nobody may get past
+ * it before the slowest has arrived. Without the barrier the fast chips finish early. */
+static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy[16]) {
+  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed()}};
+  char err[1024];
+  pod_t *pod = pod_new(&pc, err, sizeof err);
+  cr_assert_not_null(pod, "%s", err);
+  fw_slice_t s = {0, 0, w, h, w, h};
+  for (unsigned i = 0; i < w * h; i++) {
+    fw_prog_t cq, dq;
+    fw_prog_init(&cq), fw_prog_init(&dq);
+    fw_vec(&cq, FW_VEC_COPY, 100, 100, 2000, 300 * (i + 1), 0);
+    if (with_barrier) cr_assert_eq(fw_barrier(&s, i % w, i / w, 50, &cq, &dq, err, sizeof err), 0, "%s", err);
+    fw_vec(&cq, FW_VEC_COPY, 100, 100, 9000, 10, 0); /* after the barrier */
+    fw_halt(&cq), fw_halt(&dq);
+    chip_t *c = pod_chip(pod, i % w, i / w);
+    cr_assert_eq(chip_load_program(c, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_load_program(c, CHIP_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+    fw_prog_free(&cq), fw_prog_free(&dq);
+  }
+  uint64_t cycles;
+  cr_assert_eq(pod_run(pod, 3, 1000000, &cycles, err, sizeof err), 0, "%s", err);
+  for (unsigned i = 0; i < w * h; i++) {
+    busy[i] = pod_busy_until(pod, i % w, i / w);
+    if (with_barrier)
+      for (unsigned k = 0; k < 18; k++) cr_assert_eq(chip_sem(pod_chip(pod, i % w, i / w), k), 0, "semaphore %u", k);
+  }
+  pod_free(pod);
+}
+
+Test(collective, barrier_holds_everyone_until_the_slowest_arrives) {
+  const unsigned shapes[][2] = {{4, 4}, {3, 1}, {1, 5}, {2, 2}};
+  for (unsigned t = 0; t < 4; t++) {
+    unsigned w = shapes[t][0], h = shapes[t][1], n = w * h;
+    uint64_t free_run[16], held[16];
+    run_barrier(w, h, false, free_run);
+    run_barrier(w, h, true, held);
+    uint64_t slowest = free_run[n - 1];  /* chip n-1 has the most work */
+    cr_assert_lt(free_run[0] + 300, slowest, "without the barrier chip 0 finishes early");
+    for (unsigned i = 0; i < n; i++)
+      cr_assert_geq(held[i], slowest - 20, "%ux%u: chip %u left the barrier at %llu, before the slowest (%llu) "
+                    "arrived", w, h, i, (unsigned long long)held[i], (unsigned long long)slowest);
+  }
+}
