@@ -19,12 +19,15 @@
 
 static void coll_help(void) {
   printf("usage: tpusim collective --pod XxY [--slice X0,Y0,WxH] --op OP --bytes B [--algo ring|torus2d]\n"
-         "                         [--root N] [--mxu RxC] [--chunk-lines N] [--link-latency L] [--seed S]\n"
+         "                         [--root N] [--bf16-in] [--mxu RxC] [--chunk-lines N] [--link-latency L]\n"
+         "                         [--seed S]\n"
          "                         [--clock-mhz F] [--trace-chip N --trace FILE.fst] [--json]\n\n"
          "Runs a collective as firmware on every chip of a slice (default: the whole pod): remote\n"
          "DMA over the torus, reductions on the vector units, semaphores. OP: allreduce,\n"
          "reduce_scatter, all_gather, broadcast (from slice chip --root, default 0), all_to_all.\n"
-         "B: bytes per chip (fp32 values, a multiple of 4; all_to_all: of 4 x chips), in VMEM. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
+         "B: bytes per chip (fp32 values, a multiple of 4; all_to_all: of 4 x chips), in VMEM;\n"
+         "with --bf16-in (allreduce, reduce_scatter) the inputs are bf16 (B a multiple of 2),\n"
+         "widened to fp32 on the chips, reduced and returned in fp32. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
          "half the data X then Y, the other half Y then X). Every chip's result is checked\n"
          "bit-exact against the golden model. docs/collectives.md has the algorithms and the\n"
          "bandwidth conventions (nccl-tests).\n");
@@ -32,7 +35,7 @@ static void coll_help(void) {
 
 int cmd_collective(int argc, char **argv) {
   enum { O_POD = 1, O_SLICE, O_OP, O_BYTES, O_ALGO, O_MXU, O_CHUNK, O_LINK, O_SEED, O_CLOCK, O_TCHIP, O_TRACE,
-         O_JSON, O_ROOT, O_HELP };
+         O_JSON, O_ROOT, O_BF16, O_HELP };
   static const struct option longopts[] = {
       {"pod", required_argument, 0, O_POD},         {"slice", required_argument, 0, O_SLICE},
       {"op", required_argument, 0, O_OP},           {"bytes", required_argument, 0, O_BYTES},
@@ -41,7 +44,7 @@ int cmd_collective(int argc, char **argv) {
       {"seed", required_argument, 0, O_SEED},       {"clock-mhz", required_argument, 0, O_CLOCK},
       {"trace-chip", required_argument, 0, O_TCHIP}, {"trace", required_argument, 0, O_TRACE},
       {"json", no_argument, 0, O_JSON},             {"help", no_argument, 0, O_HELP},
-      {"root", required_argument, 0, O_ROOT},
+      {"root", required_argument, 0, O_ROOT},       {"bf16-in", no_argument, 0, O_BF16},
       {0, 0, 0, 0}};
   pod_coll_config_t cfg = {0};
   cfg.mxu_rows = cfg.mxu_cols = 16;
@@ -78,7 +81,6 @@ int cmd_collective(int argc, char **argv) {
         break;
       case O_BYTES:
         if (!cli_parse_u64("collective", "--bytes", optarg, 1, 1ull << 34, &bytes)) return CLI_EXIT_USAGE;
-        if (bytes % 4) return cli_usage_error("collective", "--bytes must be a multiple of 4 (fp32), got %s", optarg);
         break;
       case O_ALGO:
         if (!strcmp(optarg, "ring")) cfg.args.algo = FW_COLL_RING;
@@ -111,6 +113,7 @@ int cmd_collective(int argc, char **argv) {
         break;
       case O_TRACE: cfg.trace_path = optarg; break;
       case O_JSON: json = true; break;
+      case O_BF16: cfg.args.bf16_in = true; break;
       case O_ROOT:
         if (!cli_parse_u64("collective", "--root", optarg, 0, 65535, &v)) return CLI_EXIT_USAGE;
         cfg.args.root = (unsigned)v;
@@ -131,7 +134,11 @@ int cmd_collective(int argc, char **argv) {
   if (s.w == 0 || s.h == 0 || s.x0 + s.w > s.pod_w || s.y0 + s.h > s.pod_h)
     return cli_usage_error("collective", "slice %u,%u,%ux%u is empty or outside the %ux%u pod", s.x0, s.y0, s.w, s.h,
                            s.pod_w, s.pod_h);
-  cfg.elems = bytes / 4;
+  const unsigned esize = cfg.args.bf16_in ? 2 : 4;
+  if (bytes % esize)
+    return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,
+                           cfg.args.bf16_in ? "bf16" : "fp32", bytes);
+  cfg.elems = bytes / esize;
   const unsigned chips = s.w * s.h, lanes = cfg.mxu_cols;
   const uint64_t lines = (cfg.elems + lanes - 1) / lanes;
   uint32_t *in = calloc(chips * lines * lanes, 4), *want = calloc(chips * lines * lanes, 4);
@@ -143,7 +150,13 @@ int cmd_collective(int argc, char **argv) {
     for (uint64_t e = 0; e < cfg.elems; e++) {
       uint64_t x = rng_next(&r);  /* values of moderate range, both signs */
       uint32_t bits = (uint32_t)((x >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (x >> 8) % 16) << 23);
-      in[ch * lines * lanes + e] = dev_in[ch * cfg.elems + e] = bits;
+      if (cfg.args.bf16_in) { /* the chip widens bf16 to fp32 exactly: the golden model sums the widened */
+        dev_in[ch * cfg.elems + e] = bits >> 16;
+        bits &= 0xFFFF0000u;
+      } else {
+        dev_in[ch * cfg.elems + e] = bits;
+      }
+      in[ch * lines * lanes + e] = bits;
     }
   fprintf(stderr, "collective: %u chips, %" PRIu64 " bytes each, running...\n", chips, bytes);
   pod_coll_stats_t st;

@@ -90,7 +90,7 @@ int cmd_step(int argc, char **argv) {
   if (chip_gemm_check(&g, m, k, n, err, sizeof err)) return cli_usage_error("step", "%s", err);
   const unsigned chips = pw * ph;
   fw_slice_t s = {0, 0, pw, ph, pw, ph};
-  fw_coll_args_t ca = {FW_COLL_ALLREDUCE, algo, 0, (uint32_t)((m * n + C - 1) / C), 0, 0};
+  fw_coll_args_t ca = {FW_COLL_ALLREDUCE, algo, 0, (uint32_t)((m * n + C - 1) / C), 0, 0, false};
   pod_coll_default_chunk(&s, &ca, g.vmem_lines);
   fw_chip_t fc = {g.rows, g.cols, g.vmem_lines, g.acc_depth, g.queue_depth};
   if (fw_coll_check(&fc, &s, &ca, err, sizeof err)) return cli_usage_error("step", "%s", err);

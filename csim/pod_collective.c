@@ -236,7 +236,10 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
         uint64_t e0, n;
         line_values(cfg->elems, block, bl, lanes, l, &e0, &n);
         memset(line, 0, lb);
-        memcpy(line, src + e0, n * 4);
+        if (a.bf16_in) /* bf16 values, two to a 32-bit word, in the line's low half */
+          for (uint64_t k = 0; k < n; k++) line[k / 2] |= (src[e0 + k] & 0xFFFFu) << (16 * (k % 2));
+        else
+          memcpy(line, src + e0, n * 4);
         if (chip_hbm_write(c, (uint64_t)l * lb, line, lb)) goto hbm;
       }
     }

@@ -31,7 +31,8 @@ typedef struct {
   uint64_t flits_sent;         /* by every router port facing a link, summed over the slice */
 } pod_coll_stats_t;
 
-/* in/out: slice chips (index y * w + x within the slice) x elems fp32 bit patterns.
+/* in/out: slice chips (index y * w + x within the slice) x elems fp32 bit patterns (with
+ * args.bf16_in, `in` holds bf16 bit patterns in the low 16 bits; `out` is fp32).
  * Returns 0, or -1 with a message (bad configuration, or the run failed: then the
  * message names the stuck chip and queue). */
 int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,

@@ -14,7 +14,7 @@
  * sends on remote-DMA engine s; its acks travel on engine s^1 (the opposite direction). */
 enum { NSTREAMS = 4, NSLOTS = 4, MAX_PHASES = 4 };
 enum { S_RECV0 = 0, S_ACK = NSLOTS, S_DONE = NSLOTS + 1, S_FREED = NSLOTS + 2, SEMS_PER_STREAM = NSLOTS + 3 };
-enum { SEM_PHASE = NSTREAMS * SEMS_PER_STREAM };
+enum { SEM_PHASE = NSTREAMS * SEMS_PER_STREAM, SEM_WIDENED = SEM_PHASE + 1 };
 
 static unsigned sem_of(unsigned s, unsigned which) { return s * SEMS_PER_STREAM + which; }
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -164,6 +164,10 @@ int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   }
   if (a->op == FW_COLL_BROADCAST && a->root >= s->w * s->h) {
     snprintf(err, errlen, "broadcast root %u is outside the %ux%u slice", a->root, s->w, s->h);
+    return -1;
+  }
+  if (a->bf16_in && a->op != FW_COLL_ALLREDUCE && a->op != FW_COLL_REDUCE_SCATTER) {
+    snprintf(err, errlen, "bf16 inputs are for reductions (allreduce, reduce_scatter)");
     return -1;
   }
   if ((a->op == FW_COLL_REDUCE_SCATTER || a->op == FW_COLL_ALL_GATHER) && s->w > 1 && s->h > 1) {
@@ -374,6 +378,11 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   if (fw_coll_check(chip, s, a, err, errlen)) return -1;
   if (a->op == FW_COLL_BROADCAST) return broadcast(chip, s, a, x, y, cq, dq, err, errlen);
   if (a->op == FW_COLL_ALL_TO_ALL) return all_to_all(chip, s, a, x, y, cq, dq, err, errlen);
+  if (a->bf16_in) { /* widen in place before anything is sent or reduced */
+    fw_vec(cq, FW_VEC_TO_FP32, a->data_line, a->data_line, a->data_line, a->lines, 0);
+    fw_sem_signal(cq, SEM_WIDENED, 1);
+    fw_sem_wait(dq, SEM_WIDENED, 1);
+  }
   plan_t pl;
   make_plan(s, a, x, y, &pl);
   const uint32_t slots = a->data_line + a->lines, ack_line = slots + NSLOTS * NSTREAMS * a->chunk_lines;

@@ -3,12 +3,13 @@
  * built only from chip commands: remote DMA over the torus moves data between neighbours,
  * the vector unit reduces, semaphores synchronise. Every chip of the slice runs the
  * program pair built here for its position. The data is fp32 lines in VMEM, at the
- * same lines on every chip; the kernel uses semaphores 0..28 and leaves them at zero. It appends no HALT: the
+ * same lines on every chip; the kernel uses semaphores 0..29 and leaves them at zero. It appends no HALT: the
  * caller adds what comes after (a write-back) and the HALTs.
  */
 #ifndef FW_COLLECTIVE_H
 #define FW_COLLECTIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,9 @@ typedef struct {
   uint32_t lines;          /* buffer length in lines (C fp32 each) */
   uint32_t chunk_lines;    /* pipelining unit: at most this many lines per remote DMA */
   unsigned root;           /* broadcast: the root chip, index y * w + x within the slice */
+  bool bf16_in;            /* allreduce, reduce_scatter: the buffer holds bf16 values (C per
+                            * line, in its low half); they are widened to fp32 in place first,
+                            * and the reduction and the result are fp32 */
 } fw_coll_args_t;
 
 /* Lines of VMEM the kernel needs beyond the buffer (receive slots and a scratch line, or

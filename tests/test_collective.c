@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith_golden.h"
 #include "chip.h"
 #include "coll_golden.h"
 #include "pod_collective.h"
@@ -143,8 +144,8 @@ Test(collective, concurrent_slices_each_get_their_own_sums) {
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
-  pod_coll_job_t jobs[2] = {{{0, 0, 2, 4, 4, 4}, {FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 0, lines, 8, 0}, 0, {0}},
-                            {{2, 0, 2, 4, 4, 4}, {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, lines, 5, 0}, 0, {0}}};
+  pod_coll_job_t jobs[2] = {{{0, 0, 2, 4, 4, 4}, {FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 0, lines, 8, 0, false}, 0, {0}},
+                            {{2, 0, 2, 4, 4, 4}, {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, lines, 5, 0, false}, 0, {0}}};
   uint32_t *in[2], *want[2];
   rng_t r;
   rng_seed(&r, test_seed() * 77);
@@ -243,5 +244,47 @@ Test(collective, barrier_holds_everyone_until_the_slowest_arrives) {
     for (unsigned i = 0; i < n; i++)
       cr_assert_geq(held[i], slowest - 20, "%ux%u: chip %u left the barrier at %llu, before the slowest (%llu) "
                     "arrived", w, h, i, (unsigned long long)held[i], (unsigned long long)slowest);
+  }
+}
+
+Test(collective, bf16_inputs_reduce_in_fp32) {
+  const fw_slice_t slices[] = {{0, 0, 2, 2, 2, 2}, {0, 0, 4, 1, 4, 1}};
+  const fw_coll_algo_t algos[] = {FW_COLL_TORUS2D, FW_COLL_RING};
+  const uint64_t elems = 333;
+  for (unsigned t = 0; t < 2; t++) {
+    for (int op = 0; op < 2; op++) { /* allreduce, reduce_scatter (on the 1-D slice) */
+      fw_slice_t s = slices[t];
+      if (op == FW_COLL_REDUCE_SCATTER && s.w > 1 && s.h > 1) continue;
+      const unsigned chips = s.w * s.h, lanes = 4;
+      const uint32_t lines = (uint32_t)((elems + lanes - 1) / lanes);
+      pod_coll_config_t cfg = {0};
+      cfg.pod_w = s.pod_w, cfg.pod_h = s.pod_h, cfg.slice = s;
+      cfg.args.op = (fw_coll_op_t)op, cfg.args.algo = algos[t], cfg.args.bf16_in = true;
+      cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
+      uint32_t *in = calloc(chips * elems, 4), *out = calloc(chips * elems, 4);
+      uint32_t *wide = calloc(chips * lines * lanes, 4), *want = calloc(chips * lines * lanes, 4);
+      rng_t r;
+      rng_seed(&r, test_seed() + 31 * t + op);
+      for (unsigned c = 0; c < chips; c++)
+        for (uint64_t e = 0; e < elems; e++) {
+          uint16_t b = rng_bf16(&r, -6, 6);
+          in[c * elems + e] = b;
+          wide[c * lines * lanes + e] = arith_golden_bf16_to_fp32(b);
+        }
+      pod_coll_stats_t st;
+      char err[2048];
+      cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), 0, "%s", err);
+      fw_coll_args_t ga = cfg.args;
+      ga.lines = lines;
+      coll_golden(&s, &ga, lanes, wide, want);
+      for (unsigned c = 0; c < chips; c++) {
+        uint32_t first = 0, count = lines;
+        if (op == FW_COLL_REDUCE_SCATTER) fw_coll_owned(&s, &ga, c % s.w, c / s.w, &first, &count);
+        for (uint64_t e = (uint64_t)first * lanes; e < (uint64_t)(first + count) * lanes && e < elems; e++)
+          cr_assert_eq(out[c * elems + e], want[c * lines * lanes + e], "op %d chip %u value %llu: 0x%08x, golden 0x%08x",
+                       op, c, (unsigned long long)e, out[c * elems + e], want[c * lines * lanes + e]);
+      }
+      free(in), free(out), free(wide), free(want);
+    }
   }
 }
