@@ -288,3 +288,77 @@ Test(collective, bf16_inputs_reduce_in_fp32) {
     }
   }
 }
+
+/* ---- Small-message timing contract (docs/collectives.md, docs/timing.md): a one-line
+ * broadcast on 4x4 chips (a line is a 4-flit packet) takes (16 + L) + max over chips of
+ * a(c), with a(root) = -1 and a(c) = a(parent) + (16 + L) + the slot of c's stream among
+ * the parent's sends (issued in the order +X, -X, +Y, -Y, one per cycle). */
+typedef struct {
+  unsigned plus, minus;  /* chain lengths each way from the root */
+} chains_t;
+
+static chains_t chains(unsigned n, unsigned r, bool ring) {
+  chains_t c = {ring ? n / 2 : n - 1 - r, ring ? n - 1 - n / 2 : r};
+  return c;
+}
+
+static uint64_t broadcast_contract(fw_slice_t s, unsigned root, unsigned L) {
+  const unsigned rx = root % s.w, ry = root / s.w, hop = 16 + L;
+  chains_t cx = chains(s.w, rx, s.w == s.pod_w), cy = chains(s.h, ry, s.h == s.pod_h);
+  int64_t worst = -1;
+  for (int dirx = -1; dirx <= 1; dirx++) {          /* the row chain taken, 0: stay at the root */
+    unsigned lenx = dirx > 0 ? cx.plus : dirx < 0 ? cx.minus : 0;
+    if (dirx != 0 && lenx == 0) continue;
+    for (unsigned dx = dirx ? 1 : 0; dx <= lenx; dx++) {
+      /* time the chip dx along the row chain has the line */
+      int64_t a = -1;
+      for (unsigned k = 1; k <= dx; k++) {
+        unsigned slot = 0;
+        if (k == 1 && dirx < 0 && cx.plus > 0) slot = 1; /* the root sends +X first */
+        a += hop + slot;
+      }
+      /* this row chip's sends: the row forward first (if the chain goes on), then +Y, -Y */
+      unsigned first_y = (dirx == 0) ? (cx.plus > 0) + (cx.minus > 0) : (dx < lenx);
+      for (int diry = -1; diry <= 1; diry += 2) {
+        unsigned leny = diry > 0 ? cy.plus : cy.minus;
+        if (leny == 0) continue;
+        unsigned slot = first_y + ((diry < 0 && cy.plus > 0) ? 1 : 0);
+        int64_t t = a + hop + slot + (int64_t)(leny - 1) * hop;
+        if (t > worst) worst = t;
+      }
+      if (a > worst) worst = a;
+    }
+  }
+  return (uint64_t)(hop + worst);
+}
+
+Test(collective, one_line_broadcast_meets_its_timing_contract) {
+  const struct {
+    unsigned pw, ph;
+    fw_slice_t s;
+    unsigned root;
+  } cases[] = {{8, 1, {0, 0, 8, 1, 8, 1}, 0},  {5, 1, {0, 0, 5, 1, 5, 1}, 3}, {8, 1, {1, 0, 5, 1, 8, 1}, 0},
+               {4, 4, {0, 0, 4, 4, 4, 4}, 0},  {4, 4, {0, 0, 4, 4, 4, 4}, 5}, {6, 4, {1, 0, 4, 4, 6, 4}, 0},
+               {4, 4, {0, 0, 3, 2, 4, 4}, 4},  {8, 8, {0, 0, 8, 8, 8, 8}, 9}, {1, 6, {0, 0, 1, 6, 1, 6}, 2},
+               {5, 3, {0, 0, 5, 3, 5, 3}, 7}};
+  for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (unsigned L = 0; L <= 3; L += 3) {
+      pod_coll_config_t cfg = {0};
+      cfg.pod_w = cases[i].pw, cfg.pod_h = cases[i].ph, cfg.slice = cases[i].s;
+      cfg.args.op = FW_COLL_BROADCAST, cfg.args.root = cases[i].root;
+      cfg.elems = 4, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = L, cfg.seed = test_seed();
+      const unsigned chips = cases[i].s.w * cases[i].s.h;
+      uint32_t in[64 * 4], out[64 * 4];
+      for (unsigned k = 0; k < chips * 4; k++) in[k] = 0x3F800000u + k;
+      pod_coll_stats_t st;
+      char err[1024];
+      cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), 0, "%s", err);
+      for (unsigned c = 0; c < chips; c++)
+        cr_assert_eq(memcmp(out + 4 * c, in + 4 * cases[i].root, 16), 0, "case %u chip %u", i, c);
+      fw_slice_t s = cases[i].s;
+      cr_assert_eq(st.cycles, broadcast_contract(s, cases[i].root, L),
+                   "case %u (%ux%u slice of %ux%u, root %u, L=%u): %llu cycles, contract %llu", i, s.w, s.h, s.pod_w,
+                   s.pod_h, cases[i].root, L, (unsigned long long)st.cycles,
+                   (unsigned long long)broadcast_contract(s, cases[i].root, L));
+    }
+}
