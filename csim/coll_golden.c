@@ -67,16 +67,23 @@ void coll_golden(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, c
                sizeof(uint32_t) * bl * lanes);
     return;
   }
-  if (a->op != FW_COLL_ALLREDUCE) { /* one ring, forward, whole buffer */
-    unsigned n = w > 1 ? w : h;
+  if (a->op != FW_COLL_ALLREDUCE) {
+    /* forward rings over the whole buffer: along X (segment kx), then along Y over that
+     * segment (segment ky); the line belongs to chip (kx, ky) */
     for (uint32_t l = 0; l < L; l++) {
-      unsigned k = seg_index(0, L, n, l); /* the line's owner is the chip at position k */
+      unsigned kx = seg_index(0, L, w, l);
+      uint32_t lo = (uint32_t)((uint64_t)kx * L / w), len = (uint32_t)((uint64_t)(kx + 1) * L / w) - lo;
+      unsigned ky = seg_index(lo, len, h, l), owner = ky * w + kx;
       for (unsigned e = 0; e < lanes; e++) {
-        for (unsigned i = 0; i < n; i++) row[i] = in[((uint64_t)i * L + l) * lanes + e];
         if (a->op == FW_COLL_REDUCE_SCATTER) {
-          out[((uint64_t)k * L + l) * lanes + e] = ring_sum(row, n, 1, k);
+          for (unsigned j = 0; j < h; j++) {
+            for (unsigned i = 0; i < w; i++) row[i] = in[((uint64_t)(j * w + i) * L + l) * lanes + e];
+            col[j] = w > 1 ? ring_sum(row, w, 1, kx) : row[0];
+          }
+          out[((uint64_t)owner * L + l) * lanes + e] = h > 1 ? ring_sum(col, h, 1, ky) : col[0];
         } else {
-          for (unsigned i = 0; i < n; i++) out[((uint64_t)i * L + l) * lanes + e] = row[k];
+          for (unsigned c = 0; c < chips; c++)
+            out[((uint64_t)c * L + l) * lanes + e] = in[((uint64_t)owner * L + l) * lanes + e];
         }
       }
     }

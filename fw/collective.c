@@ -86,9 +86,16 @@ static void make_plan(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, 
   for (unsigned st = 0; st < NSTREAMS; st++) pl->ring[st] = ring_of(s, st, x, y);
   const uint32_t L = a->lines, half = L / 2;
   const bool along_x = s->w > 1;
-  if (a->op != FW_COLL_ALLREDUCE) { /* one direction of the slice's one ring, whole buffer */
-    unsigned st = along_x ? 0 : 2;
-    set(pl, 0, st, a->op == FW_COLL_REDUCE_SCATTER, 0, L);
+  if (a->op != FW_COLL_ALLREDUCE) { /* forward rings; on 2-D: X then Y (gather: Y then X) */
+    const bool rs = a->op == FW_COLL_REDUCE_SCATTER;
+    if (s->w > 1 && s->h > 1) {
+      uint32_t lo, len;
+      split(0, L, pl->ring[0].pos, s->w, &lo, &len);  /* the chip's X segment */
+      set(pl, 0, rs ? 0 : 2, rs, rs ? 0 : lo, rs ? L : len);
+      set(pl, 1, rs ? 2 : 0, rs, rs ? lo : 0, rs ? len : L);
+    } else {
+      set(pl, 0, along_x ? 0 : 2, rs, 0, L);
+    }
     return;
   }
   if (a->algo == FW_COLL_TORUS2D) {
@@ -137,9 +144,9 @@ uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a) {
 
 void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y, uint32_t *first,
                    uint32_t *count) {
-  bool along_x = s->w > 1;
-  unsigned pos = along_x ? x - s->x0 : y - s->y0, n = along_x ? s->w : s->h;
-  split(0, a->lines, pos, n, first, count);
+  uint32_t lo, len;
+  split(0, a->lines, x - s->x0, s->w, &lo, &len);  /* segment of the X ring (all of it if w = 1) */
+  split(lo, len, y - s->y0, s->h, first, count);  /* of that, segment of the Y ring */
 }
 
 int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen) {
@@ -168,10 +175,6 @@ int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   }
   if (a->bf16_in && a->op != FW_COLL_ALLREDUCE && a->op != FW_COLL_REDUCE_SCATTER) {
     snprintf(err, errlen, "bf16 inputs are for reductions (allreduce, reduce_scatter)");
-    return -1;
-  }
-  if ((a->op == FW_COLL_REDUCE_SCATTER || a->op == FW_COLL_ALL_GATHER) && s->w > 1 && s->h > 1) {
-    snprintf(err, errlen, "reduce_scatter and all_gather run on one ring: a slice of 1 x N or N x 1 chips");
     return -1;
   }
   if (a->algo == FW_COLL_TORUS2D && (s->w < 2 || s->h < 2)) {

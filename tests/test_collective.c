@@ -94,6 +94,16 @@ Test(collective, allreduce_on_4x4_torus) {
   check(4, 4, whole(4, 4), FW_COLL_ALLREDUCE, FW_COLL_RING, 1001, 3);
 }
 
+Test(collective, reduce_scatter_and_all_gather_on_2d_slices) {
+  const uint64_t sizes[] = {1, 13, 1000};
+  for (unsigned i = 0; i < 3; i++)
+    for (int op = 1; op <= 2; op++) {
+      check(2, 2, whole(2, 2), (fw_coll_op_t)op, FW_COLL_RING, sizes[i], 0);
+      check(4, 4, whole(4, 4), (fw_coll_op_t)op, FW_COLL_RING, sizes[i] * 3, 0);
+      check(6, 4, (fw_slice_t){1, 1, 3, 2, 6, 4}, (fw_coll_op_t)op, FW_COLL_RING, sizes[i] + 5, 0);
+    }
+}
+
 Test(collective, every_op_on_1xN_and_Nx1) {
   const uint64_t sizes[] = {1, 7, 602};
   for (unsigned i = 0; i < 3; i++)
@@ -127,9 +137,18 @@ Test(collective, bad_slices_and_sizes_are_refused) {
   cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
   cr_assert(strstr(err, "torus2d") != NULL, "%s", err);
   cfg.args.algo = FW_COLL_RING;
-  cfg.args.op = FW_COLL_REDUCE_SCATTER;
-  cfg.slice = (fw_slice_t){0, 0, 2, 2, 0, 0};
-  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
+  cfg.args.op = FW_COLL_ALL_TO_ALL;
+  cfg.slice = (fw_slice_t){0, 0, 3, 1, 0, 0};
+  cfg.elems = 16;
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1, "16 values in 3 blocks");
+  cr_assert(strstr(err, "equal blocks") != NULL, "%s", err);
+  cfg.args.op = FW_COLL_BROADCAST;
+  cfg.args.root = 3;
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1, "root outside the slice");
+  cfg.args.root = 0;
+  cfg.args.bf16_in = true;
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1, "bf16 inputs to a broadcast");
+  cfg.args.bf16_in = false;
   cfg.args.op = FW_COLL_ALLREDUCE;
   cfg.elems = 1u << 30;
   cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
