@@ -177,10 +177,21 @@ int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
     snprintf(err, errlen, "bf16 inputs are for reductions (allreduce, reduce_scatter)");
     return -1;
   }
-  if (a->algo == FW_COLL_TORUS2D && (s->w < 2 || s->h < 2)) {
-    snprintf(err, errlen, "torus2d needs a slice at least 2 chips wide and high; use ring on a %ux%u slice", s->w,
-             s->h);
-    return -1;
+  if (a->op == FW_COLL_ALLREDUCE && a->algo == FW_COLL_TORUS2D) {
+    if (s->w < 2 || s->h < 2) {
+      snprintf(err, errlen, "torus2d needs a slice at least 2 chips wide and high; use ring on a %ux%u slice", s->w,
+               s->h);
+      return -1;
+    }
+    /* its rings need their wraparound links: a dimension the slice spans, or of 2 chips */
+    for (unsigned d = 0; d < 2; d++) {
+      unsigned n = d ? s->h : s->w, pod = d ? s->pod_h : s->pod_w;
+      if (n > 2 && n < pod) {
+        snprintf(err, errlen, "torus2d needs wraparound links, and the slice is a mesh in %s (%u of the pod's %u "
+                 "chips); use ring, whose rings close back along a mesh", d ? "Y" : "X", n, pod);
+        return -1;
+      }
+    }
   }
   return 0;
 }
