@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chip_top.h"
 #include "cli.h"
 #include "coll_golden.h"
 #include "commands.h"
@@ -141,6 +142,13 @@ int cmd_collective(int argc, char **argv) {
   cfg.elems = bytes / esize;
   const unsigned chips = s.w * s.h, lanes = cfg.mxu_cols;
   const uint64_t lines = (cfg.elems + lanes - 1) / lanes;
+  chip_geometry_t geo;
+  if (chip_top_geometry(cfg.mxu_rows, cfg.mxu_cols, &geo))
+    return cli_usage_error("collective", "no chip with a %ux%u MXU; built: %s", cfg.mxu_rows, cfg.mxu_cols,
+                           chip_top_sizes());
+  if (lines >= geo.vmem_lines)  /* checked before the host buffers are allocated */
+    return cli_usage_error("collective", "%" PRIu64 " bytes per chip do not fit VMEM (%u lines of %u bytes)", bytes,
+                           geo.vmem_lines, 4 * lanes);
   uint32_t *in = calloc(chips * lines * lanes, 4), *want = calloc(chips * lines * lanes, 4);
   uint32_t *dev_in = calloc(chips * cfg.elems, 4), *out = calloc(chips * cfg.elems, 4);
   if (!in || !want || !dev_in || !out) return cli_fail("collective", "out of memory for %u x %" PRIu64 " bytes", chips, bytes);

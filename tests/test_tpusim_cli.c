@@ -360,3 +360,42 @@ Test(tpusim_cli, net_bad_usage) {
     cr_expect_eq(r.out[0], 0, "'%s' printed a result", bad[i][0]);
   }
 }
+
+static void expect_usage(const char *args, const char *needle) {
+  run_t r = run(args);
+  cr_expect_eq(r.status, 2, "'%s' exited %d: %s", args, r.status, r.err);
+  cr_expect(strstr(r.err, needle), "'%s': expected '%s' in: %s", args, needle, r.err);
+  cr_expect_eq(r.out[0], 0, "'%s' printed a result", args);
+}
+
+Test(tpusim_cli, collective_json_and_bad_input) {
+  run_t r = run("collective --pod 2x2 --op allreduce --algo torus2d --bytes 4000 --mxu 4x4 --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *keys[] = {"\"cycles\":", "\"time_us\":", "\"algbw_GBps\":", "\"busbw_GBps\":", "\"link_GBps\":",
+                        "\"busbw_bound_GBps\":", "\"busbw_fraction\":", "\"correct\":true"};
+  for (unsigned i = 0; i < sizeof keys / sizeof keys[0]; i++) cr_expect(strstr(r.out, keys[i]), "%s in %s", keys[i], r.out);
+  cr_expect_gt(json_int(r.out, "cycles"), 0);
+  expect_usage("collective --pod 4x4 --slice 3,3,2x2 --op allreduce --bytes 64", "outside the 4x4 pod");
+  expect_usage("collective --pod 4x4 --slice 0,0,0x2 --op allreduce --bytes 64", "empty");
+  expect_usage("collective --pod 4x4 --op allreduce --bytes 6", "multiple of 4");
+  expect_usage("collective --pod 4x4 --op allreduce --bytes 5 --bf16-in", "multiple of 2");
+  expect_usage("collective --pod 4x4 --op reduce --bytes 64", "unknown --op");
+  expect_usage("collective --pod 4x4 --op allreduce --algo tree --bytes 64", "unknown --algo");
+  expect_usage("collective --pod 4x4 --op allreduce --bytes 1073741824", "do not fit VMEM");
+  expect_usage("collective --pod 6x4 --slice 0,0,3x4 --op allreduce --algo torus2d --bytes 64", "needs wraparound");
+  expect_usage("collective --pod 4x1 --op allreduce --algo torus2d --bytes 64", "torus2d needs a slice");
+  expect_usage("collective --pod 3x1 --op all_to_all --bytes 16", "equal blocks");
+  expect_usage("collective --pod 2x2 --op broadcast --root 4 --bytes 16", "root 4 is outside");
+  expect_usage("collective --pod 2x2 --op allreduce --bytes 16 --trace-chip 9 --trace /tmp/x.fst", "outside the 2x2");
+  expect_usage("collective --op allreduce --bytes 16", "required");
+}
+
+Test(tpusim_cli, step_runs_and_checks) {
+  run_t r = run("step --pod 2x2 --mxu 4x4 --m 8 --k 12 --n 8 --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect(strstr(r.out, "\"correct\":true"), "%s", r.out);
+  cr_expect_gt(json_int(r.out, "gemm_cycles"), 0);
+  cr_expect_gt(json_int(r.out, "allreduce_cycles"), 0);
+  expect_usage("step --pod 4x4 --m 0", "--m");
+  expect_usage("step --pod 3x1 --algo torus2d --mxu 4x4 --m 4 --k 4 --n 4", "torus2d");
+}
