@@ -75,7 +75,7 @@ TPUSIM     := $(BUILD)/tpusim
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is not installed; run 'make deps' to install it" >&2; exit 127; }
 need_pkg = @pkg-config --exists $(1) 2>/dev/null || { echo "error: the '$(1)' library (Debian package $(2)) is not installed; run 'make deps' to install it" >&2; exit 127; }
 
-.PHONY: help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools
+.PHONY: check-waves help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools
 
 help: ## List the targets
 	@echo "tpu-pod-sim: a cycle-accurate TPU pod model (SystemVerilog + Verilator + C firmware)"
@@ -97,8 +97,22 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 sim: $(TPUSIM) ## Build and run the default simulation: a data-parallel step on a 4x4 pod (GEMMs, then an all-reduce)
 	$(TPUSIM) step --pod 4x4 --mxu 16x16 --m 128 --k 128 --n 128 --algo torus2d --seed 1 --trace-chip 5 --trace waves/step.fst
 
-test: lint $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS) and lint
+test: lint $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint and the wave sessions check
 	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
+	@$(MAKE) -s check-waves
+
+# Every .gtkw session shows only signals its trace has (catches sessions left behind by RTL
+# changes): the traces of 'make waves' and 'make sim', written under build/.
+WAVE_CHECK = $(BUILD)/wavecheck
+check-waves: $(TPUSIM)
+	@mkdir -p $(WAVE_CHECK)
+	@$(TPUSIM) gemm --level mxu --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace $(WAVE_CHECK)/mxu.fst >/dev/null
+	@$(TPUSIM) dot --n 16 --seed 1 --trace $(WAVE_CHECK)/arith.fst >/dev/null
+	@$(TPUSIM) net --pod 4x4 --rate 0.4 --packet-flits 2 --warmup 20 --cycles 200 --trace $(WAVE_CHECK)/router.fst --trace-node 5 >/dev/null
+	@$(TPUSIM) gemm --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace $(WAVE_CHECK)/chip.fst >/dev/null
+	@$(TPUSIM) step --pod 2x2 --mxu 16x16 --m 16 --k 16 --n 16 --trace $(WAVE_CHECK)/step.fst >/dev/null 2>&1
+	@for w in mxu arith router chip step; do python3 scripts/check_gtkw.py waves/$$w.gtkw $(WAVE_CHECK)/$$w.fst || exit 1; done
+	@echo "check-waves: every session's signals are in its trace (mxu, arith, router, chip, step)"
 
 lint: ## Verilator -Wall lint of every RTL module; waivers live in rtl/lint.vlt
 	$(call need,$(VERILATOR))
