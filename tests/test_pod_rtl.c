@@ -291,3 +291,42 @@ Test(pod_rtl, slice_routers_drop_and_report_packets_leaving_the_slice) {
   cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
   pod_free(p);
 }
+
+/* Remote DMA timing contract (docs/isa.md): the sender's [RDMA of `rows` lines to a chip H
+ * hops along X; HALT] and the receiver's [SEM_WAIT rows; HALT] take F + H (2 + L) + 7
+ * cycles, F the flits of all packets (2 + lines x C/2 each, up to 8 lines a packet), while
+ * the credit round trip fits the 8-flit buffers (L <= 2). */
+Test(pod_rtl, remote_dma_timing_contract) {
+  const unsigned sizes[] = {4, 16}, rows_list[] = {1, 2, 7, 8, 9, 16, 20, 100};
+  for (unsigned si = 0; si < 2; si++)
+    for (unsigned L = 0; L <= 2; L++)
+      for (unsigned hops = 1; hops <= 3; hops++)
+        for (unsigned ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++) {
+          const unsigned C = sizes[si], rows = rows_list[ri];
+          pod_config_t cfg = {8, 1, L, {.rows = C, .cols = C, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
+                                        .hbm_latency = 10, .seed = test_seed()}};
+          char err[256];
+          pod_t *p = pod_new(&cfg, err, sizeof err);
+          cr_assert_not_null(p, "%s", err);
+          for (unsigned x = 0; x < 8; x++) {
+            fw_prog_t d;
+            fw_prog_init(&d);
+            if (x == 0) fw_rdma(&d, hops, 0, 0, 200, rows, 3, 1, FW_SEM_NONE, 0);
+            if (x == hops) fw_sem_wait(&d, 3, rows);
+            fw_halt(&d);
+            load(pod_chip(p, x, 0), CHIP_QUEUE_DMA, &d);
+          }
+          uint64_t cycles;
+          char report[512];
+          cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+          uint64_t flits = 0;
+          for (unsigned left = rows; left > 0;) {
+            unsigned k = left < 8 ? left : 8;
+            flits += 2 + k * (C / 2);
+            left -= k;
+          }
+          cr_assert_eq(cycles, flits + hops * (2 + L) + 7, "C=%u L=%u H=%u rows=%u: %llu cycles, contract %llu", C,
+                       L, hops, rows, (unsigned long long)cycles, (unsigned long long)(flits + hops * (2 + L) + 7));
+          pod_free(p);
+        }
+}
