@@ -211,7 +211,8 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
     a.lines = ceil_div32(cfg->elems, lanes);
   }
   if (a.chunk_lines == 0) pod_coll_default_chunk(&s, &a, g.vmem_lines);
-  if (a.op == FW_COLL_ALL_TO_ALL) a.chunk_lines = 1;  /* no slots: blocks go straight to their place */
+  if (a.op == FW_COLL_ALL_TO_ALL && cfg->args.chunk_lines == 0) /* pieces of one packet (docs/isa.md) */
+    a.chunk_lines = lanes / 2 * 8 + 2 <= 255 ? 8 : 3;
   fw_chip_t fc = {g.rows, g.cols, g.vmem_lines, g.acc_depth, g.queue_depth};
   if (fw_coll_check(&fc, &s, &a, err, errlen)) return -1;
 

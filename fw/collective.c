@@ -335,10 +335,29 @@ static int broadcast(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_a
   return 0;
 }
 
+/* The link a packet from slice chip `from` to `to` leaves on (0 +X, 1 -X, 2 +Y, 3 -Y), by
+ * the routers' rule (noc_pkg::route_in_slice): X first, the shorter way round a dimension
+ * the slice spans (a tie goes + for an even destination), straight in a mesh one. */
+static unsigned first_hop(const fw_slice_t *s, unsigned from, unsigned to) {
+  const unsigned fx = from % s->w, tx = to % s->w, fy = from / s->w, ty = to / s->w;
+  const bool ring_x = s->w == s->pod_w, ring_y = s->h == s->pod_h;
+  unsigned a, b, n, dst;
+  bool ring;
+  if (fx != tx) a = fx, b = tx, n = s->w, ring = ring_x, dst = s->x0 + tx;
+  else a = fy, b = ty, n = s->h, ring = ring_y, dst = s->y0 + ty;
+  const unsigned base = fx != tx ? 0 : 2;
+  if (!ring) return base + (b > a ? 0 : 1);
+  unsigned d = (b + n - a) % n;  /* hops the + way */
+  if (n == 2) return base + ((fx != tx ? s->x0 + a : s->y0 + a) % 2 ? 1 : 0);
+  if (2 * d == n) return base + (dst % 2 ? 1 : 0);
+  return base + (2 * d < n ? 0 : 1);
+}
+
 /* All-to-all: block j of the buffer goes straight to chip j (over as many hops as the
- * routers take it), into block i of the output area after the buffer; chip i sends to
- * i+1, i+2, ... (slice index order, wrapping) spread over its four engines, so at every
- * moment the chips send to different chips. Every line adds 1 to semaphore 0 of its
+ * routers take it), into block i of the output area after the buffer, in pieces of
+ * chunk_lines (one packet's worth by default), round-robin over the destinations i+1,
+ * i+2, ... (slice index order, wrapping), each piece on the engine of the link it leaves
+ * on, so no long transfer holds a path and a chip's engines do not compete for a link. Every line adds 1 to semaphore 0 of its
  * destination; when all (n-1) blocks have arrived and the chip's own block is copied, the
  * output replaces the buffer. */
 static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
@@ -346,11 +365,16 @@ static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_
   const unsigned n = s->w * s->h, me = (y - s->y0) * s->w + (x - s->x0);
   const uint32_t bl = a->lines / n, out = a->data_line + a->lines;
   (void)cq;
-  for (unsigned k = 1; k < n; k++) {
-    unsigned j = (me + k) % n;
-    fw_rdma_on(dq, k % NSTREAMS, s->x0 + j % s->w, s->y0 + j / s->w, a->data_line + j * bl, out + me * bl, bl, 0, 1,
-               FW_SEM_NONE, 0);
-  }
+  /* blocks in pieces, round-robin over the destinations, so no long transfer holds a path
+   * while others wait behind it */
+  const uint32_t piece = a->chunk_lines ? a->chunk_lines : bl;
+  for (uint32_t lo = 0; lo < bl; lo += piece)
+    for (unsigned k = 1; k < n; k++) {
+      unsigned j = (me + k) % n;
+      uint32_t m = min_u32(piece, bl - lo);
+      fw_rdma_on(dq, first_hop(s, me, j), s->x0 + j % s->w, s->y0 + j / s->w, a->data_line + j * bl + lo,
+                 out + me * bl + lo, m, 0, 1, FW_SEM_NONE, 0);
+    }
   fw_dma_vmem_to_vmem(dq, FW_SEM_NONE, 0, a->data_line + me * bl, out + me * bl, bl);
   if (n > 1) fw_sem_wait(dq, 0, (n - 1) * bl);
   fw_fence(dq);  /* every send has left: the buffer may be overwritten */
@@ -360,7 +384,11 @@ static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_
     snprintf(err, errlen, "out of memory building the all-to-all program");
     return -1;
   }
-  (void)chip;
+  if (dq->count > chip->queue_depth) {
+    snprintf(err, errlen, "the all-to-all needs %zu DMA commands; a queue holds %u (use larger pieces: "
+             "--chunk-lines)", dq->count, chip->queue_depth);
+    return -1;
+  }
   return 0;
 }
 
