@@ -5,6 +5,9 @@
 set -euo pipefail
 out=$1
 tpusim=build/tpusim
+for tool in fst2vcd python3; do
+  command -v "$tool" >/dev/null || { echo "error: '$tool' is not installed; run 'make deps'" >&2; exit 1; }
+done
 mkdir -p "$out"
 "$tpusim" gemm --level mxu --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace "$out/mxu.fst" >/dev/null
 "$tpusim" dot --n 16 --seed 1 --trace "$out/arith.fst" >/dev/null
