@@ -427,7 +427,8 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   }
   plan_t pl;
   make_plan(s, a, x, y, &pl);
-  const uint32_t slots = a->data_line + a->lines, ack_line = slots + NSLOTS * NSTREAMS * a->chunk_lines;
+  streams_t t;
+  streams_init(&t, s, a, x, y, cq, dq);
 
   /* Rounds: phase k runs steps x chunks rounds on each stream, and starts when the longest
    * stream of phase k-1 is done, so every dependency points to an earlier round. */
@@ -445,8 +446,6 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   }
   const uint32_t rounds = start[pl.nphases];
 
-  /* per stream: sends and receives issued, DONE signals consumed by the DMA program */
-  uint32_t sends[NSTREAMS] = {0}, recvs[NSTREAMS] = {0}, done_used[NSTREAMS] = {0};
   uint32_t recvs_before_phase[MAX_PHASES + 1][NSTREAMS] = {{0}};
   /* the receive sequence number of (phase, stream, step, chunk), for send dependencies */
   uint32_t *recv_seq[MAX_PHASES][NSTREAMS] = {{0}};
@@ -466,14 +465,14 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
       fw_sem_signal(dq, SEM_PHASE, 1);
       fw_sem_wait(cq, SEM_PHASE, 1);
       k++;
-      memcpy(recvs_before_phase[k], recvs, sizeof recvs);
+      memcpy(recvs_before_phase[k], t.recvs, sizeof t.recvs);
     }
     memcpy(prev_acks, acks, sizeof acks);
     memset(acks, 0, sizeof acks);
     for (unsigned st = 0; st < NSTREAMS; st++) {
       const stream_phase_t *p = &pl.ph[k][st];
       if (!p->active || r - start[k] >= (pl.ring[st].n - 1) * cn[k][st]) continue;
-      const ring_t *rg = &pl.ring[st];
+      const ring_t *rg = &t.ring[st];
       uint32_t step = (r - start[k]) / cn[k][st], c = (r - start[k]) % cn[k][st];
       uint32_t sf, sc, rf, rc, first, count;
       split(p->lo, p->len, seg_sent(p, rg->n, rg->pos, step), rg->n, &first, &count);
@@ -483,50 +482,28 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
       if (sc) {
         /* the data sent was completed by this stream's receive one step earlier, or (first
          * step) by every receive of the earlier phases */
-        uint32_t need[NSTREAMS];
-        memcpy(need, done_used, sizeof need);
         if (step > 0)
-          need[st] = recv_seq[k][st][(step - 1) * cn[k][st] + c] + 1;
+          st_wait_done(&t, st, recv_seq[k][st][(step - 1) * cn[k][st] + c] + 1);
         else if (k > 0)
-          memcpy(need, recvs_before_phase[k], sizeof need);
-        for (unsigned o = 0; o < NSTREAMS; o++)
-          if (need[o] > done_used[o]) {
-            fw_sem_wait(dq, sem_of(o, S_DONE), need[o] - done_used[o]);
-            done_used[o] = need[o];
-          }
-        uint32_t q = sends[st]++;
-        if (q >= NSLOTS) fw_sem_wait(dq, sem_of(st, S_ACK), 1);
-        fw_rdma_on(dq, st, rg->next_x, rg->next_y, a->data_line + sf,
-                   slots + (NSLOTS * st + q % NSLOTS) * a->chunk_lines, sc, sem_of(st, S_RECV0 + q % NSLOTS), 1,
-                   FW_SEM_NONE, 0);
+          for (unsigned o = 0; o < NSTREAMS; o++) st_wait_done(&t, o, recvs_before_phase[k][o]);
+        st_send(&t, st, a->data_line + sf, sc);
       }
       if (rc) {
-        uint32_t q = recvs[st]++, slot = slots + (NSLOTS * st + q % NSLOTS) * a->chunk_lines, dst = a->data_line + rf;
-        recv_seq[k][st][step * cn[k][st] + c] = q;
-        fw_sem_wait(cq, sem_of(st, S_RECV0 + q % NSLOTS), rc);
-        if (p->reduce)
-          fw_vec(cq, FW_VEC_ADD, dst, slot, dst, rc, 0);
-        else
-          fw_vec(cq, FW_VEC_COPY, slot, slot, dst, rc, 0);
-        fw_sem_signal(cq, sem_of(st, S_DONE), 1);
-        fw_sem_signal(cq, sem_of(st, S_FREED), 1);
+        recv_seq[k][st][step * cn[k][st] + c] = t.recvs[st];
+        st_recv(&t, st, a->data_line + rf, rc, p->reduce);
         acks[st] = true;
       }
     }
     /* acknowledge the previous round's receives (after this round's sends, so the wait for
      * the compute queue does not hold them up): their slots are free once read */
     for (unsigned st = 0; st < NSTREAMS; st++)
-      if (prev_acks[st]) ack(dq, &pl.ring[st], st, ack_line);
+      if (prev_acks[st]) ack(dq, &t.ring[st], st, t.ack_line);
   }
   for (unsigned st = 0; st < NSTREAMS; st++)
-    if (acks[st]) ack(dq, &pl.ring[st], st, ack_line);
-  /* take the signals nobody waited for: the last NSLOTS acknowledgements of each stream and
-   * the receives no send depended on; then every semaphore is zero */
-  for (unsigned st = 0; st < NSTREAMS; st++) {
-    if (sends[st]) fw_sem_wait(dq, sem_of(st, S_ACK), min_u32(NSLOTS, sends[st]));
-    if (recvs[st] > done_used[st]) fw_sem_wait(dq, sem_of(st, S_DONE), recvs[st] - done_used[st]);
-  }
-  fw_fence(dq);
+    if (acks[st]) ack(dq, &t.ring[st], st, t.ack_line);
+  /* take the signals nobody waited for (the last acknowledgements, the receives no send
+   * depended on); then every semaphore is zero */
+  st_drain(&t);
   for (unsigned i = 0; i < MAX_PHASES; i++)
     for (unsigned st = 0; st < NSTREAMS; st++) free(recv_seq[i][st]);
   if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
