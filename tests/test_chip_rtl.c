@@ -270,6 +270,7 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
       {1, {0x30, 0, 0, 0, 0, 1}, 2, "vector op in the DMA queue"},
       {0, {0x40 | 255u << 8, 0, 0, 0, 0, 1, 255}, 2, "remote DMA in the compute queue"},
       {1, {0x40 | 255u << 8, 0, 1, 0, 0, 1, 255}, 8, "remote DMA to a chip outside a lone chip's pod"},
+      {1, {0x40 | 255u << 8, 0, 1u << 18, 0, 0, 1, 255}, 8, "remote DMA with reserved bits of word 2 set"},
       {1, {0x40 | 255u << 8, 0, 0, 0, 0, 0, 255}, 6, "remote DMA of zero lines"},
       {1, {0x40 | 255u << 8, 0, 0, V - 1, 0, 2, 255}, 3, "remote DMA past the destination's VMEM"},
       {1, {0x40 | 40u << 8, 0, 0, 0, 0, 1, 255}, 7, "remote semaphore out of range"},
