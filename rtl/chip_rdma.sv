@@ -21,6 +21,7 @@ module chip_rdma #(
   parameter int unsigned NumVcs    = 2,
   parameter int unsigned FifoDepth = 4,   // a power of two
   localparam int unsigned LineW    = 32 * Cols,
+  localparam int unsigned WIdxW    = (Cols > 2) ? $clog2(Cols / 2) : 1,  // word of a line
   localparam int unsigned VcW      = $clog2(NumVcs),
   localparam int unsigned FlitW    = 64 + VcW + 3
 ) (
@@ -33,12 +34,16 @@ module chip_rdma #(
   input  logic [chip_pkg::CmdW-1:0]    desc_i,
   output logic                         busy_o,        // sending or receiving
   output logic                         send_busy_o,   // sending (the DMA queue's drained)
-  // VMEM: a read port (sending) and a write port (receiving)
+  // VMEM, one 64-bit word at a time: a read port (sending: the word of the line going out)
+  // and a write port (receiving: each word lands as its flit arrives), so a wide line is
+  // never copied, and an idle engine moves nothing
   output logic [$clog2(VmemLines)-1:0] vmem_raddr_o,
-  input  logic [LineW-1:0]             vmem_rdata_i,
+  output logic [WIdxW-1:0]             vmem_rword_o,
+  input  logic [63:0]                  vmem_rdata_i,
   output logic                         vmem_we_o,
   output logic [$clog2(VmemLines)-1:0] vmem_waddr_o,
-  output logic [LineW-1:0]             vmem_wdata_o,
+  output logic [WIdxW-1:0]             vmem_wword_o,
+  output logic [63:0]                  vmem_wdata_o,
   // the router's local port
   output logic [FlitW-1:0]             inj_flit_o,
   input  logic                         inj_credit_i,  // a credit for local input VC 0
@@ -59,7 +64,6 @@ module chip_rdma #(
   localparam int unsigned PktLines = (Words * 8 + 2 <= 255) ? 8 : ((Words * 3 + 2 <= 255) ? 3 : 1);
   localparam int unsigned MaxLen   = PktLines * Words + 2;   // flits in a full packet
   localparam int unsigned FIdxW    = $clog2(MaxLen + 1);
-  localparam int unsigned WIdxW    = (Words > 1) ? $clog2(Words) : 1;
 
   typedef struct packed {
     logic [7:0]        x, y;
@@ -98,6 +102,7 @@ module chip_rdma #(
   assign data_idx  = 32'(flit_q) - 32'd2;
   // the line whose data is going out (Words is a power of two)
   assign vmem_raddr_o = cur_q.src + LineAw'(row_q) + LineAw'(data_idx / Words);
+  assign vmem_rword_o = WIdxW'(data_idx % Words);
   logic [LineAw-1:0] dst_line;
   assign dst_line = cur_q.dst + LineAw'(row_q);
 
@@ -111,7 +116,7 @@ module chip_rdma #(
               cur_q.rsem != SemNone, cur_q.rsem[4:0], 24'(dst_line)};
     end else begin
       // one indexed select, not a compare per word: this runs every cycle
-      data = vmem_rdata_i[64 * int'(data_idx % Words) +: 64];
+      data = vmem_rdata_i;
     end
     inj_flit_o = {send, flit_q == '0, last_flit, VcW'(0), data};
   end
@@ -154,7 +159,6 @@ module chip_rdma #(
   assign local_value_o  = cur_q.lvalue;
 
   // ---------------------------------------------------------------- receiving
-  logic [LineW-1:0]  rx_data_q  [NumVcs];
   logic [LineAw-1:0] rx_line_q  [NumVcs];  // the packet's first line
   logic [LineAw-1:0] rx_lidx_q  [NumVcs];  // the line being assembled, from the first
   logic [WIdxW-1:0]  rx_word_q  [NumVcs];  // its next word
@@ -202,8 +206,7 @@ module chip_rdma #(
             rx_sig_q[v]   <= ej_data[29];
             rx_value_q[v] <= ej_data[63:32];
           end else begin
-            rx_data_q[v][64 * int'(rx_word_q[v]) +: 64] <= ej_data;
-            if (int'(rx_word_q[v]) == Words - 1) begin  // the line is complete (written below)
+            if (int'(rx_word_q[v]) == Words - 1) begin  // the line is complete
               rx_word_q[v] <= '0;
               rx_lidx_q[v] <= rx_lidx_q[v] + LineAw'(1);
             end else begin
@@ -216,17 +219,16 @@ module chip_rdma #(
     end
   end
 
-  // A line's last flit completes it: write it (the last word straight from the flit) and
-  // add the value to the semaphore.
+  // Every data flit writes its word; a line's last word completes it and adds the value to
+  // the semaphore.
+  logic line_done;
   always_comb begin
-    vmem_we_o    = ej_valid && !ej_head && !rx_hdr_q[ej_vc] && (int'(rx_word_q[ej_vc]) == Words - 1);
+    vmem_we_o    = ej_valid && !ej_head && !rx_hdr_q[ej_vc];
     vmem_waddr_o = rx_line_q[ej_vc] + rx_lidx_q[ej_vc];
-    vmem_wdata_o = '0;
-    if (vmem_we_o) begin
-      vmem_wdata_o = rx_data_q[ej_vc];
-      vmem_wdata_o[64 * (Words - 1) +: 64] = ej_data;
-    end
-    remote_signal_o = vmem_we_o && rx_sig_q[ej_vc];
+    vmem_wword_o = rx_word_q[ej_vc];
+    vmem_wdata_o = ej_data;
+    line_done    = vmem_we_o && (int'(rx_word_q[ej_vc]) == Words - 1);
+    remote_signal_o = line_done && rx_sig_q[ej_vc];
     remote_sem_o    = rx_sem_q[ej_vc];
     remote_value_o  = rx_value_q[ej_vc];
   end

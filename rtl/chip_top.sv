@@ -75,10 +75,13 @@ module chip_top #(
   logic [$clog2(VmemLines)-1:0] vec_araddr, vec_braddr, vec_waddr;
   logic [LineW-1:0]  vec_wdata;
   logic              vec_we;
+  localparam int unsigned WIdxW = (Cols > 2) ? $clog2(Cols / 2) : 1;  // 64-bit word of a line
   logic [$clog2(VmemLines)-1:0] rdma_raddr [NumRdma];
   logic [$clog2(VmemLines)-1:0] rdma_waddr [NumRdma];
-  logic [LineW-1:0]  rdma_wdata [NumRdma];
-  logic [LineW-1:0]  rdma_line [NumRdma];
+  logic [WIdxW-1:0]  rdma_rword [NumRdma];
+  logic [WIdxW-1:0]  rdma_wword [NumRdma];
+  logic [63:0]       rdma_wdata [NumRdma];
+  logic [63:0]       rdma_word [NumRdma];
   logic              rdma_we [NumRdma];
   logic [LineW-1:0]  vmem [VmemLines];
   logic [LineAw-1:0] dma_raddr, dma_waddr, w_raddr, a_raddr, st_waddr;
@@ -87,13 +90,15 @@ module chip_top #(
   logic [Cols*16-1:0] w_line;  // a weight row: the low C bf16 of a line
   logic [Rows*16-1:0] a_line;  // an activation row: the low R bf16 of a line
   logic [LineW-1:0]  dma_line, vec_aline, vec_bline;
-  // Seven write ports (DMA, MXU stores, vector unit, four remote-DMA receivers) and nine read ports: VMEM is modelled
+  // Seven write ports (DMA, MXU stores, vector unit, four remote-DMA receivers, these a
+  // 64-bit word at a time) and nine read ports: VMEM is modelled
   // as banked finely enough that these never conflict.
   always_ff @(posedge clk_i) begin
     if (dma_we) vmem[dma_waddr] <= dma_wdata;
     if (st_we)  vmem[st_waddr]  <= st_wdata;
     if (vec_we) vmem[vec_waddr] <= vec_wdata;
-    for (int e = 0; e < NumRdma; e++) if (rdma_we[e]) vmem[rdma_waddr[e]] <= rdma_wdata[e];
+    for (int e = 0; e < NumRdma; e++)
+      if (rdma_we[e]) vmem[rdma_waddr[e]][64 * int'(rdma_wword[e]) +: 64] <= rdma_wdata[e];
   end
 
   // ---------------------------------------------------------------- queues
@@ -337,9 +342,11 @@ module chip_top #(
       .busy_o          (rdma_busy_e[e]),
       .send_busy_o     (rdma_send_busy_e[e]),
       .vmem_raddr_o    (rdma_raddr[e]),
-      .vmem_rdata_i    (rdma_line[e]),
+      .vmem_rword_o    (rdma_rword[e]),
+      .vmem_rdata_i    (rdma_word[e]),
       .vmem_we_o       (rdma_we[e]),
       .vmem_waddr_o    (rdma_waddr[e]),
+      .vmem_wword_o    (rdma_wword[e]),
       .vmem_wdata_o    (rdma_wdata[e]),
       .inj_flit_o      (inj_flit[e]),
       .inj_credit_i    (inj_credit[e]),
@@ -363,7 +370,7 @@ module chip_top #(
     dma_line  = '0;
     vec_aline = '0;
     vec_bline = '0;
-    for (int e = 0; e < NumRdma; e++) rdma_line[e] = '0;
+    for (int e = 0; e < NumRdma; e++) rdma_word[e] = '0;
     if (!mxu_drained) begin
       w_line = vmem[w_raddr][Cols*16-1:0];
       a_line = vmem[a_raddr][Rows*16-1:0];
@@ -373,7 +380,8 @@ module chip_top #(
       vec_aline = vmem[vec_araddr];
       vec_bline = vmem[vec_braddr];
     end
-    for (int e = 0; e < NumRdma; e++) if (rdma_send_busy_e[e]) rdma_line[e] = vmem[rdma_raddr[e]];
+    for (int e = 0; e < NumRdma; e++)
+      if (rdma_send_busy_e[e]) rdma_word[e] = vmem[rdma_raddr[e]][64 * int'(rdma_rword[e]) +: 64];
   end
 
   // ---------------------------------------------------------------- semaphores
