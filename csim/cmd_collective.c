@@ -240,7 +240,7 @@ int cmd_collective(int argc, char **argv) {
     }
     bound = links * link * (double)(n - 1) / (n * hops);
   }
-  const bool correct = mismatches == 0 && bound_violations == 0;
+  const bool correct = mismatches == 0 && bound_violations == 0 && st.sems_left == 0;
   if (json) {
     json_t j;
     json_begin(&j, stdout);
@@ -258,6 +258,7 @@ int cmd_collective(int argc, char **argv) {
     json_u64(&j, "link_flits", st.flits_sent);
     json_f64(&j, "max_rel_error_vs_float64", max_rel);
     json_u64(&j, "float64_bound_violations", bound_violations);
+    json_u64(&j, "semaphores_left", st.sems_left);
     json_u64(&j, "mismatches", mismatches);
     json_bool(&j, "correct", correct);
     json_end(&j);

@@ -159,6 +159,10 @@ int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const ch
   for (unsigned j = 0; j < njobs; j++) {
     jobs[j].stats.cycles = cycles;  /* the jobs run together: the pod's cycles */
     jobs[j].stats.flits_sent = sent - sent0;
+    const fw_slice_t *s = &jobs[j].slice;
+    for (unsigned y = s->y0; y < s->y0 + s->h; y++)
+      for (unsigned x = s->x0; x < s->x0 + s->w; x++)
+        for (unsigned k = 0; k < FW_NUM_SEMS; k++) jobs[j].stats.sems_left += chip_sem(pod_chip(pod, x, y), k) != 0;
   }
   if (copy_stage(pod, jobs, njobs, lb, true, err, errlen)) goto out;
   rc = 0;

@@ -29,6 +29,7 @@ typedef struct {
   uint64_t cycles;             /* the collective, first command to the last chip idle */
   uint32_t lines, chunk_lines;
   uint64_t flits_sent;         /* by every router port facing a link, summed over the slice */
+  uint32_t sems_left;          /* semaphores not back at zero after the kernel (must be 0) */
 } pod_coll_stats_t;
 
 /* in/out: slice chips (index y * w + x within the slice) x elems fp32 bit patterns (with

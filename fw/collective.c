@@ -14,7 +14,7 @@
  * sends on remote-DMA engine s; its acks travel on engine s^1 (the opposite direction). */
 enum { NSTREAMS = 4, NSLOTS = 4, MAX_PHASES = 4 };
 enum { S_RECV0 = 0, S_ACK = NSLOTS, S_DONE = NSLOTS + 1, S_FREED = NSLOTS + 2, SEMS_PER_STREAM = NSLOTS + 3 };
-enum { SEM_PHASE = NSTREAMS * SEMS_PER_STREAM, SEM_WIDENED = SEM_PHASE + 1 };
+enum { SEM_PHASE = NSTREAMS * SEMS_PER_STREAM, SEM_WIDENED = SEM_PHASE + 1, SEM_BAR_IN = 30, SEM_BAR_OUT = 31 };
 
 static unsigned sem_of(unsigned s, unsigned which) { return s * SEMS_PER_STREAM + which; }
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -395,23 +395,26 @@ static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_
 int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_line, fw_prog_t *cq, fw_prog_t *dq,
                char *err, size_t errlen) {
   const unsigned n = s->w * s->h, me = (y - s->y0) * s->w + (x - s->x0);
-  if (n > (1u << 15)) {
-    snprintf(err, errlen, "a barrier over %u chips needs more than 15 rounds", n);
-    return -1;
-  }
-  /* the compute queue reaches the barrier, then waits for its end */
-  fw_sem_signal(cq, 16, 1);
-  fw_sem_wait(dq, 16, 1);
-  unsigned k = 0;
-  for (unsigned dist = 1; dist < n; dist *= 2, k++) {
-    unsigned j = (me + dist) % n;
-    fw_rdma_on(dq, k % NSTREAMS, s->x0 + j % s->w, s->y0 + j / s->w, scratch_line, scratch_line, 1, k, 1, FW_SEM_NONE,
-               0);
-    fw_sem_wait(dq, k, 1);
+  (void)err, (void)errlen;
+  /* Remote signals use only semaphores no collective uses (30 arrivals at the root, 31
+   * releases), so a chip may enter the barrier while others still run a collective; the
+   * queue-to-queue hand-overs use 29 and 28 on the chip itself (its collective is over). */
+  fw_sem_signal(cq, SEM_WIDENED, 1); /* the compute queue has reached the barrier */
+  fw_sem_wait(dq, SEM_WIDENED, 1);
+  if (me == 0) {
+    if (n > 1) fw_sem_wait(dq, SEM_BAR_IN, n - 1);
+    for (unsigned j = 1; j < n; j++)
+      fw_rdma_on(dq, j % NSTREAMS, s->x0 + j % s->w, s->y0 + j / s->w, scratch_line, scratch_line, 1, SEM_BAR_OUT, 1,
+                 FW_SEM_NONE, 0);
+  } else {
+    fw_rdma_on(dq, 0, s->x0, s->y0, scratch_line, scratch_line, 1, SEM_BAR_IN, 1, FW_SEM_NONE, 0);
+    fw_sem_wait(dq, SEM_BAR_OUT, 1);
   }
   fw_fence(dq);
-  fw_sem_signal(dq, 17, 1);
-  fw_sem_wait(cq, 17, 1);
+  /* and may go on (on another semaphore: the compute queue's wait would take its own
+   * signal above before the DMA queue could) */
+  fw_sem_signal(dq, SEM_PHASE, 1);
+  fw_sem_wait(cq, SEM_PHASE, 1);
   return fw_prog_ok(cq) && fw_prog_ok(dq) ? 0 : -1;
 }
 

@@ -57,10 +57,12 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
 void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y, uint32_t *first,
                    uint32_t *count);
 
-/* A barrier over the slice (dissemination: ceil(log2 n) rounds of one-line remote DMAs to
- * the chip 2^k further on; semaphores 0..15), appended to both queues: neither queue of
- * any chip goes past it until both queues of every chip have reached it. Uses the VMEM
- * line `scratch_line`. */
+/* A barrier over the slice, appended to both queues: neither queue of any chip goes past
+ * it until both queues of every chip have reached it. Every chip sends a one-line remote
+ * DMA to the slice's first chip (semaphore 30 there), which then releases them all
+ * (semaphore 31), on its four engines. Remote signals use only 30 and 31, which no
+ * collective uses, so a barrier may follow a collective directly. Uses the VMEM line
+ * `scratch_line`; leaves every semaphore at zero. */
 int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_line, fw_prog_t *compute,
                fw_prog_t *dma, char *err, size_t errlen);
 

@@ -66,6 +66,10 @@ module noc_router #(
 );
   import noc_pkg::*;
 
+  if (NumLocal != 1 && NumLocal != 4) begin : g_bad_num_local
+    $error("noc_router: NumLocal must be 1 or 4");
+  end
+
   // Whether output port o ejects into this chip, and where a packet arriving on input p ejects.
   function automatic logic is_local(int o);
     return o == int'(PortLocal) || o >= NumPorts;
@@ -107,7 +111,7 @@ module noc_router #(
   logic                    out_any;  // some output or credit was sent last cycle
   logic [OccW-1:0]  occupancy;
   logic             overflow_q;
-  logic             dropping [P];  // a local port is discarding the rest of a dropped packet
+  logic             dropping [P][V];  // a local input VC is discarding the rest of a dropped packet
   logic [CntW-1:0]  drop_credits [P][V];  // credits of dropped flits not yet returned
   logic [OccW-1:0]  drop_pending;         // their sum
   logic [15:0]      drops_q;
@@ -140,8 +144,10 @@ module noc_router #(
       drops_q    = '0;
       drop_pending = '0;
       for (int p = 0; p < P; p++) begin
-        dropping[p] = 1'b0;
-        for (int v = 0; v < V; v++) drop_credits[p][v] = '0;
+        for (int v = 0; v < V; v++) begin
+          dropping[p][v]     = 1'b0;
+          drop_credits[p][v] = '0;
+        end
       end
     end else begin
       automatic logic busy_before = (occupancy != '0);
@@ -317,15 +323,15 @@ module noc_router #(
         if (f[FlitW-1]) begin
           automatic logic [VcW-1:0] v = f[DataW +: VcW];
           if (is_local(p) && f[FlitW-2] && !in_slice(f[7:0], f[15:8], slice_i)) begin
-            dropping[p] = 1'b1;  // a head for outside the slice: drop the packet
-            drops_q     = drops_q + 16'd1;
+            dropping[p][v] = 1'b1;  // a head for outside the slice: drop the packet
+            drops_q        = drops_q + 16'd1;
           end
-          if (is_local(p) && dropping[p]) begin
+          if (is_local(p) && dropping[p][v]) begin
             // the flit is gone, so its buffer slot is free again: return the credit, now or
             // (when a departing flit returns one on this VC this cycle) in a later cycle
             drop_credits[p][v] = drop_credits[p][v] + CntW'(1);
             drop_pending = drop_pending + OccW'(1);
-            if (f[FlitW-3]) dropping[p] = 1'b0;
+            if (f[FlitW-3]) dropping[p][v] = 1'b0;
           end else if (count[p][v] == depth_q) begin
             overflow_q = 1'b1;  // the sender ignored its credits: drop and flag
           end else begin
@@ -349,5 +355,5 @@ module noc_router #(
   assign dbg_count_o  = (int'(dbg_vc_i) < P * V) ? 4'(count[int'(dbg_vc_i) / V][int'(dbg_vc_i) % V]) : 4'd0;
   assign overflow_o  = overflow_q;
   assign drops_o     = drops_q;
-  assign occupancy_o = 8'(occupancy);  // fits for NumVcs <= 6 at MaxDepth 8
+  assign occupancy_o = 8'(occupancy);  // fits while P * NumVcs * MaxDepth < 256 (the chip: 8 x 2 x 8)
 endmodule

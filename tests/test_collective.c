@@ -82,6 +82,7 @@ static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_co
     }
   }
   cr_assert_gt(st.cycles, 0);
+  cr_assert_eq(st.sems_left, 0, "%u semaphores left non-zero", st.sems_left);
   free(in), free(out), free(want), free(dev_in);
 }
 
@@ -207,6 +208,7 @@ Test(collective, concurrent_slices_each_get_their_own_sums) {
                      c, e, got[e], want[j][c * lines * lanes + e]);
     }
     cr_assert_eq(chip_slice_drops(pod_chip(pod, jobs[j].slice.x0, 0)), 0);
+    cr_assert_eq(jobs[j].stats.sems_left, 0, "slice %u: %u semaphores left non-zero", j, jobs[j].stats.sems_left);
     free(in[j]), free(want[j]);
   }
   pod_free(pod);
@@ -264,7 +266,7 @@ static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy
   for (unsigned i = 0; i < w * h; i++) {
     busy[i] = pod_busy_until(pod, i % w, i / w);
     if (with_barrier)
-      for (unsigned k = 0; k < 18; k++) cr_assert_eq(chip_sem(pod_chip(pod, i % w, i / w), k), 0, "semaphore %u", k);
+      for (unsigned k = 0; k < 32; k++) cr_assert_eq(chip_sem(pod_chip(pod, i % w, i / w), k), 0, "semaphore %u", k);
   }
   pod_free(pod);
 }
