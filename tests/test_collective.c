@@ -426,3 +426,51 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
   cr_assert_eq(memcmp(out[0], out[1], 16 * elems * 4), 0, "results differ with the reset seed");
   free(in), free(out[0]), free(out[1]);
 }
+
+/* A barrier right after an all-reduce, in the same programs: chips that finish the
+ * collective early enter the barrier while others still reduce; its signals must not
+ * disturb them (semaphores 30 and 31 only). Results exact, every semaphore back at zero. */
+Test(collective, barrier_right_after_a_collective) {
+  const unsigned w = 4, h = 4, n = 16, lanes = 4, lines = 301;
+  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed()}};
+  char err[2048];
+  pod_t *pod = pod_new(&pc, err, sizeof err);
+  cr_assert_not_null(pod, "%s", err);
+  const fw_slice_t s = {0, 0, w, h, w, h};
+  const fw_coll_args_t a = {FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 0, lines, 7, 0, false};
+  const chip_geometry_t *g = chip_geometry(pod_chip(pod, 0, 0));
+  const fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
+  uint32_t *in = calloc(n * lines * lanes, 4), *want = calloc(n * lines * lanes, 4), got[301 * 4];
+  rng_t r;
+  rng_seed(&r, test_seed() * 5 + 3);
+  for (unsigned i = 0; i < n * lines * lanes; i++) in[i] = random_fp32(&r);
+  coll_golden(&s, &a, lanes, in, want);
+  const uint32_t scratch = lines + fw_coll_scratch_lines(&a);
+  for (unsigned c = 0; c < n; c++) {
+    chip_t *chip = pod_chip(pod, c % w, c / w);
+    cr_assert_eq(chip_hbm_write(chip, 0, in + c * lines * lanes, lines * lanes * 4), 0);
+    fw_prog_t cq, dq;
+    fw_prog_init(&cq), fw_prog_init(&dq);
+    /* load, all-reduce, barrier, store: one program pair */
+    fw_dma_hbm_to_vmem(&dq, 29, 1, 0, 16, 0, lines, 16);
+    fw_sem_wait(&dq, 29, 1);
+    cr_assert_eq(fw_collective(&fc, &s, &a, c % w, c / w, &cq, &dq, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(fw_barrier(&s, c % w, c / w, scratch, &cq, &dq, err, sizeof err), 0, "%s", err);
+    fw_dma_vmem_to_hbm(&dq, 29, 1, 0, 0, 16, lines, 16);
+    fw_sem_wait(&dq, 29, 1);
+    fw_halt(&cq), fw_halt(&dq);
+    cr_assert_eq(chip_load_program(chip, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_load_program(chip, CHIP_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+    fw_prog_free(&cq), fw_prog_free(&dq);
+  }
+  uint64_t cycles;
+  cr_assert_eq(pod_run(pod, 3, 2000000, &cycles, err, sizeof err), 0, "%s", err);
+  for (unsigned c = 0; c < n; c++) {
+    chip_t *chip = pod_chip(pod, c % w, c / w);
+    cr_assert_eq(chip_hbm_read(chip, 0, got, sizeof got), 0);
+    cr_assert_eq(memcmp(got, want + c * lines * lanes, sizeof got), 0, "chip %u: the all-reduce differs", c);
+    for (unsigned k = 0; k < 32; k++) cr_assert_eq(chip_sem(chip, k), 0, "chip %u semaphore %u", c, k);
+  }
+  free(in), free(want);
+  pod_free(pod);
+}
