@@ -47,3 +47,16 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t 
   *out = v;
   return true;
 }
+
+bool cli_parse_dims(const char *cmd, const char *opt, const char *shape, const char *text, unsigned min,
+                    unsigned max, unsigned *a, unsigned *b) {
+  unsigned x, y;
+  char tail;
+  if (sscanf(text, "%ux%u%c", &x, &y, &tail) != 2 || x < min || y < min || x > max || y > max) {
+    cli_usage_error(cmd, "%s expects %s (each dimension must be %u..%u), got '%s'", opt, shape, min, max, text);
+    return false;
+  }
+  *a = x;
+  *b = y;
+  return true;
+}

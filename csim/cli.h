@@ -22,4 +22,9 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 bool cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min,
                    uint64_t max, uint64_t *out);
 
+/* Parses "AxB" (a pod XxY, an MXU RxC: `shape` names it in messages), each in [min, max];
+ * on error prints a usage error naming the option and returns false. */
+bool cli_parse_dims(const char *cmd, const char *opt, const char *shape, const char *text, unsigned min,
+                    unsigned max, unsigned *a, unsigned *b);
+
 #endif

@@ -46,8 +46,7 @@ int cmd_chip(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {
       case 'm': {
-        char tail;
-        if (sscanf(optarg, "%ux%u%c", &r, &cl, &tail) != 2) return cli_usage_error("chip", "--mxu expects RxC, got '%s'", optarg);
+        if (!cli_parse_dims("chip", "--mxu", "RxC", optarg, 1, 4096, &r, &cl)) return CLI_EXIT_USAGE;
         break;
       }
       case 'c':

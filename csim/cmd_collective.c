@@ -60,9 +60,8 @@ int cmd_collective(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {
       case O_POD:
-        if (sscanf(optarg, "%ux%u%c", &cfg.pod_w, &cfg.pod_h, &tail) != 2 || !cfg.pod_w || !cfg.pod_h ||
-            cfg.pod_w > 255 || cfg.pod_h > 255)
-          return cli_usage_error("collective", "--pod expects XxY with 1..255 each, got '%s'", optarg);
+        if (!cli_parse_dims("collective", "--pod", "XxY", optarg, 1, 255, &cfg.pod_w, &cfg.pod_h))
+          return CLI_EXIT_USAGE;
         have_pod = true;
         break;
       case O_SLICE:
@@ -89,8 +88,8 @@ int cmd_collective(int argc, char **argv) {
         else return cli_usage_error("collective", "unknown --algo '%s' (ring, torus2d)", optarg);
         break;
       case O_MXU:
-        if (sscanf(optarg, "%ux%u%c", &cfg.mxu_rows, &cfg.mxu_cols, &tail) != 2)
-          return cli_usage_error("collective", "--mxu expects RxC, got '%s'", optarg);
+        if (!cli_parse_dims("collective", "--mxu", "RxC", optarg, 1, 4096, &cfg.mxu_rows, &cfg.mxu_cols))
+          return CLI_EXIT_USAGE;
         break;
       case O_CHUNK:
         if (!cli_parse_u64("collective", "--chunk-lines", optarg, 1, 1u << 20, &v)) return CLI_EXIT_USAGE;

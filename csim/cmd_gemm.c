@@ -61,9 +61,7 @@ static void gemm_help(void) {
 
 static int parse_mxu(const char *text, gemm_opts_t *o) {
   unsigned r, c;
-  char tail;
-  if (sscanf(text, "%ux%u%c", &r, &c, &tail) != 2 || r == 0 || c == 0)
-    return cli_usage_error("gemm", "--mxu expects RxC (e.g. 16x16), got '%s'", text);
+  if (!cli_parse_dims("gemm", "--mxu", "RxC", text, 1, 4096, &r, &c)) return CLI_EXIT_USAGE;
   o->rows = r;
   o->cols = c;
   return CLI_EXIT_OK;

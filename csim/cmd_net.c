@@ -84,11 +84,7 @@ static int parse(int argc, char **argv, net_opts_t *o) {
     switch (c) {
       case O_POD: {
         unsigned x, y;
-        char tail;
-        if (sscanf(optarg, "%ux%u%c", &x, &y, &tail) != 2)
-          return cli_usage_error("net", "--pod expects XxY (e.g. 8x8), got '%s'", optarg);
-        if (x < 2 || y < 2 || x > 255 || y > 255)
-          return cli_usage_error("net", "--pod %ux%u: each dimension must be 2..255", x, y);
+        if (!cli_parse_dims("net", "--pod", "XxY", optarg, 2, 255, &x, &y)) return CLI_EXIT_USAGE;
         o->cfg.size_x = x;
         o->cfg.size_y = y;
         have_pod = true;

@@ -47,18 +47,16 @@ int cmd_step(int argc, char **argv) {
   fw_coll_algo_t algo = FW_COLL_TORUS2D;
   const char *trace = NULL;
   bool json = false, have_tchip = false;
-  char tail;
   optind = 1;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {
       case O_POD:
-        if (sscanf(optarg, "%ux%u%c", &pw, &ph, &tail) != 2 || !pw || !ph || pw > 255 || ph > 255)
-          return cli_usage_error("step", "--pod expects XxY with 1..255 each, got '%s'", optarg);
+        if (!cli_parse_dims("step", "--pod", "XxY", optarg, 1, 255, &pw, &ph)) return CLI_EXIT_USAGE;
         break;
       case O_MXU:
-        if (sscanf(optarg, "%ux%u%c", &R, &C, &tail) != 2) return cli_usage_error("step", "--mxu expects RxC, got '%s'", optarg);
+        if (!cli_parse_dims("step", "--mxu", "RxC", optarg, 1, 4096, &R, &C)) return CLI_EXIT_USAGE;
         break;
       case O_M: if (!cli_parse_u64("step", "--m", optarg, 1, 1u << 16, &m)) return CLI_EXIT_USAGE; break;
       case O_K: if (!cli_parse_u64("step", "--k", optarg, 1, 1u << 16, &k)) return CLI_EXIT_USAGE; break;
