@@ -208,37 +208,8 @@ int cmd_collective(int argc, char **argv) {
       }
     }
   }
-  /* nccl-tests conventions; one link moves 8 payload bytes per cycle (a 64-bit flit) */
   const unsigned n = chips;
-  const double t_s = (double)st.cycles / (clock_mhz * 1e6), algbw = (double)bytes / t_s / 1e9;
-  const double factor = cfg.args.op == FW_COLL_ALLREDUCE ? 2.0 * (n - 1) / n
-                        : cfg.args.op == FW_COLL_BROADCAST ? 1.0 : (double)(n - 1) / n;
-  const double busbw = algbw * factor, link = 8.0 * clock_mhz * 1e6 / 1e9;
-  /* What the topology allows, in links per chip: all-reduce drives all of a chip's links (4
-   * on a 2-D slice, 2 on a ring); reduce-scatter and all-gather run one ring direction (1);
-   * a broadcast chain forwards at one link's rate (1). All-to-all: every byte crosses the
-   * average hop count H of the slice (ring distance in a dimension it spans, straight
-   * distance in a mesh one), so with every link busy busbw is at most
-   * links x (n-1) / (n H). */
-  unsigned links = cfg.args.op == FW_COLL_ALLREDUCE || cfg.args.op == FW_COLL_ALL_TO_ALL
-                       ? (s.w > 1 && s.h > 1 ? 4 : 2) : 1;
-  double bound = links * link;
-  if (cfg.args.op == FW_COLL_ALL_TO_ALL && n > 1) {
-    double hops = 0;  /* average over all (source, destination) pairs, self included */
-    const unsigned dims[2][2] = {{s.w, s.pod_w}, {s.h, s.pod_h}};
-    for (unsigned d = 0; d < 2; d++) {
-      const unsigned k = dims[d][0];
-      double sum = 0;
-      for (unsigned a = 0; a < k; a++)
-        for (unsigned b = 0; b < k; b++) {
-          unsigned dist = a > b ? a - b : b - a;
-          if (k == dims[d][1] && k - dist < dist) dist = k - dist;
-          sum += dist;
-        }
-      hops += sum / ((double)k * k);
-    }
-    bound = links * link * (double)(n - 1) / (n * hops);
-  }
+  const pod_coll_bw_t bw = pod_coll_bandwidth(&s, cfg.args.op, bytes, st.cycles, clock_mhz);
   const bool correct = mismatches == 0 && bound_violations == 0 && st.sems_left == 0;
   if (json) {
     json_t j;
@@ -248,12 +219,12 @@ int cmd_collective(int argc, char **argv) {
     json_u64(&j, "lines", st.lines);
     json_u64(&j, "chunk_lines", st.chunk_lines);
     json_u64(&j, "cycles", st.cycles);
-    json_f64(&j, "time_us", t_s * 1e6);
-    json_f64(&j, "algbw_GBps", algbw);
-    json_f64(&j, "busbw_GBps", busbw);
-    json_f64(&j, "link_GBps", link);
-    json_f64(&j, "busbw_bound_GBps", bound);
-    json_f64(&j, "busbw_fraction", busbw / bound);
+    json_f64(&j, "time_us", bw.time_s * 1e6);
+    json_f64(&j, "algbw_GBps", bw.algbw);
+    json_f64(&j, "busbw_GBps", bw.busbw);
+    json_f64(&j, "link_GBps", bw.link);
+    json_f64(&j, "busbw_bound_GBps", bw.bound);
+    json_f64(&j, "busbw_fraction", bw.busbw / bw.bound);
     json_u64(&j, "link_flits", st.flits_sent);
     json_f64(&j, "max_rel_error_vs_float64", max_rel);
     json_u64(&j, "float64_bound_violations", bound_violations);
@@ -264,14 +235,14 @@ int cmd_collective(int argc, char **argv) {
   } else {
     static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
     printf("%s on a %ux%u slice, %" PRIu64 " bytes per chip\n", names[cfg.args.op], s.w, s.h, bytes);
-    printf("  cycles          %" PRIu64 "  (%.2f us at %.0f MHz)\n", st.cycles, t_s * 1e6, clock_mhz);
-    printf("  algbw           %.3f GB/s\n", algbw);
+    printf("  cycles          %" PRIu64 "  (%.2f us at %.0f MHz)\n", st.cycles, bw.time_s * 1e6, clock_mhz);
+    printf("  algbw           %.3f GB/s\n", bw.algbw);
     if (cfg.args.op == FW_COLL_ALL_TO_ALL)
       printf("  busbw           %.3f GB/s  (%.1f%% of %.2f GB/s: %u links of %.2f GB/s at the slice's mean hop count)\n",
-             busbw, 100 * busbw / bound, bound, links, link);
+             bw.busbw, 100 * bw.busbw / bw.bound, bw.bound, bw.links, bw.link);
     else
-      printf("  busbw           %.3f GB/s  (%.1f%% of %.2f GB/s: %u links of %.2f GB/s)\n", busbw,
-             100 * busbw / bound, bound, links, link);
+      printf("  busbw           %.3f GB/s  (%.1f%% of %.2f GB/s: %u links of %.2f GB/s)\n", bw.busbw,
+             100 * bw.busbw / bw.bound, bw.bound, bw.links, bw.link);
     printf("  golden model    %s\n", correct ? "agrees on every bit of every chip" : "DISAGREES");
     if (cfg.args.op == FW_COLL_ALLREDUCE || cfg.args.op == FW_COLL_REDUCE_SCATTER)
       printf("  vs float64      max |err| / sum|x| = %.3g (bound (n-1)u/(1-(n-1)u) = %.3g: %s)\n", max_rel,

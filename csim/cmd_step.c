@@ -138,9 +138,9 @@ int cmd_step(int argc, char **argv) {
   for (uint64_t e = 0; e < chips * m * n; e++) mismatch_sum += prod[e] != want[e];
   {
     const double mhz = (double)clock, ideal = (double)m * k * n / ((double)R * C);
-    const double util = ideal / (double)gemm_cycles, t = (double)coll_cycles / (mhz * 1e6);
-    const double algbw = 4.0 * m * n / t / 1e9, busbw = algbw * 2.0 * (chips - 1) / chips;
-    const double bound = (pw > 1 && ph > 1 ? 4 : 2) * 8.0 * mhz / 1e3;
+    const double util = ideal / (double)gemm_cycles;
+    const pod_coll_bw_t bw = pod_coll_bandwidth(&s, FW_COLL_ALLREDUCE, 4 * m * n, coll_cycles, mhz);
+    const double busbw = bw.busbw, bound = bw.bound;
     const bool ok = mismatch_gemm == 0 && mismatch_sum == 0;
     if (json) {
       json_t j;

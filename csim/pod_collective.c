@@ -269,3 +269,39 @@ out:
   pod_free(pod);
   return rc;
 }
+
+pod_coll_bw_t pod_coll_bandwidth(const fw_slice_t *s, fw_coll_op_t op, uint64_t bytes, uint64_t cycles,
+                                 double clock_mhz) {
+  pod_coll_bw_t b;
+  const unsigned n = s->w * s->h;
+  b.time_s = (double)cycles / (clock_mhz * 1e6);
+  b.algbw = (double)bytes / b.time_s / 1e9;
+  const double factor = op == FW_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : op == FW_COLL_BROADCAST ? 1.0 : (double)(n - 1) / n;
+  b.busbw = b.algbw * factor;
+  b.link = 8.0 * clock_mhz * 1e6 / 1e9;
+  /* What the topology allows, in links per chip: all-reduce drives all of a chip's links (4
+   * on a 2-D slice, 2 on a ring); reduce-scatter and all-gather run one ring direction (1);
+   * a broadcast chain forwards at one link's rate (1). All-to-all: every byte crosses the
+   * average hop count H of the slice (ring distance in a dimension it spans, straight
+   * distance in a mesh one), so with every link busy busbw is at most
+   * links x (n-1) / (n H). */
+  b.links = op == FW_COLL_ALLREDUCE || op == FW_COLL_ALL_TO_ALL ? (s->w > 1 && s->h > 1 ? 4 : 2) : 1;
+  b.bound = b.links * b.link;
+  if (op == FW_COLL_ALL_TO_ALL && n > 1) {
+    double hops = 0;  /* average over all (source, destination) pairs, self included */
+    const unsigned dims[2][2] = {{s->w, s->pod_w}, {s->h, s->pod_h}};
+    for (unsigned d = 0; d < 2; d++) {
+      const unsigned k = dims[d][0];
+      double sum = 0;
+      for (unsigned i = 0; i < k; i++)
+        for (unsigned j = 0; j < k; j++) {
+          unsigned dist = i > j ? i - j : j - i;
+          if (k == dims[d][1] && k - dist < dist) dist = k - dist;
+          sum += dist;
+        }
+      hops += sum / ((double)k * k);
+    }
+    b.bound *= (double)(n - 1) / (n * hops);
+  }
+  return b;
+}

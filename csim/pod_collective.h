@@ -57,6 +57,16 @@ typedef struct {
 int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path, unsigned trace_chip,
                       char *err, size_t errlen);
 
+/* Bandwidth of a collective by the nccl-tests conventions (docs/collectives.md), at a clock
+ * in MHz: algbw = bytes / time, busbw = algbw x the op's factor, link = one link one way (a
+ * 64-bit flit per cycle), bound = what the slice's links allow for the op, in GB/s. */
+typedef struct {
+  double time_s, algbw, busbw, link, bound;
+  unsigned links;  /* links per chip the bound counts */
+} pod_coll_bw_t;
+pod_coll_bw_t pod_coll_bandwidth(const fw_slice_t *s, fw_coll_op_t op, uint64_t bytes, uint64_t cycles,
+                                 double clock_mhz);
+
 /* Sets a->chunk_lines for a->lines on this slice (at most 64, slots fitting VMEM). */
 void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vmem_lines);
 

@@ -196,6 +196,21 @@ int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   return 0;
 }
 
+/* 0 when the programs were built and fit the queues, else -1 with a message. */
+static int programs_fit(const fw_chip_t *chip, const fw_prog_t *cq, const fw_prog_t *dq, const char *what, char *err,
+                        size_t errlen) {
+  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
+    snprintf(err, errlen, "out of memory building the %s programs", what);
+    return -1;
+  }
+  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
+    snprintf(err, errlen, "the %s needs %zu compute and %zu DMA commands; a queue holds %u (use larger chunks: "
+             "--chunk-lines)", what, cq->count, dq->count, chip->queue_depth);
+    return -1;
+  }
+  return 0;
+}
+
 /* ---- Streams for the kernels below: unit q of stream st goes to slot q % NSLOTS of the
  * receiver; the sender waits for the receiver's ack of unit q - NSLOTS first. */
 typedef struct {
@@ -323,16 +338,7 @@ static int broadcast(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_a
   }
   if (ack_prev) ack(dq, &t.ring[in], (unsigned)in, t.ack_line);
   st_drain(&t);
-  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
-    snprintf(err, errlen, "out of memory building the broadcast programs");
-    return -1;
-  }
-  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "the broadcast needs %zu compute and %zu DMA commands; a queue holds %u (use larger "
-             "chunks)", cq->count, dq->count, chip->queue_depth);
-    return -1;
-  }
-  return 0;
+  return programs_fit(chip, cq, dq, "broadcast", err, errlen);
 }
 
 /* The link a packet from slice chip `from` to `to` leaves on (0 +X, 1 -X, 2 +Y, 3 -Y), by
@@ -364,7 +370,6 @@ static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_
                       fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
   const unsigned n = s->w * s->h, me = (y - s->y0) * s->w + (x - s->x0);
   const uint32_t bl = a->lines / n, out = a->data_line + a->lines;
-  (void)cq;
   /* blocks in pieces, round-robin over the destinations, so no long transfer holds a path
    * while others wait behind it */
   const uint32_t piece = a->chunk_lines ? a->chunk_lines : bl;
@@ -380,22 +385,12 @@ static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_
   fw_fence(dq);  /* every send has left: the buffer may be overwritten */
   fw_dma_vmem_to_vmem(dq, FW_SEM_NONE, 0, out, a->data_line, a->lines);
   fw_fence(dq);
-  if (!fw_prog_ok(dq)) {
-    snprintf(err, errlen, "out of memory building the all-to-all program");
-    return -1;
-  }
-  if (dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "the all-to-all needs %zu DMA commands; a queue holds %u (use larger pieces: "
-             "--chunk-lines)", dq->count, chip->queue_depth);
-    return -1;
-  }
-  return 0;
+  return programs_fit(chip, cq, dq, "all-to-all", err, errlen);
 }
 
 int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_line, fw_prog_t *cq, fw_prog_t *dq,
                char *err, size_t errlen) {
   const unsigned n = s->w * s->h, me = (y - s->y0) * s->w + (x - s->x0);
-  (void)err, (void)errlen;
   /* Remote signals use only semaphores no collective uses (30 arrivals at the root, 31
    * releases), so a chip may enter the barrier while others still run a collective; the
    * queue-to-queue hand-overs use 29 and 28 on the chip itself (its collective is over). */
@@ -415,7 +410,11 @@ int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_lin
    * signal above before the DMA queue could) */
   fw_sem_signal(dq, SEM_PHASE, 1);
   fw_sem_wait(cq, SEM_PHASE, 1);
-  return fw_prog_ok(cq) && fw_prog_ok(dq) ? 0 : -1;
+  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
+    snprintf(err, errlen, "out of memory building the barrier programs");
+    return -1;
+  }
+  return 0;
 }
 
 int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
@@ -509,16 +508,7 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   st_drain(&t);
   for (unsigned i = 0; i < MAX_PHASES; i++)
     for (unsigned st = 0; st < NSTREAMS; st++) free(recv_seq[i][st]);
-  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
-    snprintf(err, errlen, "out of memory building the collective programs");
-    return -1;
-  }
-  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "the collective needs %zu compute and %zu DMA commands; a queue holds %u (use larger "
-             "chunks)", cq->count, dq->count, chip->queue_depth);
-    return -1;
-  }
-  return 0;
+  return programs_fit(chip, cq, dq, "collective", err, errlen);
 oom:
   for (unsigned i = 0; i < MAX_PHASES; i++)
     for (unsigned st = 0; st < NSTREAMS; st++) free(recv_seq[i][st]);
