@@ -19,13 +19,14 @@ static uint32_t random_fp32(rng_t *r) {
   return (uint32_t)((v >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (v >> 8) % 16) << 23);
 }
 
-static unsigned g_root;  /* broadcast root for check() */
-
-static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_coll_algo_t algo, uint64_t elems,
-                  unsigned chunk) {
+/* Runs collective `args` (op, algo, chunk_lines, root, bf16_in) on slice s of a pw x ph pod
+ * of 4x4 chips with `elems` random values a chip, and checks every value of every chip. */
+static void check_args(unsigned pw, unsigned ph, fw_slice_t s, const fw_coll_args_t *args, uint64_t elems) {
+  const fw_coll_op_t op = args->op;
+  const fw_coll_algo_t algo = args->algo;
   pod_coll_config_t cfg = {0};
   cfg.pod_w = pw, cfg.pod_h = ph, cfg.slice = s;
-  cfg.args.op = op, cfg.args.algo = algo, cfg.args.chunk_lines = chunk, cfg.args.root = g_root;
+  cfg.args = *args;
   cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
   const unsigned chips = s.w * s.h, lanes = 4;
   const uint32_t lines = (uint32_t)((elems + lanes - 1) / lanes);
@@ -33,12 +34,16 @@ static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_co
   uint32_t *want = calloc((size_t)chips * lines * lanes, 4);
   rng_t r;
   rng_seed(&r, test_seed() * 1000 + elems);
-  for (unsigned c = 0; c < chips; c++)
-    for (uint64_t e = 0; e < elems; e++) in[(uint64_t)c * lines * lanes + e] = random_fp32(&r);
-  /* the device sees each chip's buffer as `elems` values */
+  /* the device sees each chip's buffer as `elems` values (bf16 bits with bf16_in); the
+   * golden model takes them as fp32 lines (bf16 widened exactly) */
   uint32_t *dev_in = calloc((size_t)chips * elems, 4);
   for (unsigned c = 0; c < chips; c++)
-    for (uint64_t e = 0; e < elems; e++) dev_in[(uint64_t)c * elems + e] = in[(uint64_t)c * lines * lanes + e];
+    for (uint64_t e = 0; e < elems; e++) {
+      uint16_t b = args->bf16_in ? rng_bf16(&r, -6, 6) : 0;
+      uint32_t v = args->bf16_in ? arith_golden_bf16_to_fp32(b) : random_fp32(&r);
+      in[(uint64_t)c * lines * lanes + e] = v;
+      dev_in[(uint64_t)c * elems + e] = args->bf16_in ? b : v;
+    }
   pod_coll_stats_t st;
   char err[2048];
   cr_assert_eq(pod_collective(&cfg, dev_in, out, &st, err, sizeof err), 0, "%s", err);
@@ -88,10 +93,15 @@ static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_co
 
 static fw_slice_t whole(unsigned w, unsigned h) { return (fw_slice_t){0, 0, w, h, w, h}; }
 
+static void check(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t op, fw_coll_algo_t algo, uint64_t elems,
+                  unsigned chunk) {
+  fw_coll_args_t a = {op, algo, 0, 0, chunk, 0, false};
+  check_args(pw, ph, s, &a, elems);
+}
+
 static void check_root(unsigned pw, unsigned ph, fw_slice_t s, unsigned root, uint64_t elems) {
-  g_root = root;
-  check(pw, ph, s, FW_COLL_BROADCAST, FW_COLL_RING, elems, 0);
-  g_root = 0;
+  fw_coll_args_t a = {FW_COLL_BROADCAST, FW_COLL_RING, 0, 0, 0, root, false};
+  check_args(pw, ph, s, &a, elems);
 }
 
 TestSuite(collective, .timeout = 600);
@@ -289,43 +299,12 @@ Test(collective, barrier_holds_everyone_until_the_slowest_arrives) {
 Test(collective, bf16_inputs_reduce_in_fp32) {
   const fw_slice_t slices[] = {{0, 0, 2, 2, 2, 2}, {0, 0, 4, 1, 4, 1}};
   const fw_coll_algo_t algos[] = {FW_COLL_TORUS2D, FW_COLL_RING};
-  const uint64_t elems = 333;
-  for (unsigned t = 0; t < 2; t++) {
-    for (int op = 0; op < 2; op++) { /* allreduce, reduce_scatter (on the 1-D slice) */
-      fw_slice_t s = slices[t];
-      if (op == FW_COLL_REDUCE_SCATTER && s.w > 1 && s.h > 1) continue;
-      const unsigned chips = s.w * s.h, lanes = 4;
-      const uint32_t lines = (uint32_t)((elems + lanes - 1) / lanes);
-      pod_coll_config_t cfg = {0};
-      cfg.pod_w = s.pod_w, cfg.pod_h = s.pod_h, cfg.slice = s;
-      cfg.args.op = (fw_coll_op_t)op, cfg.args.algo = algos[t], cfg.args.bf16_in = true;
-      cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
-      uint32_t *in = calloc(chips * elems, 4), *out = calloc(chips * elems, 4);
-      uint32_t *wide = calloc(chips * lines * lanes, 4), *want = calloc(chips * lines * lanes, 4);
-      rng_t r;
-      rng_seed(&r, test_seed() + 31 * t + op);
-      for (unsigned c = 0; c < chips; c++)
-        for (uint64_t e = 0; e < elems; e++) {
-          uint16_t b = rng_bf16(&r, -6, 6);
-          in[c * elems + e] = b;
-          wide[c * lines * lanes + e] = arith_golden_bf16_to_fp32(b);
-        }
-      pod_coll_stats_t st;
-      char err[2048];
-      cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), 0, "%s", err);
-      fw_coll_args_t ga = cfg.args;
-      ga.lines = lines;
-      coll_golden(&s, &ga, lanes, wide, want);
-      for (unsigned c = 0; c < chips; c++) {
-        uint32_t first = 0, count = lines;
-        if (op == FW_COLL_REDUCE_SCATTER) fw_coll_owned(&s, &ga, c % s.w, c / s.w, &first, &count);
-        for (uint64_t e = (uint64_t)first * lanes; e < (uint64_t)(first + count) * lanes && e < elems; e++)
-          cr_assert_eq(out[c * elems + e], want[c * lines * lanes + e], "op %d chip %u value %llu: 0x%08x, golden 0x%08x",
-                       op, c, (unsigned long long)e, out[c * elems + e], want[c * lines * lanes + e]);
-      }
-      free(in), free(out), free(wide), free(want);
+  for (unsigned t = 0; t < 2; t++)
+    for (int op = 0; op < 2; op++) { /* allreduce, reduce_scatter */
+      fw_coll_args_t a = {(fw_coll_op_t)op, algos[t], 0, 0, 0, 0, true};
+      if (op == FW_COLL_REDUCE_SCATTER) a.algo = FW_COLL_RING;
+      check_args(slices[t].pod_w, slices[t].pod_h, slices[t], &a, 333);
     }
-  }
 }
 
 /* ---- Small-message timing contract (docs/collectives.md, docs/timing.md): a one-line
