@@ -27,8 +27,10 @@ CC         := gcc
 CXX        := g++
 VERILATOR  := verilator
 PY         := /usr/bin/python3
-# ccache makes model rebuilds cheap when it is there; everything works without it.
-CCACHE     := $(shell command -v ccache 2>/dev/null)
+# ccache makes model rebuilds cheap when it is there; everything works without it. Looked up
+# when a recipe runs (not when the Makefile is read), so `make deps sim` uses the ccache that
+# deps has just installed.
+CCACHE      = $(shell command -v ccache 2>/dev/null)
 
 CFLAGS     := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -Icsim -Ifw -I$(BUILD)/gen -MMD -MP
 VLT_ROOT   := /usr/share/verilator/include
@@ -71,6 +73,12 @@ TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TPUSIM     := $(BUILD)/tpusim
 
 # ---------------------------------------------------------------- tool checks
+# `make deps sim` (or `make deps test`): deps must finish before anything that needs a tool
+# starts, and Make runs goals in parallel (--jobs above). Everything that needs a tool waits
+# for deps when deps is one of the goals; without deps a missing tool gets the message below.
+AFTER_DEPS := $(filter deps,$(MAKECMDGOALS))
+check-build-tools check-test-tools lint view test check-waves screenshot: | $(AFTER_DEPS)
+
 # $(call need,TOOL): fail with a clear message when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is not installed; run 'make deps' to install it" >&2; exit 127; }
 need_pkg = @pkg-config --exists $(1) 2>/dev/null || { echo "error: the '$(1)' library (Debian package $(2)) is not installed; run 'make deps' to install it" >&2; exit 127; }
