@@ -32,21 +32,23 @@ PY         := /usr/bin/python3
 # deps has just installed.
 CCACHE      = $(shell command -v ccache 2>/dev/null)
 
-CFLAGS     := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -Icsim -Ifw -I$(BUILD)/gen -MMD -MP
+CFLAGS     := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -Icsim -Ifw -I. -I$(BUILD)/gen -MMD -MP
 VLT_ROOT   := /usr/share/verilator/include
 VLT_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -faligned-new -fcf-protection=none \
                 -Wno-unused-parameter -Wno-sign-compare -Wno-unused-variable -Wno-shadow \
                 -I$(VLT_ROOT) -I$(VLT_ROOT)/vltstd -Icsim \
                 -DVM_COVERAGE=0 -DVM_SC=0 -DVM_TRACE=1 -DVM_TRACE_FST=1 -DVM_TRACE_VCD=0
-SHIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -isystem $(VLT_ROOT) -isystem $(VLT_ROOT)/vltstd -Icsim \
+SHIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -isystem $(VLT_ROOT) -isystem $(VLT_ROOT)/vltstd -Icsim -I. \
                  -DVM_TRACE=1 -DVM_TRACE_FST=1
 VFLAGS     := --cc --trace-fst --x-assign unique --x-initial unique -O3 --timescale 1ns/1ns \
               -Wall -y rtl
 LDLIBS     := -lz -lpthread -latomic -lm
 
 # ---------------------------------------------------------------- sources
-RTL_PKGS   := $(sort $(wildcard rtl/*_pkg.sv))
-RTL_ALL    := $(sort $(wildcard rtl/*.sv))
+# The chip's command format lives in one table, fw/isa.def; its RTL package is generated from it.
+ISA_PKG    := $(BUILD)/gen/chip_isa_pkg.sv
+RTL_PKGS   := $(ISA_PKG) $(sort $(wildcard rtl/*_pkg.sv))
+RTL_ALL    := $(ISA_PKG) $(sort $(wildcard rtl/*.sv))
 RTL_MODULES := $(filter-out $(RTL_PKGS),$(RTL_ALL))
 # Parameterised tops are verilated once per size; the others once.
 MXU_SIZES  ?= 4x4 8x8 16x16 32x32 4x8 8x4 128x128
@@ -112,7 +114,7 @@ test: lint $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites 
 check-waves: $(TPUSIM) ## Check that every .gtkw session's signals exist in a fresh trace (part of 'make test')
 	@scripts/check_waves.sh $(BUILD)/wavecheck
 
-lint: ## Verilator -Wall lint of every RTL module; waivers live in rtl/lint.vlt
+lint: $(ISA_PKG) ## Verilator -Wall lint of every RTL module; waivers live in rtl/lint.vlt
 	$(call need,$(VERILATOR))
 	@for f in $(RTL_MODULES); do \
 	  m=$$(basename $$f .sv); \
@@ -150,6 +152,14 @@ clean: ## Remove build products and traces
 	rm -rf $(BUILD) waves/*.fst
 
 # ---------------------------------------------------------------- build rules
+# The RTL package of the command format, generated from fw/isa.def (docs/isa.md).
+$(BUILD)/tools/gen_chip_isa_pkg: scripts/gen_chip_isa_pkg.c fw/isa.def | check-build-tools
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. $< -o $@
+$(ISA_PKG): $(BUILD)/tools/gen_chip_isa_pkg
+	@mkdir -p $(dir $@)
+	$< > $@.tmp && mv $@.tmp $@
+
 check-build-tools:
 	$(call need,$(VERILATOR))
 	$(call need,$(CC))

@@ -31,18 +31,14 @@ struct chip {
   int p[P_COUNT];
   hbm_t hbm;
   uint32_t *line;  /* scratch, one VMEM line */
-  uint32_t *prog[2];  /* the programs loaded, for reports */
-  size_t prog_len[2];
+  uint32_t *prog[ISA_NUM_QUEUES];  /* the programs loaded, for reports */
+  size_t prog_len[ISA_NUM_QUEUES];
   unsigned start_mask;
   bool start_pending;   /* start_i is high for the next cycle only */
   uint64_t run_start;
   uint64_t base[7], hbm0;  /* counters at the start of the run */
   uint64_t cycle;
 };
-
-static const char *const opcode_names[256] = {[0x01] = "HALT", [0x02] = "FENCE", [0x03] = "SEM_WAIT",
-                                              [0x04] = "SEM_SIGNAL", [0x10] = "DMA", [0x20] = "MXU_LOAD",
-                                              [0x21] = "MXU_MATMUL", [0x22] = "MXU_STORE"};
 
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   chip_geometry_t geo;
@@ -119,24 +115,28 @@ int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) {
 }
 
 int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
+  if (queue < 0 || queue >= ISA_NUM_QUEUES) {
+    snprintf(err, errlen, "no queue %d (the chip has %d)", queue, ISA_NUM_QUEUES);
+    return -1;
+  }
   if (n > c->geo.queue_depth) {
     snprintf(err, errlen, "a %zu-command program does not fit the %u-command queue", n, c->geo.queue_depth);
     return -1;
   }
-  uint32_t *copy = malloc((n ? n : 1) * CHIP_CMD_WORDS * sizeof *copy);
+  uint32_t *copy = malloc((n ? n : 1) * ISA_CMD_WORDS * sizeof *copy);
   if (!copy) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  memcpy(copy, cmds, n * CHIP_CMD_WORDS * sizeof *copy);
-  free(c->prog[queue & 1]);
-  c->prog[queue & 1] = copy;
-  c->prog_len[queue & 1] = n;
+  memcpy(copy, cmds, n * ISA_CMD_WORDS * sizeof *copy);
+  free(c->prog[queue]);
+  c->prog[queue] = copy;
+  c->prog_len[queue] = n;
   vmodel_poke(c->m, c->p[P_HOST_Q], (uint64_t)queue);
   vmodel_poke(c->m, c->p[P_HOST_WE], 1);
   for (size_t i = 0; i < n; i++) {
     vmodel_poke(c->m, c->p[P_HOST_ADDR], i);
-    vmodel_poke_words(c->m, c->p[P_HOST_DATA], cmds + i * CHIP_CMD_WORDS);
+    vmodel_poke_words(c->m, c->p[P_HOST_DATA], cmds + i * ISA_CMD_WORDS);
     vmodel_step(c->m, 1);
   }
   vmodel_poke(c->m, c->p[P_HOST_WE], 0);
@@ -166,10 +166,10 @@ bool chip_quiet(chip_t *c) {
 }
 
 void chip_start(chip_t *c, unsigned mask) {
-  c->start_mask = mask & 3;
+  c->start_mask = mask & ISA_QMASK_ALL;
   c->run_start = c->cycle;
   c->start_pending = true;
-  vmodel_poke(c->m, c->p[P_START], mask & 3);
+  vmodel_poke(c->m, c->p[P_START], c->start_mask);
 }
 
 /* One cycle: the HBM model answers and accepts around the chip's clock edge. */
@@ -208,10 +208,10 @@ static void read_status(chip_t *c, chip_status_t *st) {
   uint64_t running = vmodel_peek(m, c->p[P_RUNNING]), halted = vmodel_peek(m, c->p[P_HALTED]);
   uint64_t error = vmodel_peek(m, c->p[P_ERROR]), pc = vmodel_peek(m, c->p[P_PC]);
   uint64_t opcode = vmodel_peek(m, c->p[P_OPCODE]);
-  for (int q = 0; q < 2; q++) {
+  for (int q = 0; q < ISA_NUM_QUEUES; q++) {
     st->running[q] = (running >> q) & 1;
     st->halted[q] = (halted >> q) & 1;
-    st->error[q] = (error >> (4 * q)) & 0xF;
+    st->error[q] = (error >> (ISA_ERR_BITS * q)) & ((1u << ISA_ERR_BITS) - 1);
     st->pc[q] = (pc >> (qaw * q)) & ((1u << qaw) - 1);
     st->opcode[q] = (opcode >> (8 * q)) & 0xFF;
   }
@@ -226,7 +226,7 @@ void chip_begin(chip_t *c, unsigned mask) {
 }
 
 int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *st) {
-  static const char *const qname[2] = {"compute", "DMA"};
+  static const char *const qname[ISA_NUM_QUEUES] = {[ISA_QUEUE_COMPUTE] = "compute", [ISA_QUEUE_DMA] = "DMA"};
   vmodel_t *m = c->m;
   memset(st, 0, sizeof *st);
   st->timed_out = timed_out;
@@ -238,22 +238,24 @@ int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *s
   st->hbm_bytes = c->hbm.bytes_moved - c->hbm0;
   int rc = 0;
   size_t used = 0;
-  for (int q = 0; q < 2; q++) {
-    if (!((c->start_mask >> q) & 1)) continue;
-    const char *op = opcode_names[st->opcode[q]] ? opcode_names[st->opcode[q]] : "illegal opcode";
+  for (int q = 0; q < ISA_NUM_QUEUES; q++) {
+    if (!(c->start_mask & ISA_QMASK(q))) continue;
+    const char *op = isa_opcode_name(st->opcode[q]) ? isa_opcode_name(st->opcode[q]) : "not an opcode";
     if (st->error[q]) {
+      const char *meaning = isa_error_name(st->error[q]) ? isa_error_name(st->error[q]) : "unknown error";
       used += (size_t)snprintf(st->report + used, sizeof st->report - used,
-                               "%s%s queue stopped with error %u at command %u (%s)", used ? "; " : "",
-                               qname[q], st->error[q], st->pc[q], op);
+                               "%s%s queue stopped with error %u (%s) at command %u (%s)", used ? "; " : "",
+                               qname[q], st->error[q], meaning, st->pc[q], op);
       rc = -1;
     } else if (st->timed_out && st->running[q]) {
       used += (size_t)snprintf(st->report + used, sizeof st->report - used,
                                "%s%s queue still at command %u (%s", used ? "; " : "", qname[q], st->pc[q], op);
-      if (st->opcode[q] == 0x03 && st->pc[q] < c->prog_len[q]) {
-        const uint32_t *cmd = c->prog[q] + (size_t)st->pc[q] * CHIP_CMD_WORDS;
-        unsigned sem = (cmd[0] >> 8) & 0xFF;
+      if (st->opcode[q] == ISA_OP_SEM_WAIT && st->pc[q] < c->prog_len[q]) {
+        const uint32_t *cmd = c->prog[q] + (size_t)st->pc[q] * ISA_CMD_WORDS;
+        unsigned sem = ISA_GET(cmd, SEM_WAIT, sem);
         used += (size_t)snprintf(st->report + used, sizeof st->report - used,
-                                 " on semaphore %u for %u; it holds %u", sem, cmd[1], chip_sem(c, sem & 31));
+                                 " on semaphore %u for %u; it holds %u", sem, ISA_GET(cmd, SEM_WAIT, value),
+                                 chip_sem(c, sem % ISA_NUM_SEMS));
       }
       used += (size_t)snprintf(st->report + used, sizeof st->report - used, ")");
       rc = -1;

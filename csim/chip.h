@@ -12,10 +12,8 @@
 #include <stdint.h>
 
 #include "chip_top.h"
-
-#define CHIP_QUEUE_COMPUTE 0
-#define CHIP_QUEUE_DMA 1
-#define CHIP_CMD_WORDS 8
+#include "fw/isa.h"
+#include "noc_router.h"
 
 #define CHIP_ROUTER_DEPTH 8    /* flits per router VC buffer in use */
 #define CHIP_ROUTER_VCS 2
@@ -30,9 +28,9 @@ typedef struct {
 } chip_config_t;
 
 typedef struct {
-  bool running[2], halted[2];
-  unsigned error[2];  /* docs/isa.md error codes */
-  unsigned pc[2], opcode[2];
+  bool running[ISA_NUM_QUEUES], halted[ISA_NUM_QUEUES];
+  unsigned error[ISA_NUM_QUEUES];  /* docs/isa.md error codes (isa_error_t) */
+  unsigned pc[ISA_NUM_QUEUES], opcode[ISA_NUM_QUEUES];
   uint64_t cycles;    /* of the last chip_run */
   uint64_t dma_busy, mxu_busy, compute, weight_load, weight_stall, input_stall, mxu_idle, hbm_bytes;
   bool timed_out;
@@ -50,7 +48,7 @@ unsigned chip_line_bytes(const chip_t *c);
 int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n);
 int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n);
 
-/* Writes a program (n commands of CHIP_CMD_WORDS words) into a queue's command memory.
+/* Writes a program (n commands of ISA_CMD_WORDS words) into a queue's command memory.
  * Returns 0, or -1 with a message if it does not fit. */
 int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen);
 
@@ -67,7 +65,7 @@ typedef struct {
   uint32_t *in_flit, *out_flit;  /* 4 flits of CHIP_FLIT_BITS, +X -X +Y -Y */
   uint8_t *credit_in, *credit_out; /* 4 x CHIP_ROUTER_VCS bits */
 } chip_net_ports_t;
-#define CHIP_FLIT_BITS (64 + 1 + 3)
+#define CHIP_FLIT_BITS NOC_FLIT_BITS(CHIP_ROUTER_VCS)
 void chip_net_ports(chip_t *c, chip_net_ports_t *n);
 /* Starts queues (mask), remembering the counters, for chip_finish. */
 void chip_begin(chip_t *c, unsigned mask);

@@ -88,8 +88,8 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
                          (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb,
                          opts->relu, opts->bf16_out, opts->k_panel};
   if (fw_gemm(&fc, &args, &cq, &dq, err, errlen)) goto out;
-  if (chip_load_program(c, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
-      chip_load_program(c, CHIP_QUEUE_DMA, dq.words, dq.count, err, errlen))
+  if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
+      chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen))
     goto out;
   if (cmds) cmds[0] = cq.count, cmds[1] = dq.count;
   rc = 0;
@@ -133,7 +133,7 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   const chip_geometry_t *g = chip_geometry(c);
   chip_status_t s;
   uint64_t limit = 1000000 + 64 * (chip_gemm_hbm_bytes(g->cols, m, k, n) + (uint64_t)m * k * n / ((uint64_t)g->rows * g->cols));
-  if (chip_run(c, 3, limit, &s)) {
+  if (chip_run(c, ISA_QMASK_ALL, limit, &s)) {
     snprintf(err, errlen, "GEMM run failed: %s", s.report);
     return -1;
   }

@@ -1,6 +1,6 @@
 // Shim for rtl/chip_top.sv, compiled once per MXU size with CHIP_* defined by the Makefile.
 #include CHIP_HEADER
-#include "chip_top.h"
+#include "chip.h"
 #include "vmodel_impl.hpp"
 
 extern "C" vmodel_t *CHIP_NEW(uint64_t seed);
@@ -12,12 +12,12 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
     VMODEL_PORT(m, host_we_i, 1, true);
     VMODEL_PORT(m, host_queue_i, 1, true);
     VMODEL_PORT(m, host_addr_i, qaw, true);
-    VMODEL_PORT(m, host_data_i, 256, true);
-    VMODEL_PORT(m, start_i, 2, true);
+    VMODEL_PORT(m, host_data_i, 32 * ISA_CMD_WORDS, true);
+    VMODEL_PORT(m, start_i, ISA_NUM_QUEUES, true);
     VMODEL_PORT(m, hbm_bytes_i, 32, true);
     VMODEL_PORT(m, q_running_o, 2, false);
     VMODEL_PORT(m, q_halted_o, 2, false);
-    VMODEL_PORT(m, q_error_o, 8, false);
+    VMODEL_PORT(m, q_error_o, ISA_NUM_QUEUES * ISA_ERR_BITS, false);
     VMODEL_PORT(m, q_pc_o, 2 * qaw, false);
     VMODEL_PORT(m, q_opcode_o, 16, false);
     VMODEL_PORT(m, sem_rd_idx_i, 5, true);
@@ -39,7 +39,7 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
     VMODEL_PORT(m, cnt_idle_o, 64, false);
     VMODEL_PORT(m, mxu_error_o, 1, false);
     VMODEL_PORT(m, idle_o, 1, false);
-    constexpr unsigned flit = 64 + 1 + 3;  // NumVcs = 2
+    constexpr unsigned flit = CHIP_FLIT_BITS;
     VMODEL_PORT(m, my_x_i, 8, true);
     VMODEL_PORT(m, my_y_i, 8, true);
     VMODEL_PORT(m, size_x_i, 8, true);

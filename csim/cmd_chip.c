@@ -95,19 +95,19 @@ int cmd_chip(int argc, char **argv) {
     fw_prog_t p;
     fw_prog_init(&p);
     if (x == 0) {
-      for (unsigned i = 0; i < 8; i++) fw_rdma(&p, 2, 0, 0, 0, lines, 1, 1, FW_SEM_NONE, 0);
+      for (unsigned i = 0; i < 8; i++) fw_rdma(&p, 2, 0, 0, 0, lines, 1, 1, ISA_SEM_NONE, 0);
     } else if (x == 2) {
       fw_sem_wait(&p, 1, 8 * lines);
     }
     fw_halt(&p);
-    if (chip_load_program(pod_chip(pod, x, 0), CHIP_QUEUE_DMA, p.words, p.count, err, sizeof err))
+    if (chip_load_program(pod_chip(pod, x, 0), ISA_QUEUE_DMA, p.words, p.count, err, sizeof err))
       return cli_fail("chip", "%s", err);
     fw_prog_free(&p);
   }
   uint64_t pod_cycles;
   char report[1024];
   t0 = now_s();
-  if (pod_run(pod, 2, 100000000, &pod_cycles, report, sizeof report)) return cli_fail("chip", "%s", report);
+  if (pod_run(pod, ISA_QMASK_DMA, 100000000, &pod_cycles, report, sizeof report)) return cli_fail("chip", "%s", report);
   double router_ns = 1e9 * (now_s() - t0) / (double)pod_cycles / 3.0;
   pod_free(pod);
 

@@ -116,7 +116,7 @@ int cmd_step(int argc, char **argv) {
   if (trace && chip_trace(pod_chip(pod, tchip % pw, tchip / pw), trace, err, sizeof err)) goto fail;
   uint64_t gemm_cycles, coll_cycles;
   char report[2048];
-  if (pod_run(pod, 3, 10000000, &gemm_cycles, report, sizeof report)) {
+  if (pod_run(pod, ISA_QMASK_ALL, 10000000, &gemm_cycles, report, sizeof report)) {
     snprintf(err, sizeof err, "GEMM phase failed: %s", report);
     goto fail;
   }

@@ -51,21 +51,21 @@ static int copy_stage(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, un
       if (j >= 0) {
         const pod_coll_job_t *jb = &jobs[j];
         if (store)
-          fw_dma_vmem_to_hbm(&p, FW_SEM_NONE, 0, 0, (uint32_t)jb->hbm_addr, lb, jb->args.lines, lb);
+          fw_dma_vmem_to_hbm(&p, ISA_SEM_NONE, 0, 0, (uint32_t)jb->hbm_addr, lb, jb->args.lines, lb);
         else
-          fw_dma_hbm_to_vmem(&p, FW_SEM_NONE, 0, (uint32_t)jb->hbm_addr, lb, 0, jb->args.lines, lb);
+          fw_dma_hbm_to_vmem(&p, ISA_SEM_NONE, 0, (uint32_t)jb->hbm_addr, lb, 0, jb->args.lines, lb);
         fw_fence(&p);
         if (jb->args.lines > most) most = jb->args.lines;
       }
       fw_halt(&p);
       chip_t *c = pod_chip(pod, x, y);
-      int rc = fw_prog_ok(&p) ? chip_load_program(c, CHIP_QUEUE_DMA, p.words, p.count, err, errlen) : -1;
+      int rc = fw_prog_ok(&p) ? chip_load_program(c, ISA_QUEUE_DMA, p.words, p.count, err, errlen) : -1;
       fw_prog_free(&p);
       if (rc) return -1;
     }
   uint64_t cycles;
   char report[1024];
-  if (pod_run(pod, 2, 100000 + 4ull * most, &cycles, report, sizeof report)) {
+  if (pod_run(pod, ISA_QMASK_DMA, 100000 + 4ull * most, &cycles, report, sizeof report)) {
     snprintf(err, errlen, "HBM copy failed: %s", report);
     return -1;
   }
@@ -136,8 +136,8 @@ int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const ch
         snprintf(err, errlen, "out of memory");
         goto out;
       }
-      if (chip_load_program(c, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
-          chip_load_program(c, CHIP_QUEUE_DMA, dq.words, dq.count, err, errlen))
+      if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
+          chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen))
         goto out;
       chip_router_flits(c, flits);
       for (int p = 1; p < 5; p++) sent0 += flits[p];
@@ -147,7 +147,7 @@ int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const ch
     goto out;
   char report[2048];
   uint64_t cycles, sent = 0;
-  if (pod_run(pod, 3, limit, &cycles, report, sizeof report)) {
+  if (pod_run(pod, ISA_QMASK_ALL, limit, &cycles, report, sizeof report)) {
     snprintf(err, errlen, "collective failed: %s", report);
     goto out;
   }
@@ -162,7 +162,7 @@ int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const ch
     const fw_slice_t *s = &jobs[j].slice;
     for (unsigned y = s->y0; y < s->y0 + s->h; y++)
       for (unsigned x = s->x0; x < s->x0 + s->w; x++)
-        for (unsigned k = 0; k < FW_NUM_SEMS; k++) jobs[j].stats.sems_left += chip_sem(pod_chip(pod, x, y), k) != 0;
+        for (unsigned k = 0; k < ISA_NUM_SEMS; k++) jobs[j].stats.sems_left += chip_sem(pod_chip(pod, x, y), k) != 0;
   }
   if (copy_stage(pod, jobs, njobs, lb, true, err, errlen)) goto out;
   rc = 0;

@@ -14,9 +14,12 @@
  * sends on remote-DMA engine s; its acks travel on engine s^1 (the opposite direction). */
 enum { NSTREAMS = 4, NSLOTS = 4, MAX_PHASES = 4 };
 enum { S_RECV0 = 0, S_ACK = NSLOTS, S_DONE = NSLOTS + 1, S_FREED = NSLOTS + 2, SEMS_PER_STREAM = NSLOTS + 3 };
-enum { SEM_PHASE = NSTREAMS * SEMS_PER_STREAM, SEM_WIDENED = SEM_PHASE + 1, SEM_BAR_IN = 30, SEM_BAR_OUT = 31 };
+enum {
+  SEM_PHASE = FW_SEMS_COLLECTIVE + NSTREAMS * SEMS_PER_STREAM, SEM_WIDENED = SEM_PHASE + 1,
+  SEM_BAR_IN = FW_SEM_BARRIER_IN, SEM_BAR_OUT = FW_SEM_BARRIER_OUT
+};
 
-static unsigned sem_of(unsigned s, unsigned which) { return s * SEMS_PER_STREAM + which; }
+static unsigned sem_of(unsigned s, unsigned which) { return FW_SEMS_COLLECTIVE + s * SEMS_PER_STREAM + which; }
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
@@ -134,7 +137,7 @@ static void make_plan(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, 
 /* One-line remote DMA to the previous chip of the stream: its slot is free again. */
 static void ack(fw_prog_t *dq, const ring_t *rg, unsigned st, uint32_t ack_line) {
   fw_sem_wait(dq, sem_of(st, S_FREED), 1);
-  fw_rdma_on(dq, st ^ 1u, rg->prev_x, rg->prev_y, ack_line, ack_line, 1, sem_of(st, S_ACK), 1, FW_SEM_NONE, 0);
+  fw_rdma_on(dq, st ^ 1u, rg->prev_x, rg->prev_y, ack_line, ack_line, 1, sem_of(st, S_ACK), 1, ISA_SEM_NONE, 0);
 }
 
 uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a) {
@@ -226,7 +229,7 @@ static void st_send(streams_t *t, unsigned st, uint32_t line, uint32_t lines) {
   if (q >= NSLOTS) fw_sem_wait(t->dq, sem_of(st, S_ACK), 1);
   fw_rdma_on(t->dq, st, t->ring[st].next_x, t->ring[st].next_y, line,
              t->slots + (NSLOTS * st + q % NSLOTS) * t->a->chunk_lines, lines, sem_of(st, S_RECV0 + q % NSLOTS), 1,
-             FW_SEM_NONE, 0);
+             ISA_SEM_NONE, 0);
 }
 
 /* The DMA queue waits until stream st has completed `count` receives. */
@@ -241,9 +244,9 @@ static void st_recv(streams_t *t, unsigned st, uint32_t dst, uint32_t lines, boo
   uint32_t q = t->recvs[st]++, slot = t->slots + (NSLOTS * st + q % NSLOTS) * t->a->chunk_lines;
   fw_sem_wait(t->cq, sem_of(st, S_RECV0 + q % NSLOTS), lines);
   if (reduce)
-    fw_vec(t->cq, FW_VEC_ADD, dst, slot, dst, lines, 0);
+    fw_vec(t->cq, ISA_VEC_ADD, dst, slot, dst, lines, 0);
   else
-    fw_vec(t->cq, FW_VEC_COPY, slot, slot, dst, lines, 0);
+    fw_vec(t->cq, ISA_VEC_COPY, slot, slot, dst, lines, 0);
   fw_sem_signal(t->cq, sem_of(st, S_DONE), 1);
   fw_sem_signal(t->cq, sem_of(st, S_FREED), 1);
 }
@@ -378,12 +381,12 @@ static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_
       unsigned j = (me + k) % n;
       uint32_t m = min_u32(piece, bl - lo);
       fw_rdma_on(dq, first_hop(s, me, j), s->x0 + j % s->w, s->y0 + j / s->w, a->data_line + j * bl + lo,
-                 out + me * bl + lo, m, 0, 1, FW_SEM_NONE, 0);
+                 out + me * bl + lo, m, 0, 1, ISA_SEM_NONE, 0);
     }
-  fw_dma_vmem_to_vmem(dq, FW_SEM_NONE, 0, a->data_line + me * bl, out + me * bl, bl);
+  fw_dma_vmem_to_vmem(dq, ISA_SEM_NONE, 0, a->data_line + me * bl, out + me * bl, bl);
   if (n > 1) fw_sem_wait(dq, 0, (n - 1) * bl);
   fw_fence(dq);  /* every send has left: the buffer may be overwritten */
-  fw_dma_vmem_to_vmem(dq, FW_SEM_NONE, 0, out, a->data_line, a->lines);
+  fw_dma_vmem_to_vmem(dq, ISA_SEM_NONE, 0, out, a->data_line, a->lines);
   fw_fence(dq);
   return programs_fit(chip, cq, dq, "all-to-all", err, errlen);
 }
@@ -400,9 +403,9 @@ int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_lin
     if (n > 1) fw_sem_wait(dq, SEM_BAR_IN, n - 1);
     for (unsigned j = 1; j < n; j++)
       fw_rdma_on(dq, j % NSTREAMS, s->x0 + j % s->w, s->y0 + j / s->w, scratch_line, scratch_line, 1, SEM_BAR_OUT, 1,
-                 FW_SEM_NONE, 0);
+                 ISA_SEM_NONE, 0);
   } else {
-    fw_rdma_on(dq, 0, s->x0, s->y0, scratch_line, scratch_line, 1, SEM_BAR_IN, 1, FW_SEM_NONE, 0);
+    fw_rdma_on(dq, 0, s->x0, s->y0, scratch_line, scratch_line, 1, SEM_BAR_IN, 1, ISA_SEM_NONE, 0);
     fw_sem_wait(dq, SEM_BAR_OUT, 1);
   }
   fw_fence(dq);
@@ -423,7 +426,7 @@ int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
   if (a->op == FW_COLL_BROADCAST) return broadcast(chip, s, a, x, y, cq, dq, err, errlen);
   if (a->op == FW_COLL_ALL_TO_ALL) return all_to_all(chip, s, a, x, y, cq, dq, err, errlen);
   if (a->bf16_in) { /* widen in place before anything is sent or reduced */
-    fw_vec(cq, FW_VEC_TO_FP32, a->data_line, a->data_line, a->data_line, a->lines, 0);
+    fw_vec(cq, ISA_VEC_TO_FP32, a->data_line, a->data_line, a->data_line, a->lines, 0);
     fw_sem_signal(cq, SEM_WIDENED, 1);
     fw_sem_wait(dq, SEM_WIDENED, 1);
   }

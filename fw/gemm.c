@@ -11,7 +11,7 @@
  * compute queue's four pending release fences). */
 #define LAST_PIECES 4
 enum {
-  SEM_W_READY = 0, SEM_W_FREE = SEM_W_READY + NW, SEM_OUT_READY = SEM_W_FREE + NW,
+  SEM_W_READY = FW_SEMS_GEMM, SEM_W_FREE = SEM_W_READY + NW, SEM_OUT_READY = SEM_W_FREE + NW,
   SEM_OUT_FREE = SEM_OUT_READY + 1, SEM_A_READY = SEM_OUT_FREE + 2, SEM_A_FREE = SEM_A_READY + 2
 };
 
@@ -172,7 +172,7 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
       tile_t tl = tile_of(&pl, t);
       uint32_t krows = min_u32(R, g->k - tl.kt * R), cols = min_u32(C, g->n - tl.nt * C);
       if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
-        fw_dma_hbm_to_vmem(dq, FW_SEM_NONE, 0, g->zero, 0, w_line[t % NW] + krows, R - krows, 4 * C);
+        fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, w_line[t % NW] + krows, R - krows, 4 * C);
       fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
                          w_line[t % NW], krows, round4(2 * cols));
       if (tl.ablock == 0 && tl.nt == 0) /* first panel: sub-block kk after the weights it meets */
@@ -191,7 +191,7 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
       uint32_t cols_out = min_u32(C, g->n - b.nt * C), rows = ROWS(b);
       uint32_t step = t - wb_delay + 1 == pl.tiles ? ceil_div(rows, LAST_PIECES) : rows;
       for (uint32_t lo = 0; lo < rows; lo += step) {
-        uint32_t n = min_u32(step, rows - lo), sem = lo + n == rows ? SEM_OUT_FREE + b.oblock % 2 : FW_SEM_NONE;
+        uint32_t n = min_u32(step, rows - lo), sem = lo + n == rows ? SEM_OUT_FREE + b.oblock % 2 : ISA_SEM_NONE;
         fw_sem_wait(dq, SEM_OUT_READY, 1);
         if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
           fw_dma_vmem_to_hbm(dq, sem, 1, o_line[b.oblock % 2] + lo, g->c + 2 * ((b.mc * mt + lo) * ldc + b.nt * C),
@@ -247,8 +247,8 @@ int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_pr
         uint32_t n = min_u32(step, rows - lo), line = o_line[tl.oblock % 2] + lo;
         fw_mxu_store(cq, ACC(tl) + lo, n, line);
         /* the epilogue runs in place on the stored rows, in program order after the store */
-        if (g->relu) fw_vec(cq, FW_VEC_RELU, line, line, line, n, 0);
-        if (g->bf16_out) fw_vec(cq, FW_VEC_TO_BF16, line, line, line, n, 0);
+        if (g->relu) fw_vec(cq, ISA_VEC_RELU, line, line, line, n, 0);
+        if (g->bf16_out) fw_vec(cq, ISA_VEC_TO_BF16, line, line, line, n, 0);
         if (t + 1 == pl.tiles) fw_sem_signal(cq, SEM_OUT_READY, 1);
       }
     }

@@ -1,8 +1,8 @@
 /*
  * hal: the firmware's hardware abstraction layer. It builds per-queue command programs for
- * a chip; it is the only code that knows the binary command format (docs/isa.md).
- * A program is a growable array of 256-bit commands; errors (out of memory) are sticky
- * and reported by fw_prog_ok.
+ * a chip; it is the only code that encodes commands, field by field from the command table
+ * (fw/isa.h, fw/isa.def; docs/isa.md). A program is a growable array of 256-bit commands;
+ * errors (out of memory) are sticky and reported by fw_prog_ok.
  */
 #ifndef FW_HAL_H
 #define FW_HAL_H
@@ -11,9 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FW_CMD_WORDS 8
-#define FW_NUM_SEMS 32
-#define FW_SEM_NONE 255u
+#include "fw/isa.h"
+
+/* Semaphore map of the kernels in fw/ (docs/kernels.md). A kernel leaves its semaphores at
+ * zero; kernels that share a program pair must use disjoint ranges, or follow each other
+ * (the GEMM and a collective both use 0..; a collective and a barrier may overlap in time). */
+enum {
+  FW_SEMS_GEMM = 0,          /* fw_gemm: 0..14 */
+  FW_SEMS_STREAM = 16,       /* fw_elementwise, fw_copy_local, fw_copy_remote, fw_axpy: 16..23 */
+  FW_SEMS_COLLECTIVE = 0,    /* fw_collective: 0..29 (29: bf16 widening, 28: phase hand-over) */
+  FW_SEM_BARRIER_IN = 30,    /* fw_barrier: arrivals at the slice's first chip */
+  FW_SEM_BARRIER_OUT = 31    /* fw_barrier: its release of every other chip */
+};
 
 typedef struct {
   uint32_t *words;
@@ -32,7 +41,7 @@ void fw_sem_signal(fw_prog_t *p, unsigned sem, uint32_t value);
 
 /* 2-D DMA of `rows` rows of `bytes` bytes (a multiple of 4, at most a VMEM line); HBM
  * rows are `stride` bytes apart, VMEM rows are consecutive lines. On completion semaphore
- * `sem` (or FW_SEM_NONE) gets `value` added. */
+ * `sem` (or ISA_SEM_NONE) gets `value` added. */
 void fw_dma_hbm_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t hbm_addr, uint32_t stride,
                         uint32_t line, uint32_t rows, uint32_t bytes);
 void fw_dma_vmem_to_hbm(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t line, uint32_t hbm_addr,
@@ -44,7 +53,7 @@ void fw_dma_vmem_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t sr
  * over the torus. Each line adds `remote_value` to semaphore `remote_sem` of that chip when
  * it has been written there (lines may arrive in any order: wait for rows x value); when
  * the last line has left here, local semaphore `local_sem` gets `local_value` (either
- * semaphore may be FW_SEM_NONE). */
+ * semaphore may be ISA_SEM_NONE). */
 void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line, uint32_t rows,
              unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value);
 /* The same on remote-DMA engine `engine` (0..3; fw_rdma uses 0). Each engine injects on its
@@ -57,16 +66,12 @@ void fw_mxu_load(fw_prog_t *p, uint32_t line);
 void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row, bool accumulate);
 void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line);
 
-/* Vector unit: `rows` lines, dst[i] = op(a[i], b[i]) lane by lane (docs/isa.md). */
-typedef enum {
-  FW_VEC_ADD = 0, FW_VEC_SUB = 1, FW_VEC_MUL = 2, FW_VEC_MAX = 3, FW_VEC_RELU = 4,
-  FW_VEC_SCALE = 5, /* a * scalar */
-  FW_VEC_TO_BF16 = 6, FW_VEC_TO_FP32 = 7, FW_VEC_COPY = 8
-} fw_vec_op_t;
-void fw_vec(fw_prog_t *p, fw_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
+/* Vector unit: `rows` lines, dst[i] = op(a[i], b[i]) lane by lane (an ISA_VEC_ operation,
+ * docs/isa.md; scalar_bits for ISA_VEC_SCALE). */
+void fw_vec(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
             uint32_t scalar_bits);
 
-/* Appends a raw command (tests of the command processor's error paths only). */
-void fw_raw(fw_prog_t *p, const uint32_t words[FW_CMD_WORDS]);
+/* Appends a raw command, word for word (tests of the command processor's error paths only). */
+void fw_raw(fw_prog_t *p, const uint32_t words[ISA_CMD_WORDS]);
 
 #endif

@@ -3,7 +3,10 @@
 
 #include <stdio.h>
 
-enum { SEM_IN_READY = 16, SEM_IN_FREE = 18, SEM_OUT_READY = 20, SEM_OUT_FREE = 21, SEM_DONE = 23 };
+enum {
+  SEM_IN_READY = FW_SEMS_STREAM, SEM_IN_FREE = SEM_IN_READY + 2, SEM_OUT_READY = SEM_IN_FREE + 2,
+  SEM_OUT_FREE = SEM_OUT_READY + 1, SEM_DONE = SEM_OUT_FREE + 2
+};
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
@@ -24,23 +27,23 @@ static chunk_t chunk_of(uint32_t bytes, uint32_t line, uint32_t chunk_lines, uin
 
 /* HBM -> VMEM of one chunk; the last DMA adds 1 to `sem`. */
 static void load_chunk(fw_prog_t *dq, uint32_t base, uint32_t line, chunk_t k, uint32_t vline, unsigned sem) {
-  if (k.full_lines) fw_dma_hbm_to_vmem(dq, k.tail_bytes ? FW_SEM_NONE : sem, 1, base + k.first_byte, line, vline, k.full_lines, line);
+  if (k.full_lines) fw_dma_hbm_to_vmem(dq, k.tail_bytes ? ISA_SEM_NONE : sem, 1, base + k.first_byte, line, vline, k.full_lines, line);
   if (k.tail_bytes) fw_dma_hbm_to_vmem(dq, sem, 1, base + k.first_byte + k.full_lines * line, line, vline + k.full_lines, 1, k.tail_bytes);
 }
 
 static void store_chunk(fw_prog_t *dq, uint32_t base, uint32_t line, chunk_t k, uint32_t vline, unsigned sem) {
-  if (k.full_lines) fw_dma_vmem_to_hbm(dq, k.tail_bytes ? FW_SEM_NONE : sem, 1, vline, base + k.first_byte, line, k.full_lines, line);
+  if (k.full_lines) fw_dma_vmem_to_hbm(dq, k.tail_bytes ? ISA_SEM_NONE : sem, 1, vline, base + k.first_byte, line, k.full_lines, line);
   if (k.tail_bytes) fw_dma_vmem_to_hbm(dq, sem, 1, vline + k.full_lines, base + k.first_byte + k.full_lines * line, line, 1, k.tail_bytes);
 }
 
-int fw_elementwise(const fw_chip_t *chip, fw_vec_op_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t count,
+int fw_elementwise(const fw_chip_t *chip, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t count,
                    uint32_t scalar, fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
   const uint32_t line = 4 * chip->cols, bytes = 4 * count;
   if (count == 0 || (a | b | out) % 4) {
     snprintf(err, errlen, "need at least one element and 4-byte aligned addresses");
     return -1;
   }
-  if (op == FW_VEC_TO_BF16 || op == FW_VEC_TO_FP32) {
+  if (op == ISA_VEC_TO_BF16 || op == ISA_VEC_TO_FP32) {
     snprintf(err, errlen, "conversions change the layout; use fw_vec directly");
     return -1;
   }
@@ -56,7 +59,7 @@ int fw_elementwise(const fw_chip_t *chip, fw_vec_op_t op, uint32_t a, uint32_t b
     uint32_t va = buf * cl, vb = 2 * cl + buf * cl, vo = 4 * cl + buf * cl;
     /* DMA: inputs into buffer `buf` once the vector unit is done with it */
     if (c >= 2) fw_sem_wait(dq, SEM_IN_FREE + buf, 1);
-    load_chunk(dq, a, line, k, va, FW_SEM_NONE);
+    load_chunk(dq, a, line, k, va, ISA_SEM_NONE);
     load_chunk(dq, b, line, k, vb, SEM_IN_READY + buf);
     /* compute: the operation; output buffer free again once its previous store left */
     fw_sem_wait(cq, SEM_IN_READY + buf, 1);
@@ -103,8 +106,8 @@ int fw_copy_local(const fw_chip_t *chip, uint32_t src, uint32_t dst, uint32_t by
    * next load into the same lines waits until that store has read them. */
   for (uint32_t c = 0; c < chunks; c++) {
     chunk_t k = chunk_of(bytes, line, cl, c);
-    load_chunk(dq, src, line, k, (c % 2) * cl, FW_SEM_NONE);
-    store_chunk(dq, dst, line, k, (c % 2) * cl, FW_SEM_NONE);
+    load_chunk(dq, src, line, k, (c % 2) * cl, ISA_SEM_NONE);
+    store_chunk(dq, dst, line, k, (c % 2) * cl, ISA_SEM_NONE);
   }
   fw_fence(dq);
   fw_halt(dq);
@@ -139,7 +142,7 @@ int fw_copy_remote(const fw_chip_t *chip, unsigned sx, unsigned sy, unsigned x, 
     fw_sem_wait(receiver, SEM_IN_READY + 1, lines);
     store_chunk(receiver, dst, line, k, v, SEM_OUT_FREE);
     fw_sem_wait(receiver, SEM_OUT_FREE, 1);
-    fw_rdma(receiver, sx, sy, ack_line, ack_line, 1, SEM_OUT_READY, 1, FW_SEM_NONE, 0);
+    fw_rdma(receiver, sx, sy, ack_line, ack_line, 1, SEM_OUT_READY, 1, ISA_SEM_NONE, 0);
   }
   /* the acknowledgements nobody waited for */
   fw_sem_wait(sender, SEM_OUT_READY, chunks >= 2 ? 2 : 1);

@@ -14,9 +14,9 @@
 #include "hal.h"
 
 /* out[i] = op(a[i], b[i]) for `count` fp32 values (b unused by one-operand ops; `scalar`
- * for FW_VEC_SCALE). Addresses are HBM byte addresses, multiples of 4. Appends to a
+ * for ISA_VEC_SCALE). Addresses are HBM byte addresses, multiples of 4. Appends to a
  * compute and a DMA program (each ends with HALT). Returns 0, or -1 with a message. */
-int fw_elementwise(const fw_chip_t *chip, fw_vec_op_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t count,
+int fw_elementwise(const fw_chip_t *chip, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t count,
                    uint32_t scalar, fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen);
 
 /* Copies `bytes` (a multiple of 4) from src to dst in HBM through VMEM (DMA queue only;

@@ -17,7 +17,7 @@ module chip_cmdq #(
   // host: command memory writes and start
   input  logic                          host_we_i,
   input  logic [$clog2(QueueDepth)-1:0] host_addr_i,
-  input  logic [chip_pkg::CmdW-1:0]     host_data_i,
+  input  logic [chip_isa_pkg::CmdW-1:0] host_data_i,
   input  logic                          start_i,
   input  logic [31:0]                   hbm_bytes_i,   // HBM size, for range checks
   input  logic [7:0]                    size_x_i,      // pod size, for remote DMA checks
@@ -25,7 +25,7 @@ module chip_cmdq #(
   // status
   output logic                          running_o,
   output logic                          halted_o,
-  output logic [3:0]                    error_o,
+  output logic [chip_isa_pkg::ErrBits-1:0] error_o,
   output logic [$clog2(QueueDepth)-1:0] pc_o,
   output logic [7:0]                    opcode_o,      // the command at pc (waveforms, reports)
   // semaphores
@@ -37,17 +37,17 @@ module chip_cmdq #(
   output logic [31:0]                   sem_value_o,
   // units
   output logic                          issue_valid_o,
-  output logic [chip_pkg::CmdW-1:0]     issue_cmd_o,
+  output chip_isa_pkg::cmd_t            issue_cmd_o,
   input  logic                          issue_ready_i,
   input  logic                          drained_i      // everything this queue issued is done
 );
-  import chip_pkg::*;
+  import chip_isa_pkg::*;
 
   localparam int unsigned PcW = $clog2(QueueDepth);
 
   logic [CmdW-1:0] mem [QueueDepth];
   logic            running_q, halted_q;
-  logic [3:0]      error_q;
+  err_e            error_q;
   logic [PcW-1:0]  pc_q;
 
   always_ff @(posedge clk_i) begin
@@ -55,66 +55,93 @@ module chip_cmdq #(
   end
 
   // ---------------------------------------------------------------- decode and check
-  logic [CmdW-1:0] cmd;
-  logic [7:0]      op, sem;
-  logic [3:0]      err;
-  logic [63:0]     w1, w2, w3, w4, w5, w6, w7;  // operands, widened for range arithmetic
-  assign cmd = mem[pc_q];
-  assign op  = cmd[7:0];
-  assign sem = cmd[15:8];
-  assign w1  = {32'd0, word(cmd, 1)};
-  assign w2  = {32'd0, word(cmd, 2)};
-  assign w3  = {32'd0, word(cmd, 3)};
-  assign w4  = {32'd0, word(cmd, 4)};
-  assign w5  = {32'd0, word(cmd, 5)};
-  assign w6  = {32'd0, word(cmd, 6)};
-  assign w7  = {32'd0, word(cmd, 7)};
+  cmd_t            cmd;
+  opcode_e         op;
+  err_e            err;
+  // the command at pc seen as each command it may be (chip_isa_pkg, from fw/isa.def)
+  sem_wait_cmd_t   c_sem;   // SEM_WAIT and SEM_SIGNAL share a layout
+  dma_cmd_t        c_dma;
+  rdma_cmd_t       c_rdma;
+  mxu_load_cmd_t   c_load;
+  mxu_matmul_cmd_t c_mm;
+  mxu_store_cmd_t  c_st;
+  vec_cmd_t        c_vec;
+  assign cmd    = mem[pc_q];
+  assign op     = cmd.opcode;
+  assign c_sem  = sem_wait_cmd_t'(cmd);
+  assign c_dma  = dma_cmd_t'(cmd);
+  assign c_rdma = rdma_cmd_t'(cmd);
+  assign c_load = mxu_load_cmd_t'(cmd);
+  assign c_mm   = mxu_matmul_cmd_t'(cmd);
+  assign c_st   = mxu_store_cmd_t'(cmd);
+  assign c_vec  = vec_cmd_t'(cmd);
+  // checked as a whole (reserved bits), or not checked here: the units use them
+  logic unused_fields;
+  assign unused_fields = ^{c_sem.rsvd64, c_sem.rsvd16, c_dma.value, c_dma.rsvd16, c_rdma.remote_value,
+                           c_rdma.engine, c_rdma.local_value, c_rdma.rsvd16, c_load.rsvd96, c_load.rsvd8,
+                           c_mm.rsvd161, c_mm.accumulate, c_mm.rsvd8, c_st.rsvd160, c_st.rsvd8, c_vec.rsvd224,
+                           c_vec.scalar, c_vec.rsvd8, c_sem.opcode, c_dma.opcode, c_rdma.opcode, c_load.opcode,
+                           c_mm.opcode, c_st.opcode, c_vec.opcode};
+
+  // A 32-bit operand widened for range arithmetic that cannot overflow.
+  function automatic logic [63:0] w(logic [31:0] v);
+    return {32'd0, v};
+  endfunction
+
+  // A semaphore field: an index, or SemNone where `none_ok`.
+  function automatic logic bad_sem(logic [31:0] s, logic none_ok);
+    return s >= 32'(NumSems) && !(none_ok && s == 32'(SemNone));
+  endfunction
 
   always_comb begin
     err = ErrNone;
-    unique case (op)
-      OpHalt, OpFence: ;
-      OpSemWait, OpSemSignal: if (sem >= 8'(NumSems)) err = ErrSem;
-      OpDma: begin
-        if (!IsDma) err = ErrQueue;
-        else if (sem >= 8'(NumSems) && sem != SemNone) err = ErrSem;
-        else if (w6 == 0 || w7 == 0 || w7[1:0] != 2'b00 || w7 > 64'(4 * Cols) || w2 > 2) err = ErrSize;
-        else if (w5 + w6 > 64'(VmemLines)) err = ErrVmem;
-        else if (w2 == 64'(DmaV2V) && w3 + w6 > 64'(VmemLines)) err = ErrVmem;
-        else if (w2 != 64'(DmaV2V) && (w3 + (w6 - 1) * w4 + w7 > {32'd0, hbm_bytes_i})) err = ErrHbm;
-      end
-      OpRdma: begin
-        if (!IsDma) err = ErrQueue;
-        else if ((sem >= 8'(NumSems) && sem != SemNone) || (w6 >= 64'(NumSems) && w6 != 64'(SemNone))) err = ErrSem;
-        else if (w5 == 0) err = ErrSize;
-        else if (w3 + w5 > 64'(VmemLines) || w4 + w5 > 64'(VmemLines)) err = ErrVmem;
-        // w2: x [7:0], y [15:8], remote-DMA engine [17:16]
-        else if (w2[7:0] >= size_x_i || w2[15:8] >= size_y_i || w2[63:18] != 0) err = ErrRemote;
-      end
-      OpMxuLoad: begin
-        if (IsDma) err = ErrQueue;
-        else if (w2 + 64'(Rows) > 64'(VmemLines)) err = ErrVmem;
-      end
-      OpMxuMatmul: begin
-        if (IsDma) err = ErrQueue;
-        else if (w3 == 0) err = ErrSize;
-        else if (w2 + w3 > 64'(VmemLines)) err = ErrVmem;
-        else if (w4 + w3 > 64'(AccDepth)) err = ErrAcc;
-      end
-      OpVec: begin
-        if (IsDma) err = ErrQueue;
-        else if (w1 >= 64'(VecOps)) err = ErrOpcode;
-        else if (w5 == 0) err = ErrSize;
-        else if (w2 + w5 > 64'(VmemLines) || w3 + w5 > 64'(VmemLines) || w4 + w5 > 64'(VmemLines)) err = ErrVmem;
-      end
-      OpMxuStore: begin
-        if (IsDma) err = ErrQueue;
-        else if (w3 == 0) err = ErrSize;
-        else if (w2 + w3 > 64'(AccDepth)) err = ErrAcc;
-        else if (w4 + w3 > 64'(VmemLines)) err = ErrVmem;
-      end
-      default: err = ErrOpcode;
-    endcase
+    if (cmd_defined_bits(op) == '0) begin
+      err = ErrOpcode;                                   // not an opcode
+    end else if (!cmd_allowed(op, IsDma ? QueueDma : QueueCompute)) begin
+      err = ErrQueue;
+    end else if ((cmd & ~cmd_defined_bits(op)) != '0) begin
+      err = ErrOpcode;                                   // a reserved bit set
+    end else begin
+      unique case (op)
+        OpSemWait, OpSemSignal: if (bad_sem(32'(c_sem.sem), 1'b0)) err = ErrSem;
+        OpDma: begin
+          if (bad_sem(32'(c_dma.sem), 1'b1)) err = ErrSem;
+          else if (c_dma.rows == 0 || c_dma.bytes == 0 || c_dma.bytes[1:0] != 2'b00 ||
+                   w(c_dma.bytes) > 64'(4 * Cols) || c_dma.kind >= 32'(DmaKinds)) err = ErrSize;
+          else if (w(c_dma.line) + w(c_dma.rows) > 64'(VmemLines)) err = ErrVmem;
+          else if (c_dma.kind == 32'(DmaVmemToVmem) && w(c_dma.hbm_addr) + w(c_dma.rows) > 64'(VmemLines))
+            err = ErrVmem;
+          else if (c_dma.kind != 32'(DmaVmemToVmem) &&
+                   (w(c_dma.hbm_addr) + (w(c_dma.rows) - 1) * w(c_dma.stride) + w(c_dma.bytes) > w(hbm_bytes_i)))
+            err = ErrHbm;
+        end
+        OpRdma: begin
+          if (bad_sem(32'(c_rdma.remote_sem), 1'b1) || bad_sem(c_rdma.local_sem, 1'b1)) err = ErrSem;
+          else if (c_rdma.rows == 0) err = ErrSize;
+          else if (w(c_rdma.dst) + w(c_rdma.rows) > 64'(VmemLines) || w(c_rdma.src) + w(c_rdma.rows) > 64'(VmemLines))
+            err = ErrVmem;
+          else if (c_rdma.x >= size_x_i || c_rdma.y >= size_y_i || c_rdma.dest_reserved != '0) err = ErrRemote;
+        end
+        OpMxuLoad: if (w(c_load.line) + 64'(Rows) > 64'(VmemLines)) err = ErrVmem;
+        OpMxuMatmul: begin
+          if (c_mm.rows == 0) err = ErrSize;
+          else if (w(c_mm.line) + w(c_mm.rows) > 64'(VmemLines)) err = ErrVmem;
+          else if (w(c_mm.acc_row) + w(c_mm.rows) > 64'(AccDepth)) err = ErrAcc;
+        end
+        OpVec: begin
+          if (c_vec.op >= 32'(VecOps)) err = ErrOpcode;
+          else if (c_vec.rows == 0) err = ErrSize;
+          else if (w(c_vec.a) + w(c_vec.rows) > 64'(VmemLines) || w(c_vec.b) + w(c_vec.rows) > 64'(VmemLines) ||
+                   w(c_vec.dst) + w(c_vec.rows) > 64'(VmemLines)) err = ErrVmem;
+        end
+        OpMxuStore: begin
+          if (c_st.rows == 0) err = ErrSize;
+          else if (w(c_st.acc_row) + w(c_st.rows) > 64'(AccDepth)) err = ErrAcc;
+          else if (w(c_st.line) + w(c_st.rows) > 64'(VmemLines)) err = ErrVmem;
+        end
+        default: ;                                       // HALT, FENCE: nothing to check
+      endcase
+    end
   end
 
   // ---------------------------------------------------------------- execute
@@ -123,8 +150,8 @@ module chip_cmdq #(
                          (op == OpVec) || (op == OpRdma);
   assign issue_valid_o = running_q && (err == ErrNone) && is_unit_op;
   assign issue_cmd_o   = cmd;
-  assign sem_idx_o     = sem[4:0];
-  assign sem_value_o   = word(cmd, 1);
+  assign sem_idx_o     = c_sem.sem[4:0];
+  assign sem_value_o   = c_sem.value;
   assign sem_wait_o    = running_q && (err == ErrNone) && (op == OpSemWait);
   assign sem_signal_o  = running_q && (err == ErrNone) && (op == OpSemSignal) && signal_ready_i;
 

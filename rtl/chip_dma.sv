@@ -19,7 +19,7 @@ module chip_dma #(
   // descriptors from the DMA queue
   input  logic                         desc_valid_i,
   output logic                         desc_ready_o,
-  input  logic [chip_pkg::CmdW-1:0]    desc_i,
+  input  chip_isa_pkg::cmd_t           desc_i,
   output logic                         drained_o,
   // VMEM
   output logic [$clog2(VmemLines)-1:0] vmem_raddr_o,
@@ -42,13 +42,13 @@ module chip_dma #(
   output logic [31:0]                  sem_value_o,
   output logic                         busy_o
 );
-  import chip_pkg::*;
+  import chip_isa_pkg::*;
 
   localparam int unsigned LineAw = $clog2(VmemLines);
   localparam int unsigned Depth  = 16;  // transfers in flight: enough to cover long latencies
 
   typedef struct packed {
-    logic [1:0]        kind;
+    dma_kind_e         kind;
     logic [31:0]       hbm_addr;   // V2V: destination line
     logic [31:0]       stride;
     logic [LineAw-1:0] line;
@@ -80,20 +80,24 @@ module chip_dma #(
   logic [$clog2(Depth):0]   pend_count_q;
   logic [$clog2(Depth)-1:0] pend_head_q;
 
-  desc_t in_desc;
-  assign in_desc = '{kind: desc_i[65:64], hbm_addr: word(desc_i, 3), stride: word(desc_i, 4),
-                     line: LineAw'(word(desc_i, 5)), rows: word(desc_i, 6),
-                     bytes: 16'(word(desc_i, 7)), sem: desc_i[15:8], value: word(desc_i, 1)};
+  dma_cmd_t dma;
+  desc_t    in_desc;
+  assign dma     = dma_cmd_t'(desc_i);
+  assign in_desc = '{kind: dma_kind_e'(dma.kind[1:0]), hbm_addr: dma.hbm_addr, stride: dma.stride, line: LineAw'(dma.line),
+                     rows: dma.rows, bytes: 16'(dma.bytes), sem: dma.sem, value: dma.value};
+  // checked by the command processor before the DMA is issued
+  logic unused_fields;
+  assign unused_fields = ^{dma.opcode, dma.rsvd16, dma.kind[31:2], dma.line[31:LineAw], dma.bytes[31:16]};
   assign desc_ready_o = (fifo_count_q != 2'd2);
 
   // ---------------------------------------------------------------- issue stage
   logic cur_is_v2v, cur_last, pend_full, issue_fire, v2v_step, cur_done;
-  assign cur_is_v2v = (cur_q.kind == DmaV2V);
+  assign cur_is_v2v = (cur_q.kind == DmaVmemToVmem);
   assign cur_last   = (cur_row_q + 32'd1 == cur_q.rows);
   assign pend_full  = (pend_count_q == ($clog2(Depth) + 1)'(Depth));
   // HBM requests of the current descriptor (its completion entry exists already).
   assign hbm_req_valid_o = cur_active_q && !cur_is_v2v;
-  assign hbm_req_write_o = (cur_q.kind == DmaV2H);
+  assign hbm_req_write_o = (cur_q.kind == DmaVmemToHbm);
   assign hbm_req_addr_o  = cur_q.hbm_addr + cur_row_q * cur_q.stride;
   assign hbm_req_bytes_o = cur_q.bytes;
   assign hbm_req_data_o  = vmem_rdata_i;
@@ -115,7 +119,7 @@ module chip_dma #(
     reads_pending = 1'b0;
     // an entry covers the lines its answers still have to write: [line, line + left)
     // (only looked at when a VMEM -> HBM transfer waits to start)
-    for (int i = 0; i < Depth && fifo_count_q != '0 && next_desc.kind == DmaV2H; i++) begin
+    for (int i = 0; i < Depth && fifo_count_q != '0 && next_desc.kind == DmaVmemToHbm; i++) begin
       automatic logic [$clog2(Depth)-1:0] slot = $clog2(Depth)'(pend_head_q + $clog2(Depth)'(i));
       if (($clog2(Depth) + 1)'(i) < pend_count_q && pend_q[slot].read &&
           ({1'b0, pend_q[slot].line} < {1'b0, next_desc.line} + (LineAw + 1)'(next_desc.rows)) &&
@@ -124,8 +128,8 @@ module chip_dma #(
     end
   end
   assign start = (fifo_count_q != '0) && (!cur_active_q || cur_done) &&
-                 ((next_desc.kind == DmaV2V) || !pend_full) &&
-                 !((next_desc.kind == DmaV2H) && reads_pending);
+                 ((next_desc.kind == DmaVmemToVmem) || !pend_full) &&
+                 !((next_desc.kind == DmaVmemToHbm) && reads_pending);
 
   // ---------------------------------------------------------------- answers
   pending_t head;
@@ -162,7 +166,7 @@ module chip_dma #(
 
   // ---------------------------------------------------------------- state
   logic pend_push, pend_pop;
-  assign pend_push = start && (next_desc.kind != DmaV2V);
+  assign pend_push = start && (next_desc.kind != DmaVmemToVmem);
   assign pend_pop  = answer_last;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -196,7 +200,7 @@ module chip_dma #(
       if (pend_push) begin
         // the tail slot: head + count before this cycle's pop (a pop moves the head, not the tail)
         pend_q[$clog2(Depth)'(pend_head_q + pend_count_q[$clog2(Depth)-1:0])] <=
-          '{read: next_desc.kind == DmaH2V, line: next_desc.line, left: next_desc.rows,
+          '{read: next_desc.kind == DmaHbmToVmem, line: next_desc.line, left: next_desc.rows,
             bytes: next_desc.bytes, sem: next_desc.sem, value: next_desc.value};
       end
       if (pend_pop) pend_head_q <= pend_head_q + $clog2(Depth)'(1);

@@ -20,7 +20,7 @@ module chip_mxu_unit #(
   input  logic                         rst_ni,
   input  logic                         cmd_valid_i,
   output logic                         cmd_ready_o,
-  input  logic [chip_pkg::CmdW-1:0]    cmd_i,
+  input  chip_isa_pkg::cmd_t           cmd_i,
   output logic                         drained_o,   // feeders empty, no store running, every MATMUL landed
   // progress counters for release fences: commands accepted and VMEM work finished, per kind
   output logic [31:0]                  loads_issued_o,
@@ -52,15 +52,26 @@ module chip_mxu_unit #(
   output logic [63:0]                  cnt_input_stall_o,
   output logic [63:0]                  cnt_idle_o
 );
-  import chip_pkg::*;
+  import chip_isa_pkg::*;
 
   localparam int unsigned LineAw = $clog2(VmemLines);
   localparam int unsigned AccAw  = $clog2(AccDepth);
   localparam int unsigned FDepth = 4;  // feeder descriptor FIFOs
   localparam int unsigned FAw    = $clog2(FDepth);
 
-  logic [7:0] op;
-  assign op = cmd_i[7:0];
+  // the command seen as each command it may be (the command processor checked its fields)
+  opcode_e         op;
+  mxu_load_cmd_t   c_load;
+  mxu_matmul_cmd_t c_mm;
+  mxu_store_cmd_t  c_st;
+  assign op     = cmd_i.opcode;
+  assign c_load = mxu_load_cmd_t'(cmd_i);
+  assign c_mm   = mxu_matmul_cmd_t'(cmd_i);
+  assign c_st   = mxu_store_cmd_t'(cmd_i);
+  logic unused_fields;
+  assign unused_fields = ^{c_load.opcode, c_load.rsvd8, c_load.rsvd96, c_load.line[31:LineAw], c_mm.opcode,
+                           c_mm.rsvd8, c_mm.rsvd161, c_mm.line[31:LineAw], c_st.opcode, c_st.rsvd8,
+                           c_st.rsvd160, c_st.line[31:LineAw], c_st.acc_row[31:AccAw]};
 
   // ---------------------------------------------------------------- feeder FIFOs
   logic [LineAw-1:0] wf_line_q [FDepth];
@@ -100,19 +111,19 @@ module chip_mxu_unit #(
   logic [31:0]      stores_issued_q, stores_done_q;
 
   // Command acceptance.
-  logic [63:0] w3, w4;
+  logic [63:0] mm_rows, mm_acc;  // the matmul's accumulator rows [mm_acc, mm_acc + mm_rows), widened
   logic        is_load, is_matmul, is_store, overlaps_store, accept;
-  assign w3 = {32'd0, word(cmd_i, 3)};
-  assign w4 = {32'd0, word(cmd_i, 4)};
+  assign mm_rows = {32'd0, c_mm.rows};
+  assign mm_acc  = {32'd0, c_mm.acc_row};
   assign is_load   = (op == OpMxuLoad);
   assign is_matmul = (op == OpMxuMatmul);
   assign is_store  = (op == OpMxuStore);
-  // [w4, w4+w3) against the rows the running store has still to read and the waiting one's
+  // the matmul's rows against the rows the running store has still to read and the waiting one's
   assign overlaps_store =
-      (st_active_q && (w4 < {{(64-AccAw){1'b0}}, st_acc_q} + {{(63-AccAw){1'b0}}, st_left_q}) &&
-       ({{(64-AccAw){1'b0}}, st_acc_q} < w4 + w3)) ||
-      (sn_valid_q && (w4 < {{(64-AccAw){1'b0}}, sn_acc_q} + {{(63-AccAw){1'b0}}, sn_rows_q}) &&
-       ({{(64-AccAw){1'b0}}, sn_acc_q} < w4 + w3));
+      (st_active_q && (mm_acc < {{(64-AccAw){1'b0}}, st_acc_q} + {{(63-AccAw){1'b0}}, st_left_q}) &&
+       ({{(64-AccAw){1'b0}}, st_acc_q} < mm_acc + mm_rows)) ||
+      (sn_valid_q && (mm_acc < {{(64-AccAw){1'b0}}, sn_acc_q} + {{(63-AccAw){1'b0}}, sn_rows_q}) &&
+       ({{(64-AccAw){1'b0}}, sn_acc_q} < mm_acc + mm_rows));
   always_comb begin
     accept = 1'b0;
     if (is_load)   accept = mxu_cmd_ready && (wf_count_q != (FAw + 1)'(FDepth));
@@ -145,9 +156,9 @@ module chip_mxu_unit #(
     .cmd_valid_i        (mxu_cmd_valid),
     .cmd_ready_o        (mxu_cmd_ready),
     .cmd_op_i           (is_matmul),
-    .cmd_acc_addr_i     (AccAw'(w4)),
-    .cmd_rows_i         ((AccAw + 1)'(w3)),
-    .cmd_accumulate_i   (word(cmd_i, 5) != 32'd0),
+    .cmd_acc_addr_i     (AccAw'(c_mm.acc_row)),
+    .cmd_rows_i         ((AccAw + 1)'(c_mm.rows)),
+    .cmd_accumulate_i   (c_mm.accumulate),
     .w_valid_i          (mxu_w_valid),
     .w_ready_o          (mxu_w_ready),
     .w_row_i            (w_rdata_i),
@@ -203,7 +214,7 @@ module chip_mxu_unit #(
     end else begin
       // weight feeder
       if (cmd_fire && is_load) begin
-        wf_line_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])] <= LineAw'(word(cmd_i, 2));
+        wf_line_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])] <= LineAw'(c_load.line);
         wf_vec_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])]  <= vecs_issued_i;
       end
       if (mxu_w_valid && mxu_w_ready) wf_row_q <= wf_last ? '0 : wf_row_q + 1'b1;
@@ -211,10 +222,10 @@ module chip_mxu_unit #(
       wf_count_q <= wf_count_q + (FAw + 1)'(cmd_fire && is_load) - (FAw + 1)'(wf_last);
       // activation feeder
       if (cmd_fire && is_matmul) begin
-        af_line_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= LineAw'(word(cmd_i, 2));
-        af_rows_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= (AccAw + 1)'(w3);
+        af_line_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= LineAw'(c_mm.line);
+        af_rows_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= (AccAw + 1)'(c_mm.rows);
         af_vec_q[FAw'(af_head_q + af_count_q[FAw-1:0])]  <= vecs_issued_i;
-        mm_rows_issued_q <= mm_rows_issued_q + w3;
+        mm_rows_issued_q <= mm_rows_issued_q + mm_rows;
       end
       if (mxu_a_valid && mxu_a_ready) af_row_q <= af_last ? '0 : af_row_q + 1'b1;
       if (af_last) af_head_q <= af_head_q + FAw'(1);
@@ -235,9 +246,9 @@ module chip_mxu_unit #(
       // A new store runs at once when the unit is free (or frees up now), else waits.
       if (cmd_fire && is_store && (!st_active_q || st_finish) && !sn_valid_q) begin
         st_active_q    <= 1'b1;
-        st_acc_q       <= AccAw'(word(cmd_i, 2));
-        st_left_q      <= (AccAw + 1)'(w3);
-        st_wline_q     <= LineAw'(w4);
+        st_acc_q       <= AccAw'(c_st.acc_row);
+        st_left_q      <= (AccAw + 1)'(c_st.rows);
+        st_wline_q     <= LineAw'(c_st.line);
         st_wait_rows_q <= mm_rows_issued_q;
         st_vec_q       <= vecs_issued_i;
       end else if (st_finish && sn_valid_q) begin
@@ -253,9 +264,9 @@ module chip_mxu_unit #(
       end
       if (cmd_fire && is_store && st_active_q && !st_finish) begin
         sn_valid_q     <= 1'b1;
-        sn_acc_q       <= AccAw'(word(cmd_i, 2));
-        sn_rows_q      <= (AccAw + 1)'(w3);
-        sn_line_q      <= LineAw'(w4);
+        sn_acc_q       <= AccAw'(c_st.acc_row);
+        sn_rows_q      <= (AccAw + 1)'(c_st.rows);
+        sn_line_q      <= LineAw'(c_st.line);
         sn_wait_rows_q <= mm_rows_issued_q;
         sn_vec_q       <= vecs_issued_i;
       end

@@ -31,7 +31,7 @@ module chip_rdma #(
   // descriptors from the DMA queue
   input  logic                         desc_valid_i,
   output logic                         desc_ready_o,
-  input  logic [chip_pkg::CmdW-1:0]    desc_i,
+  input  chip_isa_pkg::cmd_t           desc_i,
   output logic                         busy_o,        // sending or receiving
   output logic                         send_busy_o,   // sending (the DMA queue's drained)
   // VMEM, one 64-bit word at a time: a read port (sending: the word of the line going out)
@@ -57,7 +57,7 @@ module chip_rdma #(
   output logic [4:0]                   remote_sem_o,
   output logic [31:0]                  remote_value_o
 );
-  import chip_pkg::*;
+  import chip_isa_pkg::*;
 
   localparam int unsigned LineAw = $clog2(VmemLines);
   localparam int unsigned Words  = LineW / 64;        // data flits per line
@@ -84,10 +84,16 @@ module chip_rdma #(
   logic [FIdxW-1:0] flit_q;         // flit of that packet
   logic [3:0]  credits_q;
 
-  rdma_t in_desc;
-  assign in_desc = '{x: desc_i[71:64], y: desc_i[79:72], dst: LineAw'(word(desc_i, 3)),
-                     src: LineAw'(word(desc_i, 4)), rows: word(desc_i, 5), rsem: desc_i[15:8],
-                     rvalue: word(desc_i, 1), lsem: desc_i[199:192], lvalue: word(desc_i, 7)};
+  rdma_cmd_t rdma;
+  rdma_t     in_desc;
+  assign rdma    = rdma_cmd_t'(desc_i);
+  assign in_desc = '{x: rdma.x, y: rdma.y, dst: LineAw'(rdma.dst), src: LineAw'(rdma.src), rows: rdma.rows,
+                     rsem: rdma.remote_sem, rvalue: rdma.remote_value, lsem: rdma.local_sem[7:0],
+                     lvalue: rdma.local_value};
+  // checked by the command processor (the engine field picked this engine)
+  logic unused_fields;
+  assign unused_fields = ^{rdma.opcode, rdma.rsvd16, rdma.engine, rdma.dest_reserved, rdma.dst[31:LineAw],
+                           rdma.src[31:LineAw], rdma.local_sem[31:8]};
   assign desc_ready_o = (fifo_count_q != (FAw + 1)'(FifoDepth));
 
   logic send, last_flit, last_pkt;

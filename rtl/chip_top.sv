@@ -12,7 +12,7 @@ module chip_top #(
   localparam int unsigned FlitW     = 64 + $clog2(NumVcs) + 3,
   localparam int unsigned LineW     = 32 * Cols,
   localparam int unsigned QAw       = $clog2(QueueDepth),
-  localparam int unsigned NumRdma   = 4
+  localparam int unsigned NumRdma   = chip_isa_pkg::NumRdmaEngines
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
@@ -20,7 +20,7 @@ module chip_top #(
   input  logic                   host_we_i,
   input  logic                   host_queue_i,     // 0 compute, 1 DMA
   input  logic [QAw-1:0]         host_addr_i,
-  input  logic [chip_pkg::CmdW-1:0] host_data_i,
+  input  logic [chip_isa_pkg::CmdW-1:0] host_data_i,
   input  logic [1:0]             start_i,
   input  logic [31:0]            hbm_bytes_i,
   // position in the pod, and the router's buffer depth in use (sampled in reset)
@@ -41,7 +41,7 @@ module chip_top #(
   // queue status, queue q at [q*...]
   output logic [1:0]             q_running_o,
   output logic [1:0]             q_halted_o,
-  output logic [7:0]             q_error_o,
+  output logic [2*chip_isa_pkg::ErrBits-1:0] q_error_o,
   output logic [2*QAw-1:0]       q_pc_o,
   output logic [15:0]            q_opcode_o,
   // semaphore read-back
@@ -67,7 +67,7 @@ module chip_top #(
   output logic                   mxu_error_o,
   output logic                   idle_o             // no queue running, no unit busy
 );
-  import chip_pkg::*;
+  import chip_isa_pkg::*;
 
   localparam int unsigned LineAw = $clog2(VmemLines);
 
@@ -106,7 +106,7 @@ module chip_top #(
   logic              mxu_drained;
   logic [4:0]        sem_idx [2];
   logic [31:0]       sem_value [2];
-  logic [CmdW-1:0]   issue_cmd [2];
+  cmd_t              issue_cmd [2];
 
   for (genvar q = 0; q < 2; q++) begin : g_queue
     chip_cmdq #(
@@ -128,7 +128,7 @@ module chip_top #(
       .size_y_i,
       .running_o     (q_running_o[q]),
       .halted_o      (q_halted_o[q]),
-      .error_o       (q_error_o[4*q +: 4]),
+      .error_o       (q_error_o[ErrBits*q +: ErrBits]),
       .pc_o          (q_pc_o[QAw*q +: QAw]),
       .opcode_o      (q_opcode_o[8*q +: 8]),
       .sem_idx_o     (sem_idx[q]),
@@ -150,16 +150,20 @@ module chip_top #(
   logic        is_rdma, dma_ready, dma_drained, rdma_busy, rdma_send_busy;
   logic [1:0]  rdma_engine;
   logic [NumRdma-1:0] rdma_ready, rdma_busy_e, rdma_send_busy_e;
-  // the DMA queue's commands go to the DMA engine or a remote-DMA engine (w2 bits 17:16)
-  assign is_rdma     = (issue_cmd[1][7:0] == OpRdma);
-  assign rdma_engine = issue_cmd[1][81:80];
+  // the DMA queue's commands go to the DMA engine or a remote-DMA engine (the RDMA's engine field)
+  rdma_cmd_t rdma_issue;
+  assign rdma_issue  = rdma_cmd_t'(issue_cmd[1]);
+  assign is_rdma     = (rdma_issue.opcode == OpRdma);
+  assign rdma_engine = rdma_issue.engine;
+  logic  unused_rdma_issue;          // only the engine field routes the command; the engine reads the rest
+  assign unused_rdma_issue = ^rdma_issue;
   assign issue_ready[1] = is_rdma ? rdma_ready[rdma_engine] : dma_ready;
   assign rdma_busy      = |rdma_busy_e;
   assign rdma_send_busy = |rdma_send_busy_e;
   assign drained[1] = dma_drained && !rdma_send_busy;
   logic        vec_busy, mxu_ready, vec_ready, is_vec;
   // the compute queue's commands go to the MXU unit or the vector unit
-  assign is_vec = (issue_cmd[0][7:0] == OpVec);
+  assign is_vec = (issue_cmd[0].opcode == OpVec);
   assign issue_ready[0] = is_vec ? vec_ready : mxu_ready;
   logic        dma_sem_signal, dma_busy, mxu_busy;
   logic [4:0]  dma_sem_idx;

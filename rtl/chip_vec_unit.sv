@@ -15,7 +15,7 @@ module chip_vec_unit #(
   input  logic                         rst_ni,
   input  logic                         cmd_valid_i,
   output logic                         cmd_ready_o,
-  input  logic [chip_pkg::CmdW-1:0]    cmd_i,
+  input  chip_isa_pkg::cmd_t           cmd_i,
   // progress of earlier MXU work (issued counts are sampled at acceptance)
   input  logic [31:0]                  loads_issued_i,
   input  logic [31:0]                  loads_done_i,
@@ -36,17 +36,14 @@ module chip_vec_unit #(
   output logic [$clog2(VmemLines)-1:0] waddr_o,
   output logic [LineW-1:0]             wdata_o
 );
-  import chip_pkg::*;
+  import chip_isa_pkg::*;
   import arith_pkg::*;
 
   localparam int unsigned LineAw = $clog2(VmemLines);
 
-  localparam logic [3:0] VAdd = 4'd0, VSub = 4'd1, VMul = 4'd2, VMax = 4'd3, VRelu = 4'd4,
-                         VScale = 4'd5, VToBf16 = 4'd6, VToF32 = 4'd7, VCopy = 4'd8;
-
   // One pending command behind the running one.
   typedef struct packed {
-    logic [3:0]        op;
+    vec_op_e           op;
     logic [LineAw-1:0] a, b, dst;
     logic [31:0]       rows;
     logic [31:0]       scalar;
@@ -57,9 +54,15 @@ module chip_vec_unit #(
   logic        pend_valid_q, cur_active_q;
   logic [31:0] row_q, issued_q, done_q;
 
-  vec_t in_cmd;
-  assign in_cmd = '{op: cmd_i[35:32], a: LineAw'(word(cmd_i, 2)), b: LineAw'(word(cmd_i, 3)),
-                    dst: LineAw'(word(cmd_i, 4)), rows: word(cmd_i, 5), scalar: word(cmd_i, 6)};
+  vec_cmd_t vec;
+  vec_t     in_cmd;
+  assign vec    = vec_cmd_t'(cmd_i);
+  assign in_cmd = '{op: vec_op_e'(vec.op[VecOpBits-1:0]), a: LineAw'(vec.a), b: LineAw'(vec.b),
+                    dst: LineAw'(vec.dst), rows: vec.rows, scalar: vec.scalar};
+  // checked by the command processor before the command is issued
+  logic unused_fields;
+  assign unused_fields = ^{vec.opcode, vec.rsvd8, vec.rsvd224, vec.op[31:VecOpBits], vec.a[31:LineAw],
+                           vec.b[31:LineAw], vec.dst[31:LineAw]};
   assign cmd_ready_o = !pend_valid_q;
 
   logic cur_last, cur_step, start;
@@ -75,16 +78,16 @@ module chip_vec_unit #(
   assign waddr_o   = cur_q.dst + LineAw'(row_q);
 
   // One lane of an element-wise operation (fp32 in and out).
-  function automatic logic [31:0] lane(logic [3:0] op, logic [31:0] a, logic [31:0] b,
+  function automatic logic [31:0] lane(vec_op_e op, logic [31:0] a, logic [31:0] b,
                                        logic [31:0] scalar);
     unique case (op)
-      VAdd:    return fp32_add(a, b);
-      VSub:    return fp32_add(a, {~b[31], b[30:0]});
-      VMul:    return fp32_mul(a, b);
-      VMax:    return fp32_max(a, b);
-      VRelu:   return fp32_max(a, 32'd0);
-      VScale:  return fp32_mul(a, scalar);
-      VCopy:   return a;
+      VecAdd:    return fp32_add(a, b);
+      VecSub:    return fp32_add(a, {~b[31], b[30:0]});
+      VecMul:    return fp32_mul(a, b);
+      VecMax:    return fp32_max(a, b);
+      VecRelu:   return fp32_max(a, 32'd0);
+      VecScale:  return fp32_mul(a, scalar);
+      VecCopy:   return a;
       default: return '0;
     endcase
   endfunction
@@ -96,12 +99,12 @@ module chip_vec_unit #(
     wdata_o = '0;
     if (cur_active_q) begin
       for (int l = 0; l < Cols; l++) begin
-        if (cur_q.op == VToBf16) begin
+        if (cur_q.op == VecToBf16) begin
           if (l < Cols / 2) begin
             wdata_o[32 * l +: 32] = {fp32_to_bf16(a_rdata_i[32 * (2 * l + 1) +: 32]),
                                      fp32_to_bf16(a_rdata_i[32 * (2 * l) +: 32])};
           end
-        end else if (cur_q.op == VToF32) begin
+        end else if (cur_q.op == VecToFp32) begin
           wdata_o[32 * l +: 32] = bf16_to_fp32(a_rdata_i[16 * l +: 16]);
         end else begin
           wdata_o[32 * l +: 32] = lane(cur_q.op, a_rdata_i[32 * l +: 32], b_rdata_i[32 * l +: 32],

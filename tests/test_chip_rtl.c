@@ -129,9 +129,9 @@ Test(chip_rtl, dma_timing_contract) {
           fw_fence(&p);
           fw_halt(&p);
           char err[256];
-          cr_assert_eq(chip_load_program(c, CHIP_QUEUE_DMA, p.words, p.count, err, sizeof err), 0);
+          cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, p.words, p.count, err, sizeof err), 0);
           chip_status_t st;
-          cr_assert_eq(chip_run(c, 2, 100000, &st), 0, "%s", st.report);
+          cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 100000, &st), 0, "%s", st.report);
           uint64_t per = n <= bw ? 1 : n / bw;
           cr_assert_eq(st.cycles, (rows - 1) * per + lat + 6, "rows %u bytes %u B %u L %u: %llu cycles", rows, n,
                        bw, lat, (unsigned long long)st.cycles);
@@ -149,14 +149,14 @@ Test(chip_rtl, dma_round_trip_zero_fills_and_orders) {
   cr_assert_eq(chip_hbm_write(c, 0, src, sizeof src), 0);
   fw_prog_t p;
   fw_prog_init(&p);
-  fw_dma_hbm_to_vmem(&p, FW_SEM_NONE, 0, 0, 16, 10, 8, 12);       /* 8 rows of 12 bytes */
-  fw_dma_vmem_to_vmem(&p, FW_SEM_NONE, 0, 10, 100, 8);             /* copy the lines */
+  fw_dma_hbm_to_vmem(&p, ISA_SEM_NONE, 0, 0, 16, 10, 8, 12);       /* 8 rows of 12 bytes */
+  fw_dma_vmem_to_vmem(&p, ISA_SEM_NONE, 0, 10, 100, 8);             /* copy the lines */
   fw_dma_vmem_to_hbm(&p, 4, 1, 100, 4096, 16, 8, 16);              /* whole lines back */
   fw_halt(&p);
   char err[256];
-  cr_assert_eq(chip_load_program(c, CHIP_QUEUE_DMA, p.words, p.count, err, sizeof err), 0);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, p.words, p.count, err, sizeof err), 0);
   chip_status_t st;
-  cr_assert_eq(chip_run(c, 2, 10000, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 10000, &st), 0, "%s", st.report);
   uint8_t out[128];
   cr_assert_eq(chip_hbm_read(c, 4096, out, sizeof out), 0);
   for (int r = 0; r < 8; r++)
@@ -185,7 +185,7 @@ Test(chip_rtl, semaphores_order_the_queues) {
   cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
   cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
   chip_status_t st;
-  cr_assert_eq(chip_run(c, 3, 10000, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 10000, &st), 0, "%s", st.report);
   cr_assert(st.halted[0] && st.halted[1]);
   cr_assert_eq(chip_sem(c, 5), 0);
   cr_assert_eq(chip_sem(c, 6), 0);
@@ -206,7 +206,7 @@ Test(chip_rtl, unsatisfiable_wait_times_out_with_a_report) {
   char err[256];
   cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
   chip_status_t st;
-  cr_assert_eq(chip_run(c, 1, 2000, &st), -1);
+  cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 2000, &st), -1);
   cr_assert(st.timed_out);
   cr_assert(strstr(st.report, "compute queue still at command 1 (SEM_WAIT on semaphore 7 for 2; it holds 1)"), "%s",
             st.report);
@@ -224,7 +224,7 @@ static unsigned run_error(int queue, const uint32_t w[8], char *report, size_t l
   char err[256];
   cr_assert_eq(chip_load_program(c, queue, p.words, p.count, err, sizeof err), 0);
   chip_status_t st;
-  int rc = chip_run(c, 1u << queue, 1000, &st);
+  int rc = chip_run(c, ISA_QMASK(queue), 1000, &st);
   snprintf(report, len, "%s", st.report);
   unsigned code = st.error[queue];
   cr_assert(code == 0 || (rc == -1 && !st.running[queue] && !st.halted[queue] && st.pc[queue] == 0),
@@ -284,6 +284,100 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
   }
 }
 
+/* Runs the one-command program [w; HALT] on `queue` of chip c (reused across runs) and
+ * returns the queue's error code; the report goes to `report`. */
+static unsigned run_error_on(chip_t *c, int queue, const uint32_t w[ISA_CMD_WORDS], char *report, size_t len) {
+  fw_prog_t p;
+  fw_prog_init(&p);
+  fw_raw(&p, w);
+  fw_halt(&p);
+  char err[256];
+  cr_assert_eq(chip_load_program(c, queue, p.words, p.count, err, sizeof err), 0, "%s", err);
+  chip_status_t st;
+  chip_run(c, ISA_QMASK(queue), 1000, &st);
+  snprintf(report, len, "%s", st.report);
+  fw_prog_free(&p);
+  return st.error[queue];
+}
+
+/* Every opcode of the table can be refused, and the report names it: word 0's bits 31:16
+ * are reserved in every command, so setting one makes any command illegal (error 1). An
+ * unknown opcode is reported as such. */
+Test(chip_rtl, an_error_on_every_opcode_names_it) {
+  chip_t *c = make_chip(4, 16, 5);
+  static const struct {
+    uint32_t op;
+    const char *name;
+  } ops[] = {{0x01, "HALT"}, {0x02, "FENCE"}, {0x03, "SEM_WAIT"}, {0x04, "SEM_SIGNAL"}, {0x10, "DMA"},
+             {0x20, "MXU_LOAD"}, {0x21, "MXU_MATMUL"}, {0x22, "MXU_STORE"}, {0x30, "VEC"}, {0x40, "RDMA"}};
+  unsigned named = 0;
+  for (uint32_t op = 0; op < 256; op++) {
+    if (!isa_opcode_name(op)) continue;
+    named++;
+    const int queue = isa_op_allowed(op, ISA_QUEUE_COMPUTE) ? ISA_QUEUE_COMPUTE : ISA_QUEUE_DMA;
+    uint32_t w[ISA_CMD_WORDS] = {op | 1u << 31};
+    char report[512], want[64];
+    cr_expect_eq(run_error_on(c, queue, w, report, sizeof report), ISA_ERR_OPCODE, "0x%02x: %s", op, report);
+    snprintf(want, sizeof want, "at command 0 (%s)", isa_opcode_name(op));
+    cr_expect(strstr(report, want), "opcode 0x%02x: the report does not say '%s': %s", op, want, report);
+  }
+  /* the table's names are the documented ones (docs/isa.md) */
+  cr_assert_eq(named, sizeof ops / sizeof ops[0], "%u opcodes in the table", named);
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    cr_expect_str_eq(isa_opcode_name(ops[i].op), ops[i].name);
+  char report[512];
+  const uint32_t bad[ISA_CMD_WORDS] = {0x77};
+  cr_expect_eq(run_error_on(c, ISA_QUEUE_COMPUTE, bad, report, sizeof report), ISA_ERR_OPCODE);
+  cr_expect(strstr(report, "error 1 (illegal command") && strstr(report, "(not an opcode)"), "%s", report);
+  chip_free(c);
+}
+
+/* The command processor refuses a command with any reserved bit set (every bit its fields do
+ * not name, per fw/isa.def), and accepts the same command with the bit clear. One reserved
+ * bit per word and command, chosen from the seed. */
+Test(chip_rtl, every_reserved_bit_is_refused) {
+  chip_t *c = make_chip(4, 16, 5);
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 17 + 3);
+  /* a valid command of each opcode (HALT and FENCE have no operands) */
+  fw_prog_t valid;
+  fw_prog_init(&valid);
+  fw_sem_wait(&valid, 3, 0);
+  fw_sem_signal(&valid, 3, 0);
+  fw_dma_hbm_to_vmem(&valid, ISA_SEM_NONE, 0, 0, 16, 0, 1, 16);
+  fw_mxu_load(&valid, 0);
+  fw_mxu_matmul(&valid, 0, 1, 0, false);
+  fw_mxu_store(&valid, 0, 1, 8);
+  fw_vec(&valid, ISA_VEC_ADD, 0, 1, 2, 1, 0);
+  fw_rdma(&valid, 0, 0, 0, 8, 1, ISA_SEM_NONE, 0, ISA_SEM_NONE, 0);
+  fw_halt(&valid);
+  fw_fence(&valid);
+  cr_assert(fw_prog_ok(&valid));
+  unsigned checked = 0;
+  for (size_t i = 0; i < valid.count; i++) {
+    const uint32_t *cmd = valid.words + i * ISA_CMD_WORDS, op = isa_opcode(cmd);
+    const int queue = isa_op_allowed(op, ISA_QUEUE_COMPUTE) ? ISA_QUEUE_COMPUTE : ISA_QUEUE_DMA;
+    char report[512];
+    if (op != ISA_OP_HALT)  /* HALT stops the program itself: nothing to report */
+      cr_assert_eq(run_error_on(c, queue, cmd, report, sizeof report), 0, "%s as built: %s", isa_opcode_name(op), report);
+    for (unsigned w = 0; w < ISA_CMD_WORDS; w++) {
+      uint32_t reserved = ~isa_defined_bits(op, w);
+      if (!reserved) continue;
+      unsigned bit;
+      do bit = (unsigned)rng_below(&rng, 32); while (!(reserved >> bit & 1));
+      uint32_t bad[ISA_CMD_WORDS];
+      memcpy(bad, cmd, sizeof bad);
+      bad[w] |= 1u << bit;
+      cr_expect_eq(run_error_on(c, queue, bad, report, sizeof report), ISA_ERR_OPCODE,
+                   "%s with reserved bit %u of word %u set: %s", isa_opcode_name(op), bit, w, report);
+      checked++;
+    }
+  }
+  cr_assert_geq(checked, 50, "reserved bits tried: %u", checked);
+  fw_prog_free(&valid);
+  chip_free(c);
+}
+
 Test(chip_rtl, program_without_halt_runs_off_the_end) {
   chip_t *c = make_chip(4, 16, 5);
   const chip_geometry_t *g = chip_geometry(c);
@@ -293,7 +387,7 @@ Test(chip_rtl, program_without_halt_runs_off_the_end) {
   char err[256];
   cr_assert_eq(chip_load_program(c, 1, p.words, p.count, err, sizeof err), 0);
   chip_status_t st;
-  cr_assert_eq(chip_run(c, 2, 100000, &st), -1);
+  cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 100000, &st), -1);
   cr_assert_eq(st.error[1], 1, "ran off the end of the command memory");
   fw_sem_signal(&p, 1, 1);
   cr_assert_eq(chip_load_program(c, 1, p.words, p.count, err, sizeof err), -1);
@@ -304,15 +398,15 @@ Test(chip_rtl, program_without_halt_runs_off_the_end) {
 
 /* ------------------------------------------------------------------ vector unit */
 
-static uint32_t vec_golden(fw_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
+static uint32_t vec_golden(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
   switch (op) {
-    case FW_VEC_ADD: return arith_golden_fp32_add(a, b);
-    case FW_VEC_SUB: return arith_golden_fp32_add(a, b ^ 0x80000000u);
-    case FW_VEC_MUL: return arith_golden_fp32_mul(a, b);
-    case FW_VEC_MAX: return arith_golden_fp32_max(a, b);
-    case FW_VEC_RELU: return arith_golden_fp32_max(a, 0);
-    case FW_VEC_SCALE: return arith_golden_fp32_mul(a, scalar);
-    case FW_VEC_COPY: return a;
+    case ISA_VEC_ADD: return arith_golden_fp32_add(a, b);
+    case ISA_VEC_SUB: return arith_golden_fp32_add(a, b ^ 0x80000000u);
+    case ISA_VEC_MUL: return arith_golden_fp32_mul(a, b);
+    case ISA_VEC_MAX: return arith_golden_fp32_max(a, b);
+    case ISA_VEC_RELU: return arith_golden_fp32_max(a, 0);
+    case ISA_VEC_SCALE: return arith_golden_fp32_mul(a, scalar);
+    case ISA_VEC_COPY: return a;
     default: return 0;
   }
 }
@@ -328,7 +422,7 @@ static uint32_t random_lane(rng_t *rng) {
 }
 
 /* Loads rows of random lanes into VMEM lines a and b, runs one VEC, writes dst back. */
-static void check_vec(unsigned size, fw_vec_op_t op, uint32_t rows, rng_t *rng) {
+static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng) {
   chip_t *c = make_chip(size, 64, 9);
   const unsigned lanes = chip_geometry(c)->cols, line = 4 * lanes;
   uint32_t *a = malloc(rows * line), *b = malloc(rows * line), *out = malloc(rows * line);
@@ -339,10 +433,10 @@ static void check_vec(unsigned size, fw_vec_op_t op, uint32_t rows, rng_t *rng) 
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
-  fw_dma_hbm_to_vmem(&dq, FW_SEM_NONE, 0, 0, line, 100, rows, line);
+  fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 0, line, 100, rows, line);
   fw_dma_hbm_to_vmem(&dq, 1, 1, 1u << 20, line, 1000, rows, line);
   fw_sem_wait(&dq, 2, 1);
-  fw_dma_vmem_to_hbm(&dq, FW_SEM_NONE, 0, 2000, 2u << 20, line, rows, line);
+  fw_dma_vmem_to_hbm(&dq, ISA_SEM_NONE, 0, 2000, 2u << 20, line, rows, line);
   fw_fence(&dq);
   fw_halt(&dq);
   fw_sem_wait(&cq, 1, 1);
@@ -353,16 +447,16 @@ static void check_vec(unsigned size, fw_vec_op_t op, uint32_t rows, rng_t *rng) 
   cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
   cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
   chip_status_t st;
-  cr_assert_eq(chip_run(c, 3, 100000, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 100000, &st), 0, "%s", st.report);
   cr_assert_eq(chip_hbm_read(c, 2u << 20, out, rows * line), 0);
   for (uint32_t r = 0; r < rows; r++) {
     for (unsigned l = 0; l < lanes; l++) {
       uint32_t i = r * lanes + l, want;
-      if (op == FW_VEC_TO_BF16) {
+      if (op == ISA_VEC_TO_BF16) {
         want = l < lanes / 2 ? (uint32_t)arith_golden_fp32_to_bf16(a[r * lanes + 2 * l]) |
                                    (uint32_t)arith_golden_fp32_to_bf16(a[r * lanes + 2 * l + 1]) << 16
                              : 0;
-      } else if (op == FW_VEC_TO_FP32) {
+      } else if (op == ISA_VEC_TO_FP32) {
         uint16_t h = (uint16_t)(a[r * lanes + l / 2] >> (16 * (l % 2)));
         want = arith_golden_bf16_to_fp32(h);
       } else {
@@ -381,9 +475,9 @@ static void check_vec(unsigned size, fw_vec_op_t op, uint32_t rows, rng_t *rng) 
 Test(chip_rtl, every_vector_op_against_the_golden_model) {
   rng_t rng;
   rng_seed(&rng, test_seed() * 11 + 4);
-  for (int op = FW_VEC_ADD; op <= FW_VEC_COPY; op++) {
-    check_vec(4, (fw_vec_op_t)op, 37, &rng);
-    check_vec(16, (fw_vec_op_t)op, 9, &rng);
+  for (int op = ISA_VEC_ADD; op <= ISA_VEC_COPY; op++) {
+    check_vec(4, (isa_vec_op_t)op, 37, &rng);
+    check_vec(16, (isa_vec_op_t)op, 9, &rng);
   }
 }
 
@@ -404,24 +498,24 @@ Test(chip_rtl, vector_op_follows_store_without_a_fence) {
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
-  fw_dma_hbm_to_vmem(&dq, FW_SEM_NONE, 0, 0, 16, 0, 6, 8);
+  fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 0, 16, 0, 6, 8);
   fw_dma_hbm_to_vmem(&dq, 1, 1, 4096, 16, 10, 4, 8);
   fw_sem_wait(&dq, 2, 1);
-  fw_dma_vmem_to_hbm(&dq, FW_SEM_NONE, 0, 20, 8192, 16, 6, 16);
+  fw_dma_vmem_to_hbm(&dq, ISA_SEM_NONE, 0, 20, 8192, 16, 6, 16);
   fw_fence(&dq);
   fw_halt(&dq);
   fw_sem_wait(&cq, 1, 1);
   fw_mxu_load(&cq, 10);
   fw_mxu_matmul(&cq, 0, 6, 0, false);
   fw_mxu_store(&cq, 0, 6, 20);
-  fw_vec(&cq, FW_VEC_RELU, 20, 20, 20, 6, 0);
+  fw_vec(&cq, ISA_VEC_RELU, 20, 20, 20, 6, 0);
   fw_sem_signal(&cq, 2, 1);
   fw_halt(&cq);
   char err[256];
   cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
   cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
   chip_status_t st;
-  cr_assert_eq(chip_run(c, 3, 100000, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 100000, &st), 0, "%s", st.report);
   uint32_t out[24];
   cr_assert_eq(chip_hbm_read(c, 8192, out, sizeof out), 0);
   for (int i = 0; i < 24; i++)
@@ -439,7 +533,7 @@ Test(chip_rtl, elementwise_kernel_through_hbm) {
   rng_seed(&rng, test_seed() + 21);
   const uint32_t count = 4 * 700 + 3;  /* several chunks and a partial line */
   static uint32_t a[4 * 700 + 3], b[4 * 700 + 3], out[4 * 700 + 3];
-  const fw_vec_op_t ops[] = {FW_VEC_ADD, FW_VEC_MUL, FW_VEC_RELU, FW_VEC_SCALE};
+  const isa_vec_op_t ops[] = {ISA_VEC_ADD, ISA_VEC_MUL, ISA_VEC_RELU, ISA_VEC_SCALE};
   for (int o = 0; o < 4; o++) {
     for (uint32_t i = 0; i < count; i++) a[i] = random_lane(&rng), b[i] = random_lane(&rng);
     uint32_t scalar = random_lane(&rng);
@@ -453,7 +547,7 @@ Test(chip_rtl, elementwise_kernel_through_hbm) {
     cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
     cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
     chip_status_t st;
-    cr_assert_eq(chip_run(c, 3, 1000000, &st), 0, "%s", st.report);
+    cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 1000000, &st), 0, "%s", st.report);
     cr_assert_eq(chip_hbm_read(c, 2u << 20, out, 4 * count), 0);
     for (uint32_t i = 0; i < count; i++)
       cr_assert_eq(out[i], vec_golden(ops[o], a[i], b[i], scalar), "op %d element %u", ops[o], i);

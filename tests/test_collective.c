@@ -262,17 +262,17 @@ static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy
   for (unsigned i = 0; i < w * h; i++) {
     fw_prog_t cq, dq;
     fw_prog_init(&cq), fw_prog_init(&dq);
-    fw_vec(&cq, FW_VEC_COPY, 100, 100, 2000, 300 * (i + 1), 0);
+    fw_vec(&cq, ISA_VEC_COPY, 100, 100, 2000, 300 * (i + 1), 0);
     if (with_barrier) cr_assert_eq(fw_barrier(&s, i % w, i / w, 50, &cq, &dq, err, sizeof err), 0, "%s", err);
-    fw_vec(&cq, FW_VEC_COPY, 100, 100, 9000, 10, 0); /* after the barrier */
+    fw_vec(&cq, ISA_VEC_COPY, 100, 100, 9000, 10, 0); /* after the barrier */
     fw_halt(&cq), fw_halt(&dq);
     chip_t *c = pod_chip(pod, i % w, i / w);
-    cr_assert_eq(chip_load_program(c, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(chip_load_program(c, CHIP_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
     fw_prog_free(&cq), fw_prog_free(&dq);
   }
   uint64_t cycles;
-  cr_assert_eq(pod_run(pod, 3, 1000000, &cycles, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(pod_run(pod, ISA_QMASK_ALL, 1000000, &cycles, err, sizeof err), 0, "%s", err);
   for (unsigned i = 0; i < w * h; i++) {
     busy[i] = pod_busy_until(pod, i % w, i / w);
     if (with_barrier)
@@ -438,12 +438,12 @@ Test(collective, barrier_right_after_a_collective) {
     fw_dma_vmem_to_hbm(&dq, 29, 1, 0, 0, 16, lines, 16);
     fw_sem_wait(&dq, 29, 1);
     fw_halt(&cq), fw_halt(&dq);
-    cr_assert_eq(chip_load_program(chip, CHIP_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(chip_load_program(chip, CHIP_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_load_program(chip, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_load_program(chip, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
     fw_prog_free(&cq), fw_prog_free(&dq);
   }
   uint64_t cycles;
-  cr_assert_eq(pod_run(pod, 3, 2000000, &cycles, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(pod_run(pod, ISA_QMASK_ALL, 2000000, &cycles, err, sizeof err), 0, "%s", err);
   for (unsigned c = 0; c < n; c++) {
     chip_t *chip = pod_chip(pod, c % w, c / w);
     cr_assert_eq(chip_hbm_read(chip, 0, got, sizeof got), 0);

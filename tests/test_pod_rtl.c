@@ -48,7 +48,7 @@ Test(pod_rtl, remote_dma_signals_the_remote_semaphore) {
     fw_rdma(&sd, 1, 1, 10, 200, rows, 3, 5, 4, 1);
     fw_sem_wait(&sd, 4, 1);
     fw_halt(&sd);
-    load(src, CHIP_QUEUE_DMA, &sd);
+    load(src, ISA_QUEUE_DMA, &sd);
     /* destination: wait for the data, write it to its own HBM */
     fw_prog_t dd;
     fw_prog_init(&dd);
@@ -56,18 +56,18 @@ Test(pod_rtl, remote_dma_signals_the_remote_semaphore) {
     fw_dma_vmem_to_hbm(&dd, 6, 1, 200, 4096, line, rows, line);
     fw_sem_wait(&dd, 6, 1);
     fw_halt(&dd);
-    load(dst, CHIP_QUEUE_DMA, &dd);
+    load(dst, ISA_QUEUE_DMA, &dd);
     for (unsigned y = 0; y < 2; y++)
       for (unsigned x = 0; x < 2; x++)
         if (!((x == 0 && y == 0) || (x == 1 && y == 1))) {
           fw_prog_t idle;
           fw_prog_init(&idle);
           fw_halt(&idle);
-          load(pod_chip(p, x, y), CHIP_QUEUE_DMA, &idle);
+          load(pod_chip(p, x, y), ISA_QUEUE_DMA, &idle);
         }
     uint64_t cycles;
     char report[1024];
-    cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+    cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
     uint8_t out[16 * 64 * 9];
     cr_assert_eq(chip_hbm_read(dst, 4096, out, rows * line), 0);
     cr_assert_eq(memcmp(out, data, rows * line), 0, "%ux%u chips: the remote copy differs", size, size);
@@ -97,14 +97,14 @@ Test(pod_rtl, many_to_one_transfers_interleave) {
     } else {
       fw_dma_hbm_to_vmem(&d, 1, 1, 0, line, 0, rows, line);
       fw_sem_wait(&d, 1, 1);
-      fw_rdma(&d, 1, 1, 0, 100 + i * rows, rows, 7, 1, FW_SEM_NONE, 0);
+      fw_rdma(&d, 1, 1, 0, 100 + i * rows, rows, 7, 1, ISA_SEM_NONE, 0);
     }
     fw_halt(&d);
-    load(c, CHIP_QUEUE_DMA, &d);
+    load(c, ISA_QUEUE_DMA, &d);
   }
   uint64_t cycles;
   char report[1024];
-  cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
   uint8_t out[9 * 16 * 5];
   cr_assert_eq(chip_hbm_read(hub, 8192, out, sizeof out), 0);
   /* the hub ejected every flit: 8 sources x one packet of 5 lines (2 header + 5 x 2 data flits) */
@@ -123,18 +123,18 @@ Test(pod_rtl, remote_destination_outside_the_pod_is_an_error) {
   pod_t *p = make_pod(4, 2, 2, 0);
   fw_prog_t d;
   fw_prog_init(&d);
-  fw_rdma(&d, 2, 0, 0, 0, 1, FW_SEM_NONE, 0, FW_SEM_NONE, 0);
+  fw_rdma(&d, 2, 0, 0, 0, 1, ISA_SEM_NONE, 0, ISA_SEM_NONE, 0);
   fw_halt(&d);
-  load(pod_chip(p, 0, 0), CHIP_QUEUE_DMA, &d);
+  load(pod_chip(p, 0, 0), ISA_QUEUE_DMA, &d);
   for (unsigned i = 1; i < 4; i++) {
     fw_prog_t idle;
     fw_prog_init(&idle);
     fw_halt(&idle);
-    load(pod_chip(p, i % 2, i / 2), CHIP_QUEUE_DMA, &idle);
+    load(pod_chip(p, i % 2, i / 2), ISA_QUEUE_DMA, &idle);
   }
   uint64_t cycles;
   char report[1024];
-  cr_assert_eq(pod_run(p, 2, 10000, &cycles, report, sizeof report), -1);
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 10000, &cycles, report, sizeof report), -1);
   cr_assert(strstr(report, "chip (0,0): DMA queue stopped with error 8"), "%s", report);
   pod_free(p);
 }
@@ -145,13 +145,13 @@ Test(pod_rtl, stuck_pod_report_names_chip_queue_and_semaphore) {
   fw_prog_init(&d);
   fw_sem_wait(&d, 9, 1); /* nobody signals it */
   fw_halt(&d);
-  load(pod_chip(p, 1, 0), CHIP_QUEUE_DMA, &d);
+  load(pod_chip(p, 1, 0), ISA_QUEUE_DMA, &d);
   fw_prog_init(&d);
   fw_halt(&d);
-  load(pod_chip(p, 0, 0), CHIP_QUEUE_DMA, &d);
+  load(pod_chip(p, 0, 0), ISA_QUEUE_DMA, &d);
   uint64_t cycles;
   char report[1024];
-  cr_assert_eq(pod_run(p, 2, 500, &cycles, report, sizeof report), -1);
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 500, &cycles, report, sizeof report), -1);
   cr_assert(strstr(report, "chip (1,0): DMA queue still at command 0 (SEM_WAIT on semaphore 9 for 1; it holds 0)"),
             "%s", report);
   pod_free(p);
@@ -179,13 +179,13 @@ Test(pod_rtl, local_and_remote_copy_kernels) {
   cr_assert_eq(fw_copy_local(&fc, 0, 200000, bytes, &local, err, sizeof err), 0, "%s", err);
   local.count--; /* drop its HALT: the remote copy follows in the same program */
   cr_assert_eq(fw_copy_remote(&fc, 0, 0, 1, 0, 200000, 300000, bytes, &snd, &rcv, err, sizeof err), 0, "%s", err);
-  for (size_t i = 0; i < snd.count; i++) fw_raw(&local, snd.words + i * FW_CMD_WORDS);
+  for (size_t i = 0; i < snd.count; i++) fw_raw(&local, snd.words + i * ISA_CMD_WORDS);
   fw_prog_free(&snd);
-  load(c0, CHIP_QUEUE_DMA, &local);
-  load(c1, CHIP_QUEUE_DMA, &rcv);
+  load(c0, ISA_QUEUE_DMA, &local);
+  load(c1, ISA_QUEUE_DMA, &rcv);
   uint64_t cycles;
   char report[1024];
-  cr_assert_eq(pod_run(p, 2, 2000000, &cycles, report, sizeof report), 0, "%s", report);
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 2000000, &cycles, report, sizeof report), 0, "%s", report);
   cr_assert_eq(chip_hbm_read(c0, 200000, back, bytes), 0);
   cr_assert_eq(memcmp(back, data, bytes), 0, "local copy differs");
   cr_assert_eq(chip_hbm_read(c1, 300000, back, bytes), 0);
@@ -216,7 +216,7 @@ static uint64_t send_to_four(bool four_engines) {
   for (unsigned e = 0; e < 4; e++) fw_rdma_on(&sd, four_engines ? e : 0, nb[e][0], nb[e][1], 10, 300, rows, 3, 1, 4, 1);
   fw_sem_wait(&sd, 4, 4);
   fw_halt(&sd);
-  load(src, CHIP_QUEUE_DMA, &sd);
+  load(src, ISA_QUEUE_DMA, &sd);
   for (unsigned y = 0; y < 3; y++)
     for (unsigned x = 0; x < 3; x++) {
       if (x == 1 && y == 1) continue;
@@ -228,11 +228,11 @@ static uint64_t send_to_four(bool four_engines) {
         fw_sem_wait(&dd, 6, 1);
       }
       fw_halt(&dd);
-      load(pod_chip(p, x, y), CHIP_QUEUE_DMA, &dd);
+      load(pod_chip(p, x, y), ISA_QUEUE_DMA, &dd);
     }
   uint64_t cycles;
   char report[1024];
-  cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
   for (unsigned e = 0; e < 4; e++) {
     uint8_t out[16 * 40];
     cr_assert_eq(chip_hbm_read(pod_chip(p, nb[e][0], nb[e][1]), 4096, out, sizeof out), 0);
@@ -267,13 +267,13 @@ Test(pod_rtl, slice_routers_drop_and_report_packets_leaving_the_slice) {
     for (unsigned x = 0; x < 4; x++) {
       fw_prog_t d;
       fw_prog_init(&d);
-      if (x == 1 && y == 0) fw_rdma(&d, 2, 0, 0, 0, 3, 5, 1, FW_SEM_NONE, 0);
+      if (x == 1 && y == 0) fw_rdma(&d, 2, 0, 0, 0, 3, 5, 1, ISA_SEM_NONE, 0);
       fw_halt(&d);
-      load(pod_chip(p, x, y), CHIP_QUEUE_DMA, &d);
+      load(pod_chip(p, x, y), ISA_QUEUE_DMA, &d);
     }
   uint64_t cycles;
   char report[1024];
-  cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), -1, "the run must fail");
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), -1, "the run must fail");
   cr_assert(strstr(report, "chip (1,0): its router dropped 1 packet(s) addressed outside its slice") != NULL, "%s",
             report); /* the 3 lines travel as one packet */
   cr_assert_eq(chip_slice_drops(pod_chip(p, 1, 0)), 1);
@@ -283,12 +283,12 @@ Test(pod_rtl, slice_routers_drop_and_report_packets_leaving_the_slice) {
     for (unsigned x = 0; x < 4; x++) {
       fw_prog_t d;
       fw_prog_init(&d);
-      if (x == 0 && y == 0) fw_rdma(&d, 1, 3, 0, 0, 2, 5, 1, FW_SEM_NONE, 0);
+      if (x == 0 && y == 0) fw_rdma(&d, 1, 3, 0, 0, 2, 5, 1, ISA_SEM_NONE, 0);
       if (x == 1 && y == 3) fw_sem_wait(&d, 5, 2);
       fw_halt(&d);
-      load(pod_chip(p, x, y), CHIP_QUEUE_DMA, &d);
+      load(pod_chip(p, x, y), ISA_QUEUE_DMA, &d);
     }
-  cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
   pod_free(p);
 }
 
@@ -311,14 +311,14 @@ Test(pod_rtl, remote_dma_timing_contract) {
           for (unsigned x = 0; x < 8; x++) {
             fw_prog_t d;
             fw_prog_init(&d);
-            if (x == 0) fw_rdma(&d, hops, 0, 0, 200, rows, 3, 1, FW_SEM_NONE, 0);
+            if (x == 0) fw_rdma(&d, hops, 0, 0, 200, rows, 3, 1, ISA_SEM_NONE, 0);
             if (x == hops) fw_sem_wait(&d, 3, rows);
             fw_halt(&d);
-            load(pod_chip(p, x, 0), CHIP_QUEUE_DMA, &d);
+            load(pod_chip(p, x, 0), ISA_QUEUE_DMA, &d);
           }
           uint64_t cycles;
           char report[512];
-          cr_assert_eq(pod_run(p, 2, 100000, &cycles, report, sizeof report), 0, "%s", report);
+          cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
           uint64_t flits = 0;
           for (unsigned left = rows; left > 0;) {
             unsigned k = left < 8 ? left : 8;
