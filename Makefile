@@ -1,8 +1,8 @@
 # tpu-pod-sim: every entry point. `make help` lists the targets.
 #
 # Conventions (docs/architecture.md, "Build"):
-#   - a Verilated top T is rtl/T.sv with its shim csim/T_shim.cpp (exports T_new());
-#   - C sources in csim/ and fw/ form build/libtpusim.a; csim/tpusim.c is the CLI's main;
+#   - a Verilated top T is rtl/T.sv with its shim csim/vmodel/T_shim.cpp (exports T_new());
+#   - C sources in csim/<layer>/ and fw/ form build/libtpusim.a; csim/cli/tpusim.c is the CLI's main;
 #   - tests/test_*.c are Criterion suites, one binary each; suites named *_golden run once,
 #     every other suite runs once per reset seed in SEEDS.
 # Everything generated lands under build/ (traces under waves/), none of it committed.
@@ -32,7 +32,8 @@ PY         := /usr/bin/python3
 # deps has just installed.
 CCACHE      = $(shell command -v ccache 2>/dev/null)
 
-CFLAGS     := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -Icsim -Ifw -I. -I$(BUILD)/gen -MMD -MP
+# Includes name their layer: "system/chip.h" (csim/<layer>/), "fw/hal.h" (the project root).
+CFLAGS     := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -Icsim -I. -I$(BUILD)/gen -MMD -MP
 VLT_ROOT   := /usr/share/verilator/include
 VLT_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -faligned-new -fcf-protection=none \
                 -Wno-unused-parameter -Wno-sign-compare -Wno-unused-variable -Wno-shadow \
@@ -59,33 +60,34 @@ NOC_VFLAGS ?= --unroll-count 1
 NOC_OPT_FAST ?= -O2
 CHIP_SIZES ?= 4x4 16x16 128x128
 VARIANT_TOPS := mxu_top noc_router chip_top
-SHIMS      := $(filter-out $(patsubst %,csim/%_shim.cpp,$(VARIANT_TOPS)),$(sort $(wildcard csim/*_shim.cpp)))
-TOPS       := $(patsubst csim/%_shim.cpp,%,$(SHIMS))
+SHIMS      := $(filter-out $(patsubst %,csim/vmodel/%_shim.cpp,$(VARIANT_TOPS)),$(sort $(wildcard csim/vmodel/*_shim.cpp)))
+TOPS       := $(patsubst csim/vmodel/%_shim.cpp,%,$(SHIMS))
 MXU_MODELS := $(foreach s,$(MXU_SIZES),mxu_top_$(s))
 NOC_MODELS := $(foreach v,$(NOC_VCS),noc_router_v$(v))
 CHIP_MODELS := $(foreach s,$(CHIP_SIZES),chip_top_$(s))
-LIB_C      := $(filter-out csim/tpusim.c,$(sort $(wildcard csim/*.c fw/*.c)))
+LIB_C      := $(filter-out csim/cli/tpusim.c,$(sort $(wildcard csim/*/*.c fw/*.c)))
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_C)) \
-              $(patsubst %.cpp,$(BUILD)/obj/%.o,$(SHIMS)) $(BUILD)/obj/csim/vmodel.o \
-              $(foreach m,$(MXU_MODELS) $(NOC_MODELS) $(CHIP_MODELS),$(BUILD)/obj/csim/$(m)_shim.o)
+              $(patsubst %.cpp,$(BUILD)/obj/%.o,$(SHIMS)) $(BUILD)/obj/csim/vmodel/vmodel.o \
+              $(foreach m,$(MXU_MODELS) $(NOC_MODELS) $(CHIP_MODELS),$(BUILD)/obj/csim/vmodel/$(m)_shim.o)
 MODEL_LIBS := $(foreach t,$(TOPS) $(MXU_MODELS) $(NOC_MODELS) $(CHIP_MODELS),$(BUILD)/vlt/$(t)/V$(t)__ALL.a)
 VLT_RT     := $(BUILD)/vlt/runtime/libverilated.a
 TEST_SRCS  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TPUSIM     := $(BUILD)/tpusim
+VMODEL_HDRS := csim/vmodel/vmodel_impl.hpp csim/vmodel/vmodel.h
 
 # ---------------------------------------------------------------- tool checks
 # `make deps sim` (or `make deps test`): deps must finish before anything that needs a tool
 # starts, and Make runs goals in parallel (--jobs above). Everything that needs a tool waits
 # for deps when deps is one of the goals; without deps a missing tool gets the message below.
 AFTER_DEPS := $(filter deps,$(MAKECMDGOALS))
-check-build-tools check-test-tools lint view test check-waves screenshot: | $(AFTER_DEPS)
+check-build-tools check-test-tools lint view test check-waves check-layers screenshot: | $(AFTER_DEPS)
 
 # $(call need,TOOL): fail with a clear message when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is not installed; run 'make deps' to install it" >&2; exit 127; }
 need_pkg = @pkg-config --exists $(1) 2>/dev/null || { echo "error: the '$(1)' library (Debian package $(2)) is not installed; run 'make deps' to install it" >&2; exit 127; }
 
-.PHONY: check-waves help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools
+.PHONY: check-layers check-waves help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools
 
 help: ## List the targets
 	@echo "tpu-pod-sim: a cycle-accurate TPU pod model (SystemVerilog + Verilator + C firmware)"
@@ -107,9 +109,13 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 sim: $(TPUSIM) ## Build and run the default simulation: a data-parallel step on a 4x4 pod (GEMMs, then an all-reduce)
 	$(TPUSIM) step --pod 4x4 --mxu 16x16 --m 128 --k 128 --n 128 --algo torus2d --seed 1 --trace-chip 5 --trace waves/step.fst
 
-test: lint $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint and the wave sessions check
+test: lint check-layers $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint, the layer and wave sessions checks
 	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
+
+check-layers: ## Check that every C include names its layer and no layer includes one above it (part of 'make test')
+	$(call need,python3)
+	@scripts/check_layers.py
 
 check-waves: $(TPUSIM) ## Check that every .gtkw session's signals exist in a fresh trace (part of 'make test')
 	@scripts/check_waves.sh $(BUILD)/wavecheck
@@ -178,7 +184,7 @@ $(BUILD)/vlt/$(1)/V$(1)__ALL.a: rtl/$(1).sv $(RTL_ALL) rtl/lint.vlt Makefile | c
 	+$(MAKE) -s -C $(BUILD)/vlt/$(1) -f V$(1).mk V$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
 
 # A shim includes its model's generated header, so the model comes first.
-$(BUILD)/obj/csim/$(1)_shim.o: csim/$(1)_shim.cpp $(BUILD)/vlt/$(1)/V$(1)__ALL.a csim/vmodel_impl.hpp csim/vmodel.h
+$(BUILD)/obj/csim/vmodel/$(1)_shim.o: csim/vmodel/$(1)_shim.cpp $(BUILD)/vlt/$(1)/V$(1)__ALL.a $(VMODEL_HDRS)
 	@mkdir -p $$(dir $$@)
 	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/$(1) -c $$< -o $$@
 endef
@@ -194,7 +200,7 @@ $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefile
 	  --Mdir $(ABS_BUILD)/vlt/mxu_top_$(1) --prefix Vmxu_top_$(1) --top-module mxu_top rtl/lint.vlt $(RTL_PKGS) rtl/mxu_top.sv
 	+$(MAKE) -s -C $(BUILD)/vlt/mxu_top_$(1) -f Vmxu_top_$(1).mk Vmxu_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
 
-$(BUILD)/obj/csim/mxu_top_$(1)_shim.o: csim/mxu_top_shim.cpp $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a csim/vmodel_impl.hpp csim/vmodel.h csim/mxu_top.h
+$(BUILD)/obj/csim/vmodel/mxu_top_$(1)_shim.o: csim/vmodel/mxu_top_shim.cpp $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/mxu_top.h
 	@mkdir -p $$(dir $$@)
 	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/mxu_top_$(1) -DMXU_ROWS=$(call mxu_r,$(1)) -DMXU_COLS=$(call mxu_c,$(1)) \
 	  -DMXU_ACC_DEPTH=$(call MXU_ACC_DEPTH,$(1)) -DMXU_CLASS=Vmxu_top_$(1) -DMXU_HEADER='"Vmxu_top_$(1).h"' -DMXU_NEW=mxu_top_new_$(1) -c $$< -o $$@
@@ -209,7 +215,7 @@ $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt 
 	  --top-module noc_router rtl/lint.vlt $(RTL_PKGS) rtl/noc_router.sv
 	+$(MAKE) -s -C $(BUILD)/vlt/noc_router_v$(1) -f Vnoc_router_v$(1).mk Vnoc_router_v$(1)__ALL.a OPT_FAST=$(NOC_OPT_FAST) OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
 
-$(BUILD)/obj/csim/noc_router_v$(1)_shim.o: csim/noc_router_shim.cpp $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a csim/vmodel_impl.hpp csim/vmodel.h csim/noc_router.h
+$(BUILD)/obj/csim/vmodel/noc_router_v$(1)_shim.o: csim/vmodel/noc_router_shim.cpp $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/noc_router.h
 	@mkdir -p $$(dir $$@)
 	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/noc_router_v$(1) -DNOC_VCS=$(1) -DNOC_CLASS=Vnoc_router_v$(1) \
 	  -DNOC_HEADER='"Vnoc_router_v$(1).h"' -DNOC_NEW=noc_router_new_v$(1) -c $$< -o $$@
@@ -221,7 +227,7 @@ $(BUILD)/gen/noc_variants.h: FORCE
 	@{ echo "/* generated by the Makefile from NOC_VCS: NOC_VARIANT(vcs) */"; \
 	  $(foreach v,$(NOC_VCS),echo "NOC_VARIANT($(v))";) } > $@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
-$(BUILD)/obj/csim/noc_router.o: $(BUILD)/gen/noc_variants.h
+$(BUILD)/obj/csim/vmodel/noc_router.o: $(BUILD)/gen/noc_variants.h
 
 # The chip, one model per MXU size. VMEM: 4 MiB at 4x4 (262144 lines of 16 bytes), 8 MiB at
 # 16x16 (131072 of 64), 16 MiB at 128x128 (32768 of 512, TPU v3's size); collectives keep
@@ -236,7 +242,7 @@ $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefi
 	  --Mdir $(ABS_BUILD)/vlt/chip_top_$(1) --prefix Vchip_top_$(1) --top-module chip_top rtl/lint.vlt $(RTL_PKGS) rtl/chip_top.sv
 	+$(MAKE) -s -C $(BUILD)/vlt/chip_top_$(1) -f Vchip_top_$(1).mk Vchip_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
 
-$(BUILD)/obj/csim/chip_top_$(1)_shim.o: csim/chip_top_shim.cpp $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a csim/vmodel_impl.hpp csim/vmodel.h csim/chip_top.h
+$(BUILD)/obj/csim/vmodel/chip_top_$(1)_shim.o: csim/vmodel/chip_top_shim.cpp $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/chip_top.h csim/vmodel/noc_router.h fw/isa.h fw/isa.def
 	@mkdir -p $$(dir $$@)
 	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/chip_top_$(1) -DCHIP_ROWS=$(call mxu_r,$(1)) -DCHIP_COLS=$(call mxu_c,$(1)) \
 	  -DCHIP_ACC_DEPTH=$(call MXU_ACC_DEPTH,$(1)) -DCHIP_VMEM_LINES=$(call CHIP_VMEM_LINES,$(1)) -DCHIP_QUEUE_DEPTH=$(CHIP_QUEUE_DEPTH) \
@@ -249,9 +255,9 @@ $(BUILD)/gen/chip_variants.h: FORCE
 	@{ echo "/* generated by the Makefile from CHIP_SIZES: CHIP_VARIANT(rows, cols, acc_depth, vmem_lines, queue_depth) */"; \
 	  $(foreach s,$(CHIP_SIZES),echo "CHIP_VARIANT($(call mxu_r,$(s)), $(call mxu_c,$(s)), $(call MXU_ACC_DEPTH,$(s)), $(call CHIP_VMEM_LINES,$(s)), $(CHIP_QUEUE_DEPTH))";) } > $@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
-$(BUILD)/obj/csim/chip_top.o: $(BUILD)/gen/chip_variants.h
+$(BUILD)/obj/csim/vmodel/chip_top.o: $(BUILD)/gen/chip_variants.h
 
-# The list of MXU sizes built into this binary, for csim/mxu_top.c.
+# The list of MXU sizes built into this binary, for csim/vmodel/mxu_top.c.
 # Rewritten only when MXU_SIZES changes, so it stays a cheap prerequisite.
 $(BUILD)/gen/mxu_variants.h: FORCE
 	@mkdir -p $(dir $@)
@@ -260,7 +266,7 @@ $(BUILD)/gen/mxu_variants.h: FORCE
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 .PHONY: FORCE
 FORCE:
-$(BUILD)/obj/csim/mxu_top.o: $(BUILD)/gen/mxu_variants.h
+$(BUILD)/obj/csim/vmodel/mxu_top.o: $(BUILD)/gen/mxu_variants.h
 
 # The Verilator runtime, built once and shared by every model in a binary.
 VLT_RT_SRCS := verilated.cpp verilated_fst_c.cpp verilated_threads.cpp
@@ -273,7 +279,7 @@ $(BUILD)/obj/%.o: %.c | check-build-tools
 	@mkdir -p $(dir $@)
 	$(CCACHE) $(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/csim/vmodel.o: csim/vmodel.cpp csim/vmodel_impl.hpp csim/vmodel.h | check-build-tools
+$(BUILD)/obj/csim/vmodel/vmodel.o: csim/vmodel/vmodel.cpp $(VMODEL_HDRS) | check-build-tools
 	@mkdir -p $(dir $@)
 	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -c $< -o $@
 
@@ -283,7 +289,7 @@ $(BUILD)/libtpusim.a: $(LIB_OBJS)
 
 LINK_LIBS := $(BUILD)/libtpusim.a $(MODEL_LIBS) $(VLT_RT)
 
-$(TPUSIM): $(BUILD)/obj/csim/tpusim.o $(LINK_LIBS)
+$(TPUSIM): $(BUILD)/obj/csim/cli/tpusim.o $(LINK_LIBS)
 	$(CXX) -o $@ $< $(LINK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LINK_LIBS) | check-test-tools

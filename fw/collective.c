@@ -1,5 +1,5 @@
 /* collective: see collective.h and docs/collectives.md. */
-#include "collective.h"
+#include "fw/collective.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -152,7 +152,7 @@ void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, uns
   split(lo, len, y - s->y0, s->h, first, count);  /* of that, segment of the Y ring */
 }
 
-int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen) {
+int fw_coll_check(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen) {
   if (s->w == 0 || s->h == 0 || s->x0 + s->w > s->pod_w || s->y0 + s->h > s->pod_h) {
     snprintf(err, errlen, "slice %u,%u %ux%u is empty or outside the %ux%u pod", s->x0, s->y0, s->w, s->h, s->pod_w,
              s->pod_h);
@@ -200,7 +200,7 @@ int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args
 }
 
 /* 0 when the programs were built and fit the queues, else -1 with a message. */
-static int programs_fit(const fw_chip_t *chip, const fw_prog_t *cq, const fw_prog_t *dq, const char *what, char *err,
+static int programs_fit(const chip_geometry_t *chip, const fw_prog_t *cq, const fw_prog_t *dq, const char *what, char *err,
                         size_t errlen) {
   if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
     snprintf(err, errlen, "out of memory building the %s programs", what);
@@ -299,7 +299,7 @@ static void streams_init(streams_t *t, const fw_slice_t *s, const fw_coll_args_t
  * and from every chip of that row along its column in two chains, chunk by chunk: a chip
  * forwards chunk c as soon as it has it. A chip at depth d (hops from the root) receives
  * chunk c in round c + d - 1 and sends it in round c + d. */
-static int broadcast(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+static int broadcast(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
                      fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
   streams_t t;
   streams_init(&t, s, a, x, y, cq, dq);
@@ -369,7 +369,7 @@ static unsigned first_hop(const fw_slice_t *s, unsigned from, unsigned to) {
  * on, so no long transfer holds a path and a chip's engines do not compete for a link. Every line adds 1 to semaphore 0 of its
  * destination; when all (n-1) blocks have arrived and the chip's own block is copied, the
  * output replaces the buffer. */
-static int all_to_all(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+static int all_to_all(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
                       fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
   const unsigned n = s->w * s->h, me = (y - s->y0) * s->w + (x - s->x0);
   const uint32_t bl = a->lines / n, out = a->data_line + a->lines;
@@ -420,7 +420,7 @@ int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_lin
   return 0;
 }
 
-int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+int fw_collective(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
                   fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
   if (fw_coll_check(chip, s, a, err, errlen)) return -1;
   if (a->op == FW_COLL_BROADCAST) return broadcast(chip, s, a, x, y, cq, dq, err, errlen);

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gemm.h"
-#include "hal.h"
+#include "fw/gemm.h"
+#include "fw/hal.h"
 
 typedef enum {
   FW_COLL_ALLREDUCE, FW_COLL_REDUCE_SCATTER, FW_COLL_ALL_GATHER, FW_COLL_BROADCAST, FW_COLL_ALL_TO_ALL
@@ -46,10 +46,10 @@ uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a);
 
 /* Checks the arguments against the slice and the chip (message in err, -1 when they
  * cannot run). */
-int fw_coll_check(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen);
+int fw_coll_check(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen);
 
 /* Appends the programs of the chip at (x, y) of the pod (inside the slice). */
-int fw_collective(const fw_chip_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+int fw_collective(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
                   fw_prog_t *compute, fw_prog_t *dma, char *err, size_t errlen);
 
 /* Which lines a chip owns after a reduce-scatter, or contributes to an all-gather

@@ -1,5 +1,5 @@
 /* gemm: see gemm.h and docs/gemm.md. */
-#include "gemm.h"
+#include "fw/gemm.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,7 +23,7 @@ static uint32_t round4(uint32_t x) { return (x + 3) & ~3u; }
  * activation panels (2 kp Mt lines) and two output blocks (2 Mt lines). Accumulator: two
  * column tiles when a panel spans all of K (outputs finish one column tile at a time),
  * else every column tile of two row blocks. */
-static uint32_t block_rows_for(const fw_chip_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp) {
+static uint32_t block_rows_for(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp) {
   uint32_t nw = NW * chip->rows;
   uint32_t by_vmem = chip->vmem_lines > nw ? (chip->vmem_lines - nw) / (2 * kp + 2) : 0;
   uint32_t by_acc = kp == kts ? chip->acc_depth / 2 : chip->acc_depth / (2 * nts);
@@ -33,18 +33,18 @@ static uint32_t block_rows_for(const fw_chip_t *chip, uint32_t m, uint32_t kts, 
 /* K tiles per panel: all of K when a row block can still be at least min(M, R) rows high
  * (every output block then finishes on its own and write-backs spread evenly), else the
  * largest panel that allows it, else one K tile. */
-static uint32_t choose_panel(const fw_chip_t *chip, uint32_t m, uint32_t kts, uint32_t nts) {
+static uint32_t choose_panel(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts) {
   uint32_t want = min_u32(m, chip->rows);
   for (uint32_t kp = kts; kp > 1; kp--)
     if (block_rows_for(chip, m, kts, nts, kp) >= want) return kp;
   return 1;
 }
 
-uint32_t fw_gemm_panel_tiles(const fw_chip_t *chip, uint32_t m, uint32_t k, uint32_t n) {
+uint32_t fw_gemm_panel_tiles(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n) {
   return choose_panel(chip, m, ceil_div(k, chip->rows), ceil_div(n, chip->cols));
 }
 
-uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp) {
+uint32_t fw_gemm_block_rows(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp) {
   uint32_t kts = ceil_div(k, chip->rows), nts = ceil_div(n, chip->cols);
   if (kp == 0) kp = choose_panel(chip, m, kts, nts);
   uint32_t mt = block_rows_for(chip, m, kts, nts, kp);
@@ -107,7 +107,7 @@ static void load_panel_piece(fw_prog_t *dq, const fw_gemm_args_t *g, const plan_
 /* Non-empty chunks per sub-block when a panel of `rows` rows is cut in `per_sub`. */
 static uint32_t chunks(uint32_t rows, uint32_t per_sub) { return ceil_div(rows, ceil_div(rows, per_sub)); }
 
-int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
+int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
             size_t errlen) {
   const uint32_t R = chip->rows, C = chip->cols;
   if (g->m == 0 || g->k == 0 || g->n == 0) {

@@ -12,12 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hal.h"
-
-typedef struct {
-  unsigned rows, cols;   /* MXU */
-  unsigned vmem_lines, acc_depth, queue_depth;
-} fw_chip_t;
+#include "fw/hal.h"
 
 typedef struct {
   uint32_t a, b, c;      /* HBM byte addresses */
@@ -31,14 +26,14 @@ typedef struct {
 
 /* Appends the GEMM to a compute program and a DMA program (each ends with HALT).
  * Returns 0, or -1 with a message when the shape cannot run on this chip. */
-int fw_gemm(const fw_chip_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, fw_prog_t *dma,
+int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, fw_prog_t *dma,
             char *err, size_t errlen);
 
 /* The K tiles per panel the kernel chooses for this shape on this chip. */
-uint32_t fw_gemm_panel_tiles(const fw_chip_t *chip, uint32_t m, uint32_t k, uint32_t n);
+uint32_t fw_gemm_panel_tiles(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n);
 
 /* The row-block height it uses with panels of kp K tiles (0: the chosen panel); 0 when
  * not even one row fits VMEM and the accumulator. */
-uint32_t fw_gemm_block_rows(const fw_chip_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp);
+uint32_t fw_gemm_block_rows(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp);
 
 #endif

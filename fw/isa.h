@@ -17,6 +17,16 @@ enum isa_const {
 #include "fw/isa.def"
 };
 
+/* A built chip's sizes, as firmware must know them (one per MXU size in the build: the
+ * Makefile's CHIP_SIZES; csim/vmodel/chip_top.h lists them). Lines of VMEM are 4 * cols
+ * bytes. */
+typedef struct {
+  unsigned rows, cols;    /* the MXU */
+  unsigned acc_depth;     /* accumulator rows */
+  unsigned vmem_lines;    /* VMEM lines */
+  unsigned queue_depth;   /* commands per queue */
+} chip_geometry_t;
+
 /* Queues, and their bits in a start mask (chip_run, pod_run). */
 #define ISA_QUEUE(name, index, doc) ISA_QUEUE_##name = (index),
 typedef enum {

@@ -1,5 +1,5 @@
 /* kernels: see kernels.h. */
-#include "kernels.h"
+#include "fw/kernels.h"
 
 #include <stdio.h>
 
@@ -36,7 +36,7 @@ static void store_chunk(fw_prog_t *dq, uint32_t base, uint32_t line, chunk_t k, 
   if (k.tail_bytes) fw_dma_vmem_to_hbm(dq, sem, 1, vline + k.full_lines, base + k.first_byte + k.full_lines * line, line, 1, k.tail_bytes);
 }
 
-int fw_elementwise(const fw_chip_t *chip, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t count,
+int fw_elementwise(const chip_geometry_t *chip, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t count,
                    uint32_t scalar, fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
   const uint32_t line = 4 * chip->cols, bytes = 4 * count;
   if (count == 0 || (a | b | out) % 4) {
@@ -90,7 +90,7 @@ int fw_elementwise(const fw_chip_t *chip, isa_vec_op_t op, uint32_t a, uint32_t 
   return 0;
 }
 
-int fw_copy_local(const fw_chip_t *chip, uint32_t src, uint32_t dst, uint32_t bytes, fw_prog_t *dq, char *err,
+int fw_copy_local(const chip_geometry_t *chip, uint32_t src, uint32_t dst, uint32_t bytes, fw_prog_t *dq, char *err,
                   size_t errlen) {
   const uint32_t line = 4 * chip->cols, cl = min_u32(256, chip->vmem_lines / 2);
   if (bytes == 0 || bytes % 4 || (src | dst) % 4) {
@@ -114,7 +114,7 @@ int fw_copy_local(const fw_chip_t *chip, uint32_t src, uint32_t dst, uint32_t by
   return fw_prog_ok(dq) ? 0 : -1;
 }
 
-int fw_copy_remote(const fw_chip_t *chip, unsigned sx, unsigned sy, unsigned x, unsigned y, uint32_t src,
+int fw_copy_remote(const chip_geometry_t *chip, unsigned sx, unsigned sy, unsigned x, unsigned y, uint32_t src,
                    uint32_t dst, uint32_t bytes, fw_prog_t *sender, fw_prog_t *receiver, char *err, size_t errlen) {
   const uint32_t line = 4 * chip->cols, cl = min_u32(256, (chip->vmem_lines - 1) / 2), ack_line = 2 * cl;
   if (bytes == 0 || bytes % 4 || (src | dst) % 4) {

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arith_golden.h"
+#include "golden/arith_golden.h"
 
 #define TIMEOUT_S 300.0
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

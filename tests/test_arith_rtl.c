@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arith_golden.h"
-#include "arith_top.h"
-#include "rng.h"
+#include "golden/arith_golden.h"
 #include "test_util.h"
+#include "util/rng.h"
+#include "vmodel/arith_top.h"
 
 #define RANDOM_PAIRS 1000000u
 

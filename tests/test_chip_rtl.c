@@ -9,14 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arith_golden.h"
-#include "chip.h"
-#include "chip_gemm.h"
-#include "hal.h"
-#include "kernels.h"
-#include "mxu_golden.h"
-#include "rng.h"
+#include "fw/hal.h"
+#include "fw/kernels.h"
+#include "golden/arith_golden.h"
+#include "golden/mxu_golden.h"
+#include "runtime/chip_gemm.h"
+#include "system/chip.h"
 #include "test_util.h"
+#include "util/rng.h"
 
 static chip_t *make_chip(unsigned size, unsigned bw, unsigned latency) {
   chip_config_t cfg = {.rows = size, .cols = size, .hbm_bytes = 1u << 22, .hbm_bytes_per_cycle = bw, .hbm_latency = latency, .seed = test_seed()};
@@ -528,7 +528,6 @@ Test(chip_rtl, vector_op_follows_store_without_a_fence) {
 Test(chip_rtl, elementwise_kernel_through_hbm) {
   chip_t *c = make_chip(4, 16, 20);
   const chip_geometry_t *g = chip_geometry(c);
-  fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
   rng_t rng;
   rng_seed(&rng, test_seed() + 21);
   const uint32_t count = 4 * 700 + 3;  /* several chunks and a partial line */
@@ -543,7 +542,7 @@ Test(chip_rtl, elementwise_kernel_through_hbm) {
     fw_prog_init(&cq);
     fw_prog_init(&dq);
     char err[256];
-    cr_assert_eq(fw_elementwise(&fc, ops[o], 0, 1u << 20, 2u << 20, count, scalar, &cq, &dq, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(fw_elementwise(g, ops[o], 0, 1u << 20, 2u << 20, count, scalar, &cq, &dq, err, sizeof err), 0, "%s", err);
     cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
     cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
     chip_status_t st;

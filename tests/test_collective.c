@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arith_golden.h"
-#include "chip.h"
-#include "coll_golden.h"
-#include "pod_collective.h"
-#include "rng.h"
+#include "golden/arith_golden.h"
+#include "golden/coll_golden.h"
+#include "runtime/pod_collective.h"
+#include "system/chip.h"
 #include "test_util.h"
+#include "util/rng.h"
 
 static uint32_t random_fp32(rng_t *r) {
   /* sign, an exponent in a band (so sums round), a random mantissa; sometimes zero */
@@ -418,7 +418,6 @@ Test(collective, barrier_right_after_a_collective) {
   const fw_slice_t s = {0, 0, w, h, w, h};
   const fw_coll_args_t a = {FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 0, lines, 7, 0, false};
   const chip_geometry_t *g = chip_geometry(pod_chip(pod, 0, 0));
-  const fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
   uint32_t *in = calloc(n * lines * lanes, 4), *want = calloc(n * lines * lanes, 4), got[301 * 4];
   rng_t r;
   rng_seed(&r, test_seed() * 5 + 3);
@@ -433,7 +432,7 @@ Test(collective, barrier_right_after_a_collective) {
     /* load, all-reduce, barrier, store: one program pair */
     fw_dma_hbm_to_vmem(&dq, 29, 1, 0, 16, 0, lines, 16);
     fw_sem_wait(&dq, 29, 1);
-    cr_assert_eq(fw_collective(&fc, &s, &a, c % w, c / w, &cq, &dq, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(fw_collective(g, &s, &a, c % w, c / w, &cq, &dq, err, sizeof err), 0, "%s", err);
     cr_assert_eq(fw_barrier(&s, c % w, c / w, scratch, &cq, &dq, err, sizeof err), 0, "%s", err);
     fw_dma_vmem_to_hbm(&dq, 29, 1, 0, 0, 16, lines, 16);
     fw_sem_wait(&dq, 29, 1);

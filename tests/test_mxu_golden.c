@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arith_golden.h"
-#include "mxu_golden.h"
-#include "rng.h"
+#include "golden/arith_golden.h"
+#include "golden/mxu_golden.h"
+#include "util/rng.h"
 
 static uint16_t bf(float f) {
   uint32_t bits;

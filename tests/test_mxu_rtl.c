@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mxu_driver.h"
-#include "mxu_golden.h"
-#include "mxu_top.h"
-#include "rng.h"
+#include "golden/mxu_golden.h"
+#include "runtime/mxu_driver.h"
 #include "test_util.h"
+#include "util/rng.h"
+#include "vmodel/mxu_top.h"
 
 typedef struct {
   unsigned rows, cols;

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "noc_net.h"
-#include "noc_router.h"
-#include "noc_traffic.h"
+#include "system/noc_net.h"
+#include "system/noc_traffic.h"
 #include "test_util.h"
+#include "vmodel/noc_router.h"
 
 static unsigned ring_hops(unsigned a, unsigned b, unsigned k) {
   unsigned d = a > b ? a - b : b - a;

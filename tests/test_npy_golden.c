@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "npy.h"
+#include "util/npy.h"
 
 #define TIMEOUT_S 30
 #define ERR_LEN 512

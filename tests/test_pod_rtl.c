@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hal.h"
-#include "kernels.h"
-#include "pod.h"
-#include "rng.h"
+#include "fw/hal.h"
+#include "fw/kernels.h"
+#include "system/pod.h"
 #include "test_util.h"
+#include "util/rng.h"
 
 static pod_t *make_pod(unsigned size, unsigned x, unsigned y, unsigned link) {
   pod_config_t cfg = {x, y, link, {.rows = size, .cols = size, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
@@ -163,7 +163,6 @@ Test(pod_rtl, local_and_remote_copy_kernels) {
   pod_t *p = make_pod(4, 2, 1, 1);
   chip_t *c0 = pod_chip(p, 0, 0), *c1 = pod_chip(p, 1, 0);
   const chip_geometry_t *g = chip_geometry(c0);
-  fw_chip_t fc = {g->rows, g->cols, g->vmem_lines, g->acc_depth, g->queue_depth};
   const uint32_t bytes = 4 * 16 * 700 + 12; /* several chunks and a partial line */
   static uint8_t data[4 * 16 * 700 + 12], back[4 * 16 * 700 + 12];
   rng_t rng;
@@ -176,9 +175,9 @@ Test(pod_rtl, local_and_remote_copy_kernels) {
   fw_prog_init(&rcv);
   char err[256];
   /* chip 0: copy locally to 200000, then send to chip 1 at 300000 */
-  cr_assert_eq(fw_copy_local(&fc, 0, 200000, bytes, &local, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(fw_copy_local(g, 0, 200000, bytes, &local, err, sizeof err), 0, "%s", err);
   local.count--; /* drop its HALT: the remote copy follows in the same program */
-  cr_assert_eq(fw_copy_remote(&fc, 0, 0, 1, 0, 200000, 300000, bytes, &snd, &rcv, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(fw_copy_remote(g, 0, 0, 1, 0, 200000, 300000, bytes, &snd, &rcv, err, sizeof err), 0, "%s", err);
   for (size_t i = 0; i < snd.count; i++) fw_raw(&local, snd.words + i * ISA_CMD_WORDS);
   fw_prog_free(&snd);
   load(c0, ISA_QUEUE_DMA, &local);

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arith_golden.h"
-#include "mxu_golden.h"
-#include "npy.h"
+#include "golden/arith_golden.h"
+#include "golden/mxu_golden.h"
+#include "util/npy.h"
 
 
 typedef struct {

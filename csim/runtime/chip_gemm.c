@@ -1,0 +1,153 @@
+/* chip_gemm: see chip_gemm.h. */
+#include "runtime/chip_gemm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw/gemm.h"
+#include "fw/hal.h"
+
+static uint64_t align64(uint64_t x) { return (x + 63) & ~(uint64_t)63; }
+
+typedef struct {
+  uint64_t a, b, c, zero, end;
+  size_t lda, ldb;
+} layout_t;
+
+static layout_t layout(unsigned cols, size_t m, size_t k, size_t n) {
+  layout_t l;
+  l.lda = (k + 1) & ~(size_t)1;
+  l.ldb = (n + 1) & ~(size_t)1;
+  l.a = 0;
+  l.b = align64(l.a + 2 * (uint64_t)m * l.lda);
+  l.c = align64(l.b + 2 * (uint64_t)k * l.ldb);
+  l.zero = align64(l.c + 4 * (uint64_t)m * n);
+  l.end = l.zero + 4 * (uint64_t)cols;
+  return l;
+}
+
+uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n) { return layout(cols, m, k, n).end; }
+
+int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char *err, size_t errlen) {
+  if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
+    snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
+    return -1;
+  }
+  layout_t l = layout(g->cols, m, k, n);
+  if (l.end > (1ull << 32)) {
+    snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; a chip addresses 4 GiB", (unsigned long long)l.end);
+    return -1;
+  }
+  fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb, true, false, 0};
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  int rc = fw_gemm(g, &args, &cq, &dq, err, errlen);  /* with the epilogue: the larger program */
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+  return rc;
+}
+
+int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                   const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen) {
+  chip_gemm_opts_t none = {false, false, 0};
+  if (!opts) opts = &none;
+  if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
+    snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
+    return -1;
+  }
+  layout_t l = layout(chip_geometry(c)->cols, m, k, n);
+  const chip_geometry_t *g = chip_geometry(c);
+  uint16_t *row = calloc(l.lda > l.ldb ? l.lda : l.ldb, sizeof *row);
+  uint8_t *zero = calloc(chip_line_bytes(c), 1);
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  int rc = -1;
+  if (!row || !zero) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  /* Host: tensors into HBM (rows padded to an even number of bf16 with zeros). */
+  for (size_t i = 0; i < m; i++) {
+    memcpy(row, a + i * k, k * sizeof *row);
+    if (chip_hbm_write(c, l.a + 2 * i * l.lda, row, 2 * l.lda)) goto too_big;
+  }
+  memset(row, 0, l.ldb * sizeof *row);
+  for (size_t i = 0; i < k; i++) {
+    memcpy(row, b + i * n, n * sizeof *row);
+    if (chip_hbm_write(c, l.b + 2 * i * l.ldb, row, 2 * l.ldb)) goto too_big;
+  }
+  if (chip_hbm_write(c, l.zero, zero, chip_line_bytes(c))) goto too_big;
+  /* Firmware: the programs. */
+  fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb,
+                         opts->relu, opts->bf16_out, opts->k_panel};
+  if (fw_gemm(g, &args, &cq, &dq, err, errlen)) goto out;
+  if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
+      chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen))
+    goto out;
+  if (cmds) cmds[0] = cq.count, cmds[1] = dq.count;
+  rc = 0;
+  goto out;
+too_big:
+  snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; the chip has less", (unsigned long long)l.end);
+out:
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+  free(row);
+  free(zero);
+  return rc;
+}
+
+uint64_t chip_gemm_c_addr(unsigned cols, size_t m, size_t k, size_t n) { return layout(cols, m, k, n).c; }
+
+int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint32_t *out) {
+  layout_t l = layout(chip_geometry(c)->cols, m, k, n);
+  if (!bf16_out) return chip_hbm_read(c, l.c, out, 4 * m * n);
+  size_t ldc = (n + 1) & ~(size_t)1;
+  uint16_t *row = malloc(2 * ldc);
+  int rc = row ? 0 : -1;
+  for (size_t i = 0; i < m && !rc; i++) {
+    rc = chip_hbm_read(c, l.c + 2 * i * ldc, row, 2 * n);
+    for (size_t j = 0; j < n && !rc; j++) out[i * n + j] = row[j];
+  }
+  free(row);
+  return rc;
+}
+
+int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+              uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen) {
+  chip_gemm_opts_t none = {false, false, 0};
+  if (!opts) opts = &none;
+  memset(st, 0, sizeof *st);
+  size_t cmds[2];
+  if (chip_gemm_load(c, m, k, n, a, b, opts, cmds, err, errlen)) return -1;
+  st->compute_cmds = cmds[0];
+  st->dma_cmds = cmds[1];
+  /* Run: generous timeout (the data at one byte per cycle, plus the compute). */
+  const chip_geometry_t *g = chip_geometry(c);
+  chip_status_t s;
+  uint64_t limit = 1000000 + 64 * (chip_gemm_hbm_bytes(g->cols, m, k, n) + (uint64_t)m * k * n / ((uint64_t)g->rows * g->cols));
+  if (chip_run(c, ISA_QMASK_ALL, limit, &s)) {
+    snprintf(err, errlen, "GEMM run failed: %s", s.report);
+    return -1;
+  }
+  st->cycles = s.cycles;
+  st->hbm_bytes = s.hbm_bytes;
+  st->dma_busy_cycles = s.dma_busy;
+  st->mxu_busy_cycles = s.mxu_busy;
+  st->compute = s.compute;
+  st->weight_load = s.weight_load;
+  st->weight_stall = s.weight_stall;
+  st->input_stall = s.input_stall;
+  st->mxu_idle = s.mxu_idle;
+  if (chip_gemm_read(c, m, k, n, opts->bf16_out, out)) {
+    snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; the chip has less",
+             (unsigned long long)chip_gemm_hbm_bytes(g->cols, m, k, n));
+    return -1;
+  }
+  return 0;
+}

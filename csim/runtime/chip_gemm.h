@@ -1,0 +1,53 @@
+/*
+ * chip_gemm: runs C = A x B on one chip the way TPU software does: the host lays the
+ * matrices out in HBM, the firmware GEMM kernel (fw/gemm.h) builds the compute and DMA
+ * programs, the chip runs them to completion, and the host reads C back from HBM.
+ *
+ * HBM layout: A (M x lda bf16, lda = K rounded up to even, zero-padded), then B (K x ldb
+ * bf16, ldb = N rounded up to even), then C (M x N fp32), then one zero VMEM line, each
+ * at a 64-byte boundary.
+ */
+#ifndef CHIP_GEMM_H
+#define CHIP_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "system/chip.h"
+
+typedef struct {
+  uint64_t cycles;                 /* programs started .. chip idle */
+  uint64_t hbm_bytes, dma_busy_cycles, mxu_busy_cycles;
+  uint64_t compute, weight_load, weight_stall, input_stall, mxu_idle;  /* MXU counters */
+  size_t compute_cmds, dma_cmds;
+} chip_gemm_stats_t;
+
+/* HBM bytes a GEMM of this shape needs on a chip whose MXU has `cols` columns. */
+uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n);
+
+/* 0 when the firmware can run this shape on a chip of geometry g (VMEM, accumulator and
+ * queue sizes), else -1 with a message. */
+int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char *err, size_t errlen);
+
+typedef struct {
+  bool relu;      /* ReLU on the way out */
+  bool bf16_out;  /* round C to bf16 on the way out (out then holds bf16 in the low 16 bits) */
+  unsigned k_panel; /* K tiles per activation panel; 0: the firmware chooses (docs/gemm.md) */
+} chip_gemm_opts_t;
+
+/* a: M x K bf16, b: K x N bf16, out: M x N fp32 bits (bf16 bits with opts->bf16_out),
+ * row-major; opts may be NULL. Returns 0, or -1 with a message (shape too large for HBM
+ * or the queues, a chip error, a timeout). */
+int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+              uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen);
+
+/* The two halves of chip_gemm, for chips that run inside a pod: put A and B in HBM and
+ * load the programs (cmds gets the compute and DMA command counts, may be NULL); after
+ * the run, read C (chip_gemm_c_addr: where it is in HBM). */
+int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                   const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen);
+int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint32_t *out);
+uint64_t chip_gemm_c_addr(unsigned cols, size_t m, size_t k, size_t n);
+
+#endif

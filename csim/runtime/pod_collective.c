@@ -1,0 +1,304 @@
+/* pod_collective: see pod_collective.h. */
+#include "runtime/pod_collective.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw/hal.h"
+#include "system/chip.h"
+#include "system/pod.h"
+
+static uint32_t ceil_div32(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+/* The values held by VMEM line l: [*e0, *e0 + *n) (block: values per all_to_all block, bl
+ * its lines; 0 for the contiguous layout). */
+static void line_values(uint64_t elems, uint64_t block, uint32_t bl, unsigned lanes, uint32_t l, uint64_t *e0,
+                        uint64_t *n) {
+  if (block) {
+    uint64_t j = l / bl, o = (uint64_t)(l % bl) * lanes;
+    *e0 = j * block + o;
+    *n = o >= block ? 0 : (block - o < lanes ? block - o : lanes);
+  } else {
+    *e0 = (uint64_t)l * lanes;
+    *n = elems - *e0 < lanes ? elems - *e0 : lanes;
+  }
+}
+
+static bool in_rect(const fw_slice_t *s, unsigned x, unsigned y) {
+  return x >= s->x0 && x < s->x0 + s->w && y >= s->y0 && y < s->y0 + s->h;
+}
+
+/* The job whose slice holds chip (x, y), or -1. */
+static int job_of(const pod_coll_job_t *jobs, unsigned njobs, unsigned x, unsigned y) {
+  for (unsigned j = 0; j < njobs; j++)
+    if (in_rect(&jobs[j].slice, x, y)) return (int)j;
+  return -1;
+}
+
+/* One pod run of the DMA queues: every chip of every job copies its buffer between HBM and
+ * VMEM; chips outside the jobs run HALT. */
+static int copy_stage(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, unsigned lb, bool store, char *err,
+                      size_t errlen) {
+  const fw_slice_t *s0 = &jobs[0].slice;
+  uint32_t most = 0;
+  for (unsigned y = 0; y < s0->pod_h; y++)
+    for (unsigned x = 0; x < s0->pod_w; x++) {
+      int j = job_of(jobs, njobs, x, y);
+      fw_prog_t p;
+      fw_prog_init(&p);
+      if (j >= 0) {
+        const pod_coll_job_t *jb = &jobs[j];
+        if (store)
+          fw_dma_vmem_to_hbm(&p, ISA_SEM_NONE, 0, 0, (uint32_t)jb->hbm_addr, lb, jb->args.lines, lb);
+        else
+          fw_dma_hbm_to_vmem(&p, ISA_SEM_NONE, 0, (uint32_t)jb->hbm_addr, lb, 0, jb->args.lines, lb);
+        fw_fence(&p);
+        if (jb->args.lines > most) most = jb->args.lines;
+      }
+      fw_halt(&p);
+      chip_t *c = pod_chip(pod, x, y);
+      int rc = fw_prog_ok(&p) ? chip_load_program(c, ISA_QUEUE_DMA, p.words, p.count, err, errlen) : -1;
+      fw_prog_free(&p);
+      if (rc) return -1;
+    }
+  uint64_t cycles;
+  char report[1024];
+  if (pod_run(pod, ISA_QMASK_DMA, 100000 + 4ull * most, &cycles, report, sizeof report)) {
+    snprintf(err, errlen, "HBM copy failed: %s", report);
+    return -1;
+  }
+  return 0;
+}
+
+void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vmem_lines) {
+  /* four chunks per segment at least, so a ring step's sends overlap the previous step's
+   * receives; at most 64 lines; and the slots must fit */
+  unsigned n = s->w > s->h ? s->w : s->h;
+  uint32_t seg = ceil_div32(a->lines, 4ull * (n ? n : 1)), room = vmem_lines > a->lines ? vmem_lines - a->lines : 0;
+  a->chunk_lines = seg < 64 ? seg : 64;
+  if (a->chunk_lines < 1) a->chunk_lines = 1;
+  while (a->chunk_lines > 1 && fw_coll_scratch_lines(a) > room) a->chunk_lines /= 2;
+}
+
+int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path, unsigned trace_chip,
+                      char *err, size_t errlen) {
+  if (njobs == 0) {
+    snprintf(err, errlen, "no collective to run");
+    return -1;
+  }
+  const fw_slice_t *s0 = &jobs[0].slice;
+  for (unsigned j = 0; j < njobs; j++) {
+    const fw_slice_t *s = &jobs[j].slice;
+    memset(&jobs[j].stats, 0, sizeof jobs[j].stats);
+    const chip_geometry_t *g = chip_geometry(pod_chip(pod, s0->x0, s0->y0));
+    if (fw_coll_check(g, s, &jobs[j].args, err, errlen)) return -1;
+    for (unsigned i = 0; i < j; i++) {
+      const fw_slice_t *o = &jobs[i].slice;
+      if (s->x0 < o->x0 + o->w && o->x0 < s->x0 + s->w && s->y0 < o->y0 + o->h && o->y0 < s->y0 + s->h) {
+        snprintf(err, errlen, "slices %u,%u %ux%u and %u,%u %ux%u overlap", o->x0, o->y0, o->w, o->h, s->x0, s->y0,
+                 s->w, s->h);
+        return -1;
+      }
+    }
+    jobs[j].stats.lines = jobs[j].args.lines;
+    jobs[j].stats.chunk_lines = jobs[j].args.chunk_lines;
+    pod_set_slice(pod, s->x0, s->y0, s->w, s->h);
+  }
+  chip_t *c0 = pod_chip(pod, s0->x0, s0->y0);
+  const chip_geometry_t *g = chip_geometry(c0);
+  const unsigned lb = chip_line_bytes(c0);
+  if (copy_stage(pod, jobs, njobs, lb, false, err, errlen)) return -1;
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  int rc = -1;
+  uint32_t flits[5];
+  uint64_t sent0 = 0, limit = 200000;
+  for (unsigned y = 0; y < s0->pod_h; y++)
+    for (unsigned x = 0; x < s0->pod_w; x++) {
+      chip_t *c = pod_chip(pod, x, y);
+      int j = job_of(jobs, njobs, x, y);
+      fw_prog_free(&cq), fw_prog_free(&dq);
+      fw_prog_init(&cq), fw_prog_init(&dq);
+      if (j >= 0) {
+        const pod_coll_job_t *jb = &jobs[j];
+        if (fw_collective(g, &jb->slice, &jb->args, x, y, &cq, &dq, err, errlen)) goto out;
+        uint64_t l = 200000 + 400ull * jb->args.lines * (jb->slice.w + jb->slice.h);
+        if (l > limit) limit = l;
+      }
+      fw_halt(&cq);
+      fw_halt(&dq);
+      if (!fw_prog_ok(&cq) || !fw_prog_ok(&dq)) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+      }
+      if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
+          chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen))
+        goto out;
+      chip_router_flits(c, flits);
+      for (int p = 1; p < 5; p++) sent0 += flits[p];
+    }
+  if (trace_path &&
+      chip_trace(pod_chip(pod, trace_chip % s0->pod_w, trace_chip / s0->pod_w), trace_path, err, errlen))
+    goto out;
+  char report[2048];
+  uint64_t cycles, sent = 0;
+  if (pod_run(pod, ISA_QMASK_ALL, limit, &cycles, report, sizeof report)) {
+    snprintf(err, errlen, "collective failed: %s", report);
+    goto out;
+  }
+  for (unsigned y = 0; y < s0->pod_h; y++)
+    for (unsigned x = 0; x < s0->pod_w; x++) {
+      chip_router_flits(pod_chip(pod, x, y), flits);
+      for (int p = 1; p < 5; p++) sent += flits[p];
+    }
+  for (unsigned j = 0; j < njobs; j++) {
+    jobs[j].stats.cycles = cycles;  /* the jobs run together: the pod's cycles */
+    jobs[j].stats.flits_sent = sent - sent0;
+    const fw_slice_t *s = &jobs[j].slice;
+    for (unsigned y = s->y0; y < s->y0 + s->h; y++)
+      for (unsigned x = s->x0; x < s->x0 + s->w; x++)
+        for (unsigned k = 0; k < ISA_NUM_SEMS; k++) jobs[j].stats.sems_left += chip_sem(pod_chip(pod, x, y), k) != 0;
+  }
+  if (copy_stage(pod, jobs, njobs, lb, true, err, errlen)) goto out;
+  rc = 0;
+out:
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+  return rc;
+}
+
+int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr, const char *trace_path,
+                 unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen) {
+  pod_coll_job_t job = {*s, *a, hbm_addr, {0}};
+  int rc = pod_coll_run_jobs(pod, &job, 1, trace_path, trace_chip, err, errlen);
+  *st = job.stats;
+  return rc;
+}
+
+int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
+                   char *err, size_t errlen) {
+  memset(st, 0, sizeof *st);
+  chip_geometry_t g;
+  if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, &g)) {
+    snprintf(err, errlen, "no chip with a %ux%u MXU; built: %s", cfg->mxu_rows, cfg->mxu_cols, chip_top_sizes());
+    return -1;
+  }
+  fw_slice_t s = cfg->slice;
+  s.pod_w = cfg->pod_w;
+  s.pod_h = cfg->pod_h;
+  const unsigned lanes = g.cols, lb = 4 * lanes;
+  if (cfg->elems == 0 || cfg->elems > (uint64_t)g.vmem_lines * lanes) {
+    snprintf(err, errlen, "%llu fp32 values per chip do not fit VMEM (%u lines of %u values)",
+             (unsigned long long)cfg->elems, g.vmem_lines, lanes);
+    return -1;
+  }
+  fw_coll_args_t a = cfg->args;
+  a.data_line = 0;
+  const unsigned chips = s.w * s.h;
+  uint64_t block = 0;
+  uint32_t bl = 0;  /* all_to_all: values and lines per block */
+  if (a.op == FW_COLL_ALL_TO_ALL) {
+    if (cfg->elems % chips) {
+      snprintf(err, errlen, "all_to_all splits each chip's %llu values into %u equal blocks: they do not divide",
+               (unsigned long long)cfg->elems, chips);
+      return -1;
+    }
+    block = cfg->elems / chips;
+    bl = ceil_div32(block, lanes);
+    a.lines = bl * chips;
+  } else {
+    a.lines = ceil_div32(cfg->elems, lanes);
+  }
+  if (a.chunk_lines == 0) pod_coll_default_chunk(&s, &a, g.vmem_lines);
+  if (a.op == FW_COLL_ALL_TO_ALL && cfg->args.chunk_lines == 0) /* pieces of one packet (docs/isa.md) */
+    a.chunk_lines = isa_rdma_packet_lines(lanes);
+  if (fw_coll_check(&g, &s, &a, err, errlen)) return -1;
+
+  pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols)};
+  pc.chip.seed = cfg->seed;
+  if ((uint64_t)a.lines * lb > pc.chip.hbm_bytes) pc.chip.hbm_bytes = (uint64_t)a.lines * lb;
+  pod_t *pod = pod_new(&pc, err, errlen);
+  if (!pod) return -1;
+  int rc = -1;
+  uint32_t *line = calloc(lanes, sizeof *line);
+  if (!line) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  /* host: buffers into HBM at 0, padded to whole lines with zeros (all_to_all: each block
+   * starts on a line of its own) */
+  for (unsigned j = 0; j < s.h; j++)
+    for (unsigned i = 0; i < s.w; i++) {
+      chip_t *c = pod_chip(pod, s.x0 + i, s.y0 + j);
+      const uint32_t *src = in + (uint64_t)(j * s.w + i) * cfg->elems;
+      for (uint32_t l = 0; l < a.lines; l++) {
+        uint64_t e0, n;
+        line_values(cfg->elems, block, bl, lanes, l, &e0, &n);
+        memset(line, 0, lb);
+        if (a.bf16_in) /* bf16 values, two to a 32-bit word, in the line's low half */
+          for (uint64_t k = 0; k < n; k++) line[k / 2] |= (src[e0 + k] & 0xFFFFu) << (16 * (k % 2));
+        else
+          memcpy(line, src + e0, n * 4);
+        if (chip_hbm_write(c, (uint64_t)l * lb, line, lb)) goto hbm;
+      }
+    }
+  if (pod_coll_run(pod, &s, &a, 0, cfg->trace_path, cfg->trace_chip, st, err, errlen)) goto out;
+  for (unsigned j = 0; j < s.h; j++)
+    for (unsigned i = 0; i < s.w; i++) {
+      chip_t *c = pod_chip(pod, s.x0 + i, s.y0 + j);
+      uint32_t *dst = out + (uint64_t)(j * s.w + i) * cfg->elems;
+      for (uint32_t l = 0; l < a.lines; l++) {
+        uint64_t e0, n;
+        line_values(cfg->elems, block, bl, lanes, l, &e0, &n);
+        if (chip_hbm_read(c, (uint64_t)l * lb, line, lb)) goto hbm;
+        memcpy(dst + e0, line, n * 4);
+      }
+    }
+  rc = 0;
+  goto out;
+hbm:
+  snprintf(err, errlen, "buffer outside HBM");
+out:
+  free(line);
+  pod_free(pod);
+  return rc;
+}
+
+pod_coll_bw_t pod_coll_bandwidth(const fw_slice_t *s, fw_coll_op_t op, uint64_t bytes, uint64_t cycles,
+                                 double clock_mhz) {
+  pod_coll_bw_t b;
+  const unsigned n = s->w * s->h;
+  b.time_s = (double)cycles / (clock_mhz * 1e6);
+  b.algbw = (double)bytes / b.time_s / 1e9;
+  const double factor = op == FW_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : op == FW_COLL_BROADCAST ? 1.0 : (double)(n - 1) / n;
+  b.busbw = b.algbw * factor;
+  b.link = 8.0 * clock_mhz * 1e6 / 1e9;
+  /* What the topology allows, in links per chip: all-reduce drives all of a chip's links (4
+   * on a 2-D slice, 2 on a ring); reduce-scatter and all-gather run one ring direction (1);
+   * a broadcast chain forwards at one link's rate (1). All-to-all: every byte crosses the
+   * average hop count H of the slice (ring distance in a dimension it spans, straight
+   * distance in a mesh one), so with every link busy busbw is at most
+   * links x (n-1) / (n H). */
+  b.links = op == FW_COLL_ALLREDUCE || op == FW_COLL_ALL_TO_ALL ? (s->w > 1 && s->h > 1 ? 4 : 2) : 1;
+  b.bound = b.links * b.link;
+  if (op == FW_COLL_ALL_TO_ALL && n > 1) {
+    double hops = 0;  /* average over all (source, destination) pairs, self included */
+    const unsigned dims[2][2] = {{s->w, s->pod_w}, {s->h, s->pod_h}};
+    for (unsigned d = 0; d < 2; d++) {
+      const unsigned k = dims[d][0];
+      double sum = 0;
+      for (unsigned i = 0; i < k; i++)
+        for (unsigned j = 0; j < k; j++) {
+          unsigned dist = i > j ? i - j : j - i;
+          if (k == dims[d][1] && k - dist < dist) dist = k - dist;
+          sum += dist;
+        }
+      hops += sum / ((double)k * k);
+    }
+    b.bound *= (double)(n - 1) / (n * hops);
+  }
+  return b;
+}

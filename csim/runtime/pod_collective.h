@@ -1,0 +1,73 @@
+/*
+ * pod_collective: runs a collective (fw/collective.h) on a slice of a pod of RTL chips.
+ * The host puts each chip's buffer in its HBM; each chip DMAs it into VMEM, runs the
+ * collective firmware, and DMAs the result back; the host reads it. The cycles reported
+ * are those of the collective alone (the HBM copies run as separate pod runs).
+ */
+#ifndef POD_COLLECTIVE_H
+#define POD_COLLECTIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fw/collective.h"
+#include "system/pod.h"
+
+typedef struct {
+  unsigned pod_w, pod_h;
+  fw_slice_t slice;            /* pod_w/pod_h filled in from the pod */
+  fw_coll_args_t args;         /* data_line 0; lines from elems; chunk_lines 0 chooses */
+  uint64_t elems;              /* fp32 values per chip */
+  unsigned mxu_rows, mxu_cols; /* chip size (a built chip) */
+  unsigned link_latency;
+  uint64_t seed;               /* reset randomisation */
+  const char *trace_path;      /* FST of one chip's collective run, or NULL */
+  unsigned trace_chip;         /* index y * pod_w + x */
+} pod_coll_config_t;
+
+typedef struct {
+  uint64_t cycles;             /* the collective, first command to the last chip idle */
+  uint32_t lines, chunk_lines;
+  uint64_t flits_sent;         /* by every router port facing a link, summed over the slice */
+  uint32_t sems_left;          /* semaphores not back at zero after the kernel (must be 0) */
+} pod_coll_stats_t;
+
+/* in/out: slice chips (index y * w + x within the slice) x elems fp32 bit patterns (with
+ * args.bf16_in, `in` holds bf16 bit patterns in the low 16 bits; `out` is fp32).
+ * Returns 0, or -1 with a message (bad configuration, or the run failed: then the
+ * message names the stuck chip and queue). */
+int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
+                   char *err, size_t errlen);
+
+/* On a pod that exists: every slice chip's buffer (a->lines lines) is at HBM address
+ * hbm_addr; it is copied into VMEM line 0, reduced, and written back to the same place.
+ * Chips outside the slice get HALT programs. trace_path (or NULL): an FST of chip
+ * trace_chip (y * pod_w + x) from the collective on. */
+int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr, const char *trace_path,
+                 unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen);
+
+/* Several collectives at once on disjoint slices of one pod (each slice's routers keep its
+ * traffic inside it); stats.cycles is the pod's (they run together). */
+typedef struct {
+  fw_slice_t slice;
+  fw_coll_args_t args;    /* lines and chunk_lines set */
+  uint64_t hbm_addr;      /* the buffer in each of the slice's chips' HBM */
+  pod_coll_stats_t stats;
+} pod_coll_job_t;
+int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path, unsigned trace_chip,
+                      char *err, size_t errlen);
+
+/* Bandwidth of a collective by the nccl-tests conventions (docs/collectives.md), at a clock
+ * in MHz: algbw = bytes / time, busbw = algbw x the op's factor, link = one link one way (a
+ * 64-bit flit per cycle), bound = what the slice's links allow for the op, in GB/s. */
+typedef struct {
+  double time_s, algbw, busbw, link, bound;
+  unsigned links;  /* links per chip the bound counts */
+} pod_coll_bw_t;
+pod_coll_bw_t pod_coll_bandwidth(const fw_slice_t *s, fw_coll_op_t op, uint64_t bytes, uint64_t cycles,
+                                 double clock_mhz);
+
+/* Sets a->chunk_lines for a->lines on this slice (at most 64, slots fitting VMEM). */
+void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vmem_lines);
+
+#endif

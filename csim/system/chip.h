@@ -1,0 +1,94 @@
+/*
+ * chip: one TPU chip as the host sees it: the Verilated chip (chip_top.h) with its HBM
+ * model (hbm.h). The host loads tensors into HBM, writes command programs (built by the
+ * firmware HAL, fw/hal.h) into the queues, starts them and runs the chip until it is idle,
+ * with a timeout that reports which queue is stuck where.
+ */
+#ifndef CHIP_H
+#define CHIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fw/isa.h"
+#include "vmodel/chip_top.h"
+
+#define CHIP_ROUTER_DEPTH 8    /* flits per router VC buffer in use */
+
+/* Defaults, stated once: TPU v3's clock, and its HBM (900 GB/s) at that clock. */
+#define CHIP_DEFAULT_CLOCK_MHZ 940
+#define CHIP_DEFAULT_HBM_BYTES_PER_CYCLE 957 /* 900e9 / 940e6 */
+#define CHIP_DEFAULT_HBM_LATENCY 100         /* cycles */
+#define CHIP_DEFAULT_HBM_BYTES (1u << 22)
+
+typedef struct {
+  unsigned rows, cols;          /* MXU size (a size in chip_top_sizes()) */
+  unsigned x, y, pod_x, pod_y;  /* position in a pod (0, 0, 0, 0 for a lone chip) */
+  uint64_t hbm_bytes;           /* up to 4 GiB */
+  unsigned hbm_bytes_per_cycle; /* >= 1 */
+  unsigned hbm_latency;         /* >= 1 cycles */
+  uint64_t seed;                /* reset randomisation */
+} chip_config_t;
+
+typedef struct {
+  bool running[ISA_NUM_QUEUES], halted[ISA_NUM_QUEUES];
+  unsigned error[ISA_NUM_QUEUES];  /* docs/isa.md error codes (isa_error_t) */
+  unsigned pc[ISA_NUM_QUEUES], opcode[ISA_NUM_QUEUES];
+  uint64_t cycles;    /* of the last chip_run */
+  uint64_t dma_busy, mxu_busy, compute, weight_load, weight_stall, input_stall, mxu_idle, hbm_bytes;
+  bool timed_out;
+  char report[512];   /* why the run stopped, if not cleanly */
+} chip_status_t;
+
+typedef struct chip chip_t;
+
+/* The configuration of a lone rows x cols chip with the default HBM and reset seed 1. */
+chip_config_t chip_config_default(unsigned rows, unsigned cols);
+
+chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen);
+void chip_free(chip_t *c);
+const chip_geometry_t *chip_geometry(const chip_t *c);
+unsigned chip_line_bytes(const chip_t *c);
+
+/* Host access to HBM. Returns 0, or -1 if [addr, addr+n) is outside HBM. */
+int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n);
+int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n);
+
+/* Writes a program (n commands of ISA_CMD_WORDS words) into a queue's command memory.
+ * Returns 0, or -1 with a message if it does not fit. */
+int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen);
+
+/* Starts the queues in `mask` (bit q = queue q) and runs until every queue has stopped
+ * and every unit is idle, or `max_cycles` pass. Returns 0 when every started queue
+ * halted cleanly; -1 on an error or a timeout (st->report says which queue, command and
+ * semaphore). */
+int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st);
+
+uint32_t chip_sem(chip_t *c, unsigned idx);
+
+/* ---- for pods (csim/pod.c): the chip stepped one cycle at a time among others */
+typedef struct {
+  uint32_t *in_flit, *out_flit;  /* 4 flits of CHIP_FLIT_BITS, +X -X +Y -Y */
+  uint8_t *credit_in, *credit_out; /* 4 x CHIP_ROUTER_VCS bits */
+} chip_net_ports_t;
+void chip_net_ports(chip_t *c, chip_net_ports_t *n);
+/* Starts queues (mask), remembering the counters, for chip_finish. */
+void chip_begin(chip_t *c, unsigned mask);
+void chip_tick(chip_t *c);
+/* Flits each router output port has sent since reset: local (ejected), +X, -X, +Y, -Y. */
+void chip_router_flits(chip_t *c, uint32_t flits[5]);
+/* No queue running, no unit busy, no flit in the router. */
+bool chip_quiet(chip_t *c);
+/* Reads the status after a run that chip_begin started; 0 if the started queues halted. */
+int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *st);
+int chip_trace(chip_t *c, const char *path, char *err, size_t errlen);
+uint64_t chip_cycle(const chip_t *c);
+
+/* The chip's slice (docs/collectives.md): its router routes inside the rectangle and drops
+ * (and counts) packets injected here for chips outside it. w = 0: no slice, the pod. */
+void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h);
+/* Packets this chip's router dropped for leaving its slice. */
+uint32_t chip_slice_drops(chip_t *c);
+
+#endif

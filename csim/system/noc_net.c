@@ -1,0 +1,426 @@
+/* noc_net: see noc_net.h. */
+#include "system/noc_net.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "system/link.h"
+#include "system/torus.h"
+#include "util/bits.h"
+#include "vmodel/noc_router.h"
+#include "vmodel/vmodel.h"
+
+#define NOC_FLIT_WORDS_MAX 12 /* 5 ports x 70 bits, in 32-bit words */
+
+typedef struct {
+  uint64_t data;
+  unsigned vc;
+  bool valid, head, tail;
+} flit_t;
+
+typedef struct {
+  uint32_t *ids;
+  size_t head, count, cap;
+} id_queue_t;
+
+typedef struct {
+  vmodel_t *model;
+  uint32_t *in_flit, *out_flit; /* port storage (words) */
+  void *credit_in, *credit_out;
+  int p_overflow, p_occupancy, p_dbg_vc, p_dbg_count;
+  bool in_valid[NOC_PORTS]; /* a valid flit is poked on input p (so an idle port is not rewritten) */
+  link_t flit_link[NOC_PORTS];   /* [p]: flits out of output p, towards that neighbour */
+  link_t credit_link[NOC_PORTS]; /* [p]: credits out of input p, back to that neighbour */
+  /* network interface */
+  id_queue_t source;
+  uint32_t inj_pkt;       /* packet being injected, UINT32_MAX when none */
+  unsigned inj_index, inj_vc;
+  unsigned inj_credits[8];
+  unsigned next_vc;
+  uint32_t ej_pkt[8];     /* per local-output VC: packet being reassembled */
+  unsigned ej_credit;     /* local output credits to return next cycle (bit mask) */
+} node_t;
+
+struct noc_net {
+  noc_config_t cfg;
+  unsigned nodes, flit_bits, cred_bits;
+  node_t *node;
+  noc_packet_t *pkts;
+  uint32_t npkts, cap_pkts;
+  uint64_t cycle, last_activity, in_flight, measured_in_flight;
+  noc_scoreboard_t sb;
+};
+
+/* ------------------------------------------------------------------ bit fields */
+
+static bool flit_valid(const noc_net_t *net, const uint32_t *w, unsigned port) {
+  unsigned bit = port * net->flit_bits + net->flit_bits - 1;
+  return (w[bit / 32] >> (bit % 32)) & 1;
+}
+
+static flit_t flit_get(const noc_net_t *net, const uint32_t *w, unsigned port) {
+  unsigned off = port * net->flit_bits, vcb = NOC_VC_BITS(net->cfg.vcs);
+  flit_t f;
+  f.data = bits_get(w, off, NOC_DATA_BITS);
+  f.vc = (unsigned)bits_get(w, off + NOC_DATA_BITS, vcb);
+  f.tail = bits_get(w, off + NOC_DATA_BITS + vcb, 1);
+  f.head = bits_get(w, off + NOC_DATA_BITS + vcb + 1, 1);
+  f.valid = bits_get(w, off + NOC_DATA_BITS + vcb + 2, 1);
+  return f;
+}
+
+static void flit_put(const noc_net_t *net, uint32_t *w, unsigned port, const flit_t *f) {
+  unsigned off = port * net->flit_bits, vcb = NOC_VC_BITS(net->cfg.vcs);
+  bits_put(w, off, NOC_DATA_BITS, f->data);
+  bits_put(w, off + NOC_DATA_BITS, vcb, f->vc);
+  bits_put(w, off + NOC_DATA_BITS + vcb, 3, (uint64_t)f->tail | (uint64_t)f->head << 1 | (uint64_t)f->valid << 2);
+}
+
+static uint32_t cred_get(const noc_net_t *net, const void *p) {
+  return net->cred_bits <= 8 ? *(const uint8_t *)p : net->cred_bits <= 16 ? *(const uint16_t *)p : *(const uint32_t *)p;
+}
+
+static void cred_put(const noc_net_t *net, void *p, uint32_t v) {
+  if (net->cred_bits <= 8) *(uint8_t *)p = (uint8_t)v;
+  else if (net->cred_bits <= 16) *(uint16_t *)p = (uint16_t)v;
+  else *(uint32_t *)p = v;
+}
+
+/* ------------------------------------------------------------------ topology */
+
+/* Router port p (1..4) is the link in torus direction p - 1 (noc_router.h). */
+static unsigned neighbour(const noc_net_t *net, unsigned n, unsigned port) {
+  return torus_neighbour(net->cfg.size_x, net->cfg.size_y, n, (torus_dir_t)(port - NOC_PORT_XPOS));
+}
+
+static unsigned opposite(unsigned port) {
+  return NOC_PORT_XPOS + torus_opposite((torus_dir_t)(port - NOC_PORT_XPOS));
+}
+
+uint64_t noc_payload(uint32_t id, unsigned index) {
+  uint64_t z = ((uint64_t)id << 8 | index) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* ------------------------------------------------------------------ set-up */
+
+noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
+  if (cfg->size_x < 2 || cfg->size_y < 2 || cfg->size_x > 255 || cfg->size_y > 255) {
+    snprintf(err, errlen, "pod %ux%u: each dimension must be 2..255", cfg->size_x, cfg->size_y);
+    return NULL;
+  }
+  if (!noc_router_available(cfg->vcs)) {
+    snprintf(err, errlen, "no router with %u VCs in this build (built: %s)", cfg->vcs, noc_router_vcs_list());
+    return NULL;
+  }
+  if (cfg->buf_depth < 1 || cfg->buf_depth > NOC_MAX_DEPTH) {
+    snprintf(err, errlen, "buffer depth %u: must be 1..%u flits", cfg->buf_depth, NOC_MAX_DEPTH);
+    return NULL;
+  }
+  noc_net_t *net = calloc(1, sizeof *net);
+  if (!net) goto oom;
+  net->cfg = *cfg;
+  net->nodes = cfg->size_x * cfg->size_y;
+  net->flit_bits = NOC_FLIT_BITS(cfg->vcs);
+  net->cred_bits = NOC_PORTS * cfg->vcs;
+  net->node = calloc(net->nodes, sizeof *net->node);
+  if (!net->node) goto oom;
+  for (unsigned n = 0; n < net->nodes; n++) {
+    node_t *nd = &net->node[n];
+    nd->inj_pkt = UINT32_MAX;
+    for (unsigned v = 0; v < 8; v++) nd->ej_pkt[v] = UINT32_MAX;
+    /* each router's reset randomisation differs, all derived from the seed */
+    nd->model = noc_router_new(cfg->vcs, cfg->seed * 1000003u + n);
+    if (!nd->model) goto oom;
+    vmodel_t *m = nd->model;
+    vmodel_poke(m, vmodel_port(m, "my_x_i"), n % cfg->size_x);
+    vmodel_poke(m, vmodel_port(m, "my_y_i"), n / cfg->size_x);
+    vmodel_poke(m, vmodel_port(m, "size_x_i"), cfg->size_x);
+    vmodel_poke(m, vmodel_port(m, "size_y_i"), cfg->size_y);
+    vmodel_poke(m, vmodel_port(m, "buf_depth_i"), cfg->buf_depth);
+    vmodel_poke(m, vmodel_port(m, "slice_i"), 0);  /* no slice: the whole torus */
+    uint32_t zero[NOC_FLIT_WORDS_MAX] = {0};
+    vmodel_poke_words(m, vmodel_port(m, "in_flit_i"), zero);
+    vmodel_poke(m, vmodel_port(m, "credit_in_i"), 0);
+    vmodel_reset(m, 2);
+    nd->in_flit = vmodel_port_ptr(m, vmodel_port(m, "in_flit_i"));
+    nd->out_flit = vmodel_port_ptr(m, vmodel_port(m, "out_flit_o"));
+    nd->credit_in = vmodel_port_ptr(m, vmodel_port(m, "credit_in_i"));
+    nd->credit_out = vmodel_port_ptr(m, vmodel_port(m, "credit_out_o"));
+    nd->p_overflow = vmodel_port(m, "overflow_o");
+    nd->p_occupancy = vmodel_port(m, "occupancy_o");
+    nd->p_dbg_vc = vmodel_port(m, "dbg_vc_i");
+    nd->p_dbg_count = vmodel_port(m, "dbg_count_o");
+    for (unsigned v = 0; v < cfg->vcs; v++) nd->inj_credits[v] = cfg->buf_depth;
+    for (unsigned p = 1; p < NOC_PORTS; p++) {
+      if (link_init(&nd->flit_link[p], cfg->link_latency, sizeof(flit_t)) ||
+          link_init(&nd->credit_link[p], cfg->link_latency, sizeof(uint32_t)))
+        goto oom;
+    }
+  }
+  return net;
+oom:
+  snprintf(err, errlen, "out of memory building a %ux%u network", cfg->size_x, cfg->size_y);
+  noc_net_free(net);
+  return NULL;
+}
+
+void noc_net_free(noc_net_t *net) {
+  if (!net) return;
+  if (net->node) {
+    for (unsigned n = 0; n < net->nodes; n++) {
+      vmodel_free(net->node[n].model);
+      for (unsigned p = 1; p < NOC_PORTS; p++) {
+        link_free(&net->node[n].flit_link[p]);
+        link_free(&net->node[n].credit_link[p]);
+      }
+      free(net->node[n].source.ids);
+    }
+  }
+  free(net->node);
+  free(net->pkts);
+  free(net);
+}
+
+/* ------------------------------------------------------------------ packets */
+
+static int queue_push(id_queue_t *q, uint32_t id) {
+  if (q->count == q->cap) {
+    size_t cap = q->cap ? 2 * q->cap : 16;
+    uint32_t *ids = malloc(cap * sizeof *ids);
+    if (!ids) return -1;
+    for (size_t i = 0; i < q->count; i++) ids[i] = q->ids[(q->head + i) % q->cap];
+    free(q->ids);
+    q->ids = ids;
+    q->head = 0;
+    q->cap = cap;
+  }
+  q->ids[(q->head + q->count) % q->cap] = id;
+  q->count++;
+  return 0;
+}
+
+static uint32_t queue_pop(id_queue_t *q) {
+  uint32_t id = q->ids[q->head];
+  q->head = (q->head + 1) % q->cap;
+  q->count--;
+  return id;
+}
+
+uint32_t noc_net_send(noc_net_t *net, uint32_t src, uint32_t dst, unsigned flits, bool measured) {
+  if (net->npkts == net->cap_pkts) {
+    uint32_t cap = net->cap_pkts ? 2 * net->cap_pkts : 1024;
+    noc_packet_t *p = realloc(net->pkts, (size_t)cap * sizeof *p);
+    if (!p) return UINT32_MAX;
+    net->pkts = p;
+    net->cap_pkts = cap;
+  }
+  uint32_t id = net->npkts;
+  if (queue_push(&net->node[src].source, id)) return UINT32_MAX;
+  net->pkts[id] = (noc_packet_t){net->cycle, UINT64_MAX, src, dst, (uint16_t)flits, 0, measured};
+  net->npkts++;
+  net->in_flight++;
+  net->measured_in_flight += measured;
+  return id;
+}
+
+/* ------------------------------------------------------------------ one cycle */
+
+/* The NI's flit for this cycle, if any: continues the current packet, or starts the next
+ * queued one on a VC (round-robin) that has credit. */
+static flit_t ni_inject(noc_net_t *net, node_t *nd) {
+  flit_t f = {0};
+  if (nd->inj_pkt == UINT32_MAX && nd->source.count) {
+    for (unsigned i = 0; i < net->cfg.vcs; i++) {
+      unsigned v = (nd->next_vc + i) % net->cfg.vcs;
+      if (nd->inj_credits[v]) {
+        nd->inj_pkt = queue_pop(&nd->source);
+        nd->inj_index = 0;
+        nd->inj_vc = v;
+        nd->next_vc = (v + 1) % net->cfg.vcs;
+        break;
+      }
+    }
+  }
+  if (nd->inj_pkt == UINT32_MAX || !nd->inj_credits[nd->inj_vc]) return f;
+  const noc_packet_t *p = &net->pkts[nd->inj_pkt];
+  f.valid = true;
+  f.vc = nd->inj_vc;
+  f.head = nd->inj_index == 0;
+  f.tail = nd->inj_index + 1u == p->flits;
+  if (f.head) {
+    unsigned X = net->cfg.size_x;
+    f.data = (uint64_t)(p->dst % X) | (uint64_t)(p->dst / X) << 8 | (uint64_t)p->flits << 16 |
+             (uint64_t)nd->inj_pkt << 32;
+  } else {
+    f.data = noc_payload(nd->inj_pkt, nd->inj_index);
+  }
+  nd->inj_credits[nd->inj_vc]--;
+  net->sb.injected_flits++;
+  net->last_activity = net->cycle;
+  if (f.tail) nd->inj_pkt = UINT32_MAX;
+  else nd->inj_index++;
+  return f;
+}
+
+/* The scoreboard's view of a flit leaving the network at node n. */
+static void ni_eject(noc_net_t *net, node_t *nd, unsigned n, const flit_t *f) {
+  net->sb.ejected_flits++;
+  net->last_activity = net->cycle;
+  uint32_t *cur = &nd->ej_pkt[f->vc];
+  if (f->head) {
+    uint32_t id = (uint32_t)(f->data >> 32);
+    unsigned X = net->cfg.size_x;
+    if (id >= net->npkts) {
+      net->sb.corrupted++;
+      *cur = UINT32_MAX;
+      return;
+    }
+    noc_packet_t *p = &net->pkts[id];
+    if (p->received) {
+      net->sb.duplicated++;
+      *cur = UINT32_MAX;
+      return;
+    }
+    if (p->dst != n || (f->data & 0xFFFF) != ((p->dst % X) | (p->dst / X) << 8)) net->sb.misrouted++;
+    if (((f->data >> 16) & 0xFF) != p->flits) net->sb.corrupted++;
+    *cur = id;
+  } else if (*cur == UINT32_MAX || f->data != noc_payload(*cur, net->pkts[*cur].received)) {
+    net->sb.corrupted++;
+    if (*cur == UINT32_MAX) return;
+  }
+  noc_packet_t *p = &net->pkts[*cur];
+  p->received++;
+  if (f->tail != (p->received == p->flits)) net->sb.corrupted++;
+  if (f->tail) {
+    if (p->received == p->flits) {
+      p->delivered = net->cycle;
+      net->sb.delivered_packets++;
+      net->in_flight--;
+      net->measured_in_flight -= p->measured;
+    }
+    *cur = UINT32_MAX;
+  }
+}
+
+void noc_net_step(noc_net_t *net) {
+  const unsigned N = net->nodes, V = net->cfg.vcs;
+  /* 1. Inputs: flits and credits due on the links, the NI's injection, local credits. */
+  for (unsigned n = 0; n < N; n++) {
+    node_t *nd = &net->node[n];
+    uint32_t credits = nd->ej_credit; /* local output: ejection returns credits at once */
+    nd->ej_credit = 0;
+    for (unsigned p = 1; p < NOC_PORTS; p++) {
+      node_t *nb = &net->node[neighbour(net, n, p)];
+      const flit_t *f = (const flit_t *)link_slot(&nb->flit_link[opposite(p)]);
+      if (f->valid || nd->in_valid[p]) {  /* an idle port stays idle without rewriting */
+        flit_put(net, nd->in_flit, p, f);
+        nd->in_valid[p] = f->valid;
+      }
+      credits |= *(const uint32_t *)link_slot(&nb->credit_link[opposite(p)]) << (p * V);
+    }
+    flit_t inj = ni_inject(net, nd);
+    if (inj.valid || nd->in_valid[NOC_PORT_LOCAL]) {
+      flit_put(net, nd->in_flit, NOC_PORT_LOCAL, &inj);
+      nd->in_valid[NOC_PORT_LOCAL] = inj.valid;
+    }
+    cred_put(net, nd->credit_in, credits);
+  }
+  /* 2. Every router, one clock. */
+  for (unsigned n = 0; n < N; n++) vmodel_step(net->node[n].model, 1);
+  /* 3. Outputs onto the links, ejection, local credits back to the NI. */
+  for (unsigned n = 0; n < N; n++) {
+    node_t *nd = &net->node[n];
+    uint32_t credits = cred_get(net, nd->credit_out);
+    for (unsigned p = 1; p < NOC_PORTS; p++) {
+      flit_t *slot = (flit_t *)link_slot(&nd->flit_link[p]);
+      if (flit_valid(net, nd->out_flit, p)) {
+        *slot = flit_get(net, nd->out_flit, p);
+        net->last_activity = net->cycle;
+      } else {
+        slot->valid = false;
+      }
+      *(uint32_t *)link_slot(&nd->credit_link[p]) = (credits >> (p * V)) & ((1u << V) - 1);
+    }
+    if (credits & ((1u << V) - 1))
+      for (unsigned v = 0; v < V; v++) nd->inj_credits[v] += (credits >> v) & 1;
+    if (flit_valid(net, nd->out_flit, NOC_PORT_LOCAL)) {
+      flit_t f = flit_get(net, nd->out_flit, NOC_PORT_LOCAL);
+      ni_eject(net, nd, n, &f);
+      nd->ej_credit |= 1u << f.vc;
+    }
+  }
+  for (unsigned n = 0; n < N; n++) {
+    for (unsigned p = 1; p < NOC_PORTS; p++) {
+      link_advance(&net->node[n].flit_link[p]);
+      link_advance(&net->node[n].credit_link[p]);
+    }
+  }
+  net->cycle++;
+}
+
+/* ------------------------------------------------------------------ queries */
+
+uint64_t noc_net_cycle(const noc_net_t *net) { return net->cycle; }
+unsigned noc_net_nodes(const noc_net_t *net) { return net->nodes; }
+const noc_config_t *noc_net_config(const noc_net_t *net) { return &net->cfg; }
+const noc_packet_t *noc_net_packet(const noc_net_t *net, uint32_t id) { return &net->pkts[id]; }
+uint32_t noc_net_packet_count(const noc_net_t *net) { return net->npkts; }
+const noc_scoreboard_t *noc_net_scoreboard(const noc_net_t *net) { return &net->sb; }
+uint64_t noc_net_in_flight(const noc_net_t *net) { return net->in_flight; }
+size_t noc_net_backlog(const noc_net_t *net, uint32_t node) { return net->node[node].source.count; }
+uint64_t noc_net_measured_in_flight(const noc_net_t *net) { return net->measured_in_flight; }
+uint64_t noc_net_quiet_cycles(const noc_net_t *net) { return net->cycle - net->last_activity; }
+
+uint64_t noc_net_flits_held(noc_net_t *net) {
+  uint64_t held = 0;
+  for (unsigned n = 0; n < net->nodes; n++) {
+    node_t *nd = &net->node[n];
+    held += vmodel_peek(nd->model, nd->p_occupancy) + nd->source.count + (nd->inj_pkt != UINT32_MAX);
+    for (unsigned p = 1; p < NOC_PORTS; p++)
+      for (unsigned i = 0; i < nd->flit_link[p].depth; i++)
+        held += ((const flit_t *)(nd->flit_link[p].slots + i * nd->flit_link[p].slot_bytes))->valid;
+  }
+  return held;
+}
+
+bool noc_net_overflow(const noc_net_t *net) {
+  for (unsigned n = 0; n < net->nodes; n++)
+    if (vmodel_peek(net->node[n].model, net->node[n].p_overflow)) return true;
+  return false;
+}
+
+void noc_net_describe_stuck(noc_net_t *net, char *buf, size_t len) {
+  static const char *port_names[NOC_PORTS] = {"local", "+X", "-X", "+Y", "-Y"};
+  size_t used = 0;
+  buf[0] = 0;
+  unsigned shown = 0;
+  for (unsigned n = 0; n < net->nodes && shown < 16; n++) {
+    node_t *nd = &net->node[n];
+    for (unsigned p = 0; p < NOC_PORTS; p++) {
+      for (unsigned v = 0; v < net->cfg.vcs; v++) {
+        vmodel_poke(nd->model, nd->p_dbg_vc, p * net->cfg.vcs + v);
+        unsigned cnt = (unsigned)vmodel_peek(nd->model, nd->p_dbg_count);
+        if (cnt && used < len && shown < 16) {
+          used += (size_t)snprintf(buf + used, len - used, "%srouter (%u,%u) input %s VC %u holds %u flit%s",
+                                   shown ? "; " : "", n % net->cfg.size_x, n / net->cfg.size_x,
+                                   port_names[p], v, cnt, cnt == 1 ? "" : "s");
+          shown++;
+        }
+      }
+    }
+  }
+  if (!shown) snprintf(buf, len, "no flits in any router buffer; %llu packets still queued at sources",
+                       (unsigned long long)net->in_flight);
+}
+
+int noc_net_trace(noc_net_t *net, uint32_t node, const char *path, char *err, size_t errlen) {
+  if (node >= net->nodes) {
+    snprintf(err, errlen, "node %u is outside the %ux%u pod", node, net->cfg.size_x, net->cfg.size_y);
+    return -1;
+  }
+  return vmodel_trace_open(net->node[node].model, path, err, errlen);
+}

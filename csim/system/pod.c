@@ -1,0 +1,204 @@
+/* pod: see pod.h. */
+#include "system/pod.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "system/link.h"
+#include "system/torus.h"
+#include "util/bits.h"
+
+#define DIRS TORUS_DIRS /* +X, -X, +Y, -Y: the chip's net port index */
+#define FLIT_WORDS ((CHIP_FLIT_BITS + 31) / 32)
+
+typedef struct {
+  chip_t *chip;
+  chip_net_ports_t port;
+  link_t flit[DIRS];   /* out of net port d, towards that neighbour */
+  link_t credit[DIRS]; /* credits out of net port d, back to that neighbour */
+  uint64_t busy_until; /* the last cycle of the last run in which the chip was not quiet */
+} pod_node_t;
+
+struct pod {
+  pod_config_t cfg;
+  unsigned n;
+  pod_node_t *node;
+};
+
+static unsigned neighbour(const pod_t *p, unsigned i, unsigned d) {
+  return torus_neighbour(p->cfg.size_x, p->cfg.size_y, i, (torus_dir_t)d);
+}
+
+pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
+  if (cfg->size_x < 1 || cfg->size_y < 1 || cfg->size_x > 255 || cfg->size_y > 255) {
+    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", cfg->size_x, cfg->size_y);
+    return NULL;
+  }
+  pod_t *p = calloc(1, sizeof *p);
+  if (!p) goto oom;
+  p->cfg = *cfg;
+  p->n = cfg->size_x * cfg->size_y;
+  p->node = calloc(p->n, sizeof *p->node);
+  if (!p->node) goto oom;
+  for (unsigned i = 0; i < p->n; i++) {
+    chip_config_t c = cfg->chip;
+    c.x = i % cfg->size_x;
+    c.y = i / cfg->size_x;
+    c.pod_x = cfg->size_x;
+    c.pod_y = cfg->size_y;
+    c.seed = cfg->chip.seed * 1000003u + i;
+    p->node[i].chip = chip_new(&c, err, errlen);
+    if (!p->node[i].chip) {
+      pod_free(p);
+      return NULL;
+    }
+    chip_net_ports(p->node[i].chip, &p->node[i].port);
+    for (unsigned d = 0; d < DIRS; d++)
+      if (link_init(&p->node[i].flit[d], cfg->link_latency, FLIT_WORDS * 4) ||
+          link_init(&p->node[i].credit[d], cfg->link_latency, 1))
+        goto oom;
+  }
+  return p;
+oom:
+  snprintf(err, errlen, "out of memory building a %ux%u pod", cfg->size_x, cfg->size_y);
+  pod_free(p);
+  return NULL;
+}
+
+void pod_free(pod_t *p) {
+  if (!p) return;
+  for (unsigned i = 0; p->node && i < p->n; i++) {
+    chip_free(p->node[i].chip);
+    for (unsigned d = 0; d < DIRS; d++) {
+      link_free(&p->node[i].flit[d]);
+      link_free(&p->node[i].credit[d]);
+    }
+  }
+  free(p->node);
+  free(p);
+}
+
+chip_t *pod_chip(pod_t *p, unsigned x, unsigned y) {
+  return x < p->cfg.size_x && y < p->cfg.size_y ? p->node[y * p->cfg.size_x + x].chip : NULL;
+}
+
+/* One cycle of the whole pod: links in, every chip, links out. */
+static bool pod_tick(pod_t *p) {
+  const unsigned V = CHIP_ROUTER_VCS;
+  bool traffic = false;
+  for (unsigned i = 0; i < p->n; i++) {
+    pod_node_t *nd = &p->node[i];
+    uint8_t credits = 0;
+    for (unsigned d = 0; d < DIRS; d++) {
+      pod_node_t *nb = &p->node[neighbour(p, i, d)];
+      const uint32_t *f = (const uint32_t *)link_slot(&nb->flit[torus_opposite((torus_dir_t)d)]);
+      bits_copy(nd->port.in_flit, d * CHIP_FLIT_BITS, f, 0, CHIP_FLIT_BITS);
+      credits |= (uint8_t)(*link_slot(&nb->credit[torus_opposite((torus_dir_t)d)]) << (d * V));
+    }
+    *nd->port.credit_in = credits;
+  }
+  for (unsigned i = 0; i < p->n; i++) chip_tick(p->node[i].chip);
+  for (unsigned i = 0; i < p->n; i++) {
+    pod_node_t *nd = &p->node[i];
+    for (unsigned d = 0; d < DIRS; d++) {
+      uint32_t *f = (uint32_t *)link_slot(&nd->flit[d]);
+      memset(f, 0, FLIT_WORDS * 4);
+      bits_copy(f, 0, nd->port.out_flit, d * CHIP_FLIT_BITS, CHIP_FLIT_BITS);
+      traffic |= bits_get(f, CHIP_FLIT_BITS - 1, 1) != 0;
+      *link_slot(&nd->credit[d]) = (uint8_t)((*nd->port.credit_out >> (d * V)) & ((1u << V) - 1));
+    }
+  }
+  for (unsigned i = 0; i < p->n; i++)
+    for (unsigned d = 0; d < DIRS; d++) {
+      link_advance(&p->node[i].flit[d]);
+      link_advance(&p->node[i].credit[d]);
+    }
+  return traffic;
+}
+
+static bool links_empty(const pod_t *p) {
+  for (unsigned i = 0; i < p->n; i++)
+    for (unsigned d = 0; d < DIRS; d++) {
+      const link_t *l = &p->node[i].flit[d];
+      for (unsigned s = 0; s < l->depth; s++)
+        if (bits_get((const uint32_t *)(l->slots + s * l->slot_bytes), CHIP_FLIT_BITS - 1, 1)) return false;
+    }
+  return true;
+}
+
+int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h) {
+  if (w == 0 || h == 0 || x0 + w > p->cfg.size_x || y0 + h > p->cfg.size_y) return -1;
+  for (unsigned y = y0; y < y0 + h; y++)
+    for (unsigned x = x0; x < x0 + w; x++) chip_set_slice(pod_chip(p, x, y), x0, y0, w, h);
+  return 0;
+}
+
+/* Chips whose router dropped packets since `base` (a hardware error: the run stops). */
+static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t len, size_t used) {
+  for (unsigned i = 0; i < p->n; i++) {
+    uint32_t d = chip_slice_drops(p->node[i].chip) - base[i];
+    if (d && used < len)
+      used += (size_t)snprintf(report + used, len - used,
+                               "%schip (%u,%u): its router dropped %u packet(s) addressed outside its slice",
+                               used ? "; " : "", i % p->cfg.size_x, i / p->cfg.size_x, d);
+  }
+  return used;
+}
+
+int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len) {
+  uint32_t *drops0 = calloc(p->n, sizeof *drops0);
+  if (!drops0) {
+    snprintf(report, len, "out of memory");
+    return -1;
+  }
+  for (unsigned i = 0; i < p->n; i++) {
+    p->node[i].busy_until = 0;
+    chip_begin(p->node[i].chip, mask);
+    drops0[i] = chip_slice_drops(p->node[i].chip);
+  }
+  uint64_t n = 0;
+  bool timed_out = false, dropped = false;
+  for (;;) {
+    pod_tick(p);
+    n++;
+    if ((n & 255) == 0)  /* a dropped packet will never arrive: stop early, with the reason */
+      for (unsigned i = 0; i < p->n && !dropped; i++) dropped = chip_slice_drops(p->node[i].chip) != drops0[i];
+    if (dropped) break;
+    bool quiet = true;
+    for (unsigned i = 0; i < p->n; i++)
+      if (!chip_quiet(p->node[i].chip)) {
+        p->node[i].busy_until = n;
+        quiet = false;
+      }
+    if (quiet && links_empty(p)) break;
+    if (n >= max_cycles) {
+      timed_out = true;
+      break;
+    }
+  }
+  *cycles = n;
+  int rc = 0;
+  size_t used = report_drops(p, drops0, report, len, 0);
+  if (used) rc = -1;
+  if (used == 0) report[0] = 0;
+  free(drops0);
+  for (unsigned i = 0; i < p->n; i++) {
+    chip_status_t st;
+    if (chip_finish(p->node[i].chip, timed_out || dropped, max_cycles, &st) && used < len) {
+      used += (size_t)snprintf(report + used, len - used, "%schip (%u,%u): %s", used ? "; " : "",
+                               i % p->cfg.size_x, i / p->cfg.size_x, st.report);
+      rc = -1;
+    }
+  }
+  if (timed_out && rc == 0) {
+    snprintf(report + used, len - used, "timed out after %llu cycles with flits still in the network",
+             (unsigned long long)max_cycles);
+    rc = -1;
+  }
+  return rc;
+}
+
+uint64_t pod_busy_until(const pod_t *p, unsigned x, unsigned y) {
+  return p->node[y * p->cfg.size_x + x].busy_until;
+}

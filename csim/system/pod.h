@@ -1,0 +1,41 @@
+/*
+ * pod: X x Y chips (chip.h) wired as a 2-D torus through link models (link.h): each chip's
+ * four router ports connect to its neighbours', flits and credits each way with the
+ * same latency. The host loads each chip's HBM and programs, then runs the pod until every
+ * chip is idle and the network is empty, with a timeout that names what is stuck.
+ */
+#ifndef POD_H
+#define POD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "system/chip.h"
+
+typedef struct {
+  unsigned size_x, size_y;    /* 1..255 each */
+  unsigned link_latency;      /* extra cycles per link, each way */
+  chip_config_t chip;         /* every chip's configuration (position filled in per chip) */
+} pod_config_t;
+
+typedef struct pod pod_t;
+
+pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
+void pod_free(pod_t *p);
+chip_t *pod_chip(pod_t *p, unsigned x, unsigned y);
+
+/* Makes chips x0..x0+w-1, y0..y0+h-1 one slice: their routers keep its traffic inside it
+ * (chip_set_slice). Returns -1 if the rectangle is empty or leaves the pod. */
+int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h);
+
+/* Starts queues `mask` on every chip and runs until the pod is quiet or max_cycles pass
+ * (or a router drops a packet for leaving its slice: that stops the run as an error).
+ * Returns 0 when every chip's started queues halted; else -1 with a report naming each
+ * chip (x,y) that failed or is stuck, and why. *cycles gets the cycles run. */
+int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len);
+
+/* The last cycle of the last pod_run in which chip (x, y) was busy (a queue running, a unit
+ * busy or a flit in its router); 0 if it was quiet from the start. */
+uint64_t pod_busy_until(const pod_t *p, unsigned x, unsigned y);
+
+#endif

@@ -1,0 +1,518 @@
+/* npy: see npy.h. Format reference: numpy/lib/format.py ("NPY format"). */
+#include "util/npy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC "\x93NUMPY"
+#define MAGIC_LEN 6
+#define MAX_HEADER_LEN (64u * 1024u)
+#define MAX_DATA_BYTES ((size_t)1 << 30)
+#define ELEM_BYTES 4u
+#define ARRAY_ALIGN 64u
+/* numpy >= 1.23 leaves room after the dict so the first axis can grow in place
+ * (format.GROWTH_AXIS_MAX_DIGITS); mirrored so our files match np.save's bytes. */
+#define GROWTH_AXIS_MAX_DIGITS 21
+#define SHOW_MAX 32        /* longest piece of file text quoted in a message */
+#define HEADER_BUF_LEN 256 /* fits our header with 20-digit dims, growth room and padding */
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* Copies file text into a message: non-printable bytes become '?' (the message must stay
+ * one printable line whatever the file holds), long text is cut with "...". */
+static void show(char *dst, size_t dstlen, const char *s, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n && i < SHOW_MAX && k + 1 < dstlen; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    dst[k++] = (ch >= 0x20 && ch < 0x7F) ? (char)ch : '?';
+  }
+  if (n > SHOW_MAX && k + 4 < dstlen) {
+    memcpy(dst + k, "...", 3);
+    k += 3;
+  }
+  dst[k] = '\0';
+}
+
+static bool host_is_little_endian(void) {
+  const uint16_t probe = 1;
+  unsigned char b;
+  memcpy(&b, &probe, 1);
+  return b == 1;
+}
+
+static void swap32_inplace(unsigned char *p, size_t count) {
+  for (size_t i = 0; i < count; i++, p += 4) {
+    unsigned char t = p[0];
+    p[0] = p[3];
+    p[3] = t;
+    t = p[1];
+    p[1] = p[2];
+    p[2] = t;
+  }
+}
+
+/* Whether rows x cols float32 exceeds the data limit; phrased with divisions so that
+ * it cannot overflow whatever the dimensions. Both must be non-zero. */
+static bool too_large(uint64_t rows, uint64_t cols) {
+  const uint64_t max_elems = MAX_DATA_BYTES / ELEM_BYTES;
+  return cols > max_elems || rows > max_elems / cols;
+}
+
+/* ------------------------------------------------------------------ header parsing */
+
+/* The header is a Python dict literal. Rather than a general Python parser, this accepts
+ * exactly the shapes of value the three known keys can take, with free whitespace, either
+ * quote style and an optional trailing comma, which covers every writer seen in practice. */
+typedef struct {
+  const char *p, *end, *start;
+} cursor_t;
+
+typedef struct {
+  bool have_descr, have_fortran, have_shape;
+  bool descr_structured;  /* a list of fields, not a plain type string */
+  const char *descr;      /* points into the header text */
+  size_t descr_len;
+  bool fortran;
+  size_t ndim;
+  uint64_t dims[2];       /* the first two dimensions */
+} header_t;
+
+static void skip_ws(cursor_t *c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+    c->p++;
+}
+
+static bool peek(const cursor_t *c, char ch) { return c->p < c->end && *c->p == ch; }
+
+static bool eat(cursor_t *c, char ch) {
+  if (!peek(c, ch)) return false;
+  c->p++;
+  return true;
+}
+
+static int malformed(const cursor_t *c, const char *path, const char *what, char *err,
+                     size_t errlen) {
+  return fail(err, errlen, "%s: malformed header: %s at header byte %zu", path, what,
+              (size_t)(c->p - c->start));
+}
+
+/* A quoted string without escapes (no dtype or key needs one). */
+static bool lex_string(cursor_t *c, const char **s, size_t *n) {
+  if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return false;
+  char q = *c->p++;
+  const char *b = c->p;
+  while (c->p < c->end && *c->p != q) {
+    if (*c->p == '\\' || *c->p == '\n') return false;
+    c->p++;
+  }
+  if (c->p >= c->end) return false;
+  *s = b;
+  *n = (size_t)(c->p - b);
+  c->p++;
+  return true;
+}
+
+static bool lex_word(cursor_t *c, const char *w) {
+  size_t n = strlen(w);
+  if ((size_t)(c->end - c->p) < n || memcmp(c->p, w, n) != 0) return false;
+  c->p += n;
+  return true;
+}
+
+/* shape: a tuple of non-negative integers, e.g. (), (3,), (3, 4), (3L, 4L) (Python 2). */
+static int parse_shape(cursor_t *c, header_t *h, const char *path, char *err, size_t errlen) {
+  if (!eat(c, '(')) return malformed(c, path, "shape is not a tuple", err, errlen);
+  skip_ws(c);
+  h->ndim = 0;
+  if (eat(c, ')')) return 0;
+  for (;;) {
+    if (peek(c, '-')) return fail(err, errlen, "%s: shape has a negative dimension", path);
+    if (c->p >= c->end || *c->p < '0' || *c->p > '9')
+      return malformed(c, path, "expected a dimension in shape", err, errlen);
+    uint64_t v = 0;
+    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+      unsigned d = (unsigned)(*c->p - '0');
+      if (v > (UINT64_MAX - d) / 10)
+        return fail(err, errlen, "%s: shape has a dimension too large to represent", path);
+      v = v * 10 + d;
+      c->p++;
+    }
+    if (peek(c, 'L') || peek(c, 'l')) c->p++;
+    if (h->ndim < 2) h->dims[h->ndim] = v;
+    h->ndim++;
+    skip_ws(c);
+    if (eat(c, ',')) {
+      skip_ws(c);
+      if (eat(c, ')')) return 0;
+    } else if (eat(c, ')')) {
+      return 0;
+    } else {
+      return malformed(c, path, "expected ',' or ')' in shape", err, errlen);
+    }
+  }
+}
+
+static int parse_value(cursor_t *c, const char *key, size_t klen, header_t *h,
+                       const char *path, char *err, size_t errlen) {
+  bool *seen;
+  if (klen == 5 && memcmp(key, "descr", 5) == 0) seen = &h->have_descr;
+  else if (klen == 13 && memcmp(key, "fortran_order", 13) == 0) seen = &h->have_fortran;
+  else if (klen == 5 && memcmp(key, "shape", 5) == 0) seen = &h->have_shape;
+  else {
+    char shown[SHOW_MAX + 4];
+    show(shown, sizeof shown, key, klen);
+    return fail(err, errlen, "%s: header has unexpected key '%s'", path, shown);
+  }
+  if (*seen) {
+    /* Python would keep the last value silently; a duplicate signals a broken writer. */
+    char shown[SHOW_MAX + 4];
+    show(shown, sizeof shown, key, klen);
+    return fail(err, errlen, "%s: header has duplicate key '%s'", path, shown);
+  }
+  *seen = true;
+
+  if (seen == &h->have_descr) {
+    if (peek(c, '[')) {
+      /* Structured dtypes are a list of fields; no need to parse one just to reject it. */
+      h->descr_structured = true;
+      return 0;
+    }
+    if (!lex_string(c, &h->descr, &h->descr_len))
+      return malformed(c, path, "descr is not a quoted string", err, errlen);
+    return 0;
+  }
+  if (seen == &h->have_fortran) {
+    if (lex_word(c, "True")) h->fortran = true;
+    else if (lex_word(c, "False")) h->fortran = false;
+    else return malformed(c, path, "fortran_order is not True or False", err, errlen);
+    return 0;
+  }
+  return parse_shape(c, h, path, err, errlen);
+}
+
+static int parse_header(const char *text, size_t n, header_t *h, const char *path, char *err,
+                        size_t errlen) {
+  cursor_t c = {text, text + n, text};
+  memset(h, 0, sizeof *h);
+  skip_ws(&c);
+  if (!eat(&c, '{')) return malformed(&c, path, "expected '{'", err, errlen);
+  skip_ws(&c);
+  while (!eat(&c, '}')) {
+    const char *key;
+    size_t klen;
+    if (!lex_string(&c, &key, &klen))
+      return malformed(&c, path, "expected a quoted key", err, errlen);
+    skip_ws(&c);
+    if (!eat(&c, ':')) return malformed(&c, path, "expected ':' after key", err, errlen);
+    skip_ws(&c);
+    if (parse_value(&c, key, klen, h, path, err, errlen) != 0) return -1;
+    if (h->descr_structured) return 0; /* rejected by the caller; the rest is irrelevant */
+    skip_ws(&c);
+    if (eat(&c, ',')) {
+      skip_ws(&c);
+    } else if (!peek(&c, '}')) {
+      return malformed(&c, path, "expected ',' or '}'", err, errlen);
+    }
+  }
+  skip_ws(&c);
+  if (c.p != c.end) return malformed(&c, path, "unexpected text after the dict", err, errlen);
+  if (!h->have_descr) return fail(err, errlen, "%s: header is missing key 'descr'", path);
+  if (!h->have_fortran)
+    return fail(err, errlen, "%s: header is missing key 'fortran_order'", path);
+  if (!h->have_shape) return fail(err, errlen, "%s: header is missing key 'shape'", path);
+  return 0;
+}
+
+/* Checks that the parsed header describes a matrix this module can load. */
+static int check_header(const header_t *h, const char *path, char *err, size_t errlen) {
+  if (h->descr_structured)
+    return fail(err, errlen, "%s: dtype is a structured type, expected float32 '<f4'", path);
+  if (h->descr_len != 3 || memcmp(h->descr, "<f4", 3) != 0) {
+    char shown[SHOW_MAX + 4];
+    show(shown, sizeof shown, h->descr, h->descr_len);
+    return fail(err, errlen, "%s: dtype is '%s', expected float32 '<f4'", path, shown);
+  }
+  if (h->fortran)
+    return fail(err, errlen,
+                "%s is Fortran-ordered; save it C-ordered (np.ascontiguousarray)", path);
+  if (h->ndim != 2)
+    return fail(err, errlen, "%s has %zu dimension%s, expected a 2-D matrix", path, h->ndim,
+                h->ndim == 1 ? "" : "s");
+  if (h->dims[0] == 0 || h->dims[1] == 0)
+    return fail(err, errlen, "%s: empty matrix (shape (%llu, %llu))", path,
+                (unsigned long long)h->dims[0], (unsigned long long)h->dims[1]);
+  if (too_large(h->dims[0], h->dims[1]))
+    return fail(err, errlen, "%s: %llu x %llu float32 matrix exceeds the 1 GiB data limit",
+                path, (unsigned long long)h->dims[0], (unsigned long long)h->dims[1]);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ reader */
+
+/* After a short read: reports a read error and returns true if there was one; plain end
+ * of file returns false, leaving the caller to word what is missing. */
+static bool read_failed(FILE *f, const char *path, const char *what, char *err,
+                        size_t errlen) {
+  if (!ferror(f)) return false;
+  fail(err, errlen, "%s: read error in %s: %s", path, what, strerror(errno ? errno : EIO));
+  return true;
+}
+
+int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errlen) {
+  if (out) memset(out, 0, sizeof *out);
+  if (!path || !out) return fail(err, errlen, "npy_read_f32_2d: null argument");
+
+  int rc = -1;
+  char *header = NULL;
+  unsigned char *data = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+
+  struct stat st;
+  bool have_stat = fstat(fileno(f), &st) == 0;
+  bool have_size = have_stat && S_ISREG(st.st_mode);
+  if (have_stat && S_ISDIR(st.st_mode)) {
+    fail(err, errlen, "cannot open %s: %s", path, strerror(EISDIR));
+    goto done;
+  }
+
+  /* Preamble: magic, major, minor, then a 2-byte (v1) or 4-byte (v2, v3) header length. */
+  unsigned char pre[12];
+  size_t pre_len = 10;
+  size_t got = fread(pre, 1, pre_len, f);
+  if (got < pre_len || memcmp(pre, MAGIC, MAGIC_LEN) != 0) {
+    if (!read_failed(f, path, "preamble", err, errlen))
+      fail(err, errlen, "%s is not a .npy file", path);
+    goto done;
+  }
+  unsigned major = pre[6], minor = pre[7];
+  if (minor != 0 || major < 1 || major > 3) {
+    fail(err, errlen, "%s: unsupported .npy format version %u.%u (expected 1.0, 2.0 or 3.0)",
+         path, major, minor);
+    goto done;
+  }
+  uint32_t hlen;
+  if (major == 1) {
+    hlen = (uint32_t)pre[8] | (uint32_t)pre[9] << 8;
+  } else {
+    pre_len = 12;
+    if (fread(pre + 10, 1, 2, f) < 2) {
+      if (!read_failed(f, path, "preamble", err, errlen))
+        fail(err, errlen, "%s is not a .npy file", path);
+      goto done;
+    }
+    hlen = (uint32_t)pre[8] | (uint32_t)pre[9] << 8 | (uint32_t)pre[10] << 16 |
+           (uint32_t)pre[11] << 24;
+  }
+  if (hlen > MAX_HEADER_LEN) {
+    fail(err, errlen, "%s: header length %lu exceeds the 64 KiB limit", path,
+         (unsigned long)hlen);
+    goto done;
+  }
+
+  header = malloc(hlen ? hlen : 1);
+  if (!header) {
+    fail(err, errlen, "%s: out of memory", path);
+    goto done;
+  }
+  got = fread(header, 1, hlen, f);
+  if (got < hlen) {
+    if (!read_failed(f, path, "header", err, errlen))
+      fail(err, errlen, "%s: header is truncated: expected %lu bytes, found %zu", path,
+           (unsigned long)hlen, got);
+    goto done;
+  }
+  if (hlen == 0 || header[hlen - 1] != '\n') {
+    fail(err, errlen, "%s: header is not terminated by a newline", path);
+    goto done;
+  }
+  header_t h;
+  if (parse_header(header, hlen, &h, path, err, errlen) != 0 ||
+      check_header(&h, path, err, errlen) != 0)
+    goto done;
+
+  /* check_header bounded the size, so none of this can overflow. */
+  size_t rows = (size_t)h.dims[0], cols = (size_t)h.dims[1];
+  size_t nbytes = rows * cols * ELEM_BYTES;
+  uint64_t data_off = pre_len + hlen;
+
+  /* For regular files, compare sizes before allocating, so a corrupt shape cannot make us
+   * allocate up to 1 GiB only to find the data missing. */
+  if (have_size) {
+    uint64_t fsize = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+    uint64_t avail = fsize > data_off ? fsize - data_off : 0;
+    if (avail < nbytes) {
+      fail(err, errlen, "%s is truncated: expected %zu data bytes, found %llu", path, nbytes,
+           (unsigned long long)avail);
+      goto done;
+    }
+    if (avail > nbytes) {
+      fail(err, errlen, "%s has %llu extra bytes after the %zu data bytes", path,
+           (unsigned long long)(avail - nbytes), nbytes);
+      goto done;
+    }
+  }
+
+  data = malloc(nbytes);
+  if (!data) {
+    fail(err, errlen, "%s: out of memory for %zu data bytes", path, nbytes);
+    goto done;
+  }
+  /* Re-checked while reading: the file may not be regular, or may change under us. */
+  got = fread(data, 1, nbytes, f);
+  if (got < nbytes) {
+    if (!read_failed(f, path, "data", err, errlen))
+      fail(err, errlen, "%s is truncated: expected %zu data bytes, found %zu", path, nbytes,
+           got);
+    goto done;
+  }
+  if (fgetc(f) != EOF) {
+    fail(err, errlen, "%s has extra bytes after the %zu data bytes", path, nbytes);
+    goto done;
+  }
+  if (read_failed(f, path, "data", err, errlen)) goto done;
+
+  if (!host_is_little_endian()) swap32_inplace(data, rows * cols);
+  out->rows = rows;
+  out->cols = cols;
+  out->data = (float *)(void *)data;
+  data = NULL;
+  rc = 0;
+
+done:
+  free(data);
+  free(header);
+  fclose(f); /* read-only: a close error cannot lose data */
+  return rc;
+}
+
+/* ------------------------------------------------------------------ writer */
+
+static int write_all(int fd, const void *buf, size_t n) {
+  const unsigned char *p = buf;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (w == 0) {
+      errno = EIO; /* write(2) made no progress; do not spin */
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int write_data(int fd, const float *data, size_t count) {
+  if (host_is_little_endian()) return write_all(fd, data, count * ELEM_BYTES);
+  unsigned char buf[4096];
+  const unsigned char *src = (const unsigned char *)data;
+  while (count > 0) {
+    size_t k = count < sizeof buf / ELEM_BYTES ? count : sizeof buf / ELEM_BYTES;
+    memcpy(buf, src, k * ELEM_BYTES);
+    swap32_inplace(buf, k);
+    if (write_all(fd, buf, k * ELEM_BYTES) != 0) return -1;
+    src += k * ELEM_BYTES;
+    count -= k;
+  }
+  return 0;
+}
+
+/* Builds the preamble and header exactly as numpy 1.24's np.save does for this array;
+ * returns the total length (a multiple of 64). buf holds HEADER_BUF_LEN bytes. */
+static size_t build_header(char *buf, size_t rows, size_t cols) {
+  int n = snprintf(buf + 10, HEADER_BUF_LEN - 10,
+                   "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, %zu), }", rows, cols);
+  size_t len = 10 + (size_t)n;
+  char digits[32];
+  int rd = snprintf(digits, sizeof digits, "%zu", rows);
+  size_t growth = rd < GROWTH_AXIS_MAX_DIGITS ? (size_t)(GROWTH_AXIS_MAX_DIGITS - rd) : 0;
+  /* numpy pads by 1..64 spaces (a full 64 when already aligned), then the newline. */
+  size_t pad = ARRAY_ALIGN - (len + growth + 1) % ARRAY_ALIGN;
+  memset(buf + len, ' ', growth + pad);
+  len += growth + pad;
+  buf[len++] = '\n';
+  size_t hlen = len - 10;
+  memcpy(buf, MAGIC, MAGIC_LEN);
+  buf[6] = 1;
+  buf[7] = 0;
+  buf[8] = (char)(hlen & 0xFF);
+  buf[9] = (char)(hlen >> 8);
+  return len;
+}
+
+int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t cols, char *err,
+                     size_t errlen) {
+  if (!path || !data) return fail(err, errlen, "npy_write_f32_2d: null argument");
+  if (rows == 0 || cols == 0)
+    return fail(err, errlen, "%s: refusing to write an empty %zu x %zu matrix", path, rows,
+                cols);
+  if (too_large(rows, cols))
+    return fail(err, errlen, "%s: %zu x %zu float32 matrix exceeds the 1 GiB data limit", path,
+                rows, cols);
+
+  char header[HEADER_BUF_LEN];
+  size_t header_len = build_header(header, rows, cols);
+
+  /* Temporary next to the target so rename() is atomic (same file system). O_EXCL with a
+   * pid-and-attempt suffix instead of mkstemp so the final file gets the usual 0666 & ~umask
+   * permissions, not mkstemp's 0600. */
+  size_t tmp_size = strlen(path) + 64;
+  char *tmp = malloc(tmp_size);
+  if (!tmp) return fail(err, errlen, "%s: out of memory", path);
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+    snprintf(tmp, tmp_size, "%s.tmp-%ld-%d", path, (long)getpid(), attempt);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    int e = errno;
+    fail(err, errlen, "%s: cannot create temporary file %s: %s", path, tmp, strerror(e));
+    free(tmp);
+    return -1;
+  }
+
+  const char *step = "write";
+  if (write_all(fd, header, header_len) != 0 || write_data(fd, data, rows * cols) != 0)
+    goto fail_tmp;
+  step = "sync";
+  if (fsync(fd) != 0) goto fail_tmp; /* else a crash after rename could leave it empty */
+  step = "close";
+  {
+    int c = close(fd);
+    fd = -1;
+    if (c != 0) goto fail_tmp;
+  }
+  step = "rename into place";
+  if (rename(tmp, path) != 0) goto fail_tmp;
+  free(tmp);
+  return 0;
+
+fail_tmp:;
+  int e = errno;
+  if (fd >= 0) close(fd);
+  unlink(tmp);
+  fail(err, errlen, "%s: cannot %s: %s", path, step, strerror(e));
+  free(tmp);
+  return -1;
+}

@@ -1,0 +1,45 @@
+/* chip_top: the registry of chip models built into this binary (see chip_top.h). */
+#include "vmodel/chip_top.h"
+
+#include <stddef.h>
+
+#define CHIP_VARIANT(r, c, a, v, q) vmodel_t *chip_top_new_##r##x##c(uint64_t seed);
+#include "chip_variants.h"
+#undef CHIP_VARIANT
+
+typedef struct {
+  chip_geometry_t g;
+  vmodel_t *(*create)(uint64_t seed);
+} chip_variant_t;
+
+static const chip_variant_t variants[] = {
+#define CHIP_VARIANT(r, c, a, v, q) {{r, c, a, v, q}, chip_top_new_##r##x##c},
+#include "chip_variants.h"
+#undef CHIP_VARIANT
+};
+
+static const chip_variant_t *find(unsigned rows, unsigned cols) {
+  for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+    if (variants[i].g.rows == rows && variants[i].g.cols == cols) return &variants[i];
+  return NULL;
+}
+
+vmodel_t *chip_top_new(unsigned rows, unsigned cols, uint64_t seed) {
+  const chip_variant_t *v = find(rows, cols);
+  return v ? v->create(seed) : NULL;
+}
+
+int chip_top_geometry(unsigned rows, unsigned cols, chip_geometry_t *g) {
+  const chip_variant_t *v = find(rows, cols);
+  if (!v) return -1;
+  *g = v->g;
+  return 0;
+}
+
+const char *chip_top_sizes(void) {
+  return ""
+#define CHIP_VARIANT(r, c, a, v, q) #r "x" #c " "
+#include "chip_variants.h"
+#undef CHIP_VARIANT
+      ;
+}

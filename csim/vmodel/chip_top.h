@@ -1,0 +1,36 @@
+/*
+ * chip_top: the Verilated models of rtl/chip_top.sv, one per MXU size built into this
+ * binary (CHIP_SIZES in the Makefile), with their geometry and the layout of their network
+ * ports. Driven through vmodel.h by csim/system/chip.c, which adds the HBM model and the
+ * host's view.
+ */
+#ifndef CHIP_TOP_H
+#define CHIP_TOP_H
+
+#include <stdint.h>
+
+#include "fw/isa.h"
+#include "vmodel/noc_router.h"
+#include "vmodel/vmodel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The chip's router (rtl/chip_top.sv NumVcs): its four network ports carry flits of
+ * CHIP_FLIT_BITS each, +X -X +Y -Y, and CHIP_ROUTER_VCS credit bits each. */
+#define CHIP_ROUTER_VCS 2
+#define CHIP_FLIT_BITS NOC_FLIT_BITS(CHIP_ROUTER_VCS)
+
+/* Builds the chip with a rows x cols MXU; NULL if that size is not built in. */
+vmodel_t *chip_top_new(unsigned rows, unsigned cols, uint64_t seed);
+/* Fills *g for that size; returns 0, or -1 if not built. */
+int chip_top_geometry(unsigned rows, unsigned cols, chip_geometry_t *g);
+/* The sizes built, as "4x4 16x16 ..." for messages. */
+const char *chip_top_sizes(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,57 @@
+// Shim for rtl/chip_top.sv, compiled once per MXU size with CHIP_* defined by the Makefile.
+#include CHIP_HEADER
+#include "vmodel/chip_top.h"
+#include "vmodel/vmodel_impl.hpp"
+
+extern "C" vmodel_t *CHIP_NEW(uint64_t seed);
+
+extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
+  return vmodel_create<CHIP_CLASS>("chip_top", seed, [](VModelOf<CHIP_CLASS> *m) {
+    constexpr unsigned qaw = __builtin_ctz(CHIP_QUEUE_DEPTH);
+    constexpr unsigned line = 32 * CHIP_COLS;
+    VMODEL_PORT(m, host_we_i, 1, true);
+    VMODEL_PORT(m, host_queue_i, 1, true);
+    VMODEL_PORT(m, host_addr_i, qaw, true);
+    VMODEL_PORT(m, host_data_i, 32 * ISA_CMD_WORDS, true);
+    VMODEL_PORT(m, start_i, ISA_NUM_QUEUES, true);
+    VMODEL_PORT(m, hbm_bytes_i, 32, true);
+    VMODEL_PORT(m, q_running_o, 2, false);
+    VMODEL_PORT(m, q_halted_o, 2, false);
+    VMODEL_PORT(m, q_error_o, ISA_NUM_QUEUES * ISA_ERR_BITS, false);
+    VMODEL_PORT(m, q_pc_o, 2 * qaw, false);
+    VMODEL_PORT(m, q_opcode_o, 16, false);
+    VMODEL_PORT(m, sem_rd_idx_i, 5, true);
+    VMODEL_PORT(m, sem_rd_value_o, 32, false);
+    VMODEL_PORT(m, hbm_req_valid_o, 1, false);
+    VMODEL_PORT(m, hbm_req_ready_i, 1, true);
+    VMODEL_PORT(m, hbm_req_write_o, 1, false);
+    VMODEL_PORT(m, hbm_req_addr_o, 32, false);
+    VMODEL_PORT(m, hbm_req_bytes_o, 16, false);
+    VMODEL_PORT(m, hbm_req_data_o, line, false);
+    VMODEL_PORT(m, hbm_resp_valid_i, 1, true);
+    VMODEL_PORT(m, hbm_resp_data_i, line, true);
+    VMODEL_PORT(m, cnt_dma_busy_o, 64, false);
+    VMODEL_PORT(m, cnt_mxu_busy_o, 64, false);
+    VMODEL_PORT(m, cnt_compute_o, 64, false);
+    VMODEL_PORT(m, cnt_weight_load_o, 64, false);
+    VMODEL_PORT(m, cnt_weight_stall_o, 64, false);
+    VMODEL_PORT(m, cnt_input_stall_o, 64, false);
+    VMODEL_PORT(m, cnt_idle_o, 64, false);
+    VMODEL_PORT(m, mxu_error_o, 1, false);
+    VMODEL_PORT(m, idle_o, 1, false);
+    constexpr unsigned flit = CHIP_FLIT_BITS;
+    VMODEL_PORT(m, my_x_i, 8, true);
+    VMODEL_PORT(m, my_y_i, 8, true);
+    VMODEL_PORT(m, size_x_i, 8, true);
+    VMODEL_PORT(m, size_y_i, 8, true);
+    VMODEL_PORT(m, buf_depth_i, 4, true);
+    VMODEL_PORT(m, slice_i, 32, true);
+    VMODEL_PORT(m, cnt_slice_drops_o, 16, false);
+    VMODEL_PORT(m, net_in_flit_i, 4 * flit, true);
+    VMODEL_PORT(m, net_out_flit_o, 4 * flit, false);
+    VMODEL_PORT(m, net_credit_in_i, 8, true);
+    VMODEL_PORT(m, net_credit_out_o, 8, false);
+    VMODEL_PORT(m, net_occupancy_o, 8, false);
+    VMODEL_PORT(m, cnt_router_flits_o, 5 * 32, false);
+  });
+}
