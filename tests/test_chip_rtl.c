@@ -11,8 +11,9 @@
 
 #include "fw/hal.h"
 #include "fw/kernels.h"
-#include "golden/arith_golden.h"
+#include "golden/gemm_golden.h"
 #include "golden/mxu_golden.h"
+#include "golden/vec_golden.h"
 #include "runtime/chip_gemm.h"
 #include "system/chip.h"
 #include "test_util.h"
@@ -34,11 +35,7 @@ static void check_gemm_opts(chip_t *c, size_t m, size_t k, size_t n, rng_t *rng,
   chip_gemm_stats_t st;
   char err[512];
   cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, opts, &st, err, sizeof err), 0, "M=%zu K=%zu N=%zu: %s", m, k, n, err);
-  mxu_golden_gemm(chip_geometry(c)->rows, m, k, n, a, b, want);
-  for (size_t i = 0; opts && i < m * n; i++) {
-    if (opts->relu) want[i] = arith_golden_fp32_max(want[i], 0);
-    if (opts->bf16_out) want[i] = arith_golden_fp32_to_bf16(want[i]);
-  }
+  gemm_golden(chip_geometry(c)->rows, m, k, n, a, b, opts && opts->relu, opts && opts->bf16_out, want);
   for (size_t i = 0; i < m * n; i++)
     cr_assert_eq(out[i], want[i], "M=%zu K=%zu N=%zu C[%zu][%zu]: chip 0x%08x golden 0x%08x", m, k, n, i / n, i % n,
                  out[i], want[i]);
@@ -398,19 +395,6 @@ Test(chip_rtl, program_without_halt_runs_off_the_end) {
 
 /* ------------------------------------------------------------------ vector unit */
 
-static uint32_t vec_golden(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
-  switch (op) {
-    case ISA_VEC_ADD: return arith_golden_fp32_add(a, b);
-    case ISA_VEC_SUB: return arith_golden_fp32_add(a, b ^ 0x80000000u);
-    case ISA_VEC_MUL: return arith_golden_fp32_mul(a, b);
-    case ISA_VEC_MAX: return arith_golden_fp32_max(a, b);
-    case ISA_VEC_RELU: return arith_golden_fp32_max(a, 0);
-    case ISA_VEC_SCALE: return arith_golden_fp32_mul(a, scalar);
-    case ISA_VEC_COPY: return a;
-    default: return 0;
-  }
-}
-
 static uint32_t random_lane(rng_t *rng) {
   static const uint32_t specials[] = {0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000,
                                       0xFFFFFFFF, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF,
@@ -449,19 +433,12 @@ static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng)
   chip_status_t st;
   cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 100000, &st), 0, "%s", st.report);
   cr_assert_eq(chip_hbm_read(c, 2u << 20, out, rows * line), 0);
+  uint32_t want_line[128];
+  cr_assert_leq(lanes, 128);
   for (uint32_t r = 0; r < rows; r++) {
+    vec_golden_line(op, lanes, a + r * lanes, b + r * lanes, scalar, want_line);
     for (unsigned l = 0; l < lanes; l++) {
-      uint32_t i = r * lanes + l, want;
-      if (op == ISA_VEC_TO_BF16) {
-        want = l < lanes / 2 ? (uint32_t)arith_golden_fp32_to_bf16(a[r * lanes + 2 * l]) |
-                                   (uint32_t)arith_golden_fp32_to_bf16(a[r * lanes + 2 * l + 1]) << 16
-                             : 0;
-      } else if (op == ISA_VEC_TO_FP32) {
-        uint16_t h = (uint16_t)(a[r * lanes + l / 2] >> (16 * (l % 2)));
-        want = arith_golden_bf16_to_fp32(h);
-      } else {
-        want = vec_golden(op, a[i], b[i], scalar);
-      }
+      uint32_t i = r * lanes + l, want = want_line[l];
       cr_assert_eq(out[i], want, "%ux%u op %d row %u lane %u: a 0x%08x b 0x%08x s 0x%08x: chip 0x%08x golden 0x%08x",
                    size, size, op, r, l, a[i], b[i], scalar, out[i], want);
     }
@@ -519,7 +496,8 @@ Test(chip_rtl, vector_op_follows_store_without_a_fence) {
   uint32_t out[24];
   cr_assert_eq(chip_hbm_read(c, 8192, out, sizeof out), 0);
   for (int i = 0; i < 24; i++)
-    cr_assert_eq(out[i], arith_golden_fp32_max(want[i], 0), "element %d: 0x%08x vs relu(0x%08x)", i, out[i], want[i]);
+    cr_assert_eq(out[i], vec_golden_lane(ISA_VEC_RELU, want[i], 0, 0), "element %d: 0x%08x vs relu(0x%08x)", i, out[i],
+                 want[i]);
   fw_prog_free(&cq);
   fw_prog_free(&dq);
   chip_free(c);
@@ -549,7 +527,7 @@ Test(chip_rtl, elementwise_kernel_through_hbm) {
     cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 1000000, &st), 0, "%s", st.report);
     cr_assert_eq(chip_hbm_read(c, 2u << 20, out, 4 * count), 0);
     for (uint32_t i = 0; i < count; i++)
-      cr_assert_eq(out[i], vec_golden(ops[o], a[i], b[i], scalar), "op %d element %u", ops[o], i);
+      cr_assert_eq(out[i], vec_golden_lane(ops[o], a[i], b[i], scalar), "op %d element %u", ops[o], i);
     for (unsigned s = 0; s < 32; s++) cr_assert_eq(chip_sem(c, s), 0, "semaphore %u", s);
     fw_prog_free(&cq);
     fw_prog_free(&dq);

@@ -275,7 +275,7 @@ Test(tpusim_gemm, bad_sizes) {
   expect_bad("gemm --level mxu --mxu 5x5 --m 4 --k 4 --n 4", "no 5x5 MXU");
   expect_bad("gemm --level mxu --mxu 4x4 --m 4096 --k 4 --n 8", "accumulator depth");
   expect_bad("gemm --mxu 8x8 --m 4 --k 4 --n 4", "no chip with a 8x8 MXU");
-  expect_bad("gemm --level tpu --m 4 --k 4 --n 4", "--level expects chip or mxu");
+  expect_bad("gemm --level tpu --m 4 --k 4 --n 4", "unknown --level 'tpu' (chip, mxu)");
   expect_bad("gemm --m 4 --k 4 --n 4 --hbm-bw 0", "--hbm-bw expects");
   expect_bad("gemm --m 4 --k 4 --n 4 --hbm-latency 0", "--hbm-latency expects");
   expect_bad("gemm --mxu 4x4 --m 60000 --k 60000 --n 4", "a chip addresses 4 GiB");

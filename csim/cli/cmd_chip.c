@@ -3,11 +3,9 @@
  * cycle for an idle chip, a chip running a GEMM, and chips moving data through their
  * routers (a 3x1 pod: one sending, one forwarding, one receiving).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "cli/commands.h"
@@ -16,8 +14,14 @@
 #include "system/chip.h"
 #include "system/pod.h"
 #include "util/cli.h"
-#include "util/json.h"
+#include "util/report.h"
 #include "util/rng.h"
+
+typedef struct {
+  unsigned mxu[2];
+  uint64_t cycles;
+  bool json;
+} chip_opts_t;
 
 static double now_s(void) {
   struct timespec t;
@@ -34,100 +38,107 @@ static void chip_help(void) {
          chip_top_sizes());
 }
 
-int cmd_chip(int argc, char **argv) {
-  static const struct option longopts[] = {{"mxu", required_argument, 0, 'm'}, {"cycles", required_argument, 0, 'c'},
-                                           {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-  unsigned r = 16, cl = 16;
-  uint64_t cycles = 200000;
-  bool json = false;
-  opterr = 0;
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-    switch (c) {
-      case 'm': {
-        if (!cli_parse_dims("chip", "--mxu", "RxC", optarg, 1, 4096, &r, &cl)) return CLI_EXIT_USAGE;
-        break;
-      }
-      case 'c':
-        if (!cli_parse_u64("chip", "--cycles", optarg, 1, 1000000000, &cycles)) return CLI_EXIT_USAGE;
-        break;
-      case 'j': json = true; break;
-      case 'h': chip_help(); return CLI_EXIT_OK;
-      default: return cli_usage_error("chip", "unknown option or missing value: '%s'", argv[optind - 1]);
-    }
-  }
-  if (optind < argc) return cli_usage_error("chip", "unexpected argument '%s'", argv[optind]);
+static int parse(int argc, char **argv, chip_opts_t *o) {
+  *o = (chip_opts_t){.mxu = {16, 16}, .cycles = 200000};
+  const cli_opt_t opts[] = {
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("cycles", CLI_U64, &o->cycles, .min = 1, .max = 1000000000),
+      CLI_OPT("json", CLI_FLAG, &o->json),
+      {0}};
+  int rc = cli_parse("chip", argc, argv, opts, chip_help);
+  if (rc != CLI_EXIT_OK) return rc;
   chip_geometry_t g;
-  if (chip_top_geometry(r, cl, &g)) return cli_usage_error("chip", "no chip with a %ux%u MXU; built: %s", r, cl, chip_top_sizes());
-  char err[512];
-  chip_config_t cfg = chip_config_default(r, cl);
-  cfg.hbm_bytes = 1u << 24;
+  if (chip_top_geometry(o->mxu[0], o->mxu[1], &g))
+    return cli_usage_error("chip", "no chip with a %ux%u MXU; built: %s", o->mxu[0], o->mxu[1], chip_top_sizes());
+  return CLI_EXIT_OK;
+}
 
-  /* idle */
-  chip_t *chip = chip_new(&cfg, err, sizeof err);
-  if (!chip) return cli_fail("chip", "%s", err);
-  double t0 = now_s();
-  for (uint64_t i = 0; i < cycles; i++) chip_tick(chip);
-  double idle_ns = 1e9 * (now_s() - t0) / (double)cycles;
-
-  /* GEMM */
-  const size_t m = 4 * r, k = 4 * r, n = 4 * cl;
+/* ns per cycle of an idle chip over `cycles` cycles, then of a 4R x 4R x 4C GEMM on it. */
+static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_ns, double *gemm_ns,
+                        uint64_t *gemm_cycles, char *err, size_t errlen) {
+  const size_t m = 4 * cfg->rows, k = 4 * cfg->rows, n = 4 * cfg->cols;
+  chip_t *chip = chip_new(cfg, err, errlen);
   uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
   uint32_t *out = malloc(m * n * 4);
-  if (!a || !b || !out) return cli_fail("chip", "out of memory");
+  int rc = -1;
+  if (!chip) goto out;
+  if (!a || !b || !out) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  double t0 = now_s();
+  for (uint64_t i = 0; i < cycles; i++) chip_tick(chip);
+  *idle_ns = 1e9 * (now_s() - t0) / (double)cycles;
   rng_t rng;
   rng_seed(&rng, 1);
   for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(&rng, -2, 1);
   for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(&rng, -2, 1);
   chip_gemm_stats_t st;
   t0 = now_s();
-  if (chip_gemm(chip, m, k, n, a, b, out, NULL, &st, err, sizeof err)) return cli_fail("chip", "%s", err);
-  double gemm_ns = 1e9 * (now_s() - t0) / (double)st.cycles;
+  if (chip_gemm(chip, m, k, n, a, b, out, NULL, &st, err, errlen)) goto out;
+  *gemm_ns = 1e9 * (now_s() - t0) / (double)st.cycles;
+  *gemm_cycles = st.cycles;
+  rc = 0;
+out:
   chip_free(chip);
   free(a), free(b), free(out);
+  return rc;
+}
 
-  /* routers: 3x1 pod, chip 0 streams lines to chip 2 */
-  pod_config_t pc = {3, 1, 0, cfg};
-  pod_t *pod = pod_new(&pc, err, sizeof err);
-  if (!pod) return cli_fail("chip", "%s", err);
+/* ns per cycle and chip of a 3x1 pod in which chip 0 streams lines to chip 2. */
+static int measure_routers(const chip_config_t *cfg, double *router_ns, uint64_t *pod_cycles, char *err,
+                           size_t errlen) {
+  pod_config_t pc = {3, 1, 0, *cfg};
+  pod_t *pod = pod_new(&pc, err, errlen);
+  if (!pod) return -1;
   const unsigned lines = 2000;
-  for (unsigned x = 0; x < 3; x++) {
+  int rc = 0;
+  for (unsigned x = 0; x < 3 && rc == 0; x++) {
     fw_prog_t p;
     fw_prog_init(&p);
-    if (x == 0) {
+    if (x == 0)
       for (unsigned i = 0; i < 8; i++) fw_rdma(&p, 2, 0, 0, 0, lines, 1, 1, ISA_SEM_NONE, 0);
-    } else if (x == 2) {
+    else if (x == 2)
       fw_sem_wait(&p, 1, 8 * lines);
-    }
     fw_halt(&p);
-    if (chip_load_program(pod_chip(pod, x, 0), ISA_QUEUE_DMA, p.words, p.count, err, sizeof err))
-      return cli_fail("chip", "%s", err);
+    rc = chip_load_program(pod_chip(pod, x, 0), ISA_QUEUE_DMA, p.words, p.count, err, errlen);
     fw_prog_free(&p);
   }
-  uint64_t pod_cycles;
-  char report[1024];
-  t0 = now_s();
-  if (pod_run(pod, ISA_QMASK_DMA, 100000000, &pod_cycles, report, sizeof report)) return cli_fail("chip", "%s", report);
-  double router_ns = 1e9 * (now_s() - t0) / (double)pod_cycles / 3.0;
+  double t0 = now_s();
+  if (rc == 0) rc = pod_run(pod, ISA_QMASK_DMA, 100000000, pod_cycles, err, errlen);
+  if (rc == 0) *router_ns = 1e9 * (now_s() - t0) / (double)*pod_cycles / 3.0;
   pod_free(pod);
+  return rc;
+}
 
-  if (json) {
-    json_t j;
-    json_begin(&j, stdout);
-    json_u64(&j, "mxu_rows", r);
-    json_u64(&j, "mxu_cols", cl);
-    json_f64(&j, "idle_ns_per_cycle", idle_ns);
-    json_f64(&j, "gemm_ns_per_cycle", gemm_ns);
-    json_u64(&j, "gemm_cycles", st.cycles);
-    json_f64(&j, "router_ns_per_cycle", router_ns);
-    json_u64(&j, "router_cycles", pod_cycles);
-    json_end(&j);
-  } else {
-    printf("host time per simulated cycle, chip with a %ux%u MXU\n", r, cl);
-    printf("  idle                     %8.0f ns\n", idle_ns);
-    printf("  running a GEMM %zux%zux%zu  %8.0f ns  (%" PRIu64 " cycles)\n", m, k, n, gemm_ns, st.cycles);
-    printf("  moving data (3x1 pod)    %8.0f ns per chip  (%" PRIu64 " cycles)\n", router_ns, pod_cycles);
-  }
-  return CLI_EXIT_OK;
+int cmd_chip(int argc, char **argv) {
+  chip_opts_t o;
+  int rc = parse(argc, argv, &o);
+  if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  chip_config_t cfg = chip_config_default(o.mxu[0], o.mxu[1]);
+  cfg.hbm_bytes = 1u << 24;
+  double idle_ns, gemm_ns, router_ns;
+  uint64_t gemm_cycles, pod_cycles;
+  char err[1024];
+  if (measure_chip(&cfg, o.cycles, &idle_ns, &gemm_ns, &gemm_cycles, err, sizeof err) ||
+      measure_routers(&cfg, &router_ns, &pod_cycles, err, sizeof err))
+    return cli_fail("chip", "%s", err);
+
+  report_t r;
+  report_init(&r);
+  report_u64(&r, "mxu_rows", o.mxu[0]);
+  report_u64(&r, "mxu_cols", o.mxu[1]);
+  report_f64(&r, "idle_ns_per_cycle", idle_ns);
+  report_f64(&r, "gemm_ns_per_cycle", gemm_ns);
+  report_u64(&r, "gemm_cycles", gemm_cycles);
+  report_f64(&r, "router_ns_per_cycle", router_ns);
+  report_u64(&r, "router_cycles", pod_cycles);
+  char shape[64];
+  snprintf(shape, sizeof shape, "%ux%ux%u", 4 * o.mxu[0], 4 * o.mxu[0], 4 * o.mxu[1]);
+  report_text_str(&r, "shape", shape);
+  report_line(&r, "host time per simulated cycle, chip with a {mxu_rows}x{mxu_cols} MXU");
+  report_line(&r, "  idle                     {idle_ns_per_cycle:%8.0f} ns");
+  report_line(&r, "  running a GEMM {shape}  {gemm_ns_per_cycle:%8.0f} ns  ({gemm_cycles} cycles)");
+  report_line(&r, "  moving data (3x1 pod)    {router_ns_per_cycle:%8.0f} ns per chip  ({router_cycles} cycles)");
+  return report_print(&r, o.json, stdout) ? cli_fail("chip", "cannot write the report") : CLI_EXIT_OK;
 }

@@ -1,11 +1,10 @@
 /*
- * cmd_collective: `tpusim collective`, a collective on a slice of a pod of RTL chips
- * (pod_collective, fw/collective.c), checked bit-exact on every chip against the golden
- * model, with nccl-tests bandwidth figures.
+ * cmd_collective: `tpusim collective`, a collective on a slice of a pod of RTL chips:
+ * parse, run it as firmware on every chip (runtime/pod_collective), check every chip's
+ * result against the golden model and the float64 bound (golden/coll_golden), report it
+ * with the nccl-tests bandwidth figures.
  */
-#include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +12,21 @@
 #include "cli/commands.h"
 #include "golden/coll_golden.h"
 #include "runtime/pod_collective.h"
+#include "system/chip.h"
 #include "util/cli.h"
-#include "util/json.h"
+#include "util/report.h"
 #include "util/rng.h"
-#include "vmodel/chip_top.h"
+
+typedef struct {
+  pod_coll_config_t cfg;
+  unsigned pod[2], mxu[2];
+  int op, algo;
+  uint64_t bytes;
+  unsigned clock_mhz;
+  bool json, have_slice, have_pod, have_op, have_tchip;
+} coll_opts_t;
+
+static const char *const op_names = "allreduce|reduce_scatter|all_gather|broadcast|all_to_all";
 
 static void coll_help(void) {
   printf("usage: tpusim collective --pod XxY [--slice X0,Y0,WxH] --op OP --bytes B [--algo ring|torus2d]\n"
@@ -34,220 +44,180 @@ static void coll_help(void) {
          "bandwidth conventions (nccl-tests).\n");
 }
 
-int cmd_collective(int argc, char **argv) {
-  enum { O_POD = 1, O_SLICE, O_OP, O_BYTES, O_ALGO, O_MXU, O_CHUNK, O_LINK, O_SEED, O_CLOCK, O_TCHIP, O_TRACE,
-         O_JSON, O_ROOT, O_BF16, O_HELP };
-  static const struct option longopts[] = {
-      {"pod", required_argument, 0, O_POD},         {"slice", required_argument, 0, O_SLICE},
-      {"op", required_argument, 0, O_OP},           {"bytes", required_argument, 0, O_BYTES},
-      {"algo", required_argument, 0, O_ALGO},       {"mxu", required_argument, 0, O_MXU},
-      {"chunk-lines", required_argument, 0, O_CHUNK}, {"link-latency", required_argument, 0, O_LINK},
-      {"seed", required_argument, 0, O_SEED},       {"clock-mhz", required_argument, 0, O_CLOCK},
-      {"trace-chip", required_argument, 0, O_TCHIP}, {"trace", required_argument, 0, O_TRACE},
-      {"json", no_argument, 0, O_JSON},             {"help", no_argument, 0, O_HELP},
-      {"root", required_argument, 0, O_ROOT},       {"bf16-in", no_argument, 0, O_BF16},
-      {0, 0, 0, 0}};
-  pod_coll_config_t cfg = {0};
-  cfg.mxu_rows = cfg.mxu_cols = 16;
-  cfg.seed = 1;
-  uint64_t bytes = 0, v;
-  double clock_mhz = CHIP_DEFAULT_CLOCK_MHZ;
-  bool json = false, have_pod = false, have_slice = false, have_op = false, have_tchip = false;
-  char tail;
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-    switch (c) {
-      case O_POD:
-        if (!cli_parse_dims("collective", "--pod", "XxY", optarg, 1, 255, &cfg.pod_w, &cfg.pod_h))
-          return CLI_EXIT_USAGE;
-        have_pod = true;
-        break;
-      case O_SLICE:
-        if (sscanf(optarg, "%u,%u,%ux%u%c", &cfg.slice.x0, &cfg.slice.y0, &cfg.slice.w, &cfg.slice.h, &tail) != 4)
-          return cli_usage_error("collective", "--slice expects X0,Y0,WxH, got '%s'", optarg);
-        have_slice = true;
-        break;
-      case O_OP:
-        if (!strcmp(optarg, "allreduce")) cfg.args.op = FW_COLL_ALLREDUCE;
-        else if (!strcmp(optarg, "reduce_scatter")) cfg.args.op = FW_COLL_REDUCE_SCATTER;
-        else if (!strcmp(optarg, "all_gather")) cfg.args.op = FW_COLL_ALL_GATHER;
-        else if (!strcmp(optarg, "broadcast")) cfg.args.op = FW_COLL_BROADCAST;
-        else if (!strcmp(optarg, "all_to_all")) cfg.args.op = FW_COLL_ALL_TO_ALL;
-        else return cli_usage_error("collective", "unknown --op '%s' (allreduce, reduce_scatter, all_gather, "
-                                    "broadcast, all_to_all)", optarg);
-        have_op = true;
-        break;
-      case O_BYTES:
-        if (!cli_parse_u64("collective", "--bytes", optarg, 1, 1ull << 34, &bytes)) return CLI_EXIT_USAGE;
-        break;
-      case O_ALGO:
-        if (!strcmp(optarg, "ring")) cfg.args.algo = FW_COLL_RING;
-        else if (!strcmp(optarg, "torus2d")) cfg.args.algo = FW_COLL_TORUS2D;
-        else return cli_usage_error("collective", "unknown --algo '%s' (ring, torus2d)", optarg);
-        break;
-      case O_MXU:
-        if (!cli_parse_dims("collective", "--mxu", "RxC", optarg, 1, 4096, &cfg.mxu_rows, &cfg.mxu_cols))
-          return CLI_EXIT_USAGE;
-        break;
-      case O_CHUNK:
-        if (!cli_parse_u64("collective", "--chunk-lines", optarg, 1, 1u << 20, &v)) return CLI_EXIT_USAGE;
-        cfg.args.chunk_lines = (uint32_t)v;
-        break;
-      case O_LINK:
-        if (!cli_parse_u64("collective", "--link-latency", optarg, 0, 1000, &v)) return CLI_EXIT_USAGE;
-        cfg.link_latency = (unsigned)v;
-        break;
-      case O_SEED:
-        if (!cli_parse_u64("collective", "--seed", optarg, 0, UINT64_MAX, &cfg.seed)) return CLI_EXIT_USAGE;
-        break;
-      case O_CLOCK:
-        if (!cli_parse_u64("collective", "--clock-mhz", optarg, 1, 100000, &v)) return CLI_EXIT_USAGE;
-        clock_mhz = (double)v;
-        break;
-      case O_TCHIP:
-        if (!cli_parse_u64("collective", "--trace-chip", optarg, 0, 65535, &v)) return CLI_EXIT_USAGE;
-        cfg.trace_chip = (unsigned)v;
-        have_tchip = true;
-        break;
-      case O_TRACE: cfg.trace_path = optarg; break;
-      case O_JSON: json = true; break;
-      case O_BF16: cfg.args.bf16_in = true; break;
-      case O_ROOT:
-        if (!cli_parse_u64("collective", "--root", optarg, 0, 65535, &v)) return CLI_EXIT_USAGE;
-        cfg.args.root = (unsigned)v;
-        break;
-      case O_HELP: coll_help(); return CLI_EXIT_OK;
-      default: return cli_usage_error("collective", "unknown option or missing value: '%s'", argv[optind - 1]);
+/* --slice X0,Y0,WxH: numbers 0..255 (an empty slice is refused later, with the pod). */
+static bool parse_slice(const char *cmd, const char *opt, const char *text, void *dst) {
+  fw_slice_t *s = dst;
+  char buf[64];
+  uint64_t v[4];
+  snprintf(buf, sizeof buf, "%s", text);
+  char *c1 = strchr(buf, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL, *x = c2 ? strchr(c2 + 1, 'x') : NULL;
+  if (strlen(text) < sizeof buf && x) {
+    *c1 = *c2 = *x = 0;
+    const char *parts[4] = {buf, c1 + 1, c2 + 1, x + 1};
+    bool ok = true;
+    for (int i = 0; i < 4; i++) ok = ok && cli_number(parts[i], 0, 255, &v[i]);
+    if (ok) {
+      s->x0 = (unsigned)v[0], s->y0 = (unsigned)v[1], s->w = (unsigned)v[2], s->h = (unsigned)v[3];
+      return true;
     }
   }
-  if (optind < argc) return cli_usage_error("collective", "unexpected argument '%s'", argv[optind]);
-  if (!have_pod || !have_op || !bytes) return cli_usage_error("collective", "--pod, --op and --bytes are required");
-  if (!have_slice) cfg.slice = (fw_slice_t){0, 0, cfg.pod_w, cfg.pod_h, 0, 0};
-  if (have_tchip && !cfg.trace_path) return cli_usage_error("collective", "--trace-chip needs --trace FILE.fst");
-  if (cfg.trace_path && cfg.trace_chip >= cfg.pod_w * cfg.pod_h)
-    return cli_usage_error("collective", "--trace-chip %u is outside the %ux%u pod", cfg.trace_chip, cfg.pod_w,
-                           cfg.pod_h);
-  fw_slice_t s = cfg.slice;
-  s.pod_w = cfg.pod_w, s.pod_h = cfg.pod_h;
-  if (s.w == 0 || s.h == 0 || s.x0 + s.w > s.pod_w || s.y0 + s.h > s.pod_h)
-    return cli_usage_error("collective", "slice %u,%u,%ux%u is empty or outside the %ux%u pod", s.x0, s.y0, s.w, s.h,
-                           s.pod_w, s.pod_h);
-  const unsigned esize = cfg.args.bf16_in ? 2 : 4;
-  if (bytes % esize)
+  cli_usage_error(cmd, "%s expects X0,Y0,WxH (numbers 0..255), got '%s'", opt, text);
+  return false;
+}
+
+static int parse(int argc, char **argv, coll_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->mxu[0] = o->mxu[1] = 16;
+  o->cfg.seed = 1;
+  o->clock_mhz = CHIP_DEFAULT_CLOCK_MHZ;
+  const cli_opt_t opts[] = {
+      CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 255, .shape = "XxY", .given = &o->have_pod),
+      CLI_OPT("slice", CLI_CUSTOM, &o->cfg.slice, .given = &o->have_slice, .parse = parse_slice),
+      CLI_OPT("op", CLI_CHOICE, &o->op, .shape = op_names, .given = &o->have_op),
+      CLI_OPT("bytes", CLI_U64, &o->bytes, .min = 1, .max = 1ull << 34),
+      CLI_OPT("algo", CLI_CHOICE, &o->algo, .shape = "ring|torus2d"),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("chunk-lines", CLI_UINT, &o->cfg.args.chunk_lines, .min = 1, .max = 1u << 20),
+      CLI_OPT("link-latency", CLI_UINT, &o->cfg.link_latency, .min = 0, .max = 1000),
+      CLI_OPT("seed", CLI_U64, &o->cfg.seed, .min = 0, .max = UINT64_MAX),
+      CLI_OPT("clock-mhz", CLI_UINT, &o->clock_mhz, .min = 1, .max = 100000),
+      CLI_OPT("trace-chip", CLI_UINT, &o->cfg.trace_chip, .min = 0, .max = 65535, .given = &o->have_tchip),
+      CLI_OPT("trace", CLI_STR, &o->cfg.trace_path),
+      CLI_OPT("json", CLI_FLAG, &o->json),
+      CLI_OPT("bf16-in", CLI_FLAG, &o->cfg.args.bf16_in),
+      CLI_OPT("root", CLI_UINT, &o->cfg.args.root, .min = 0, .max = 65535),
+      {0}};
+  int rc = cli_parse("collective", argc, argv, opts, coll_help);
+  if (rc != CLI_EXIT_OK) return rc;
+  pod_coll_config_t *cfg = &o->cfg;
+  cfg->pod_w = o->pod[0], cfg->pod_h = o->pod[1];
+  cfg->mxu_rows = o->mxu[0], cfg->mxu_cols = o->mxu[1];
+  cfg->args.op = (fw_coll_op_t)o->op;
+  cfg->args.algo = (fw_coll_algo_t)o->algo;
+  if (!o->have_pod || !o->have_op || !o->bytes) return cli_usage_error("collective", "--pod, --op and --bytes are required");
+  if (!o->have_slice) cfg->slice = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, 0, 0};
+  if (o->have_tchip && !cfg->trace_path) return cli_usage_error("collective", "--trace-chip needs --trace FILE.fst");
+  if (cfg->trace_path && cfg->trace_chip >= cfg->pod_w * cfg->pod_h)
+    return cli_usage_error("collective", "--trace-chip %u is outside the %ux%u pod", cfg->trace_chip, cfg->pod_w,
+                           cfg->pod_h);
+  fw_slice_t *s = &cfg->slice;
+  s->pod_w = cfg->pod_w, s->pod_h = cfg->pod_h;
+  if (s->w == 0 || s->h == 0 || s->x0 + s->w > s->pod_w || s->y0 + s->h > s->pod_h)
+    return cli_usage_error("collective", "slice %u,%u,%ux%u is empty or outside the %ux%u pod", s->x0, s->y0, s->w,
+                           s->h, s->pod_w, s->pod_h);
+  const unsigned esize = cfg->args.bf16_in ? 2 : 4;
+  if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,
-                           cfg.args.bf16_in ? "bf16" : "fp32", bytes);
-  cfg.elems = bytes / esize;
-  const unsigned chips = s.w * s.h, lanes = cfg.mxu_cols;
-  const uint64_t lines = (cfg.elems + lanes - 1) / lanes;
+                           cfg->args.bf16_in ? "bf16" : "fp32", o->bytes);
+  cfg->elems = o->bytes / esize;
   chip_geometry_t geo;
-  if (chip_top_geometry(cfg.mxu_rows, cfg.mxu_cols, &geo))
-    return cli_usage_error("collective", "no chip with a %ux%u MXU; built: %s", cfg.mxu_rows, cfg.mxu_cols,
+  if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, &geo))
+    return cli_usage_error("collective", "no chip with a %ux%u MXU; built: %s", cfg->mxu_rows, cfg->mxu_cols,
                            chip_top_sizes());
-  if (lines >= geo.vmem_lines)  /* checked before the host buffers are allocated */
-    return cli_usage_error("collective", "%" PRIu64 " bytes per chip do not fit VMEM (%u lines of %u bytes)", bytes,
-                           geo.vmem_lines, 4 * lanes);
-  uint32_t *in = calloc(chips * lines * lanes, 4), *want = calloc(chips * lines * lanes, 4);
-  uint32_t *dev_in = calloc(chips * cfg.elems, 4), *out = calloc(chips * cfg.elems, 4);
-  if (!in || !want || !dev_in || !out) return cli_fail("collective", "out of memory for %u x %" PRIu64 " bytes", chips, bytes);
+  if ((cfg->elems + geo.cols - 1) / geo.cols >= geo.vmem_lines) /* before the host buffers are allocated */
+    return cli_usage_error("collective", "%" PRIu64 " bytes per chip do not fit VMEM (%u lines of %u bytes)", o->bytes,
+                           geo.vmem_lines, 4 * geo.cols);
+  return CLI_EXIT_OK;
+}
+
+/* Random fp32 values of moderate range and both signs, elems a chip: `golden` as the golden
+ * model takes them, `device` as the chips get them (bf16 bits with bf16_in, which widen to
+ * the golden values exactly). */
+static void make_inputs(const coll_opts_t *o, unsigned chips, uint32_t *golden, uint32_t *device) {
   rng_t r;
-  rng_seed(&r, cfg.seed);
-  for (unsigned ch = 0; ch < chips; ch++)
-    for (uint64_t e = 0; e < cfg.elems; e++) {
-      uint64_t x = rng_next(&r);  /* values of moderate range, both signs */
-      uint32_t bits = (uint32_t)((x >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (x >> 8) % 16) << 23);
-      if (cfg.args.bf16_in) { /* the chip widens bf16 to fp32 exactly: the golden model sums the widened */
-        dev_in[ch * cfg.elems + e] = bits >> 16;
-        bits &= 0xFFFF0000u;
-      } else {
-        dev_in[ch * cfg.elems + e] = bits;
-      }
-      in[ch * lines * lanes + e] = bits;
-    }
-  fprintf(stderr, "collective: %u chips, %" PRIu64 " bytes each, running...\n", chips, bytes);
+  rng_seed(&r, o->cfg.seed);
+  for (uint64_t i = 0; i < chips * o->cfg.elems; i++) {
+    uint64_t x = rng_next(&r);
+    uint32_t bits = (uint32_t)((x >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (x >> 8) % 16) << 23);
+    device[i] = o->cfg.args.bf16_in ? bits >> 16 : bits;
+    golden[i] = o->cfg.args.bf16_in ? bits & 0xFFFF0000u : bits;
+  }
+}
+
+static int report(const coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t *chk) {
+  const fw_slice_t *s = &o->cfg.slice;
+  const fw_coll_op_t op = o->cfg.args.op;
+  const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->clock_mhz);
+  const bool reduction = op == FW_COLL_ALLREDUCE || op == FW_COLL_REDUCE_SCATTER;
+  const bool correct = chk->mismatches == 0 && chk->bound_violations == 0 && st->sems_left == 0;
+  static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
+  report_t r;
+  report_init(&r);
+  report_u64(&r, "chips", s->w * s->h);
+  report_u64(&r, "bytes", o->bytes);
+  report_u64(&r, "lines", st->lines);
+  report_u64(&r, "chunk_lines", st->chunk_lines);
+  report_u64(&r, "cycles", st->cycles);
+  report_f64(&r, "time_us", bw.time_s * 1e6);
+  report_f64(&r, "algbw_GBps", bw.algbw);
+  report_f64(&r, "busbw_GBps", bw.busbw);
+  report_f64(&r, "link_GBps", bw.link);
+  report_f64(&r, "busbw_bound_GBps", bw.bound);
+  report_f64(&r, "busbw_fraction", bw.busbw / bw.bound);
+  report_u64(&r, "link_flits", st->flits_sent);
+  report_f64(&r, "max_rel_error_vs_float64", chk->max_rel_error);
+  report_u64(&r, "float64_bound_violations", chk->bound_violations);
+  report_u64(&r, "semaphores_left", st->sems_left);
+  report_u64(&r, "mismatches", chk->mismatches);
+  report_bool(&r, "correct", correct);
+  report_text_str(&r, "op", names[op]);
+  report_text_u64(&r, "w", s->w);
+  report_text_u64(&r, "h", s->h);
+  report_text_u64(&r, "clock_mhz", o->clock_mhz);
+  report_text_u64(&r, "links", bw.links);
+  report_text_f64(&r, "float64_bound", chk->bound);
+  report_text_bool(&r, "within_bound", chk->bound_violations == 0);
+  report_line(&r, "{op} on a {w}x{h} slice, {bytes} bytes per chip");
+  report_line(&r, "  cycles          {cycles}  ({time_us:%.2f} us at {clock_mhz} MHz)");
+  report_line(&r, "  algbw           {algbw_GBps:%.3f} GB/s");
+  if (op == FW_COLL_ALL_TO_ALL)
+    report_line(&r, "  busbw           {busbw_GBps:%.3f} GB/s  ({busbw_fraction*100:%.1f}% of {busbw_bound_GBps:%.2f} "
+                    "GB/s: {links} links of {link_GBps:%.2f} GB/s at the slice's mean hop count)");
+  else
+    report_line(&r, "  busbw           {busbw_GBps:%.3f} GB/s  ({busbw_fraction*100:%.1f}% of {busbw_bound_GBps:%.2f} "
+                    "GB/s: {links} links of {link_GBps:%.2f} GB/s)");
+  report_line(&r, "  golden model    {correct?agrees on every bit of every chip|DISAGREES}");
+  if (reduction)
+    report_line(&r, "  vs float64      max |err| / sum|x| = {max_rel_error_vs_float64:%.3g} (bound (n-1)u/(1-(n-1)u) = "
+                    "{float64_bound:%.3g}: {within_bound?within|EXCEEDED})");
+  if (report_print(&r, o->json, stdout)) return cli_fail("collective", "cannot write the report");
+  if (correct) return CLI_EXIT_OK;
+  if (chk->mismatches)
+    return cli_fail("collective", "%" PRIu64 " values differ from the golden model; the first: chip %u value %" PRIu64
+                    " is 0x%08x, golden 0x%08x", chk->mismatches, chk->first_chip, chk->first_value, chk->got,
+                    chk->want);
+  if (chk->bound_violations)
+    return cli_fail("collective", "%" PRIu64 " sums outside the float64 bound", chk->bound_violations);
+  return cli_fail("collective", "%u semaphores left non-zero after the kernel", st->sems_left);
+}
+
+int cmd_collective(int argc, char **argv) {
+  coll_opts_t o;
+  int rc = parse(argc, argv, &o);
+  if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  const unsigned chips = o.cfg.slice.w * o.cfg.slice.h;
+  uint32_t *in = calloc(chips * o.cfg.elems, 4), *dev_in = calloc(chips * o.cfg.elems, 4);
+  uint32_t *out = calloc(chips * o.cfg.elems, 4);
+  if (!in || !dev_in || !out) {
+    rc = cli_fail("collective", "out of memory for %u x %" PRIu64 " bytes", chips, o.bytes);
+    goto out;
+  }
+  make_inputs(&o, chips, in, dev_in);
+  fprintf(stderr, "collective: %u chips, %" PRIu64 " bytes each, running...\n", chips, o.bytes);
   pod_coll_stats_t st;
   char err[4096];
-  if (pod_collective(&cfg, dev_in, out, &st, err, sizeof err)) {
-    bool usage = !strstr(err, "failed:");
-    free(in), free(want), free(dev_in), free(out);
-    return usage ? cli_usage_error("collective", "%s", err) : cli_fail("collective", "%s", err);
+  rt_status_t run = pod_collective(&o.cfg, dev_in, out, &st, err, sizeof err);
+  if (run != RT_OK) {
+    rc = run == RT_INVALID ? cli_usage_error("collective", "%s", err) : cli_fail("collective", "%s", err);
+    goto out;
   }
-  fw_coll_args_t ga = cfg.args;
-  ga.lines = (uint32_t)lines;
-  if (cfg.args.op == FW_COLL_ALL_TO_ALL) { /* element level: chip i's block j is chip j's block i */
-    const uint64_t b = cfg.elems / chips;
-    for (unsigned i = 0; i < chips; i++)
-      for (unsigned j = 0; j < chips; j++)
-        memcpy(want + i * lines * lanes + j * b, in + j * lines * lanes + i * b, b * 4);
-  } else {
-    coll_golden(&s, &ga, lanes, in, want);
+  coll_check_t chk;
+  if (coll_golden_check(&o.cfg.slice, &o.cfg.args, o.mxu[1], o.cfg.elems, in, out, &chk)) {
+    rc = cli_fail("collective", "out of memory for the golden model");
+    goto out;
   }
-  uint64_t mismatches = 0, bound_violations = 0;
-  double max_rel = 0;
-  for (unsigned ch = 0; ch < chips; ch++) {
-    uint32_t first = 0, count = (uint32_t)lines;
-    if (cfg.args.op == FW_COLL_REDUCE_SCATTER) fw_coll_owned(&s, &ga, s.x0 + ch % s.w, s.y0 + ch / s.w, &first, &count);
-    for (uint64_t e = (uint64_t)first * lanes; e < (uint64_t)(first + count) * lanes && e < cfg.elems; e++) {
-      mismatches += out[ch * cfg.elems + e] != want[ch * lines * lanes + e];
-      if (cfg.args.op == FW_COLL_ALLREDUCE || cfg.args.op == FW_COLL_REDUCE_SCATTER) { /* vs a float64 sum */
-        double sum = 0, mag = 0, got;
-        for (unsigned o = 0; o < chips; o++) {
-          float f;
-          uint32_t b = in[o * lines * lanes + e];
-          memcpy(&f, &b, 4);
-          sum += f, mag += fabs(f);
-        }
-        float g;
-        memcpy(&g, &out[ch * cfg.elems + e], 4);
-        got = g;
-        if (mag > 0 && fabs(got - sum) / mag > max_rel) max_rel = fabs(got - sum) / mag;
-        /* sequential fp32 sums of n values: |error| <= gamma(n-1) sum|x|, gamma(k) = ku/(1-ku), u = 2^-24 */
-        const double gamma = (chips - 1) * 0x1p-24 / (1 - (chips - 1) * 0x1p-24);
-        if (fabs(got - sum) > gamma * mag) bound_violations++;
-      }
-    }
-  }
-  const unsigned n = chips;
-  const pod_coll_bw_t bw = pod_coll_bandwidth(&s, cfg.args.op, bytes, st.cycles, clock_mhz);
-  const bool correct = mismatches == 0 && bound_violations == 0 && st.sems_left == 0;
-  if (json) {
-    json_t j;
-    json_begin(&j, stdout);
-    json_u64(&j, "chips", n);
-    json_u64(&j, "bytes", bytes);
-    json_u64(&j, "lines", st.lines);
-    json_u64(&j, "chunk_lines", st.chunk_lines);
-    json_u64(&j, "cycles", st.cycles);
-    json_f64(&j, "time_us", bw.time_s * 1e6);
-    json_f64(&j, "algbw_GBps", bw.algbw);
-    json_f64(&j, "busbw_GBps", bw.busbw);
-    json_f64(&j, "link_GBps", bw.link);
-    json_f64(&j, "busbw_bound_GBps", bw.bound);
-    json_f64(&j, "busbw_fraction", bw.busbw / bw.bound);
-    json_u64(&j, "link_flits", st.flits_sent);
-    json_f64(&j, "max_rel_error_vs_float64", max_rel);
-    json_u64(&j, "float64_bound_violations", bound_violations);
-    json_u64(&j, "semaphores_left", st.sems_left);
-    json_u64(&j, "mismatches", mismatches);
-    json_bool(&j, "correct", correct);
-    json_end(&j);
-  } else {
-    static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
-    printf("%s on a %ux%u slice, %" PRIu64 " bytes per chip\n", names[cfg.args.op], s.w, s.h, bytes);
-    printf("  cycles          %" PRIu64 "  (%.2f us at %.0f MHz)\n", st.cycles, bw.time_s * 1e6, clock_mhz);
-    printf("  algbw           %.3f GB/s\n", bw.algbw);
-    if (cfg.args.op == FW_COLL_ALL_TO_ALL)
-      printf("  busbw           %.3f GB/s  (%.1f%% of %.2f GB/s: %u links of %.2f GB/s at the slice's mean hop count)\n",
-             bw.busbw, 100 * bw.busbw / bw.bound, bw.bound, bw.links, bw.link);
-    else
-      printf("  busbw           %.3f GB/s  (%.1f%% of %.2f GB/s: %u links of %.2f GB/s)\n", bw.busbw,
-             100 * bw.busbw / bw.bound, bw.bound, bw.links, bw.link);
-    printf("  golden model    %s\n", correct ? "agrees on every bit of every chip" : "DISAGREES");
-    if (cfg.args.op == FW_COLL_ALLREDUCE || cfg.args.op == FW_COLL_REDUCE_SCATTER)
-      printf("  vs float64      max |err| / sum|x| = %.3g (bound (n-1)u/(1-(n-1)u) = %.3g: %s)\n", max_rel,
-             (chips - 1) * 0x1p-24 / (1 - (chips - 1) * 0x1p-24), bound_violations ? "EXCEEDED" : "within");
-  }
-  free(in), free(want), free(dev_in), free(out);
-  return correct ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+  rc = report(&o, &st, &chk);
+out:
+  free(in), free(dev_in), free(out);
+  return rc;
 }

@@ -3,7 +3,6 @@
  * noc_traffic): one load point with latency, throughput and a clean scoreboard, or a
  * latency-versus-load sweep written as CSV and plotted to PNG.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +15,7 @@
 #include "system/noc_net.h"
 #include "system/noc_traffic.h"
 #include "util/cli.h"
-#include "util/json.h"
+#include "util/report.h"
 #include "vmodel/noc_router.h"
 
 #define NET_MAX_NODES 65536u
@@ -46,99 +45,58 @@ static void net_help(void) {
          noc_router_vcs_list(), NOC_MAX_DEPTH);
 }
 
-static bool parse_rate(const char *text, double *out) {
+static bool parse_rate(const char *cmd, const char *opt, const char *text, void *dst) {
   char *end;
   double r = strtod(text, &end);
   if (end == text || *end || !(r >= 0.0 && r <= 1.0)) {
-    cli_usage_error("net", "--rate expects a number in [0, 1] (flits/node/cycle), got '%s'", text);
+    cli_usage_error(cmd, "%s expects a number in [0, 1] (flits/node/cycle), got '%s'", opt, text);
     return false;
   }
-  *out = r;
+  *(double *)dst = r;
   return true;
 }
 
+static bool parse_pattern(const char *cmd, const char *opt, const char *text, void *dst) {
+  if (!noc_pattern_parse(text, dst)) return true;
+  cli_usage_error(cmd, "unknown %s pattern '%s' (uniform, transpose, bitcomp, tornado, neighbor, hotspot)", opt + 2,
+                  text);
+  return false;
+}
+
 static int parse(int argc, char **argv, net_opts_t *o) {
-  enum { O_POD = 1, O_TRAFFIC, O_RATE, O_FLITS, O_VCS, O_BUF, O_LINK, O_CYCLES, O_WARMUP, O_SEED,
-         O_TRACE, O_TRACE_NODE, O_JSON, O_SWEEP, O_SWEEP_CSV, O_HELP };
-  static const struct option longopts[] = {
-      {"pod", required_argument, 0, O_POD},         {"traffic", required_argument, 0, O_TRAFFIC},
-      {"rate", required_argument, 0, O_RATE},       {"packet-flits", required_argument, 0, O_FLITS},
-      {"vcs", required_argument, 0, O_VCS},         {"buf", required_argument, 0, O_BUF},
-      {"link-latency", required_argument, 0, O_LINK}, {"cycles", required_argument, 0, O_CYCLES},
-      {"warmup", required_argument, 0, O_WARMUP},   {"seed", required_argument, 0, O_SEED},
-      {"trace", required_argument, 0, O_TRACE},     {"trace-node", required_argument, 0, O_TRACE_NODE},
-      {"json", no_argument, 0, O_JSON},             {"sweep", no_argument, 0, O_SWEEP},
-      {"sweep-csv", required_argument, 0, O_SWEEP_CSV}, {"help", no_argument, 0, O_HELP},
-      {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   o->cfg = (noc_config_t){.vcs = 4, .buf_depth = 8, .seed = 1};
   o->run = (noc_run_t){.pattern = NOC_UNIFORM, .rate = 0.1, .packet_flits = 1, .warmup = 1000,
                        .measure = 10000, .seed = 1};
   o->sweep_csv = "build/net_sweep.csv";
+  unsigned pod[2];
   bool have_pod = false;
-  uint64_t v;
-  opterr = 0;
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-    switch (c) {
-      case O_POD: {
-        unsigned x, y;
-        if (!cli_parse_dims("net", "--pod", "XxY", optarg, 2, 255, &x, &y)) return CLI_EXIT_USAGE;
-        o->cfg.size_x = x;
-        o->cfg.size_y = y;
-        have_pod = true;
-        break;
-      }
-      case O_TRAFFIC:
-        if (noc_pattern_parse(optarg, &o->run.pattern))
-          return cli_usage_error("net", "unknown traffic pattern '%s' (uniform, transpose, bitcomp, tornado, neighbor, hotspot)", optarg);
-        break;
-      case O_RATE:
-        if (!parse_rate(optarg, &o->run.rate)) return CLI_EXIT_USAGE;
-        break;
-      case O_FLITS:
-        if (!cli_parse_u64("net", "--packet-flits", optarg, 1, 255, &v)) return CLI_EXIT_USAGE;
-        o->run.packet_flits = (unsigned)v;
-        break;
-      case O_VCS:
-        if (!cli_parse_u64("net", "--vcs", optarg, 1, 64, &v)) return CLI_EXIT_USAGE;
-        if (!noc_router_available((unsigned)v))
-          return cli_usage_error("net", "no router with %llu VCs in this build (built: %s)", (unsigned long long)v, noc_router_vcs_list());
-        o->cfg.vcs = (unsigned)v;
-        break;
-      case O_BUF:
-        if (!cli_parse_u64("net", "--buf", optarg, 1, NOC_MAX_DEPTH, &v)) return CLI_EXIT_USAGE;
-        o->cfg.buf_depth = (unsigned)v;
-        break;
-      case O_LINK:
-        if (!cli_parse_u64("net", "--link-latency", optarg, 0, 1000, &v)) return CLI_EXIT_USAGE;
-        o->cfg.link_latency = (unsigned)v;
-        break;
-      case O_CYCLES:
-        if (!cli_parse_u64("net", "--cycles", optarg, 1, 100000000, &o->run.measure)) return CLI_EXIT_USAGE;
-        break;
-      case O_WARMUP:
-        if (!cli_parse_u64("net", "--warmup", optarg, 0, 100000000, &o->run.warmup)) return CLI_EXIT_USAGE;
-        break;
-      case O_SEED:
-        if (!cli_parse_u64("net", "--seed", optarg, 0, UINT64_MAX, &o->run.seed)) return CLI_EXIT_USAGE;
-        o->cfg.seed = o->run.seed;
-        break;
-      case O_TRACE: o->trace = optarg; break;
-      case O_TRACE_NODE:
-        if (!cli_parse_u64("net", "--trace-node", optarg, 0, NET_MAX_NODES - 1, &o->trace_node)) return CLI_EXIT_USAGE;
-        break;
-      case O_JSON: o->json = true; break;
-      case O_SWEEP: o->sweep = true; break;
-      case O_SWEEP_CSV: o->sweep_csv = optarg; break;
-      case O_HELP: net_help(); return -1;
-      default:
-        return cli_usage_error("net", "unknown option or missing value: '%s'", argv[optind - 1]);
-    }
-  }
-  if (optind < argc) return cli_usage_error("net", "unexpected argument '%s'", argv[optind]);
+  const cli_opt_t opts[] = {
+      CLI_OPT("pod", CLI_DIMS, pod, .min = 2, .max = 255, .shape = "XxY", .given = &have_pod),
+      CLI_OPT("traffic", CLI_CUSTOM, &o->run.pattern, .parse = parse_pattern),
+      CLI_OPT("rate", CLI_CUSTOM, &o->run.rate, .parse = parse_rate),
+      CLI_OPT("packet-flits", CLI_UINT, &o->run.packet_flits, .min = 1, .max = 255),
+      CLI_OPT("vcs", CLI_UINT, &o->cfg.vcs, .min = 1, .max = 64),
+      CLI_OPT("buf", CLI_UINT, &o->cfg.buf_depth, .min = 1, .max = NOC_MAX_DEPTH),
+      CLI_OPT("link-latency", CLI_UINT, &o->cfg.link_latency, .min = 0, .max = 1000),
+      CLI_OPT("cycles", CLI_U64, &o->run.measure, .min = 1, .max = 100000000),
+      CLI_OPT("warmup", CLI_U64, &o->run.warmup, .min = 0, .max = 100000000),
+      CLI_OPT("seed", CLI_U64, &o->run.seed, .min = 0, .max = UINT64_MAX),
+      CLI_OPT("trace", CLI_STR, &o->trace),
+      CLI_OPT("trace-node", CLI_U64, &o->trace_node, .min = 0, .max = NET_MAX_NODES - 1),
+      CLI_OPT("json", CLI_FLAG, &o->json),
+      CLI_OPT("sweep", CLI_FLAG, &o->sweep),
+      CLI_OPT("sweep-csv", CLI_STR, &o->sweep_csv),
+      {0}};
+  int rc = cli_parse("net", argc, argv, opts, net_help);
+  if (rc != CLI_EXIT_OK) return rc;
   if (!have_pod) return cli_usage_error("net", "missing --pod XxY");
+  o->cfg.size_x = pod[0];
+  o->cfg.size_y = pod[1];
+  o->cfg.seed = o->run.seed;
+  if (!noc_router_available(o->cfg.vcs))
+    return cli_usage_error("net", "no router with %u VCs in this build (built: %s)", o->cfg.vcs,
+                           noc_router_vcs_list());
   char err[256];
   if (noc_pattern_check(o->run.pattern, o->cfg.size_x, o->cfg.size_y, err, sizeof err))
     return cli_usage_error("net", "%s", err);
@@ -189,51 +147,47 @@ static int run_point(const net_opts_t *o, double rate, noc_result_t *res, bool *
   return rc ? cli_fail("net", "out of memory") : CLI_EXIT_OK;
 }
 
-static void print_result(const net_opts_t *o, double rate, const noc_result_t *r) {
-  if (o->json) {
-    json_t j;
-    json_begin(&j, stdout);
-    json_u64(&j, "pod_x", o->cfg.size_x);
-    json_u64(&j, "pod_y", o->cfg.size_y);
-    json_str(&j, "traffic", noc_pattern_name(o->run.pattern));
-    json_f64(&j, "rate", rate);
-    json_u64(&j, "packet_flits", o->run.packet_flits);
-    json_u64(&j, "vcs", o->cfg.vcs);
-    json_u64(&j, "buf", o->cfg.buf_depth);
-    json_u64(&j, "link_latency", o->cfg.link_latency);
-    json_u64(&j, "seed", o->run.seed);
-    json_f64(&j, "offered", r->offered);
-    json_f64(&j, "accepted", r->accepted);
-    json_f64(&j, "avg_latency", r->avg_latency);
-    json_f64(&j, "p50_latency", r->p50_latency);
-    json_f64(&j, "p99_latency", r->p99_latency);
-    json_f64(&j, "max_latency", r->max_latency);
-    json_u64(&j, "packets", r->packets);
-    json_u64(&j, "created", r->created);
-    json_u64(&j, "lost", r->lost);
-    json_u64(&j, "duplicated", r->duplicated);
-    json_u64(&j, "corrupted", r->corrupted);
-    json_u64(&j, "misrouted", r->misrouted);
-    json_bool(&j, "saturated", r->saturated);
-    json_bool(&j, "stuck", r->stuck);
-    json_bool(&j, "overflow", r->overflow);
-    json_u64(&j, "cycles", r->cycles);
-    json_f64(&j, "sim_seconds", r->sim_seconds);
-    json_f64(&j, "sim_cycles_per_s", r->sim_cycles_per_s);
-    json_end(&j);
-    return;
-  }
-  printf("%ux%u torus, %s traffic, %u-flit packets, %u VCs x %u flits, link latency %u\n",
-         o->cfg.size_x, o->cfg.size_y, noc_pattern_name(o->run.pattern), o->run.packet_flits,
-         o->cfg.vcs, o->cfg.buf_depth, o->cfg.link_latency);
-  printf("  offered         %.4f flits/node/cycle\n", r->offered);
-  printf("  accepted        %.4f flits/node/cycle%s\n", r->accepted, r->saturated ? "  (saturated)" : "");
-  printf("  latency         avg %.2f, p50 %.0f, p99 %.0f, max %.0f cycles\n", r->avg_latency,
-         r->p50_latency, r->p99_latency, r->max_latency);
-  printf("  packets         %" PRIu64 " measured, %" PRIu64 " created\n", r->packets, r->created);
-  printf("  scoreboard      lost %" PRIu64 ", duplicated %" PRIu64 ", corrupted %" PRIu64 ", misrouted %" PRIu64 "%s\n",
-         r->lost, r->duplicated, r->corrupted, r->misrouted, r->overflow ? ", BUFFER OVERFLOW" : "");
-  printf("  simulation      %" PRIu64 " cycles, %.0f cycles/s\n", r->cycles, r->sim_cycles_per_s);
+static int print_result(const net_opts_t *o, double rate, const noc_result_t *r) {
+  report_t rep;
+  report_init(&rep);
+  report_u64(&rep, "pod_x", o->cfg.size_x);
+  report_u64(&rep, "pod_y", o->cfg.size_y);
+  report_str(&rep, "traffic", noc_pattern_name(o->run.pattern));
+  report_f64(&rep, "rate", rate);
+  report_u64(&rep, "packet_flits", o->run.packet_flits);
+  report_u64(&rep, "vcs", o->cfg.vcs);
+  report_u64(&rep, "buf", o->cfg.buf_depth);
+  report_u64(&rep, "link_latency", o->cfg.link_latency);
+  report_u64(&rep, "seed", o->run.seed);
+  report_f64(&rep, "offered", r->offered);
+  report_f64(&rep, "accepted", r->accepted);
+  report_f64(&rep, "avg_latency", r->avg_latency);
+  report_f64(&rep, "p50_latency", r->p50_latency);
+  report_f64(&rep, "p99_latency", r->p99_latency);
+  report_f64(&rep, "max_latency", r->max_latency);
+  report_u64(&rep, "packets", r->packets);
+  report_u64(&rep, "created", r->created);
+  report_u64(&rep, "lost", r->lost);
+  report_u64(&rep, "duplicated", r->duplicated);
+  report_u64(&rep, "corrupted", r->corrupted);
+  report_u64(&rep, "misrouted", r->misrouted);
+  report_bool(&rep, "saturated", r->saturated);
+  report_bool(&rep, "stuck", r->stuck);
+  report_bool(&rep, "overflow", r->overflow);
+  report_u64(&rep, "cycles", r->cycles);
+  report_f64(&rep, "sim_seconds", r->sim_seconds);
+  report_f64(&rep, "sim_cycles_per_s", r->sim_cycles_per_s);
+  report_line(&rep, "{pod_x}x{pod_y} torus, {traffic} traffic, {packet_flits}-flit packets, {vcs} VCs x {buf} flits, "
+                    "link latency {link_latency}");
+  report_line(&rep, "  offered         {offered:%.4f} flits/node/cycle");
+  report_line(&rep, "  accepted        {accepted:%.4f} flits/node/cycle{saturated?  (saturated)|}");
+  report_line(&rep, "  latency         avg {avg_latency:%.2f}, p50 {p50_latency:%.0f}, p99 {p99_latency:%.0f}, max "
+                    "{max_latency:%.0f} cycles");
+  report_line(&rep, "  packets         {packets} measured, {created} created");
+  report_line(&rep, "  scoreboard      lost {lost}, duplicated {duplicated}, corrupted {corrupted}, misrouted "
+                    "{misrouted}{overflow?, BUFFER OVERFLOW|}");
+  report_line(&rep, "  simulation      {cycles} cycles, {sim_cycles_per_s:%.0f} cycles/s");
+  return report_print(&rep, o->json, stdout) ? cli_fail("net", "cannot write the report") : CLI_EXIT_OK;
 }
 
 static int sweep(const net_opts_t *o) {
@@ -281,7 +235,7 @@ static int sweep(const net_opts_t *o) {
 int cmd_net(int argc, char **argv) {
   net_opts_t o;
   int rc = parse(argc, argv, &o);
-  if (rc != CLI_EXIT_OK) return rc < 0 ? CLI_EXIT_OK : rc;
+  if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   if (o.sweep) return sweep(&o);
   noc_result_t r;
   bool traced;
@@ -289,7 +243,7 @@ int cmd_net(int argc, char **argv) {
     if (traced) remove(o.trace);
     return rc;
   }
-  print_result(&o, o.run.rate, &r);
+  if ((rc = print_result(&o, o.run.rate, &r)) != CLI_EXIT_OK) return rc;
   if (r.stuck) return cli_fail("net", "network stuck: %s", r.stuck_report);
   if (!noc_result_clean(&r))
     return cli_fail("net", "scoreboard not clean: lost %" PRIu64 ", duplicated %" PRIu64 ", corrupted %" PRIu64

@@ -293,3 +293,11 @@ uint32_t arith_golden_fp32_max(uint32_t a, uint32_t b)
     int64_t kb = fp32_sign(b) ? -(int64_t)(b & FP32_MAG_MASK) : (int64_t)(b & FP32_MAG_MASK);
     return ka >= kb ? a : b;
 }
+
+uint32_t arith_golden_dot(const uint16_t *a, const uint16_t *b, uint64_t n)
+{
+    uint32_t sum = 0;
+    for (uint64_t i = 0; i < n; i++)
+        sum = arith_golden_mac(sum, a[i], b[i]);
+    return sum;
+}

@@ -40,12 +40,16 @@ uint16_t arith_golden_fp32_to_bf16(uint32_t a);
 /* bf16 -> fp32 widening; exact apart from DAZ and NaN canonicalisation. */
 uint32_t arith_golden_bf16_to_fp32(uint16_t a);
 
-/* One systolic PE step: fp32_add(psum, bf16_mul(a, w)). */
 /* fp32 x fp32, round to nearest even; the product is rounded to 24 bits as if the
  * exponent range were unbounded, then flushed to a signed zero below 2^-126. */
 uint32_t arith_golden_fp32_mul(uint32_t a, uint32_t b);
 /* max(a, b); max(+0, -0) = +0; any NaN gives the canonical NaN; subnormals read as zero. */
 uint32_t arith_golden_fp32_max(uint32_t a, uint32_t b);
+
+/* One systolic PE step: fp32_add(psum, bf16_mul(a, w)). */
 uint32_t arith_golden_mac(uint32_t psum, uint16_t a, uint16_t w);
+
+/* A bf16 dot product as one serial chain of PE steps from +0: a[0]*b[0] first. */
+uint32_t arith_golden_dot(const uint16_t *a, const uint16_t *b, uint64_t n);
 
 #endif /* ARITH_GOLDEN_H */

@@ -1,6 +1,8 @@
 /* coll_golden: see coll_golden.h. */
 #include "golden/coll_golden.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "golden/arith_golden.h"
@@ -49,6 +51,12 @@ static region_t region_of(const fw_coll_args_t *a, uint32_t l, int *x_first) {
   return r;
 }
 
+unsigned coll_golden_owner(const fw_slice_t *s, uint32_t lines, uint32_t l) {
+  unsigned kx = seg_index(0, lines, s->w, l);
+  uint32_t lo = (uint32_t)((uint64_t)kx * lines / s->w), len = (uint32_t)((uint64_t)(kx + 1) * lines / s->w) - lo;
+  return seg_index(lo, len, s->h, l) * s->w + kx;
+}
+
 void coll_golden(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, const uint32_t *in, uint32_t *out) {
   const unsigned w = s->w, h = s->h, chips = w * h;
   const uint32_t L = a->lines;
@@ -71,9 +79,7 @@ void coll_golden(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, c
     /* forward rings over the whole buffer: along X (segment kx), then along Y over that
      * segment (segment ky); the line belongs to chip (kx, ky) */
     for (uint32_t l = 0; l < L; l++) {
-      unsigned kx = seg_index(0, L, w, l);
-      uint32_t lo = (uint32_t)((uint64_t)kx * L / w), len = (uint32_t)((uint64_t)(kx + 1) * L / w) - lo;
-      unsigned ky = seg_index(lo, len, h, l), owner = ky * w + kx;
+      unsigned owner = coll_golden_owner(s, L, l), kx = owner % w, ky = owner / w;
       for (unsigned e = 0; e < lanes; e++) {
         if (a->op == FW_COLL_REDUCE_SCATTER) {
           for (unsigned j = 0; j < h; j++) {
@@ -114,4 +120,66 @@ void coll_golden(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, c
       for (unsigned c = 0; c < chips; c++) out[((uint64_t)c * L + l) * lanes + e] = total;
     }
   }
+}
+
+double coll_golden_bound(unsigned n) {
+  const double k = (n ? n - 1 : 0) * 0x1p-24;
+  return k / (1 - k);
+}
+
+static double fp32_value(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static void mismatch(coll_check_t *c, unsigned chip, uint64_t value, uint32_t got, uint32_t want) {
+  if (c->mismatches++ == 0) c->first_chip = chip, c->first_value = value, c->got = got, c->want = want;
+}
+
+int coll_golden_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, uint64_t elems,
+                      const uint32_t *in, const uint32_t *out, coll_check_t *c) {
+  const unsigned chips = s->w * s->h;
+  memset(c, 0, sizeof *c);
+  c->bound = coll_golden_bound(chips);
+  if (a->op == FW_COLL_ALL_TO_ALL) { /* element level: chip i's block j is chip j's block i */
+    const uint64_t b = elems / chips;
+    for (unsigned i = 0; i < chips; i++)
+      for (unsigned j = 0; j < chips; j++)
+        for (uint64_t t = 0; t < b; t++, c->checked++) {
+          uint32_t got = out[(uint64_t)i * elems + j * b + t], want = in[(uint64_t)j * elems + i * b + t];
+          if (got != want) mismatch(c, i, j * b + t, got, want);
+        }
+    return 0;
+  }
+  /* the golden model works on whole lines: the values padded with zeros */
+  fw_coll_args_t ga = *a;
+  ga.lines = (uint32_t)((elems + lanes - 1) / lanes);
+  const uint64_t per_chip = (uint64_t)ga.lines * lanes;
+  uint32_t *pin = calloc(chips * per_chip, sizeof *pin), *want = calloc(chips * per_chip, sizeof *want);
+  if (!pin || !want) {
+    free(pin), free(want);
+    return -1;
+  }
+  for (unsigned i = 0; i < chips; i++) memcpy(pin + i * per_chip, in + (uint64_t)i * elems, elems * sizeof *in);
+  coll_golden(s, &ga, lanes, pin, want);
+  const bool reduction = a->op == FW_COLL_ALLREDUCE || a->op == FW_COLL_REDUCE_SCATTER;
+  for (unsigned i = 0; i < chips; i++)
+    for (uint64_t e = 0; e < elems; e++) {
+      if (a->op == FW_COLL_REDUCE_SCATTER && coll_golden_owner(s, ga.lines, (uint32_t)(e / lanes)) != i) continue;
+      uint32_t got = out[(uint64_t)i * elems + e];
+      c->checked++;
+      if (got != want[i * per_chip + e]) mismatch(c, i, e, got, want[i * per_chip + e]);
+      if (!reduction) continue;
+      double sum = 0, mag = 0;  /* the float64 sum of the chips' values */
+      for (unsigned o = 0; o < chips; o++) {
+        double x = fp32_value(in[(uint64_t)o * elems + e]);
+        sum += x, mag += fabs(x);
+      }
+      double err = fabs(fp32_value(got) - sum);
+      if (mag > 0 && err / mag > c->max_rel_error) c->max_rel_error = err / mag;
+      if (err > c->bound * mag) c->bound_violations++;
+    }
+  free(pin), free(want);
+  return 0;
 }

@@ -5,8 +5,8 @@
  * Data is per chip `lines` lines of `lanes` fp32 bit patterns, chip (x, y) of the slice
  * at index y * w + x.
  */
-#ifndef COLL_GOLDEN_H
-#define COLL_GOLDEN_H
+#ifndef GOLDEN_COLL_GOLDEN_H
+#define GOLDEN_COLL_GOLDEN_H
 
 #include <stdint.h>
 
@@ -15,5 +15,34 @@
 /* out gets what every chip's buffer holds after the collective (reduce-scatter: only the
  * owned lines are defined, the others are copied from the input). */
 void coll_golden(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, const uint32_t *in, uint32_t *out);
+
+/* The slice index of the chip that owns line l of `lines` after a reduce-scatter (and
+ * contributes it to an all-gather): the X ring's segments, then the Y ring's segments of
+ * those (docs/collectives.md). */
+unsigned coll_golden_owner(const fw_slice_t *s, uint32_t lines, uint32_t l);
+
+/* The float64 error bound of a sequential fp32 sum of n values, relative to sum |x|:
+ * gamma(n-1) = (n-1)u / (1 - (n-1)u), u = 2^-24 (docs/collectives.md). */
+double coll_golden_bound(unsigned n);
+
+typedef struct {
+  uint64_t checked;            /* values compared */
+  uint64_t mismatches;         /* values that differ from the golden model */
+  uint64_t bound_violations;   /* reductions: sums outside the float64 bound */
+  double max_rel_error;        /* reductions: max |got - float64 sum| / sum |x| */
+  double bound;                /* coll_golden_bound(chips) */
+  unsigned first_chip;         /* the first mismatch, when there is one */
+  uint64_t first_value;
+  uint32_t got, want;
+} coll_check_t;
+
+/* Checks a collective's results on every chip of the slice. in: chips x elems fp32 bit
+ * patterns a chip (bf16 inputs widened), chip i of the slice at i * elems; out: what each
+ * chip returned, the same layout. Every value must equal the golden model's (reduce-scatter:
+ * the lines the chip owns; all_to_all: block j of chip i is block i of chip j, elems/chips
+ * values a block), and every reduction must lie within the float64 bound. a->lines is
+ * ignored (it follows from elems). Returns 0, or -1 when out of memory. */
+int coll_golden_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, uint64_t elems,
+                      const uint32_t *in, const uint32_t *out, coll_check_t *c);
 
 #endif

@@ -56,20 +56,29 @@ void mxu_dev_close(mxu_dev_t *d) {
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
-int mxu_gemm_check_shape(const mxu_dev_t *d, size_t m, size_t k, size_t n, char *err, size_t errlen) {
+int mxu_gemm_check(unsigned rows, unsigned cols, size_t m, size_t k, size_t n, char *err, size_t errlen) {
+  const unsigned acc_depth = mxu_top_acc_depth(rows, cols);
+  if (!acc_depth) {
+    snprintf(err, errlen, "no %ux%u MXU in this build (built sizes: %s)", rows, cols, mxu_top_sizes());
+    return -1;
+  }
   if (m == 0 || k == 0 || n == 0) {
     snprintf(err, errlen, "matrix sizes must be at least 1 (M=%zu K=%zu N=%zu)", m, k, n);
     return -1;
   }
-  size_t col_tiles = ceil_div(n, d->cols);
-  if (m > d->acc_depth || col_tiles > d->acc_depth / m) {
+  size_t col_tiles = ceil_div(n, cols);
+  if (m > acc_depth || col_tiles > acc_depth / m) {
     snprintf(err, errlen,
              "M x ceil(N/%u) = %zu x %zu accumulator rows exceed the %ux%u MXU's accumulator "
              "depth of %u rows",
-             d->cols, m, col_tiles, d->rows, d->cols, d->acc_depth);
+             cols, m, col_tiles, rows, cols, acc_depth);
     return -1;
   }
   return 0;
+}
+
+int mxu_gemm_check_shape(const mxu_dev_t *d, size_t m, size_t k, size_t n, char *err, size_t errlen) {
+  return mxu_gemm_check(d->rows, d->cols, m, k, n, err, errlen);
 }
 
 uint64_t mxu_contract_cycles(unsigned rows, unsigned cols, size_t m, size_t k, size_t n) {

@@ -52,8 +52,10 @@ typedef struct {
 int mxu_dev_open(mxu_dev_t *d, unsigned rows, unsigned cols, uint64_t seed, char *err, size_t errlen);
 void mxu_dev_close(mxu_dev_t *d);
 
-/* 0 when an M x K by K x N GEMM fits this MXU, else -1 with a message. */
+/* 0 when an M x K by K x N GEMM fits this MXU (or the rows x cols MXU built into this
+ * binary), else -1 with a message. */
 int mxu_gemm_check_shape(const mxu_dev_t *d, size_t m, size_t k, size_t n, char *err, size_t errlen);
+int mxu_gemm_check(unsigned rows, unsigned cols, size_t m, size_t k, size_t n, char *err, size_t errlen);
 
 /* C = A x B. a: M x K bf16, b: K x N bf16, c: M x N fp32 bits, row-major. Returns 0, or -1
  * with a message (bad shape, an MXU error flag, or a hang caught by the watchdog). */

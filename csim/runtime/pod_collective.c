@@ -82,24 +82,24 @@ void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vme
   while (a->chunk_lines > 1 && fw_coll_scratch_lines(a) > room) a->chunk_lines /= 2;
 }
 
-int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path, unsigned trace_chip,
-                      char *err, size_t errlen) {
+rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path,
+                              unsigned trace_chip, char *err, size_t errlen) {
   if (njobs == 0) {
     snprintf(err, errlen, "no collective to run");
-    return -1;
+    return RT_INVALID;
   }
   const fw_slice_t *s0 = &jobs[0].slice;
   for (unsigned j = 0; j < njobs; j++) {
     const fw_slice_t *s = &jobs[j].slice;
     memset(&jobs[j].stats, 0, sizeof jobs[j].stats);
     const chip_geometry_t *g = chip_geometry(pod_chip(pod, s0->x0, s0->y0));
-    if (fw_coll_check(g, s, &jobs[j].args, err, errlen)) return -1;
+    if (fw_coll_check(g, s, &jobs[j].args, err, errlen)) return RT_INVALID;
     for (unsigned i = 0; i < j; i++) {
       const fw_slice_t *o = &jobs[i].slice;
       if (s->x0 < o->x0 + o->w && o->x0 < s->x0 + s->w && s->y0 < o->y0 + o->h && o->y0 < s->y0 + s->h) {
         snprintf(err, errlen, "slices %u,%u %ux%u and %u,%u %ux%u overlap", o->x0, o->y0, o->w, o->h, s->x0, s->y0,
                  s->w, s->h);
-        return -1;
+        return RT_INVALID;
       }
     }
     jobs[j].stats.lines = jobs[j].args.lines;
@@ -109,11 +109,11 @@ int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const ch
   chip_t *c0 = pod_chip(pod, s0->x0, s0->y0);
   const chip_geometry_t *g = chip_geometry(c0);
   const unsigned lb = chip_line_bytes(c0);
-  if (copy_stage(pod, jobs, njobs, lb, false, err, errlen)) return -1;
+  if (copy_stage(pod, jobs, njobs, lb, false, err, errlen)) return RT_FAILED;
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
-  int rc = -1;
+  rt_status_t rc = RT_FAILED;
   uint32_t flits[5];
   uint64_t sent0 = 0, limit = 200000;
   for (unsigned y = 0; y < s0->pod_h; y++)
@@ -124,7 +124,11 @@ int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const ch
       fw_prog_init(&cq), fw_prog_init(&dq);
       if (j >= 0) {
         const pod_coll_job_t *jb = &jobs[j];
-        if (fw_collective(g, &jb->slice, &jb->args, x, y, &cq, &dq, err, errlen)) goto out;
+        if (fw_collective(g, &jb->slice, &jb->args, x, y, &cq, &dq, err, errlen)) {
+          /* the programs do not fit the queues (the chunk is too small), unless memory ran out */
+          if (fw_prog_ok(&cq) && fw_prog_ok(&dq)) rc = RT_INVALID;
+          goto out;
+        }
         uint64_t l = 200000 + 400ull * jb->args.lines * (jb->slice.w + jb->slice.h);
         if (l > limit) limit = l;
       }
@@ -163,28 +167,32 @@ int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const ch
         for (unsigned k = 0; k < ISA_NUM_SEMS; k++) jobs[j].stats.sems_left += chip_sem(pod_chip(pod, x, y), k) != 0;
   }
   if (copy_stage(pod, jobs, njobs, lb, true, err, errlen)) goto out;
-  rc = 0;
+  rc = RT_OK;
 out:
   fw_prog_free(&cq);
   fw_prog_free(&dq);
   return rc;
 }
 
-int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr, const char *trace_path,
-                 unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen) {
+rt_status_t pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr,
+                         const char *trace_path, unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen) {
   pod_coll_job_t job = {*s, *a, hbm_addr, {0}};
-  int rc = pod_coll_run_jobs(pod, &job, 1, trace_path, trace_chip, err, errlen);
+  rt_status_t rc = pod_coll_run_jobs(pod, &job, 1, trace_path, trace_chip, err, errlen);
   *st = job.stats;
   return rc;
 }
 
-int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
-                   char *err, size_t errlen) {
+rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
+                           char *err, size_t errlen) {
   memset(st, 0, sizeof *st);
   chip_geometry_t g;
   if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, &g)) {
     snprintf(err, errlen, "no chip with a %ux%u MXU; built: %s", cfg->mxu_rows, cfg->mxu_cols, chip_top_sizes());
-    return -1;
+    return RT_INVALID;
+  }
+  if (cfg->pod_w < 1 || cfg->pod_h < 1 || cfg->pod_w > 255 || cfg->pod_h > 255) {
+    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", cfg->pod_w, cfg->pod_h);
+    return RT_INVALID;
   }
   fw_slice_t s = cfg->slice;
   s.pod_w = cfg->pod_w;
@@ -193,7 +201,7 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
   if (cfg->elems == 0 || cfg->elems > (uint64_t)g.vmem_lines * lanes) {
     snprintf(err, errlen, "%llu fp32 values per chip do not fit VMEM (%u lines of %u values)",
              (unsigned long long)cfg->elems, g.vmem_lines, lanes);
-    return -1;
+    return RT_INVALID;
   }
   fw_coll_args_t a = cfg->args;
   a.data_line = 0;
@@ -204,7 +212,7 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
     if (cfg->elems % chips) {
       snprintf(err, errlen, "all_to_all splits each chip's %llu values into %u equal blocks: they do not divide",
                (unsigned long long)cfg->elems, chips);
-      return -1;
+      return RT_INVALID;
     }
     block = cfg->elems / chips;
     bl = ceil_div32(block, lanes);
@@ -215,14 +223,14 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
   if (a.chunk_lines == 0) pod_coll_default_chunk(&s, &a, g.vmem_lines);
   if (a.op == FW_COLL_ALL_TO_ALL && cfg->args.chunk_lines == 0) /* pieces of one packet (docs/isa.md) */
     a.chunk_lines = isa_rdma_packet_lines(lanes);
-  if (fw_coll_check(&g, &s, &a, err, errlen)) return -1;
+  if (fw_coll_check(&g, &s, &a, err, errlen)) return RT_INVALID;
 
   pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols)};
   pc.chip.seed = cfg->seed;
   if ((uint64_t)a.lines * lb > pc.chip.hbm_bytes) pc.chip.hbm_bytes = (uint64_t)a.lines * lb;
   pod_t *pod = pod_new(&pc, err, errlen);
-  if (!pod) return -1;
-  int rc = -1;
+  if (!pod) return RT_FAILED;
+  rt_status_t rc = RT_FAILED;
   uint32_t *line = calloc(lanes, sizeof *line);
   if (!line) {
     snprintf(err, errlen, "out of memory");
@@ -245,7 +253,8 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
         if (chip_hbm_write(c, (uint64_t)l * lb, line, lb)) goto hbm;
       }
     }
-  if (pod_coll_run(pod, &s, &a, 0, cfg->trace_path, cfg->trace_chip, st, err, errlen)) goto out;
+  if ((rc = pod_coll_run(pod, &s, &a, 0, cfg->trace_path, cfg->trace_chip, st, err, errlen)) != RT_OK) goto out;
+  rc = RT_FAILED;
   for (unsigned j = 0; j < s.h; j++)
     for (unsigned i = 0; i < s.w; i++) {
       chip_t *c = pod_chip(pod, s.x0 + i, s.y0 + j);
@@ -257,7 +266,7 @@ int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *o
         memcpy(dst + e0, line, n * 4);
       }
     }
-  rc = 0;
+  rc = RT_OK;
   goto out;
 hbm:
   snprintf(err, errlen, "buffer outside HBM");

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "fw/collective.h"
+#include "runtime/status.h"
 #include "system/pod.h"
 
 typedef struct {
@@ -34,17 +35,18 @@ typedef struct {
 
 /* in/out: slice chips (index y * w + x within the slice) x elems fp32 bit patterns (with
  * args.bf16_in, `in` holds bf16 bit patterns in the low 16 bits; `out` is fp32).
- * Returns 0, or -1 with a message (bad configuration, or the run failed: then the
- * message names the stuck chip and queue). */
-int pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
-                   char *err, size_t errlen);
+ * Returns RT_OK; RT_INVALID with a message when the request cannot run (no such chip, the
+ * buffer or the programs do not fit, a bad slice or argument); RT_FAILED when it ran and
+ * failed (the message names the stuck chip and queue) or memory ran out. */
+rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
+                           char *err, size_t errlen);
 
 /* On a pod that exists: every slice chip's buffer (a->lines lines) is at HBM address
  * hbm_addr; it is copied into VMEM line 0, reduced, and written back to the same place.
  * Chips outside the slice get HALT programs. trace_path (or NULL): an FST of chip
  * trace_chip (y * pod_w + x) from the collective on. */
-int pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr, const char *trace_path,
-                 unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen);
+rt_status_t pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr,
+                         const char *trace_path, unsigned trace_chip, pod_coll_stats_t *st, char *err, size_t errlen);
 
 /* Several collectives at once on disjoint slices of one pod (each slice's routers keep its
  * traffic inside it); stats.cycles is the pod's (they run together). */
@@ -54,8 +56,8 @@ typedef struct {
   uint64_t hbm_addr;      /* the buffer in each of the slice's chips' HBM */
   pod_coll_stats_t stats;
 } pod_coll_job_t;
-int pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path, unsigned trace_chip,
-                      char *err, size_t errlen);
+rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path,
+                              unsigned trace_chip, char *err, size_t errlen);
 
 /* Bandwidth of a collective by the nccl-tests conventions (docs/collectives.md), at a clock
  * in MHz: algbw = bytes / time, busbw = algbw x the op's factor, link = one link one way (a

@@ -3,9 +3,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
@@ -27,36 +29,120 @@ int cli_fail(const char *cmd, const char *fmt, ...) {
   return CLI_EXIT_FAIL;
 }
 
-bool cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min,
-                   uint64_t max, uint64_t *out) {
+bool cli_number(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
   const char *p = text;
   while (isspace((unsigned char)*p)) p++;
-  if (!isdigit((unsigned char)*p)) {
-    cli_usage_error(cmd, "%s expects an integer in [%llu, %llu], got '%s'", opt,
-                    (unsigned long long)min, (unsigned long long)max, text);
-    return false;
-  }
+  if (!isdigit((unsigned char)*p)) return false;  /* no sign: strtoull would wrap "-1" */
   errno = 0;
   char *end;
   unsigned long long v = strtoull(p, &end, 10);
-  if (errno || *end != '\0' || v < min || v > max) {
-    cli_usage_error(cmd, "%s expects an integer in [%llu, %llu], got '%s'", opt,
-                    (unsigned long long)min, (unsigned long long)max, text);
-    return false;
-  }
+  if (errno || *end != '\0' || v < min || v > max) return false;
   *out = v;
   return true;
 }
 
-bool cli_parse_dims(const char *cmd, const char *opt, const char *shape, const char *text, unsigned min,
-                    unsigned max, unsigned *a, unsigned *b) {
-  unsigned x, y;
-  char tail;
-  if (sscanf(text, "%ux%u%c", &x, &y, &tail) != 2 || x < min || y < min || x > max || y > max) {
-    cli_usage_error(cmd, "%s expects %s (each dimension must be %u..%u), got '%s'", opt, shape, min, max, text);
-    return false;
+bool cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max, uint64_t *out) {
+  if (cli_number(text, min, max, out)) return true;
+  cli_usage_error(cmd, "%s expects an integer in [%llu, %llu], got '%s'", opt, (unsigned long long)min,
+                  (unsigned long long)max, text);
+  return false;
+}
+
+/* "AxB", each a number in [min, max]. */
+static bool parse_dims(const char *cmd, const char *opt, const cli_opt_t *o, const char *text) {
+  const char *x = strchr(text, 'x');
+  char a[32];
+  uint64_t va, vb;
+  if (x && (size_t)(x - text) < sizeof a) {
+    memcpy(a, text, (size_t)(x - text));
+    a[x - text] = 0;
+    if (cli_number(a, o->min, o->max, &va) && cli_number(x + 1, o->min, o->max, &vb)) {
+      ((unsigned *)o->dst)[0] = (unsigned)va;
+      ((unsigned *)o->dst)[1] = (unsigned)vb;
+      return true;
+    }
   }
-  *a = x;
-  *b = y;
-  return true;
+  cli_usage_error(cmd, "%s expects %s (each dimension must be %llu..%llu), got '%s'", opt, o->shape,
+                  (unsigned long long)o->min, (unsigned long long)o->max, text);
+  return false;
+}
+
+/* The index of `text` among the '|'-separated words of `choices`, or -1. */
+static int choice_index(const char *choices, const char *text) {
+  size_t n = strlen(text);
+  int i = 0;
+  for (const char *c = choices; *c; i++) {
+    const char *bar = strchr(c, '|');
+    size_t len = bar ? (size_t)(bar - c) : strlen(c);
+    if (len == n && !strncmp(c, text, n)) return i;
+    if (!bar) break;
+    c = bar + 1;
+  }
+  return -1;
+}
+
+static bool parse_value(const char *cmd, const cli_opt_t *o, const char *text) {
+  char opt[64];
+  snprintf(opt, sizeof opt, "--%s", o->name);
+  uint64_t v;
+  switch (o->kind) {
+    case CLI_FLAG: *(bool *)o->dst = true; return true;
+    case CLI_STR: *(const char **)o->dst = text; return true;
+    case CLI_U64: return cli_parse_u64(cmd, opt, text, o->min, o->max, (uint64_t *)o->dst);
+    case CLI_UINT:
+      if (!cli_parse_u64(cmd, opt, text, o->min, o->max, &v)) return false;
+      *(unsigned *)o->dst = (unsigned)v;
+      return true;
+    case CLI_DIMS: return parse_dims(cmd, opt, o, text);
+    case CLI_CHOICE: {
+      int i = choice_index(o->shape, text);
+      if (i >= 0) {
+        *(int *)o->dst = i;
+        return true;
+      }
+      char list[256];
+      size_t n = 0;
+      for (const char *c = o->shape; *c && n + 3 < sizeof list; c++) {
+        if (*c == '|') list[n++] = ',', list[n++] = ' ';
+        else list[n++] = *c;
+      }
+      list[n] = 0;
+      cli_usage_error(cmd, "unknown %s '%s' (%s)", opt, text, list);
+      return false;
+    }
+    case CLI_CUSTOM: return o->parse(cmd, opt, text, o->dst);
+  }
+  return false;
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, void (*help)(void)) {
+  enum { MAX_OPTS = 40, HELP = MAX_OPTS + 1 };
+  struct option longopts[MAX_OPTS + 2];
+  unsigned n = 0;
+  for (; opts[n].name; n++) {
+    if (n == MAX_OPTS) {
+      fprintf(stderr, "tpusim %s: too many options in the table\n", cmd);
+      abort();
+    }
+    longopts[n] = (struct option){opts[n].name, opts[n].kind == CLI_FLAG ? no_argument : required_argument, 0,
+                                  (int)n + 1};
+  }
+  longopts[n] = (struct option){"help", no_argument, 0, HELP};
+  longopts[n + 1] = (struct option){0, 0, 0, 0};
+  opterr = 0;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    if (c == HELP) {
+      help();
+      return CLI_HELP;
+    }
+    if (c < 1 || c > (int)n)
+      return cli_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
+    const cli_opt_t *o = &opts[c - 1];
+    if (!parse_value(cmd, o, optarg)) return CLI_EXIT_USAGE;
+    if (o->given) *o->given = true;
+  }
+  if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+  return CLI_EXIT_OK;
 }

@@ -1,0 +1,99 @@
+/* pod_step: see pod_step.h. */
+#include "runtime/pod_step.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/chip_gemm.h"
+#include "runtime/pod_collective.h"
+#include "system/pod.h"
+
+/* The all-reduce of the products: whole pod, the products' lines, the default chunk. */
+static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *ca,
+                        char *err, size_t errlen) {
+  if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, g)) {
+    snprintf(err, errlen, "no chip with a %ux%u MXU; built: %s", cfg->mxu_rows, cfg->mxu_cols, chip_top_sizes());
+    return RT_INVALID;
+  }
+  if (cfg->pod_w < 1 || cfg->pod_h < 1 || cfg->pod_w > 255 || cfg->pod_h > 255) {
+    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", cfg->pod_w, cfg->pod_h);
+    return RT_INVALID;
+  }
+  if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, err, errlen)) return RT_INVALID;
+  *s = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, cfg->pod_w, cfg->pod_h};
+  *ca = (fw_coll_args_t){FW_COLL_ALLREDUCE, cfg->algo, 0, (uint32_t)((cfg->m * cfg->n + g->cols - 1) / g->cols), 0,
+                         0, false};
+  pod_coll_default_chunk(s, ca, g->vmem_lines);
+  if (fw_coll_check(g, s, ca, err, errlen)) return RT_INVALID;
+  if ((cfg->m * cfg->n) % g->cols) {
+    snprintf(err, errlen, "M x N (%llu) must fill whole VMEM lines of %u values",
+             (unsigned long long)(cfg->m * cfg->n), g->cols);
+    return RT_INVALID;
+  }
+  return RT_OK;
+}
+
+rt_status_t pod_step_check(const pod_step_config_t *cfg, char *err, size_t errlen) {
+  chip_geometry_t g;
+  fw_slice_t s;
+  fw_coll_args_t ca;
+  return plan(cfg, &g, &s, &ca, err, errlen);
+}
+
+/* Reads every chip's C (M x N fp32) into out. */
+static rt_status_t read_products(pod_t *pod, const pod_step_config_t *cfg, uint32_t *out, char *err, size_t errlen) {
+  const uint64_t mn = cfg->m * cfg->n;
+  for (unsigned i = 0; i < cfg->pod_w * cfg->pod_h; i++)
+    if (chip_gemm_read(pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w), cfg->m, cfg->k, cfg->n, false, out + i * mn)) {
+      snprintf(err, errlen, "out of memory reading the products");
+      return RT_FAILED;
+    }
+  return RT_OK;
+}
+
+rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const uint16_t *b, uint32_t *prod,
+                         uint32_t *sum, pod_step_stats_t *st, char *err, size_t errlen) {
+  memset(st, 0, sizeof *st);
+  chip_geometry_t g;
+  rt_status_t rc = plan(cfg, &g, &st->slice, &st->allreduce, err, errlen);
+  if (rc != RT_OK) return rc;
+  const unsigned chips = cfg->pod_w * cfg->pod_h;
+  const uint64_t m = cfg->m, k = cfg->k, n = cfg->n;
+  pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols)};
+  pc.chip.seed = cfg->seed;
+  pc.chip.hbm_bytes = chip_gemm_hbm_bytes(g.cols, m, k, n);
+  pod_t *pod = pod_new(&pc, err, errlen);
+  if (!pod) return RT_FAILED;
+  rc = RT_FAILED;
+  /* phase 1: the GEMMs */
+  fprintf(stderr, "step: %u chips, GEMM %llux%llux%llu each...\n", chips, (unsigned long long)m,
+          (unsigned long long)k, (unsigned long long)n);
+  for (unsigned i = 0; i < chips; i++)
+    if (chip_gemm_load(pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w), m, k, n, a + i * m * k, b + i * k * n, NULL,
+                       NULL, err, errlen))
+      goto out;
+  if (cfg->trace_path &&
+      chip_trace(pod_chip(pod, cfg->trace_chip % cfg->pod_w, cfg->trace_chip / cfg->pod_w), cfg->trace_path, err,
+                 errlen))
+    goto out;
+  char report[2048];
+  if (pod_run(pod, ISA_QMASK_ALL, 10000000, &st->gemm_cycles, report, sizeof report)) {
+    snprintf(err, errlen, "GEMM phase failed: %s", report);
+    goto out;
+  }
+  if (read_products(pod, cfg, prod, err, errlen)) goto out;
+  /* phase 2: the all-reduce of the products, in place in HBM (the trace continues) */
+  fprintf(stderr, "step: all-reduce of %llu bytes per chip (%s)...\n", (unsigned long long)(4 * m * n),
+          cfg->algo == FW_COLL_TORUS2D ? "torus2d" : "ring");
+  pod_coll_stats_t cs;
+  if ((rc = pod_coll_run(pod, &st->slice, &st->allreduce, chip_gemm_c_addr(g.cols, m, k, n), NULL, 0, &cs, err,
+                         errlen)) != RT_OK)
+    goto out;
+  rc = RT_FAILED;
+  st->allreduce_cycles = cs.cycles;
+  if (read_products(pod, cfg, sum, err, errlen)) goto out;
+  rc = RT_OK;
+out:
+  pod_free(pod);
+  return rc;
+}

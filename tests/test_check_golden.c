@@ -1,0 +1,139 @@
+/*
+ * The checkers the CLI and the RTL tests share (csim/golden): they must catch what they are
+ * there to catch. A flipped bit in any chip's collective result, a sum outside the float64
+ * bound, a reduce-scatter value on a line the chip owns (and only those), a GEMM element;
+ * and the vector unit's conversions lay lines out as docs/isa.md says.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden/coll_golden.h"
+#include "golden/gemm_golden.h"
+#include "golden/vec_golden.h"
+#include "util/rng.h"
+
+TestSuite(check_golden, .timeout = 60);
+
+static const fw_slice_t slice_3x2 = {0, 0, 3, 2, 3, 2};
+
+/* Inputs and the golden outputs of a collective on the 3x2 slice, 4 lanes, `elems` a chip. */
+static void golden_run(const fw_coll_args_t *a, uint64_t elems, uint32_t *in, uint32_t *out) {
+  const unsigned chips = 6, lanes = 4;
+  rng_t r;
+  rng_seed(&r, 5);
+  for (uint64_t i = 0; i < chips * elems; i++) in[i] = 0x3F800000u | (uint32_t)(rng_next(&r) & 0x7FFFFF);
+  fw_coll_args_t ga = *a;
+  ga.lines = (uint32_t)((elems + lanes - 1) / lanes);
+  uint32_t *pin = calloc(chips * ga.lines * lanes, 4), *pout = calloc(chips * ga.lines * lanes, 4);
+  for (unsigned c = 0; c < chips; c++) memcpy(pin + c * ga.lines * lanes, in + c * elems, elems * 4);
+  coll_golden(&slice_3x2, &ga, lanes, pin, pout);
+  for (unsigned c = 0; c < chips; c++) memcpy(out + c * elems, pout + c * ga.lines * lanes, elems * 4);
+  free(pin), free(pout);
+}
+
+Test(check_golden, collective_checker_catches_one_flipped_bit) {
+  const uint64_t elems = 37;
+  uint32_t in[6 * 37], out[6 * 37];
+  const fw_coll_op_t ops[] = {FW_COLL_ALLREDUCE, FW_COLL_ALL_GATHER, FW_COLL_BROADCAST};
+  for (unsigned o = 0; o < 3; o++) {
+    fw_coll_args_t a = {ops[o], FW_COLL_RING, 0, 0, 1, 4, false};
+    golden_run(&a, elems, in, out);
+    coll_check_t c;
+    cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+    cr_assert_eq(c.mismatches, 0, "op %d: the golden output checks clean", ops[o]);
+    cr_assert_eq(c.checked, 6 * elems);
+    out[4 * elems + 17] ^= 1;  /* chip 4, value 17 */
+    cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+    cr_assert_eq(c.mismatches, 1);
+    cr_assert(c.first_chip == 4 && c.first_value == 17, "found chip %u value %llu", c.first_chip,
+              (unsigned long long)c.first_value);
+  }
+}
+
+Test(check_golden, sums_outside_the_float64_bound_are_counted) {
+  const uint64_t elems = 8;
+  uint32_t in[6 * 8], out[6 * 8];
+  fw_coll_args_t a = {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, 0, 1, 0, false};
+  golden_run(&a, elems, in, out);
+  coll_check_t c;
+  cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+  cr_assert_eq(c.bound_violations, 0);
+  cr_assert_gt(c.max_rel_error, 0, "six sums of values in [1, 2) round");
+  cr_assert_leq(c.max_rel_error, c.bound);
+  out[3] += 1 << 10;  /* 2^10 ulps off: far outside (n-1)u */
+  cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+  cr_assert_eq(c.bound_violations, 1);
+  cr_assert_eq(c.mismatches, 1);
+}
+
+Test(check_golden, reduce_scatter_checks_only_the_owned_lines) {
+  const uint64_t elems = 4 * 12;  /* 12 lines: 3 X segments of 4, each 2 Y segments of 2 */
+  uint32_t in[6 * 48], out[6 * 48];
+  fw_coll_args_t a = {FW_COLL_REDUCE_SCATTER, FW_COLL_RING, 0, 0, 1, 0, false};
+  golden_run(&a, elems, in, out);
+  coll_check_t c;
+  cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+  cr_assert_eq(c.mismatches, 0);
+  cr_assert_eq(c.checked, elems, "each line is owned by one chip");
+  cr_assert_eq(coll_golden_owner(&slice_3x2, 12, 0), 0);
+  cr_assert_eq(coll_golden_owner(&slice_3x2, 12, 2), 3, "the second Y segment of X segment 0: chip (0, 1)");
+  cr_assert_eq(coll_golden_owner(&slice_3x2, 12, 11), 5);
+  out[0 * elems + 4 * 4] ^= 1;  /* chip 0, line 4: owned by chip 1, not checked */
+  cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+  cr_assert_eq(c.mismatches, 0);
+  out[1 * elems + 4 * 4] ^= 1;  /* chip 1, line 4: its own */
+  cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+  cr_assert_eq(c.mismatches, 1);
+}
+
+Test(check_golden, all_to_all_checker_swaps_blocks) {
+  const uint64_t elems = 12;  /* 6 chips, blocks of 2 */
+  uint32_t in[6 * 12], out[6 * 12];
+  for (unsigned i = 0; i < 6 * 12; i++) in[i] = i;
+  for (unsigned i = 0; i < 6; i++)
+    for (unsigned j = 0; j < 6; j++) memcpy(out + i * 12 + j * 2, in + j * 12 + i * 2, 8);
+  fw_coll_args_t a = {FW_COLL_ALL_TO_ALL, FW_COLL_RING, 0, 0, 1, 0, false};
+  coll_check_t c;
+  cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+  cr_assert_eq(c.mismatches, 0);
+  memcpy(out, in, 8);  /* chip 0 keeps its own block 0: right; now break block 1 */
+  out[2] = in[2];
+  cr_assert_eq(coll_golden_check(&slice_3x2, &a, 4, elems, in, out, &c), 0);
+  cr_assert_eq(c.mismatches, 1);
+  cr_assert_eq(c.first_value, 2);
+}
+
+Test(check_golden, gemm_checker_finds_the_first_difference) {
+  uint16_t a[3 * 5], b[5 * 2];
+  rng_t r;
+  rng_seed(&r, 9);
+  for (int i = 0; i < 15; i++) a[i] = rng_bf16(&r, -2, 2);
+  for (int i = 0; i < 10; i++) b[i] = rng_bf16(&r, -2, 2);
+  uint32_t c[6];
+  gemm_golden(4, 3, 5, 2, a, b, true, true, c);
+  for (int i = 0; i < 6; i++) cr_assert_eq(c[i] >> 16, 0, "bf16 results in the low half");
+  golden_diff_t d;
+  cr_assert_eq(gemm_golden_check(4, 3, 5, 2, a, b, true, true, c, &d), 0);
+  cr_assert_eq(d.mismatches, 0);
+  c[4] ^= 0x10;
+  cr_assert_eq(gemm_golden_check(4, 3, 5, 2, a, b, true, true, c, &d), 0);
+  cr_assert(d.mismatches == 1 && d.first == 4 && d.got == (d.want ^ 0x10));
+}
+
+Test(check_golden, vector_conversions_lay_out_lines_as_documented) {
+  /* TO_BF16: fp32 lanes 2l, 2l+1 -> bf16 halves of lane l; the high half of the line zero */
+  const uint32_t a[4] = {0x3F800000u, 0x40000000u, 0xC0400000u, 0x3F808000u};  /* 1, 2, -3, 1.00390625 */
+  uint32_t out[4];
+  vec_golden_line(ISA_VEC_TO_BF16, 4, a, a, 0, out);
+  cr_assert_eq(out[0], 0x40003F80u);
+  cr_assert_eq(out[1], 0x3F80C040u, "1.00390625 is a tie: RNE rounds to even, 1.0");
+  cr_assert(out[2] == 0 && out[3] == 0);
+  /* TO_FP32: bf16 lane l of the low half -> fp32 lane l */
+  uint32_t back[4];
+  vec_golden_line(ISA_VEC_TO_FP32, 4, out, out, 0, back);
+  cr_assert(back[0] == 0x3F800000u && back[1] == 0x40000000u && back[2] == 0xC0400000u && back[3] == 0x3F800000u);
+  cr_assert_eq(vec_golden_lane(ISA_VEC_SUB, 0x40000000u, 0x3F800000u, 0), 0x3F800000u, "2 - 1");
+  cr_assert_eq(vec_golden_lane(ISA_VEC_RELU, 0x80000000u, 0, 0), 0, "relu(-0) = +0");
+  cr_assert_eq(vec_golden_lane(ISA_VEC_SCALE, 0x40000000u, 0, 0x40400000u), 0x40C00000u, "2 * 3");
+}
