@@ -181,12 +181,12 @@ define VERILATED_TOP
 $(BUILD)/vlt/$(1)/V$(1)__ALL.a: rtl/$(1).sv $(RTL_ALL) rtl/lint.vlt Makefile | check-build-tools
 	@mkdir -p $(ABS_BUILD)/vlt/$(1)
 	$(VERILATOR) $(VFLAGS) $$(VFLAGS_$(1)) --Mdir $(ABS_BUILD)/vlt/$(1) --prefix V$(1) --top-module $(1) rtl/lint.vlt $(RTL_PKGS) rtl/$(1).sv
-	+$(MAKE) -s -C $(BUILD)/vlt/$(1) -f V$(1).mk V$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
+	+$(MAKE) -s -C $(BUILD)/vlt/$(1) -f V$(1).mk V$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
 
 # A shim includes its model's generated header, so the model comes first.
 $(BUILD)/obj/csim/vmodel/$(1)_shim.o: csim/vmodel/$(1)_shim.cpp $(BUILD)/vlt/$(1)/V$(1)__ALL.a $(VMODEL_HDRS)
 	@mkdir -p $$(dir $$@)
-	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/$(1) -c $$< -o $$@
+	$$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/$(1) -c $$< -o $$@
 endef
 $(foreach t,$(TOPS),$(eval $(call VERILATED_TOP,$(t))))
 
@@ -198,11 +198,11 @@ $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefile
 	@mkdir -p $(ABS_BUILD)/vlt/mxu_top_$(1)
 	$(VERILATOR) $(VFLAGS) -GRows=$(call mxu_r,$(1)) -GCols=$(call mxu_c,$(1)) -GAccDepth=$(call MXU_ACC_DEPTH,$(1)) \
 	  --Mdir $(ABS_BUILD)/vlt/mxu_top_$(1) --prefix Vmxu_top_$(1) --top-module mxu_top rtl/lint.vlt $(RTL_PKGS) rtl/mxu_top.sv
-	+$(MAKE) -s -C $(BUILD)/vlt/mxu_top_$(1) -f Vmxu_top_$(1).mk Vmxu_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
+	+$(MAKE) -s -C $(BUILD)/vlt/mxu_top_$(1) -f Vmxu_top_$(1).mk Vmxu_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
 
 $(BUILD)/obj/csim/vmodel/mxu_top_$(1)_shim.o: csim/vmodel/mxu_top_shim.cpp $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/mxu_top.h
 	@mkdir -p $$(dir $$@)
-	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/mxu_top_$(1) -DMXU_ROWS=$(call mxu_r,$(1)) -DMXU_COLS=$(call mxu_c,$(1)) \
+	$$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/mxu_top_$(1) -DMXU_ROWS=$(call mxu_r,$(1)) -DMXU_COLS=$(call mxu_c,$(1)) \
 	  -DMXU_ACC_DEPTH=$(call MXU_ACC_DEPTH,$(1)) -DMXU_CLASS=Vmxu_top_$(1) -DMXU_HEADER='"Vmxu_top_$(1).h"' -DMXU_NEW=mxu_top_new_$(1) -c $$< -o $$@
 endef
 $(foreach s,$(MXU_SIZES),$(eval $(call MXU_VARIANT,$(s))))
@@ -213,11 +213,11 @@ $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt 
 	@mkdir -p $(ABS_BUILD)/vlt/noc_router_v$(1)
 	$(VERILATOR) $(VFLAGS) $(NOC_VFLAGS) -GNumVcs=$(1) --Mdir $(ABS_BUILD)/vlt/noc_router_v$(1) --prefix Vnoc_router_v$(1) \
 	  --top-module noc_router rtl/lint.vlt $(RTL_PKGS) rtl/noc_router.sv
-	+$(MAKE) -s -C $(BUILD)/vlt/noc_router_v$(1) -f Vnoc_router_v$(1).mk Vnoc_router_v$(1)__ALL.a OPT_FAST=$(NOC_OPT_FAST) OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
+	+$(MAKE) -s -C $(BUILD)/vlt/noc_router_v$(1) -f Vnoc_router_v$(1).mk Vnoc_router_v$(1)__ALL.a OPT_FAST=$(NOC_OPT_FAST) OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
 
 $(BUILD)/obj/csim/vmodel/noc_router_v$(1)_shim.o: csim/vmodel/noc_router_shim.cpp $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/noc_router.h
 	@mkdir -p $$(dir $$@)
-	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/noc_router_v$(1) -DNOC_VCS=$(1) -DNOC_CLASS=Vnoc_router_v$(1) \
+	$$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/noc_router_v$(1) -DNOC_VCS=$(1) -DNOC_CLASS=Vnoc_router_v$(1) \
 	  -DNOC_HEADER='"Vnoc_router_v$(1).h"' -DNOC_NEW=noc_router_new_v$(1) -c $$< -o $$@
 endef
 $(foreach v,$(NOC_VCS),$(eval $(call NOC_VARIANT,$(v))))
@@ -240,11 +240,11 @@ $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefi
 	$(VERILATOR) $(VFLAGS) -GRows=$(call mxu_r,$(1)) -GCols=$(call mxu_c,$(1)) -GAccDepth=$(call MXU_ACC_DEPTH,$(1)) \
 	  -GVmemLines=$(call CHIP_VMEM_LINES,$(1)) -GQueueDepth=$(CHIP_QUEUE_DEPTH) \
 	  --Mdir $(ABS_BUILD)/vlt/chip_top_$(1) --prefix Vchip_top_$(1) --top-module chip_top rtl/lint.vlt $(RTL_PKGS) rtl/chip_top.sv
-	+$(MAKE) -s -C $(BUILD)/vlt/chip_top_$(1) -f Vchip_top_$(1).mk Vchip_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$(CCACHE) >/dev/null
+	+$(MAKE) -s -C $(BUILD)/vlt/chip_top_$(1) -f Vchip_top_$(1).mk Vchip_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
 
 $(BUILD)/obj/csim/vmodel/chip_top_$(1)_shim.o: csim/vmodel/chip_top_shim.cpp $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/chip_top.h csim/vmodel/noc_router.h fw/isa.h fw/isa.def
 	@mkdir -p $$(dir $$@)
-	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/chip_top_$(1) -DCHIP_ROWS=$(call mxu_r,$(1)) -DCHIP_COLS=$(call mxu_c,$(1)) \
+	$$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/chip_top_$(1) -DCHIP_ROWS=$(call mxu_r,$(1)) -DCHIP_COLS=$(call mxu_c,$(1)) \
 	  -DCHIP_ACC_DEPTH=$(call MXU_ACC_DEPTH,$(1)) -DCHIP_VMEM_LINES=$(call CHIP_VMEM_LINES,$(1)) -DCHIP_QUEUE_DEPTH=$(CHIP_QUEUE_DEPTH) \
 	  -DCHIP_CLASS=Vchip_top_$(1) -DCHIP_HEADER='"Vchip_top_$(1).h"' -DCHIP_NEW=chip_top_new_$(1) -c $$< -o $$@
 endef
