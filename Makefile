@@ -21,7 +21,7 @@ SEEDS      ?= 1 2 3
 
 # Debian 12 packages the project needs (`make deps`).
 DEB_PACKAGES := verilator g++ gcc make zlib1g-dev pkg-config libcriterion-dev libsystemc-dev \
-                gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog
+                gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog valgrind
 
 CC         := gcc
 CXX        := g++
@@ -81,13 +81,13 @@ VMODEL_HDRS := csim/vmodel/vmodel_impl.hpp csim/vmodel/vmodel.h
 # starts, and Make runs goals in parallel (--jobs above). Everything that needs a tool waits
 # for deps when deps is one of the goals; without deps a missing tool gets the message below.
 AFTER_DEPS := $(filter deps,$(MAKECMDGOALS))
-check-build-tools check-test-tools lint view test check-waves check-layers screenshot: | $(AFTER_DEPS)
+check-build-tools check-test-tools lint view test check-waves check-layers memcheck screenshot: | $(AFTER_DEPS)
 
 # $(call need,TOOL): fail with a clear message when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is not installed; run 'make deps' to install it" >&2; exit 127; }
 need_pkg = @pkg-config --exists $(1) 2>/dev/null || { echo "error: the '$(1)' library (Debian package $(2)) is not installed; run 'make deps' to install it" >&2; exit 127; }
 
-.PHONY: check-layers check-waves help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools
+.PHONY: check-layers check-waves memcheck help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools
 
 help: ## List the targets
 	@echo "tpu-pod-sim: a cycle-accurate TPU pod model (SystemVerilog + Verilator + C firmware)"
@@ -109,9 +109,13 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 sim: $(TPUSIM) ## Build and run the default simulation: a data-parallel step on a 4x4 pod (GEMMs, then an all-reduce)
 	$(TPUSIM) step --pod 4x4 --mxu 16x16 --m 128 --k 128 --n 128 --algo torus2d --seed 1 --trace-chip 5 --trace waves/step.fst
 
-test: lint check-layers $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint, the layer and wave sessions checks
+test: lint check-layers $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint, the layer, wave-session and memory checks
 	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
+	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
+
+memcheck: $(TPUSIM) $(BUILD)/tests/test_tpusim_cli ## Run the CLI tests with tpusim under valgrind: no leaks, no memory errors (part of 'make test')
+	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
 
 check-layers: ## Check that every C include names its layer and no layer includes one above it (part of 'make test')
 	$(call need,python3)

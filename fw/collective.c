@@ -16,7 +16,8 @@ enum { NSTREAMS = 4, NSLOTS = 4, MAX_PHASES = 4 };
 enum { S_RECV0 = 0, S_ACK = NSLOTS, S_DONE = NSLOTS + 1, S_FREED = NSLOTS + 2, SEMS_PER_STREAM = NSLOTS + 3 };
 enum {
   SEM_PHASE = FW_SEMS_COLLECTIVE + NSTREAMS * SEMS_PER_STREAM, SEM_WIDENED = SEM_PHASE + 1,
-  SEM_BAR_IN = FW_SEM_BARRIER_IN, SEM_BAR_OUT = FW_SEM_BARRIER_OUT
+  SEM_BAR_IN = FW_SEM_BARRIER_IN, SEM_BAR_OUT = FW_SEM_BARRIER_OUT,
+  SEM_ARRIVED = FW_SEMS_COLLECTIVE  /* all_to_all: every line that lands here adds 1 */
 };
 
 static unsigned sem_of(unsigned s, unsigned which) { return FW_SEMS_COLLECTIVE + s * SEMS_PER_STREAM + which; }
@@ -381,10 +382,10 @@ static int all_to_all(const chip_geometry_t *chip, const fw_slice_t *s, const fw
       unsigned j = (me + k) % n;
       uint32_t m = min_u32(piece, bl - lo);
       fw_rdma_on(dq, first_hop(s, me, j), s->x0 + j % s->w, s->y0 + j / s->w, a->data_line + j * bl + lo,
-                 out + me * bl + lo, m, 0, 1, ISA_SEM_NONE, 0);
+                 out + me * bl + lo, m, SEM_ARRIVED, 1, ISA_SEM_NONE, 0);
     }
   fw_dma_vmem_to_vmem(dq, ISA_SEM_NONE, 0, a->data_line + me * bl, out + me * bl, bl);
-  if (n > 1) fw_sem_wait(dq, 0, (n - 1) * bl);
+  if (n > 1) fw_sem_wait(dq, SEM_ARRIVED, (n - 1) * bl);
   fw_fence(dq);  /* every send has left: the buffer may be overwritten */
   fw_dma_vmem_to_vmem(dq, ISA_SEM_NONE, 0, out, a->data_line, a->lines);
   fw_fence(dq);

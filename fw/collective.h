@@ -13,30 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fw/gemm.h"
+#include "fw/collective_args.h"
 #include "fw/hal.h"
 
-typedef enum {
-  FW_COLL_ALLREDUCE, FW_COLL_REDUCE_SCATTER, FW_COLL_ALL_GATHER, FW_COLL_BROADCAST, FW_COLL_ALL_TO_ALL
-} fw_coll_op_t;
-typedef enum { FW_COLL_RING, FW_COLL_TORUS2D } fw_coll_algo_t;
-
-typedef struct {
-  unsigned x0, y0, w, h;   /* the slice: chips x0..x0+w-1, y0..y0+h-1 of the pod */
-  unsigned pod_w, pod_h;   /* the pod (a slice dimension equal to the pod's wraps around) */
-} fw_slice_t;
-
-typedef struct {
-  fw_coll_op_t op;
-  fw_coll_algo_t algo;
-  uint32_t data_line;      /* first VMEM line of the buffer, on every chip */
-  uint32_t lines;          /* buffer length in lines (C fp32 each) */
-  uint32_t chunk_lines;    /* pipelining unit: at most this many lines per remote DMA */
-  unsigned root;           /* broadcast: the root chip, index y * w + x within the slice */
-  bool bf16_in;            /* allreduce, reduce_scatter: the buffer holds bf16 values (C per
-                            * line, in its low half); they are widened to fp32 in place first,
-                            * and the reduction and the result are fp32 */
-} fw_coll_args_t;
 
 /* Lines of VMEM the kernel needs beyond the buffer (receive slots and a scratch line, or
  * for all-to-all the output blocks), placed right after the buffer. all_to_all: the

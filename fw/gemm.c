@@ -107,9 +107,34 @@ static void load_panel_piece(fw_prog_t *dq, const fw_gemm_args_t *g, const plan_
 /* Non-empty chunks per sub-block when a panel of `rows` rows is cut in `per_sub`. */
 static uint32_t chunks(uint32_t rows, uint32_t per_sub) { return ceil_div(rows, ceil_div(rows, per_sub)); }
 
-int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
-            size_t errlen) {
-  const uint32_t R = chip->rows, C = chip->cols;
+/* The GEMM as planned for one chip: the tiling and where its buffers live in VMEM. */
+typedef struct {
+  const fw_gemm_args_t *g;
+  plan_t pl;
+  uint32_t w_line[NW], a_line[2], o_line[2];
+  uint32_t per_sub;  /* chunks per sub-block: one piece per column tile's worth */
+  uint32_t ldc;      /* bf16 output pitch */
+  bool one_panel;    /* one K panel spans all of K */
+} gemm_t;
+
+static uint32_t rows_of(const gemm_t *x, const tile_t *tl) { return panel_rows(&x->pl, x->g, tl->mc); }
+
+/* The first accumulator row of a tile's output block: two column tiles alternating with one
+ * panel over K, else every column tile of two row blocks alternating. */
+static uint32_t acc_of(const gemm_t *x, const tile_t *tl) {
+  const plan_t *pl = &x->pl;
+  return x->one_panel ? (tl->oblock % 2) * pl->mt : ((tl->mc % 2) * pl->nts + tl->nt) * pl->mt;
+}
+
+/* The tile finishes its output block (the last K tile): its rows are stored. */
+static bool stores(const gemm_t *x, const tile_t *tl) { return tl->kt == x->pl.kts - 1; }
+
+/* The last tile that reads its activation panel. */
+static bool last_use_of_a(const gemm_t *x, const tile_t *tl) { return tl->i == tl->kpn * x->pl.nts - 1; }
+
+/* Checks the shape against the chip and plans it; -1 with a message when it cannot run. */
+static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, gemm_t *x, char *err, size_t errlen) {
+  const uint32_t R = chip->rows;
   if (g->m == 0 || g->k == 0 || g->n == 0) {
     snprintf(err, errlen, "matrix sizes must be at least 1 (M=%u K=%u N=%u)", g->m, g->k, g->n);
     return -1;
@@ -118,146 +143,168 @@ int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq,
     snprintf(err, errlen, "row pitches must be even and at least K and N");
     return -1;
   }
-  plan_t pl;
-  pl.r = R;
-  pl.kts = ceil_div(g->k, R);
-  pl.nts = ceil_div(g->n, C);
-  if (g->k_panel > pl.kts) {
-    snprintf(err, errlen, "a K panel of %u tiles is more than K has (%u)", g->k_panel, pl.kts);
+  plan_t *pl = &x->pl;
+  x->g = g;
+  pl->r = R;
+  pl->kts = ceil_div(g->k, R);
+  pl->nts = ceil_div(g->n, chip->cols);
+  if (g->k_panel > pl->kts) {
+    snprintf(err, errlen, "a K panel of %u tiles is more than K has (%u)", g->k_panel, pl->kts);
     return -1;
   }
-  pl.kp = g->k_panel ? g->k_panel : choose_panel(chip, g->m, pl.kts, pl.nts);
-  pl.kps = ceil_div(pl.kts, pl.kp);
-  pl.mt = fw_gemm_block_rows(chip, g->m, g->k, g->n, pl.kp);
-  if (pl.mt == 0) {
+  pl->kp = g->k_panel ? g->k_panel : choose_panel(chip, g->m, pl->kts, pl->nts);
+  pl->kps = ceil_div(pl->kts, pl->kp);
+  pl->mt = fw_gemm_block_rows(chip, g->m, g->k, g->n, pl->kp);
+  if (pl->mt == 0) {
     snprintf(err, errlen, "N = %u with K panels of %u tiles leaves no room for even one row per block "
-             "(VMEM %u lines, accumulator %u rows)", g->n, pl.kp, chip->vmem_lines, chip->acc_depth);
+             "(VMEM %u lines, accumulator %u rows)", g->n, pl->kp, chip->vmem_lines, chip->acc_depth);
     return -1;
   }
-  pl.mcs = ceil_div(g->m, pl.mt);
-  pl.tiles = (uint64_t)pl.mcs * pl.kts * pl.nts;
-  if (pl.tiles * 3 > chip->queue_depth) { /* each tile takes at least 3 compute commands */
+  pl->mcs = ceil_div(g->m, pl->mt);
+  pl->tiles = (uint64_t)pl->mcs * pl->kts * pl->nts;
+  if (pl->tiles * 3 > chip->queue_depth) { /* each tile takes at least 3 compute commands */
     snprintf(err, errlen, "the GEMM has %llu tiles and needs at least 3 commands per queue per tile; a queue "
-             "holds %u commands", (unsigned long long)pl.tiles, chip->queue_depth);
+             "holds %u commands", (unsigned long long)pl->tiles, chip->queue_depth);
     return -1;
   }
-  const size_t cq0 = cq->count, dq0 = dq->count;
-  const uint32_t mt = pl.mt;
-  const uint32_t ldc = (g->n + 1) & ~1u; /* bf16 output pitch */
-  uint32_t w_line[NW];
-  for (uint32_t i = 0; i < NW; i++) w_line[i] = i * R;
-  const uint32_t a_line[2] = {NW * R, NW * R + pl.kp * mt};
-  const uint32_t o_line[2] = {NW * R + 2 * pl.kp * mt, NW * R + 2 * pl.kp * mt + mt};
-  const uint32_t per_sub = pl.nts; /* chunks per sub-block: one piece per column tile's worth */
-  const bool one_panel = pl.kp == pl.kts;
-#define ROWS(tl) panel_rows(&pl, g, (tl).mc)
-#define ACC(tl) (one_panel ? ((tl).oblock % 2) * mt : ((((tl).mc % 2) * pl.nts + (tl).nt) * mt))
-#define STORES(tl) ((tl).kt == pl.kts - 1)
-#define LAST_USE_OF_A(tl) ((tl).i == (tl).kpn * pl.nts - 1)
+  const uint32_t mt = pl->mt;
+  for (uint32_t i = 0; i < NW; i++) x->w_line[i] = i * R;
+  x->a_line[0] = NW * R, x->a_line[1] = NW * R + pl->kp * mt;
+  x->o_line[0] = NW * R + 2 * pl->kp * mt, x->o_line[1] = NW * R + 2 * pl->kp * mt + mt;
+  x->per_sub = pl->nts;
+  x->ldc = (g->n + 1) & ~1u;
+  x->one_panel = pl->kp == pl->kts;
+  return 0;
+}
 
-  /* ---- DMA queue. Iteration t loads tile t's weights, then its share of the next panel's
-   * pieces (so that panel arrives spread over the current panel's tiles, ahead of its first
-   * tile), then writes back the output block stored at tile t - wb_delay. The first panel is loaded
-   * one sub-block per iteration, ahead of the tile that first needs it. */
-  /* Output blocks finish every `spacing` tiles at most. The write-back of the block stored at
-   * tile s waits until iteration s + wb_delay, when its store is done (DMA runs up to NW-1
-   * tiles ahead of the MXU, a store ends about two tiles after its matmul starts), so the
-   * wait for it never holds up later weight tiles; the buffer is needed again 2 spacing
-   * tiles after s. */
-  const uint32_t spacing = panel_tiles(&pl, pl.kps - 1);
+/* DMA queue: writes back rows [lo, lo + n) of the output block of tile b, signalling `sem`. */
+static void write_back(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *chip, const tile_t *b, uint32_t lo,
+                       uint32_t n, unsigned sem) {
+  const fw_gemm_args_t *g = x->g;
+  const uint32_t C = chip->cols, mt = x->pl.mt, cols_out = min_u32(C, g->n - b->nt * C);
+  if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
+    fw_dma_vmem_to_hbm(dq, sem, 1, x->o_line[b->oblock % 2] + lo, g->c + 2 * ((b->mc * mt + lo) * x->ldc + b->nt * C),
+                       2 * x->ldc, n, round4(2 * cols_out));
+  else
+    fw_dma_vmem_to_hbm(dq, sem, 1, x->o_line[b->oblock % 2] + lo, g->c + 4 * ((b->mc * mt + lo) * g->n + b->nt * C),
+                       4 * g->n, n, 4 * cols_out);
+}
+
+/* ---- DMA queue. Iteration t loads tile t's weights, then its share of the next panel's
+ * pieces (so that panel arrives spread over the current panel's tiles, ahead of its first
+ * tile), then writes back the output block stored at tile t - wb_delay. The first panel is
+ * loaded one sub-block per iteration, ahead of the tile that first needs it. Output blocks
+ * finish every `spacing` tiles at most. The write-back of the block stored at tile s waits
+ * until iteration s + wb_delay, when its store is done (DMA runs up to NW-1 tiles ahead of
+ * the MXU, a store ends about two tiles after its matmul starts), so the wait for it never
+ * holds up later weight tiles; the buffer is needed again 2 spacing tiles after s. */
+static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *chip) {
+  const fw_gemm_args_t *g = x->g;
+  const plan_t *pl = &x->pl;
+  const uint32_t R = chip->rows, C = chip->cols;
+  const uint32_t spacing = panel_tiles(pl, pl->kps - 1);
   const uint32_t wb_delay = spacing == 1 ? 2 : min_u32(NW + 1, spacing + 1);
-  for (uint64_t t = 0; t < pl.tiles + wb_delay; t++) {
-    if (t >= NW && t < pl.tiles) fw_sem_wait(dq, SEM_W_FREE + t % NW, 1);
-    if (t < pl.tiles) {
-      tile_t tl = tile_of(&pl, t);
+  for (uint64_t t = 0; t < pl->tiles + wb_delay; t++) {
+    if (t >= NW && t < pl->tiles) fw_sem_wait(dq, SEM_W_FREE + t % NW, 1);
+    if (t < pl->tiles) {
+      tile_t tl = tile_of(pl, t);
       uint32_t krows = min_u32(R, g->k - tl.kt * R), cols = min_u32(C, g->n - tl.nt * C);
       if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
-        fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, w_line[t % NW] + krows, R - krows, 4 * C);
+        fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, x->w_line[t % NW] + krows, R - krows, 4 * C);
       fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
-                         w_line[t % NW], krows, round4(2 * cols));
+                         x->w_line[t % NW], krows, round4(2 * cols));
       if (tl.ablock == 0 && tl.nt == 0) /* first panel: sub-block kk after the weights it meets */
-        for (uint32_t q = 0; q < per_sub; q++) load_panel_piece(dq, g, &pl, &tl, a_line, per_sub, tl.kk * per_sub + q);
-      uint64_t next_start = t - tl.i + (uint64_t)tl.kpn * pl.nts; /* first tile of the next panel */
-      if (next_start < pl.tiles) {
-        tile_t next = tile_of(&pl, next_start);
-        uint64_t pieces = (uint64_t)next.kpn * per_sub, here = (uint64_t)tl.kpn * pl.nts;
+        for (uint32_t q = 0; q < x->per_sub; q++)
+          load_panel_piece(dq, g, pl, &tl, x->a_line, x->per_sub, tl.kk * x->per_sub + q);
+      uint64_t next_start = t - tl.i + (uint64_t)tl.kpn * pl->nts; /* first tile of the next panel */
+      if (next_start < pl->tiles) {
+        tile_t next = tile_of(pl, next_start);
+        uint64_t pieces = (uint64_t)next.kpn * x->per_sub, here = (uint64_t)tl.kpn * pl->nts;
         for (uint64_t q = tl.i * pieces / here; q < (tl.i + 1) * pieces / here; q++)
-          load_panel_piece(dq, g, &pl, &next, a_line, per_sub, (uint32_t)q);
+          load_panel_piece(dq, g, pl, &next, x->a_line, x->per_sub, (uint32_t)q);
       }
     }
     /* after this tile's weights, so a long write-back never delays them */
-    if (t >= wb_delay && STORES(tile_of(&pl, t - wb_delay))) {
-      tile_t b = tile_of(&pl, t - wb_delay);
-      uint32_t cols_out = min_u32(C, g->n - b.nt * C), rows = ROWS(b);
-      uint32_t step = t - wb_delay + 1 == pl.tiles ? ceil_div(rows, LAST_PIECES) : rows;
+    if (t >= wb_delay) {
+      tile_t b = tile_of(pl, t - wb_delay);
+      if (!stores(x, &b)) continue;
+      uint32_t rows = rows_of(x, &b), step = t - wb_delay + 1 == pl->tiles ? ceil_div(rows, LAST_PIECES) : rows;
       for (uint32_t lo = 0; lo < rows; lo += step) {
-        uint32_t n = min_u32(step, rows - lo), sem = lo + n == rows ? SEM_OUT_FREE + b.oblock % 2 : ISA_SEM_NONE;
+        uint32_t n = min_u32(step, rows - lo);
         fw_sem_wait(dq, SEM_OUT_READY, 1);
-        if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
-          fw_dma_vmem_to_hbm(dq, sem, 1, o_line[b.oblock % 2] + lo, g->c + 2 * ((b.mc * mt + lo) * ldc + b.nt * C),
-                             2 * ldc, n, round4(2 * cols_out));
-        else
-          fw_dma_vmem_to_hbm(dq, sem, 1, o_line[b.oblock % 2] + lo, g->c + 4 * ((b.mc * mt + lo) * g->n + b.nt * C),
-                             4 * g->n, n, 4 * cols_out);
+        write_back(dq, x, chip, &b, lo, n, lo + n == rows ? SEM_OUT_FREE + b.oblock % 2 : ISA_SEM_NONE);
       }
     }
   }
   /* Leave every semaphore at zero for the next kernel: take the signals nobody waited for
    * (the last weight and activation buffer releases, the last two output writes). */
   fw_fence(dq);
-  for (uint64_t j = pl.tiles >= NW ? pl.tiles - NW : 0; j + 1 < pl.tiles; j++)
+  for (uint64_t j = pl->tiles >= NW ? pl->tiles - NW : 0; j + 1 < pl->tiles; j++)
     fw_sem_wait(dq, SEM_W_FREE + j % NW, 1);
-  const uint64_t ablocks = (uint64_t)pl.mcs * pl.kps, oblocks = (uint64_t)pl.mcs * pl.nts;
+  const uint64_t ablocks = (uint64_t)pl->mcs * pl->kps, oblocks = (uint64_t)pl->mcs * pl->nts;
   if (ablocks >= 2) fw_sem_wait(dq, SEM_A_FREE + (ablocks - 2) % 2, 1);
   for (uint64_t o = oblocks >= 2 ? oblocks - 2 : 0; o < oblocks; o++) fw_sem_wait(dq, SEM_OUT_FREE + o % 2, 1);
   fw_halt(dq);
+}
 
-  /* ---- compute queue. Tile t: load its weights (the MXU overlaps them with tile t-1's
-   * rows), release tile t-1's buffers, multiply, store a finished output block. */
-  for (uint64_t t = 0; t < pl.tiles; t++) {
-    tile_t tl = tile_of(&pl, t);
+/* Compute queue: stores the output block of tile tl (the last tile's in pieces, each
+ * released at once, so its write-back overlaps its store; the others are released after the
+ * next tile's weight load), with the epilogue in place on the stored rows. */
+static void store_block(fw_prog_t *cq, const gemm_t *x, const tile_t *tl, bool last) {
+  const fw_gemm_args_t *g = x->g;
+  if (tl->oblock >= 2) fw_sem_wait(cq, SEM_OUT_FREE + tl->oblock % 2, 1);
+  const uint32_t rows = rows_of(x, tl), step = last ? ceil_div(rows, LAST_PIECES) : rows;
+  for (uint32_t lo = 0; lo < rows; lo += step) {
+    uint32_t n = min_u32(step, rows - lo), line = x->o_line[tl->oblock % 2] + lo;
+    fw_mxu_store(cq, acc_of(x, tl) + lo, n, line);
+    /* the epilogue runs in place on the stored rows, in program order after the store */
+    if (g->relu) fw_vec(cq, ISA_VEC_RELU, line, line, line, n, 0);
+    if (g->bf16_out) fw_vec(cq, ISA_VEC_TO_BF16, line, line, line, n, 0);
+    if (last) fw_sem_signal(cq, SEM_OUT_READY, 1);
+  }
+}
+
+/* ---- compute queue. Tile t: load its weights (the MXU overlaps them with tile t-1's
+ * rows), release tile t-1's buffers, multiply, store a finished output block. */
+static void compute_program(fw_prog_t *cq, const gemm_t *x) {
+  const plan_t *pl = &x->pl;
+  const uint32_t mt = pl->mt;
+  for (uint64_t t = 0; t < pl->tiles; t++) {
+    tile_t tl = tile_of(pl, t);
     fw_sem_wait(cq, SEM_W_READY + t % NW, 1);
     /* Sub-block kk of a panel is waited for before its first use (DMA completions are in
      * order). The first pass over the first panel, where the MXU waits for the DMA, goes
      * chunk by chunk instead, so the MXU streams each chunk as it lands. */
     const bool by_chunk = tl.ablock == 0 && tl.nt == 0;
-    if (tl.nt == 0 && !by_chunk) fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, chunks(ROWS(tl), per_sub));
-    fw_mxu_load(cq, w_line[t % NW]);
+    if (tl.nt == 0 && !by_chunk) fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, chunks(rows_of(x, &tl), x->per_sub));
+    fw_mxu_load(cq, x->w_line[t % NW]);
     if (t >= 1) {
-      tile_t prev = tile_of(&pl, t - 1);
+      tile_t prev = tile_of(pl, t - 1);
       fw_sem_signal(cq, SEM_W_FREE + (t - 1) % NW, 1);
-      if (LAST_USE_OF_A(prev)) fw_sem_signal(cq, SEM_A_FREE + prev.ablock % 2, 1);
-      if (STORES(prev)) fw_sem_signal(cq, SEM_OUT_READY, 1);
+      if (last_use_of_a(x, &prev)) fw_sem_signal(cq, SEM_A_FREE + prev.ablock % 2, 1);
+      if (stores(x, &prev)) fw_sem_signal(cq, SEM_OUT_READY, 1);
     }
     if (by_chunk) {
-      uint32_t rows = ROWS(tl), chunk = ceil_div(rows, per_sub);
+      uint32_t rows = rows_of(x, &tl), chunk = ceil_div(rows, x->per_sub);
       for (uint32_t lo = 0; lo < rows; lo += chunk) {
         fw_sem_wait(cq, SEM_A_READY, 1);
-        fw_mxu_matmul(cq, a_line[0] + tl.kk * mt + lo, min_u32(chunk, rows - lo), ACC(tl) + lo, tl.kt > 0);
+        fw_mxu_matmul(cq, x->a_line[0] + tl.kk * mt + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, tl.kt > 0);
       }
     } else {
-      fw_mxu_matmul(cq, a_line[tl.ablock % 2] + tl.kk * mt, ROWS(tl), ACC(tl), tl.kt > 0);
+      fw_mxu_matmul(cq, x->a_line[tl.ablock % 2] + tl.kk * mt, rows_of(x, &tl), acc_of(x, &tl), tl.kt > 0);
     }
-    if (STORES(tl)) {
-      if (tl.oblock >= 2) fw_sem_wait(cq, SEM_OUT_FREE + tl.oblock % 2, 1);
-      /* The last block is stored in pieces, each released at once, so its write-back
-       * overlaps its store; the others are released after the next tile's weight load. */
-      const uint32_t rows = ROWS(tl), step = t + 1 == pl.tiles ? ceil_div(rows, LAST_PIECES) : rows;
-      for (uint32_t lo = 0; lo < rows; lo += step) {
-        uint32_t n = min_u32(step, rows - lo), line = o_line[tl.oblock % 2] + lo;
-        fw_mxu_store(cq, ACC(tl) + lo, n, line);
-        /* the epilogue runs in place on the stored rows, in program order after the store */
-        if (g->relu) fw_vec(cq, ISA_VEC_RELU, line, line, line, n, 0);
-        if (g->bf16_out) fw_vec(cq, ISA_VEC_TO_BF16, line, line, line, n, 0);
-        if (t + 1 == pl.tiles) fw_sem_signal(cq, SEM_OUT_READY, 1);
-      }
-    }
+    if (stores(x, &tl)) store_block(cq, x, &tl, t + 1 == pl->tiles);
   }
   fw_halt(cq);
-#undef ROWS
-#undef ACC
-#undef STORES
-#undef LAST_USE_OF_A
+}
+
+int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
+            size_t errlen) {
+  gemm_t x;
+  if (plan_gemm(chip, g, &x, err, errlen)) return -1;
+  const size_t cq0 = cq->count, dq0 = dq->count;
+  dma_program(dq, &x, chip);
+  compute_program(cq, &x);
   if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
     snprintf(err, errlen, "out of memory building the GEMM programs");
     return -1;

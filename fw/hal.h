@@ -18,7 +18,7 @@
  * (the GEMM and a collective both use 0..; a collective and a barrier may overlap in time). */
 enum {
   FW_SEMS_GEMM = 0,          /* fw_gemm: 0..14 */
-  FW_SEMS_STREAM = 16,       /* fw_elementwise, fw_copy_local, fw_copy_remote, fw_axpy: 16..23 */
+  FW_SEMS_STREAM = 16,       /* fw_elementwise, fw_copy_local, fw_copy_remote: 16..23; fw_line_sum: 16..20 */
   FW_SEMS_COLLECTIVE = 0,    /* fw_collective: 0..29 (29: bf16 widening, 28: phase hand-over) */
   FW_SEM_BARRIER_IN = 30,    /* fw_barrier: arrivals at the slice's first chip */
   FW_SEM_BARRIER_OUT = 31    /* fw_barrier: its release of every other chip */

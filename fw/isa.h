@@ -130,11 +130,14 @@ static inline bool isa_op_allowed(uint32_t op, isa_queue_t q) {
 }
 
 /* Lines per remote-DMA packet on a chip of `cols` MXU columns (a line is cols/2 flits of 64
- * bits): 8, or 3 when 8 lines and the two header flits exceed the 255-flit length field
- * (rtl/chip_rdma.sv PktLines). */
+ * bits): RDMA_PACKET_LINES, or RDMA_SHORT_PACKET_LINES where those and the header flits
+ * would exceed the length field, else one (the same rule as rtl/chip_rdma.sv PktLines). */
 static inline unsigned isa_rdma_packet_lines(unsigned cols) {
   unsigned words = cols / 2 ? cols / 2 : 1;
-  return words * 8 + 2 <= 255 ? 8 : words * 3 + 2 <= 255 ? 3 : 1;
+  if (words * ISA_RDMA_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS) return ISA_RDMA_PACKET_LINES;
+  if (words * ISA_RDMA_SHORT_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS)
+    return ISA_RDMA_SHORT_PACKET_LINES;
+  return 1;
 }
 
 #endif

@@ -16,7 +16,8 @@ uint32_t fw_line_sum_chunk(const chip_geometry_t *chip, const fw_line_sum_args_t
 }
 
 uint32_t fw_line_sum_result_line(const chip_geometry_t *chip, const fw_line_sum_args_t *a) {
-  return a->vmem_line + 2 * fw_line_sum_chunk(chip, a);
+  uint64_t line = a->vmem_line + 2ull * fw_line_sum_chunk(chip, a);
+  return line < chip->vmem_lines ? (uint32_t)line : chip->vmem_lines;  /* past VMEM: fw_line_sum refuses it */
 }
 
 /* Compute queue: the tree sum of the n lines at `line`, into `line` itself. Each VEC adds the
@@ -34,11 +35,11 @@ int fw_line_sum(const chip_geometry_t *chip, const fw_line_sum_args_t *a, fw_pro
                 size_t errlen) {
   const uint32_t line_bytes = 4 * chip->cols, chunk = fw_line_sum_chunk(chip, a);
   const uint32_t result = fw_line_sum_result_line(chip, a);
-  if (a->rows == 0 || chunk == 0) {
-    snprintf(err, errlen, "line_sum needs at least one row and a chunk of at least one line");
+  if (a->rows == 0) {
+    snprintf(err, errlen, "line_sum needs at least one row");
     return -1;
   }
-  if ((uint64_t)result + 1 > chip->vmem_lines) {
+  if (chunk == 0 || (uint64_t)result + 1 > chip->vmem_lines) {
     snprintf(err, errlen, "line_sum: two chunks of %u lines and the result do not fit VMEM from line %u", chunk,
              a->vmem_line);
     return -1;

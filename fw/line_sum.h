@@ -29,12 +29,14 @@ typedef struct {
  * hold from vmem_line on. */
 uint32_t fw_line_sum_chunk(const chip_geometry_t *chip, const fw_line_sum_args_t *a);
 
-/* The VMEM line that holds the result once the programs are done. */
+/* The VMEM line that holds the result once the programs are done (vmem_lines when the
+ * arguments do not fit: fw_line_sum refuses them). */
 uint32_t fw_line_sum_result_line(const chip_geometry_t *chip, const fw_line_sum_args_t *a);
 
-/* Appends the kernel to a compute and a DMA program, without HALT: once both queues are past
- * it the result is in VMEM (fw_line_sum_result_line); the caller stores it, or goes on (a
- * collective over the chips' sums, docs/kernels.md). Returns 0, or -1 with a message. */
+/* Appends the kernel to a compute and a DMA program, without HALT: once the DMA queue is past
+ * it the result is in VMEM (fw_line_sum_result_line), and later compute commands see it in
+ * program order; the caller stores it, or goes on (a collective over the chips' sums,
+ * docs/kernels.md). Returns 0, or -1 with a message. */
 int fw_line_sum(const chip_geometry_t *chip, const fw_line_sum_args_t *a, fw_prog_t *cq, fw_prog_t *dq, char *err,
                 size_t errlen);
 

@@ -37,7 +37,7 @@ module chip_cmdq #(
   output logic [31:0]                   sem_value_o,
   // units
   output logic                          issue_valid_o,
-  output chip_isa_pkg::cmd_t            issue_cmd_o,
+  output chip_isa_pkg::cmd_u            issue_cmd_o,
   input  logic                          issue_ready_i,
   input  logic                          drained_i      // everything this queue issued is done
 );
@@ -55,33 +55,11 @@ module chip_cmdq #(
   end
 
   // ---------------------------------------------------------------- decode and check
-  cmd_t            cmd;
-  opcode_e         op;
-  err_e            err;
-  // the command at pc seen as each command it may be (chip_isa_pkg, from fw/isa.def)
-  sem_wait_cmd_t   c_sem;   // SEM_WAIT and SEM_SIGNAL share a layout
-  dma_cmd_t        c_dma;
-  rdma_cmd_t       c_rdma;
-  mxu_load_cmd_t   c_load;
-  mxu_matmul_cmd_t c_mm;
-  mxu_store_cmd_t  c_st;
-  vec_cmd_t        c_vec;
-  assign cmd    = mem[pc_q];
-  assign op     = cmd.opcode;
-  assign c_sem  = sem_wait_cmd_t'(cmd);
-  assign c_dma  = dma_cmd_t'(cmd);
-  assign c_rdma = rdma_cmd_t'(cmd);
-  assign c_load = mxu_load_cmd_t'(cmd);
-  assign c_mm   = mxu_matmul_cmd_t'(cmd);
-  assign c_st   = mxu_store_cmd_t'(cmd);
-  assign c_vec  = vec_cmd_t'(cmd);
-  // checked as a whole (reserved bits), or not checked here: the units use them
-  logic unused_fields;
-  assign unused_fields = ^{c_sem.rsvd64, c_sem.rsvd16, c_dma.value, c_dma.rsvd16, c_rdma.remote_value,
-                           c_rdma.engine, c_rdma.local_value, c_rdma.rsvd16, c_load.rsvd96, c_load.rsvd8,
-                           c_mm.rsvd161, c_mm.accumulate, c_mm.rsvd8, c_st.rsvd160, c_st.rsvd8, c_vec.rsvd224,
-                           c_vec.scalar, c_vec.rsvd8, c_sem.opcode, c_dma.opcode, c_rdma.opcode, c_load.opcode,
-                           c_mm.opcode, c_st.opcode, c_vec.opcode};
+  cmd_u    cmd;  // the command at pc, seen as any command (chip_isa_pkg, from fw/isa.def)
+  opcode_e op;
+  err_e    err;
+  assign cmd = mem[pc_q];
+  assign op  = cmd.any.opcode;
 
   // A 32-bit operand widened for range arithmetic that cannot overflow.
   function automatic logic [63:0] w(logic [31:0] v);
@@ -93,9 +71,12 @@ module chip_cmdq #(
     return s >= 32'(NumSems) && !(none_ok && s == 32'(SemNone));
   endfunction
 
+  // Evaluated only while the queue runs: an idle queue costs nothing here.
   always_comb begin
     err = ErrNone;
-    if (cmd_defined_bits(op) == '0) begin
+    if (!running_q) begin
+      // idle: nothing to check
+    end else if (cmd_defined_bits(op) == '0) begin
       err = ErrOpcode;                                   // not an opcode
     end else if (!cmd_allowed(op, IsDma ? QueueDma : QueueCompute)) begin
       err = ErrQueue;
@@ -103,41 +84,43 @@ module chip_cmdq #(
       err = ErrOpcode;                                   // a reserved bit set
     end else begin
       unique case (op)
-        OpSemWait, OpSemSignal: if (bad_sem(32'(c_sem.sem), 1'b0)) err = ErrSem;
+        OpSemWait, OpSemSignal: if (bad_sem(32'(cmd.sem_wait.sem), 1'b0)) err = ErrSem;
         OpDma: begin
-          if (bad_sem(32'(c_dma.sem), 1'b1)) err = ErrSem;
-          else if (c_dma.rows == 0 || c_dma.bytes == 0 || c_dma.bytes[1:0] != 2'b00 ||
-                   w(c_dma.bytes) > 64'(4 * Cols) || c_dma.kind >= 32'(DmaKinds)) err = ErrSize;
-          else if (w(c_dma.line) + w(c_dma.rows) > 64'(VmemLines)) err = ErrVmem;
-          else if (c_dma.kind == 32'(DmaVmemToVmem) && w(c_dma.hbm_addr) + w(c_dma.rows) > 64'(VmemLines))
-            err = ErrVmem;
-          else if (c_dma.kind != 32'(DmaVmemToVmem) &&
-                   (w(c_dma.hbm_addr) + (w(c_dma.rows) - 1) * w(c_dma.stride) + w(c_dma.bytes) > w(hbm_bytes_i)))
+          if (bad_sem(32'(cmd.dma.sem), 1'b1)) err = ErrSem;
+          else if (cmd.dma.rows == 0 || cmd.dma.bytes == 0 || cmd.dma.bytes[1:0] != 2'b00 ||
+                   w(cmd.dma.bytes) > 64'(4 * Cols) || cmd.dma.kind >= 32'(DmaKinds)) err = ErrSize;
+          else if (w(cmd.dma.line) + w(cmd.dma.rows) > 64'(VmemLines)) err = ErrVmem;
+          else if (cmd.dma.kind == 32'(DmaVmemToVmem) &&
+                   w(cmd.dma.hbm_addr) + w(cmd.dma.rows) > 64'(VmemLines)) err = ErrVmem;
+          else if (cmd.dma.kind != 32'(DmaVmemToVmem) &&
+                   w(cmd.dma.hbm_addr) + (w(cmd.dma.rows) - 1) * w(cmd.dma.stride) + w(cmd.dma.bytes) >
+                   w(hbm_bytes_i))
             err = ErrHbm;
         end
         OpRdma: begin
-          if (bad_sem(32'(c_rdma.remote_sem), 1'b1) || bad_sem(c_rdma.local_sem, 1'b1)) err = ErrSem;
-          else if (c_rdma.rows == 0) err = ErrSize;
-          else if (w(c_rdma.dst) + w(c_rdma.rows) > 64'(VmemLines) || w(c_rdma.src) + w(c_rdma.rows) > 64'(VmemLines))
-            err = ErrVmem;
-          else if (c_rdma.x >= size_x_i || c_rdma.y >= size_y_i || c_rdma.dest_reserved != '0) err = ErrRemote;
+          if (bad_sem(32'(cmd.rdma.remote_sem), 1'b1) || bad_sem(cmd.rdma.local_sem, 1'b1)) err = ErrSem;
+          else if (cmd.rdma.rows == 0) err = ErrSize;
+          else if (w(cmd.rdma.dst) + w(cmd.rdma.rows) > 64'(VmemLines) ||
+                   w(cmd.rdma.src) + w(cmd.rdma.rows) > 64'(VmemLines)) err = ErrVmem;
+          else if (cmd.rdma.x >= size_x_i || cmd.rdma.y >= size_y_i || cmd.rdma.dest_reserved != '0) err = ErrRemote;
         end
-        OpMxuLoad: if (w(c_load.line) + 64'(Rows) > 64'(VmemLines)) err = ErrVmem;
+        OpMxuLoad: if (w(cmd.mxu_load.line) + 64'(Rows) > 64'(VmemLines)) err = ErrVmem;
         OpMxuMatmul: begin
-          if (c_mm.rows == 0) err = ErrSize;
-          else if (w(c_mm.line) + w(c_mm.rows) > 64'(VmemLines)) err = ErrVmem;
-          else if (w(c_mm.acc_row) + w(c_mm.rows) > 64'(AccDepth)) err = ErrAcc;
+          if (cmd.mxu_matmul.rows == 0) err = ErrSize;
+          else if (w(cmd.mxu_matmul.line) + w(cmd.mxu_matmul.rows) > 64'(VmemLines)) err = ErrVmem;
+          else if (w(cmd.mxu_matmul.acc_row) + w(cmd.mxu_matmul.rows) > 64'(AccDepth)) err = ErrAcc;
         end
         OpVec: begin
-          if (c_vec.op >= 32'(VecOps)) err = ErrOpcode;
-          else if (c_vec.rows == 0) err = ErrSize;
-          else if (w(c_vec.a) + w(c_vec.rows) > 64'(VmemLines) || w(c_vec.b) + w(c_vec.rows) > 64'(VmemLines) ||
-                   w(c_vec.dst) + w(c_vec.rows) > 64'(VmemLines)) err = ErrVmem;
+          if (cmd.vec.op >= 32'(VecOps)) err = ErrOpcode;
+          else if (cmd.vec.rows == 0) err = ErrSize;
+          else if (w(cmd.vec.a) + w(cmd.vec.rows) > 64'(VmemLines) ||
+                   w(cmd.vec.b) + w(cmd.vec.rows) > 64'(VmemLines) ||
+                   w(cmd.vec.dst) + w(cmd.vec.rows) > 64'(VmemLines)) err = ErrVmem;
         end
         OpMxuStore: begin
-          if (c_st.rows == 0) err = ErrSize;
-          else if (w(c_st.acc_row) + w(c_st.rows) > 64'(AccDepth)) err = ErrAcc;
-          else if (w(c_st.line) + w(c_st.rows) > 64'(VmemLines)) err = ErrVmem;
+          if (cmd.mxu_store.rows == 0) err = ErrSize;
+          else if (w(cmd.mxu_store.acc_row) + w(cmd.mxu_store.rows) > 64'(AccDepth)) err = ErrAcc;
+          else if (w(cmd.mxu_store.line) + w(cmd.mxu_store.rows) > 64'(VmemLines)) err = ErrVmem;
         end
         default: ;                                       // HALT, FENCE: nothing to check
       endcase
@@ -150,8 +133,8 @@ module chip_cmdq #(
                          (op == OpVec) || (op == OpRdma);
   assign issue_valid_o = running_q && (err == ErrNone) && is_unit_op;
   assign issue_cmd_o   = cmd;
-  assign sem_idx_o     = c_sem.sem[4:0];
-  assign sem_value_o   = c_sem.value;
+  assign sem_idx_o     = cmd.sem_wait.sem[4:0];
+  assign sem_value_o   = cmd.sem_wait.value;
   assign sem_wait_o    = running_q && (err == ErrNone) && (op == OpSemWait);
   assign sem_signal_o  = running_q && (err == ErrNone) && (op == OpSemSignal) && signal_ready_i;
 

@@ -19,7 +19,7 @@ module chip_dma #(
   // descriptors from the DMA queue
   input  logic                         desc_valid_i,
   output logic                         desc_ready_o,
-  input  chip_isa_pkg::cmd_t           desc_i,
+  input  chip_isa_pkg::cmd_u           desc_i,
   output logic                         drained_o,
   // VMEM
   output logic [$clog2(VmemLines)-1:0] vmem_raddr_o,
@@ -80,14 +80,10 @@ module chip_dma #(
   logic [$clog2(Depth):0]   pend_count_q;
   logic [$clog2(Depth)-1:0] pend_head_q;
 
-  dma_cmd_t dma;
-  desc_t    in_desc;
-  assign dma     = dma_cmd_t'(desc_i);
-  assign in_desc = '{kind: dma_kind_e'(dma.kind[1:0]), hbm_addr: dma.hbm_addr, stride: dma.stride, line: LineAw'(dma.line),
-                     rows: dma.rows, bytes: 16'(dma.bytes), sem: dma.sem, value: dma.value};
-  // checked by the command processor before the DMA is issued
-  logic unused_fields;
-  assign unused_fields = ^{dma.opcode, dma.rsvd16, dma.kind[31:2], dma.line[31:LineAw], dma.bytes[31:16]};
+  desc_t in_desc;  // the command processor checked every field before issuing the DMA
+  assign in_desc = '{kind: dma_kind_e'(desc_i.dma.kind[1:0]), hbm_addr: desc_i.dma.hbm_addr,
+                     stride: desc_i.dma.stride, line: LineAw'(desc_i.dma.line), rows: desc_i.dma.rows,
+                     bytes: 16'(desc_i.dma.bytes), sem: desc_i.dma.sem, value: desc_i.dma.value};
   assign desc_ready_o = (fifo_count_q != 2'd2);
 
   // ---------------------------------------------------------------- issue stage

@@ -20,7 +20,7 @@ module chip_mxu_unit #(
   input  logic                         rst_ni,
   input  logic                         cmd_valid_i,
   output logic                         cmd_ready_o,
-  input  chip_isa_pkg::cmd_t           cmd_i,
+  input  chip_isa_pkg::cmd_u           cmd_i,
   output logic                         drained_o,   // feeders empty, no store running, every MATMUL landed
   // progress counters for release fences: commands accepted and VMEM work finished, per kind
   output logic [31:0]                  loads_issued_o,
@@ -59,19 +59,9 @@ module chip_mxu_unit #(
   localparam int unsigned FDepth = 4;  // feeder descriptor FIFOs
   localparam int unsigned FAw    = $clog2(FDepth);
 
-  // the command seen as each command it may be (the command processor checked its fields)
-  opcode_e         op;
-  mxu_load_cmd_t   c_load;
-  mxu_matmul_cmd_t c_mm;
-  mxu_store_cmd_t  c_st;
-  assign op     = cmd_i.opcode;
-  assign c_load = mxu_load_cmd_t'(cmd_i);
-  assign c_mm   = mxu_matmul_cmd_t'(cmd_i);
-  assign c_st   = mxu_store_cmd_t'(cmd_i);
-  logic unused_fields;
-  assign unused_fields = ^{c_load.opcode, c_load.rsvd8, c_load.rsvd96, c_load.line[31:LineAw], c_mm.opcode,
-                           c_mm.rsvd8, c_mm.rsvd161, c_mm.line[31:LineAw], c_st.opcode, c_st.rsvd8,
-                           c_st.rsvd160, c_st.line[31:LineAw], c_st.acc_row[31:AccAw]};
+  // the command (the command processor checked its fields)
+  opcode_e op;
+  assign op = cmd_i.any.opcode;
 
   // ---------------------------------------------------------------- feeder FIFOs
   logic [LineAw-1:0] wf_line_q [FDepth];
@@ -113,8 +103,8 @@ module chip_mxu_unit #(
   // Command acceptance.
   logic [63:0] mm_rows, mm_acc;  // the matmul's accumulator rows [mm_acc, mm_acc + mm_rows), widened
   logic        is_load, is_matmul, is_store, overlaps_store, accept;
-  assign mm_rows = {32'd0, c_mm.rows};
-  assign mm_acc  = {32'd0, c_mm.acc_row};
+  assign mm_rows = {32'd0, cmd_i.mxu_matmul.rows};
+  assign mm_acc  = {32'd0, cmd_i.mxu_matmul.acc_row};
   assign is_load   = (op == OpMxuLoad);
   assign is_matmul = (op == OpMxuMatmul);
   assign is_store  = (op == OpMxuStore);
@@ -156,9 +146,9 @@ module chip_mxu_unit #(
     .cmd_valid_i        (mxu_cmd_valid),
     .cmd_ready_o        (mxu_cmd_ready),
     .cmd_op_i           (is_matmul),
-    .cmd_acc_addr_i     (AccAw'(c_mm.acc_row)),
-    .cmd_rows_i         ((AccAw + 1)'(c_mm.rows)),
-    .cmd_accumulate_i   (c_mm.accumulate),
+    .cmd_acc_addr_i     (AccAw'(cmd_i.mxu_matmul.acc_row)),
+    .cmd_rows_i         ((AccAw + 1)'(cmd_i.mxu_matmul.rows)),
+    .cmd_accumulate_i   (cmd_i.mxu_matmul.accumulate),
     .w_valid_i          (mxu_w_valid),
     .w_ready_o          (mxu_w_ready),
     .w_row_i            (w_rdata_i),
@@ -214,7 +204,7 @@ module chip_mxu_unit #(
     end else begin
       // weight feeder
       if (cmd_fire && is_load) begin
-        wf_line_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])] <= LineAw'(c_load.line);
+        wf_line_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])] <= LineAw'(cmd_i.mxu_load.line);
         wf_vec_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])]  <= vecs_issued_i;
       end
       if (mxu_w_valid && mxu_w_ready) wf_row_q <= wf_last ? '0 : wf_row_q + 1'b1;
@@ -222,8 +212,8 @@ module chip_mxu_unit #(
       wf_count_q <= wf_count_q + (FAw + 1)'(cmd_fire && is_load) - (FAw + 1)'(wf_last);
       // activation feeder
       if (cmd_fire && is_matmul) begin
-        af_line_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= LineAw'(c_mm.line);
-        af_rows_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= (AccAw + 1)'(c_mm.rows);
+        af_line_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= LineAw'(cmd_i.mxu_matmul.line);
+        af_rows_q[FAw'(af_head_q + af_count_q[FAw-1:0])] <= (AccAw + 1)'(cmd_i.mxu_matmul.rows);
         af_vec_q[FAw'(af_head_q + af_count_q[FAw-1:0])]  <= vecs_issued_i;
         mm_rows_issued_q <= mm_rows_issued_q + mm_rows;
       end
@@ -246,9 +236,9 @@ module chip_mxu_unit #(
       // A new store runs at once when the unit is free (or frees up now), else waits.
       if (cmd_fire && is_store && (!st_active_q || st_finish) && !sn_valid_q) begin
         st_active_q    <= 1'b1;
-        st_acc_q       <= AccAw'(c_st.acc_row);
-        st_left_q      <= (AccAw + 1)'(c_st.rows);
-        st_wline_q     <= LineAw'(c_st.line);
+        st_acc_q       <= AccAw'(cmd_i.mxu_store.acc_row);
+        st_left_q      <= (AccAw + 1)'(cmd_i.mxu_store.rows);
+        st_wline_q     <= LineAw'(cmd_i.mxu_store.line);
         st_wait_rows_q <= mm_rows_issued_q;
         st_vec_q       <= vecs_issued_i;
       end else if (st_finish && sn_valid_q) begin
@@ -264,9 +254,9 @@ module chip_mxu_unit #(
       end
       if (cmd_fire && is_store && st_active_q && !st_finish) begin
         sn_valid_q     <= 1'b1;
-        sn_acc_q       <= AccAw'(c_st.acc_row);
-        sn_rows_q      <= (AccAw + 1)'(c_st.rows);
-        sn_line_q      <= LineAw'(c_st.line);
+        sn_acc_q       <= AccAw'(cmd_i.mxu_store.acc_row);
+        sn_rows_q      <= (AccAw + 1)'(cmd_i.mxu_store.rows);
+        sn_line_q      <= LineAw'(cmd_i.mxu_store.line);
         sn_wait_rows_q <= mm_rows_issued_q;
         sn_vec_q       <= vecs_issued_i;
       end

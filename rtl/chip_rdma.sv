@@ -31,7 +31,7 @@ module chip_rdma #(
   // descriptors from the DMA queue
   input  logic                         desc_valid_i,
   output logic                         desc_ready_o,
-  input  chip_isa_pkg::cmd_t           desc_i,
+  input  chip_isa_pkg::cmd_u           desc_i,
   output logic                         busy_o,        // sending or receiving
   output logic                         send_busy_o,   // sending (the DMA queue's drained)
   // VMEM, one 64-bit word at a time: a read port (sending: the word of the line going out)
@@ -61,8 +61,11 @@ module chip_rdma #(
 
   localparam int unsigned LineAw = $clog2(VmemLines);
   localparam int unsigned Words  = LineW / 64;        // data flits per line
-  localparam int unsigned PktLines = (Words * 8 + 2 <= 255) ? 8 : ((Words * 3 + 2 <= 255) ? 3 : 1);
-  localparam int unsigned MaxLen   = PktLines * Words + 2;   // flits in a full packet
+  // lines per packet (fw/isa.def; the C side: isa_rdma_packet_lines)
+  localparam int unsigned PktLines =
+      (Words * RdmaPacketLines + RdmaHeaderFlits <= RdmaMaxPacketFlits) ? RdmaPacketLines :
+      (Words * RdmaShortPacketLines + RdmaHeaderFlits <= RdmaMaxPacketFlits) ? RdmaShortPacketLines : 1;
+  localparam int unsigned MaxLen   = PktLines * Words + RdmaHeaderFlits;   // flits in a full packet
   localparam int unsigned FIdxW    = $clog2(MaxLen + 1);
 
   typedef struct packed {
@@ -84,16 +87,11 @@ module chip_rdma #(
   logic [FIdxW-1:0] flit_q;         // flit of that packet
   logic [3:0]  credits_q;
 
-  rdma_cmd_t rdma;
-  rdma_t     in_desc;
-  assign rdma    = rdma_cmd_t'(desc_i);
-  assign in_desc = '{x: rdma.x, y: rdma.y, dst: LineAw'(rdma.dst), src: LineAw'(rdma.src), rows: rdma.rows,
-                     rsem: rdma.remote_sem, rvalue: rdma.remote_value, lsem: rdma.local_sem[7:0],
-                     lvalue: rdma.local_value};
-  // checked by the command processor (the engine field picked this engine)
-  logic unused_fields;
-  assign unused_fields = ^{rdma.opcode, rdma.rsvd16, rdma.engine, rdma.dest_reserved, rdma.dst[31:LineAw],
-                           rdma.src[31:LineAw], rdma.local_sem[31:8]};
+  rdma_t in_desc;  // the command processor checked every field (and the engine field picked this engine)
+  assign in_desc = '{x: desc_i.rdma.x, y: desc_i.rdma.y, dst: LineAw'(desc_i.rdma.dst),
+                     src: LineAw'(desc_i.rdma.src), rows: desc_i.rdma.rows, rsem: desc_i.rdma.remote_sem,
+                     rvalue: desc_i.rdma.remote_value, lsem: desc_i.rdma.local_sem[7:0],
+                     lvalue: desc_i.rdma.local_value};
   assign desc_ready_o = (fifo_count_q != (FAw + 1)'(FifoDepth));
 
   logic send, last_flit, last_pkt;
@@ -101,11 +99,11 @@ module chip_rdma #(
   logic [FIdxW-1:0] pkt_len;        // its flits
   logic [31:0] data_idx;            // data flit index within the packet
   assign pkt_lines = ((cur_q.rows - row_q) < 32'(PktLines)) ? cur_q.rows - row_q : 32'(PktLines);
-  assign pkt_len   = FIdxW'(pkt_lines * Words + 2);
+  assign pkt_len   = FIdxW'(pkt_lines * Words + RdmaHeaderFlits);
   assign send      = cur_active_q && (credits_q != 4'd0);
   assign last_flit = (flit_q == pkt_len - FIdxW'(1));
   assign last_pkt  = (row_q + pkt_lines == cur_q.rows);
-  assign data_idx  = 32'(flit_q) - 32'd2;
+  assign data_idx  = 32'(flit_q) - 32'(RdmaHeaderFlits);
   // the line whose data is going out (Words is a power of two)
   assign vmem_raddr_o = cur_q.src + LineAw'(row_q) + LineAw'(data_idx / Words);
   assign vmem_rword_o = WIdxW'(data_idx % Words);

@@ -12,7 +12,8 @@ module chip_top #(
   localparam int unsigned FlitW     = 64 + $clog2(NumVcs) + 3,
   localparam int unsigned LineW     = 32 * Cols,
   localparam int unsigned QAw       = $clog2(QueueDepth),
-  localparam int unsigned NumRdma   = chip_isa_pkg::NumRdmaEngines
+  localparam int unsigned NumRdma   = chip_isa_pkg::NumRdmaEngines,
+  localparam int unsigned NumQueues = chip_isa_pkg::NumQueues  // the compute queue and the DMA queue
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
@@ -21,7 +22,7 @@ module chip_top #(
   input  logic                   host_queue_i,     // 0 compute, 1 DMA
   input  logic [QAw-1:0]         host_addr_i,
   input  logic [chip_isa_pkg::CmdW-1:0] host_data_i,
-  input  logic [1:0]             start_i,
+  input  logic [NumQueues-1:0]   start_i,
   input  logic [31:0]            hbm_bytes_i,
   // position in the pod, and the router's buffer depth in use (sampled in reset)
   input  logic [7:0]             my_x_i,
@@ -39,11 +40,11 @@ module chip_top #(
   output logic [7:0]             net_occupancy_o,   // flits held in the router
   output logic [5*32-1:0]        cnt_router_flits_o, // flits sent per router output port (local, +X, -X, +Y, -Y)
   // queue status, queue q at [q*...]
-  output logic [1:0]             q_running_o,
-  output logic [1:0]             q_halted_o,
-  output logic [2*chip_isa_pkg::ErrBits-1:0] q_error_o,
-  output logic [2*QAw-1:0]       q_pc_o,
-  output logic [15:0]            q_opcode_o,
+  output logic [NumQueues-1:0]   q_running_o,
+  output logic [NumQueues-1:0]   q_halted_o,
+  output logic [NumQueues*chip_isa_pkg::ErrBits-1:0] q_error_o,
+  output logic [NumQueues*QAw-1:0] q_pc_o,
+  output logic [NumQueues*8-1:0] q_opcode_o,
   // semaphore read-back
   input  logic [4:0]             sem_rd_idx_i,
   output logic [31:0]            sem_rd_value_o,
@@ -106,7 +107,7 @@ module chip_top #(
   logic              mxu_drained;
   logic [4:0]        sem_idx [2];
   logic [31:0]       sem_value [2];
-  cmd_t              issue_cmd [2];
+  cmd_u              issue_cmd [2];
 
   for (genvar q = 0; q < 2; q++) begin : g_queue
     chip_cmdq #(
@@ -148,22 +149,18 @@ module chip_top #(
   logic [31:0] loads_issued, loads_done, matmuls_issued, matmuls_done, stores_issued, stores_done;
   logic [31:0] vecs_issued, vecs_done;
   logic        is_rdma, dma_ready, dma_drained, rdma_busy, rdma_send_busy;
-  logic [1:0]  rdma_engine;
+  logic [$clog2(NumRdma)-1:0] rdma_engine;
   logic [NumRdma-1:0] rdma_ready, rdma_busy_e, rdma_send_busy_e;
   // the DMA queue's commands go to the DMA engine or a remote-DMA engine (the RDMA's engine field)
-  rdma_cmd_t rdma_issue;
-  assign rdma_issue  = rdma_cmd_t'(issue_cmd[1]);
-  assign is_rdma     = (rdma_issue.opcode == OpRdma);
-  assign rdma_engine = rdma_issue.engine;
-  logic  unused_rdma_issue;          // only the engine field routes the command; the engine reads the rest
-  assign unused_rdma_issue = ^rdma_issue;
+  assign is_rdma     = (issue_cmd[1].any.opcode == OpRdma);
+  assign rdma_engine = issue_cmd[1].rdma.engine;
   assign issue_ready[1] = is_rdma ? rdma_ready[rdma_engine] : dma_ready;
   assign rdma_busy      = |rdma_busy_e;
   assign rdma_send_busy = |rdma_send_busy_e;
   assign drained[1] = dma_drained && !rdma_send_busy;
   logic        vec_busy, mxu_ready, vec_ready, is_vec;
   // the compute queue's commands go to the MXU unit or the vector unit
-  assign is_vec = (issue_cmd[0].opcode == OpVec);
+  assign is_vec = (issue_cmd[0].any.opcode == OpVec);
   assign issue_ready[0] = is_vec ? vec_ready : mxu_ready;
   logic        dma_sem_signal, dma_busy, mxu_busy;
   logic [4:0]  dma_sem_idx;
@@ -340,7 +337,7 @@ module chip_top #(
       .clk_i,
       .rst_ni,
       .buf_depth_i,
-      .desc_valid_i    (issue_valid[1] && is_rdma && (rdma_engine == 2'(e))),
+      .desc_valid_i    (issue_valid[1] && is_rdma && (rdma_engine == $clog2(NumRdma)'(e))),
       .desc_ready_o    (rdma_ready[e]),
       .desc_i          (issue_cmd[1]),
       .busy_o          (rdma_busy_e[e]),

@@ -15,7 +15,7 @@ module chip_vec_unit #(
   input  logic                         rst_ni,
   input  logic                         cmd_valid_i,
   output logic                         cmd_ready_o,
-  input  chip_isa_pkg::cmd_t           cmd_i,
+  input  chip_isa_pkg::cmd_u           cmd_i,
   // progress of earlier MXU work (issued counts are sampled at acceptance)
   input  logic [31:0]                  loads_issued_i,
   input  logic [31:0]                  loads_done_i,
@@ -54,15 +54,9 @@ module chip_vec_unit #(
   logic        pend_valid_q, cur_active_q;
   logic [31:0] row_q, issued_q, done_q;
 
-  vec_cmd_t vec;
-  vec_t     in_cmd;
-  assign vec    = vec_cmd_t'(cmd_i);
-  assign in_cmd = '{op: vec_op_e'(vec.op[VecOpBits-1:0]), a: LineAw'(vec.a), b: LineAw'(vec.b),
-                    dst: LineAw'(vec.dst), rows: vec.rows, scalar: vec.scalar};
-  // checked by the command processor before the command is issued
-  logic unused_fields;
-  assign unused_fields = ^{vec.opcode, vec.rsvd8, vec.rsvd224, vec.op[31:VecOpBits], vec.a[31:LineAw],
-                           vec.b[31:LineAw], vec.dst[31:LineAw]};
+  vec_t in_cmd;  // the command processor checked every field before issuing the command
+  assign in_cmd = '{op: vec_op_e'(cmd_i.vec.op[VecOpBits-1:0]), a: LineAw'(cmd_i.vec.a), b: LineAw'(cmd_i.vec.b),
+                    dst: LineAw'(cmd_i.vec.dst), rows: cmd_i.vec.rows, scalar: cmd_i.vec.scalar};
   assign cmd_ready_o = !pend_valid_q;
 
   logic cur_last, cur_step, start;

@@ -151,11 +151,19 @@ int main(void) {
             return 1;
           }
   }
-  for (size_t i = 0; i < COUNT(vecs); i++)
-    if (vecs[i].value != i) {
-      fprintf(stderr, "gen_chip_isa_pkg: VEC operations must be numbered 0, 1, ... in order\n");
-      return 1;
-    }
+  /* enums the RTL bounds with a count (VecOps, DmaKinds, NumQueues) must be 0, 1, ... in order */
+  const struct {
+    const item_t *items;
+    size_t n;
+    const char *what;
+  } counted[] = {{vecs, COUNT(vecs), "VEC operations"}, {kinds, COUNT(kinds), "DMA kinds"},
+                 {queues, COUNT(queues), "queues"}};
+  for (size_t c = 0; c < COUNT(counted); c++)
+    for (size_t i = 0; i < counted[c].n; i++)
+      if (counted[c].items[i].value != i) {
+        fprintf(stderr, "gen_chip_isa_pkg: %s must be numbered 0, 1, ... in order\n", counted[c].what);
+        return 1;
+      }
 
   printf("// chip_isa_pkg: the chip's command format (docs/isa.md): opcodes, error codes, VEC\n"
          "// operations, DMA kinds, a packed struct per command and the bits each command defines.\n"
@@ -221,6 +229,16 @@ int main(void) {
     }
     printf("    %-14s %-15s  // word 0 bits 7:0\n  } %s_cmd_t;\n\n", "opcode_e", "opcode;", lower(ops[o].name));
   }
+
+  /* every command's view of the same 256 bits */
+  printf("  // A command seen as any of the commands above: cmd.any.opcode, cmd.dma.rows, ...\n"
+         "  typedef union packed {\n    cmd_t            any;  // the opcode alone\n");
+  for (size_t o = 0; o < COUNT(ops); o++) {
+    char member[48];
+    snprintf(member, sizeof member, "%s;", lower(ops[o].name));
+    printf("    %s_cmd_t %*s%s\n", lower(ops[o].name), (int)(10 - strlen(lower(ops[o].name))), "", member);
+  }
+  printf("  } cmd_u;\n\n");
 
   /* the bits each command defines */
   printf("  // The bits of a command with opcode `op` that its opcode and fields occupy; a command with\n"

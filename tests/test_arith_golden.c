@@ -1,5 +1,5 @@
 /*
- * Tests of the arithmetic golden model (csim/arith_golden.c) against the
+ * Tests of the arithmetic golden model (csim/golden/arith_golden.c) against the
  * host's IEEE-754 float arithmetic and an independently written reference
  * rounding. Host floats appear only here, always through memcpy bit casts.
  * The host must be in its default mode (round to nearest, no FTZ/DAZ):

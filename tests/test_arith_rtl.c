@@ -2,7 +2,7 @@
  * RTL-vs-golden tests of the arithmetic units (rtl/arith_*.sv through rtl/arith_top.sv):
  * the special set (every pair of special-class operands) and a million random operand
  * pairs per operation, streamed one per cycle, every result compared bit for bit with
- * csim/arith_golden.c. Run once per reset seed (TPU_SEED) by `make test`.
+ * csim/golden/arith_golden.c. Run once per reset seed (TPU_SEED) by `make test`.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* Collectives on pods of RTL chips (fw/collective.c through csim/pod_collective.c), every
- * chip's result bit-exact against the golden model (csim/coll_golden.c). */
+/* Collectives on pods of RTL chips (fw/collective.c through csim/runtime/pod_collective.c), every
+ * chip's result bit-exact against the golden model (csim/golden/coll_golden.c). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -150,8 +150,26 @@ Test(collective, bad_slices_and_sizes_are_refused) {
   cfg.args.bf16_in = false;
   cfg.args.op = FW_COLL_ALLREDUCE;
   cfg.elems = 1u << 30;
-  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), -1);
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), RT_INVALID);
   cr_assert(strstr(err, "VMEM") != NULL, "%s", err);
+  /* an empty slice is refused before anything divides by its size (all_to_all splits by it) */
+  cfg.elems = 16;
+  cfg.args.op = FW_COLL_ALL_TO_ALL;
+  cfg.slice = (fw_slice_t){0, 0, 0, 0, 0, 0};
+  cr_assert_eq(pod_coll_check(&cfg, err, sizeof err), RT_INVALID);
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), RT_INVALID);
+  cr_assert(strstr(err, "empty") != NULL, "%s", err);
+  /* programs that do not fit the queues are the request's fault too: one-line chunks of a
+   * large buffer */
+  cfg.args.op = FW_COLL_ALLREDUCE;
+  cfg.slice = (fw_slice_t){0, 0, 2, 2, 0, 0};
+  cfg.elems = 4 * 100000;
+  cfg.args.chunk_lines = 1;
+  cr_assert_eq(pod_coll_check(&cfg, err, sizeof err), RT_OK, "%s", err);
+  uint32_t *big_in = calloc(4 * cfg.elems, 4), *big_out = calloc(4 * cfg.elems, 4);
+  cr_assert_eq(pod_collective(&cfg, big_in, big_out, &st, err, sizeof err), RT_INVALID);
+  cr_assert(strstr(err, "a queue holds") != NULL, "%s", err);
+  free(big_in), free(big_out);
 }
 
 /* Two all-reduces at once on the two halves of a 4x4 pod (2x4 slices: a 2-chip mesh in X,

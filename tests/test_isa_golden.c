@@ -15,9 +15,10 @@
 TestSuite(isa_golden, .timeout = 30);
 
 /* The rows "| a | b | c |..." of the first table after the line starting with `heading`:
- * columns 0 and 1 of each row into col0/col1 (up to max rows); returns the row count. */
+ * columns 0, 1 and 2 of each row into col0/col1/col2 (up to max rows; col2 may be NULL);
+ * returns the row count. */
 static unsigned table_rows(const char *heading, const char *header_row, char col0[][32], char col1[][512],
-                           unsigned max) {
+                           char col2[][32], unsigned max) {
   FILE *f = fopen("docs/isa.md", "r");
   cr_assert_not_null(f, "docs/isa.md (run from the project root)");
   char line[4096];
@@ -35,6 +36,11 @@ static unsigned table_rows(const char *heading, const char *header_row, char col
       char *c1 = bar + 1, *bar2 = strchr(c1, '|');
       cr_assert_not_null(bar2);
       *bar2 = 0;
+      char *c2 = bar2 + 1, *bar3 = strchr(c2, '|');
+      if (bar3) *bar3 = 0;
+      while (*c2 == ' ') c2++;
+      for (char *e = c2 + strlen(c2); e > c2 && e[-1] == ' ';) *--e = 0;
+      if (col2) snprintf(col2[n], 32, "%s", c2);
       cr_assert_lt(n, max);
       /* trim */
       while (*c0 == ' ') c0++;
@@ -52,12 +58,17 @@ static unsigned table_rows(const char *heading, const char *header_row, char col
 }
 
 Test(isa_golden, opcode_table_matches_the_documentation) {
-  char code[64][32], name[64][512];
-  unsigned n = table_rows("## Command format", "| opcode | name", code, name, 64), in_table = 0;
+  char code[64][32], name[64][512], queue[64][32];
+  unsigned n = table_rows("## Command format", "| opcode | name", code, name, queue, 64), in_table = 0;
   for (unsigned i = 0; i < n; i++) {
     uint32_t op = (uint32_t)strtoul(code[i], NULL, 16);
     cr_expect(isa_opcode_name(op), "docs/isa.md documents opcode %s (%s), fw/isa.def has none", code[i], name[i]);
-    if (isa_opcode_name(op)) cr_expect_str_eq(isa_opcode_name(op), name[i], "opcode %s", code[i]);
+    if (!isa_opcode_name(op)) continue;
+    cr_expect_str_eq(isa_opcode_name(op), name[i], "opcode %s", code[i]);
+    /* the queue column: both, compute or DMA */
+    const bool c = isa_op_allowed(op, ISA_QUEUE_COMPUTE), d = isa_op_allowed(op, ISA_QUEUE_DMA);
+    const char *want = c && d ? "both" : c ? "compute" : "DMA";
+    cr_expect_str_eq(queue[i], want, "%s: documented on queue '%s', fw/isa.def allows %s", name[i], queue[i], want);
   }
   for (uint32_t op = 0; op < 256; op++) in_table += isa_opcode_name(op) != NULL;
   cr_expect_eq(in_table, n, "fw/isa.def has %u opcodes, docs/isa.md documents %u", in_table, n);
@@ -65,7 +76,7 @@ Test(isa_golden, opcode_table_matches_the_documentation) {
 
 Test(isa_golden, vec_and_error_tables_match_the_documentation) {
   char code[64][32], text[64][512];
-  unsigned n = table_rows("VEC operations", "| code | operation", code, text, 64);
+  unsigned n = table_rows("VEC operations", "| code | operation", code, text, NULL, 64);
   cr_expect_eq(n, ISA_NUM_VEC_OPS);
   for (unsigned i = 0; i < n; i++) {
     unsigned v = (unsigned)atoi(code[i]);
@@ -73,7 +84,7 @@ Test(isa_golden, vec_and_error_tables_match_the_documentation) {
     cr_expect(isa_vec_op_name(v) && !strcmp(isa_vec_op_name(v), text[i]), "VEC %u: documented %s, table %s", v,
               text[i], isa_vec_op_name(v) ? isa_vec_op_name(v) : "(none)");
   }
-  n = table_rows("## Errors", "| code | meaning", code, text, 64);
+  n = table_rows("## Errors", "| code | meaning", code, text, NULL, 64);
   unsigned codes = 0;
   for (unsigned e = 0; e < 16; e++) codes += isa_error_name(e) != NULL;
   cr_expect_eq(n, codes, "docs/isa.md documents %u error codes, fw/isa.def has %u", n, codes);

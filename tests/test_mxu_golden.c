@@ -1,5 +1,5 @@
 /*
- * Tests of the MXU golden model (csim/mxu_golden.c) on its own: the documented
+ * Tests of the MXU golden model (csim/golden/mxu_golden.c) on its own: the documented
  * accumulation order (inside a tile, down the column from +0; across K tiles in order),
  * padding, and closeness to a float64 reference within the fp32 rounding bound.
  */

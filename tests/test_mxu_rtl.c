@@ -1,6 +1,6 @@
 /*
- * RTL tests of the MXU (rtl/mxu_*.sv through rtl/mxu_top.sv, driven by csim/mxu_driver.c):
- * every GEMM bit-exact against csim/mxu_golden.c and, with data offered every cycle, exactly
+ * RTL tests of the MXU (rtl/mxu_*.sv through rtl/mxu_top.sv, driven by csim/runtime/mxu_driver.c):
+ * every GEMM bit-exact against csim/golden/mxu_golden.c and, with data offered every cycle, exactly
  * as many cycles as the timing contract of docs/mxu.md, over a table of shapes on every
  * array size in `make test` (4x4, 8x8, 16x16, 32x32, 4x8, 8x4). Also: back-pressure, special
  * values, accumulator reuse, counters, and malformed commands. Run once per reset seed.

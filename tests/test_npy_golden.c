@@ -1,5 +1,5 @@
 /*
- * Tests of the .npy reader and writer (csim/npy.c): bit-exact round trips, byte images
+ * Tests of the .npy reader and writer (csim/util/npy.c): bit-exact round trips, byte images
  * built here exactly as numpy 1.24's np.save writes them (so no binary fixtures and no
  * python at run time), one test per class of bad input, writer failures, and a
  * fixed-seed fuzz of the reader.

@@ -1,5 +1,5 @@
 /*
- * RTL tests of chips wired into a pod (csim/pod.c): remote DMA between chips of a 2x2
+ * RTL tests of chips wired into a pod (csim/system/pod.c): remote DMA between chips of a 2x2
  * torus signalling a semaphore on the remote chip, many-to-one transfers that interleave in
  * the routers, remote errors, and the pod's timeout report. Run once per reset seed.
  */

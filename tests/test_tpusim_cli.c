@@ -280,6 +280,8 @@ Test(tpusim_gemm, bad_sizes) {
   expect_bad("gemm --m 4 --k 4 --n 4 --hbm-latency 0", "--hbm-latency expects");
   expect_bad("gemm --mxu 4x4 --m 60000 --k 60000 --n 4", "a chip addresses 4 GiB");
   expect_bad("gemm --mxu 4x4 --m 4000 --k 4000 --n 400", "commands per queue");
+  /* the epilogue's VECs make the program larger: the check counts them too */
+  expect_bad("gemm --mxu 4x4 --m 4000 --k 192 --n 268 --relu --bf16-out", "a queue holds");
   expect_bad("gemm --mxu 4x4 --m 99999999 --k 4 --n 4", "--m expects");
   expect_bad("gemm --mxu 4x4 --m 4 --k 4 --n 4 --frob", "unknown option");
 }

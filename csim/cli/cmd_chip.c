@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "cli/commands.h"
 #include "fw/hal.h"
@@ -16,18 +15,13 @@
 #include "util/cli.h"
 #include "util/report.h"
 #include "util/rng.h"
+#include "util/stopwatch.h"
 
 typedef struct {
   unsigned mxu[2];
   uint64_t cycles;
   bool json;
 } chip_opts_t;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void chip_help(void) {
   printf("usage: tpusim chip [--mxu RxC] [--cycles N] [--json]\n\n"
@@ -66,17 +60,18 @@ static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_
     snprintf(err, errlen, "out of memory");
     goto out;
   }
-  double t0 = now_s();
+  stopwatch_t w;
+  stopwatch_start(&w);
   for (uint64_t i = 0; i < cycles; i++) chip_tick(chip);
-  *idle_ns = 1e9 * (now_s() - t0) / (double)cycles;
+  *idle_ns = 1e9 * stopwatch_seconds(&w) / (double)cycles;
   rng_t rng;
   rng_seed(&rng, 1);
   for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(&rng, -2, 1);
   for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(&rng, -2, 1);
   chip_gemm_stats_t st;
-  t0 = now_s();
+  stopwatch_start(&w);
   if (chip_gemm(chip, m, k, n, a, b, out, NULL, &st, err, errlen)) goto out;
-  *gemm_ns = 1e9 * (now_s() - t0) / (double)st.cycles;
+  *gemm_ns = 1e9 * stopwatch_seconds(&w) / (double)st.cycles;
   *gemm_cycles = st.cycles;
   rc = 0;
 out:
@@ -104,9 +99,10 @@ static int measure_routers(const chip_config_t *cfg, double *router_ns, uint64_t
     rc = chip_load_program(pod_chip(pod, x, 0), ISA_QUEUE_DMA, p.words, p.count, err, errlen);
     fw_prog_free(&p);
   }
-  double t0 = now_s();
+  stopwatch_t w;
+  stopwatch_start(&w);
   if (rc == 0) rc = pod_run(pod, ISA_QMASK_DMA, 100000000, pod_cycles, err, errlen);
-  if (rc == 0) *router_ns = 1e9 * (now_s() - t0) / (double)*pod_cycles / 3.0;
+  if (rc == 0) *router_ns = 1e9 * stopwatch_seconds(&w) / (double)*pod_cycles / 3.0;
   pod_free(pod);
   return rc;
 }

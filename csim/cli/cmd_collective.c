@@ -100,23 +100,14 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   if (cfg->trace_path && cfg->trace_chip >= cfg->pod_w * cfg->pod_h)
     return cli_usage_error("collective", "--trace-chip %u is outside the %ux%u pod", cfg->trace_chip, cfg->pod_w,
                            cfg->pod_h);
-  fw_slice_t *s = &cfg->slice;
-  s->pod_w = cfg->pod_w, s->pod_h = cfg->pod_h;
-  if (s->w == 0 || s->h == 0 || s->x0 + s->w > s->pod_w || s->y0 + s->h > s->pod_h)
-    return cli_usage_error("collective", "slice %u,%u,%ux%u is empty or outside the %ux%u pod", s->x0, s->y0, s->w,
-                           s->h, s->pod_w, s->pod_h);
+  cfg->slice.pod_w = cfg->pod_w, cfg->slice.pod_h = cfg->pod_h;
   const unsigned esize = cfg->args.bf16_in ? 2 : 4;
   if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,
                            cfg->args.bf16_in ? "bf16" : "fp32", o->bytes);
   cfg->elems = o->bytes / esize;
-  chip_geometry_t geo;
-  if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, &geo))
-    return cli_usage_error("collective", "no chip with a %ux%u MXU; built: %s", cfg->mxu_rows, cfg->mxu_cols,
-                           chip_top_sizes());
-  if ((cfg->elems + geo.cols - 1) / geo.cols >= geo.vmem_lines) /* before the host buffers are allocated */
-    return cli_usage_error("collective", "%" PRIu64 " bytes per chip do not fit VMEM (%u lines of %u bytes)", o->bytes,
-                           geo.vmem_lines, 4 * geo.cols);
+  char err[1024];  /* the slice, the chip, the buffer in VMEM: before the host buffers are allocated */
+  if (pod_coll_check(cfg, err, sizeof err)) return cli_usage_error("collective", "%s", err);
   return CLI_EXIT_OK;
 }
 

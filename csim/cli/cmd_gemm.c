@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/commands.h"
 #include "golden/arith_golden.h"
@@ -21,6 +20,7 @@
 #include "util/npy.h"
 #include "util/report.h"
 #include "util/rng.h"
+#include "util/stopwatch.h"
 #include "vmodel/mxu_top.h"
 
 #define GEMM_MAX_DIM (1u << 16)
@@ -161,9 +161,10 @@ static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
     goto out;
   }
   chip_geometry_t geo;
-  int bad = o->level == LEVEL_CHIP
-                ? (chip_top_geometry(o->mxu[0], o->mxu[1], &geo) || chip_gemm_check(&geo, o->m, o->k, o->n, err, sizeof err))
-                : mxu_gemm_check(o->mxu[0], o->mxu[1], o->m, o->k, o->n, err, sizeof err);
+  const chip_gemm_opts_t gopts = {o->relu, o->bf16_out, 0};
+  int bad = o->level == LEVEL_CHIP ? (chip_top_geometry(o->mxu[0], o->mxu[1], &geo) ||
+                                      chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err))
+                                   : mxu_gemm_check(o->mxu[0], o->mxu[1], o->m, o->k, o->n, err, sizeof err);
   if (bad) {
     rc = cli_usage_error("gemm", "%s", err);
     goto out;
@@ -177,12 +178,6 @@ out:
   free(fa.data);
   free(fb.data);
   return rc;
-}
-
-static double seconds_since(const struct timespec *t0) {
-  struct timespec t1;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
 }
 
 /* The firmware GEMM on a chip, A and B in its HBM. */
@@ -200,15 +195,15 @@ static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, 
     rc = cli_fail("gemm", "%s", err);
     goto out;
   }
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  stopwatch_t w;
+  stopwatch_start(&w);
   chip_gemm_stats_t cs;
   chip_gemm_opts_t gopts = {o->relu, o->bf16_out, 0};
   if (chip_gemm(chip, o->m, o->k, o->n, a, b, c, &gopts, &cs, err, sizeof err)) {
     rc = cli_fail("gemm", "%s", err);
     goto out;
   }
-  st->seconds = seconds_since(&t0);
+  st->seconds = stopwatch_seconds(&w);
   st->cycles = cs.cycles;
   st->counters = (mxu_counters_t){cs.compute, cs.weight_load, cs.weight_stall, cs.input_stall, cs.mxu_idle};
   st->hbm_bytes = cs.hbm_bytes;
@@ -221,18 +216,9 @@ out:
   return rc;
 }
 
-typedef struct {
-  bool enabled;
-  struct timespec last;
-} progress_t;
-
+/* A line on stderr at most every second, for GEMMs long enough to want one. */
 static void show_progress(void *ctx, uint64_t cycles, uint64_t expected) {
-  progress_t *p = ctx;
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  if (!p->enabled || now.tv_sec - p->last.tv_sec < 1) return;
-  p->last = now;
-  fprintf(stderr, "gemm: cycle %" PRIu64 " of about %" PRIu64 "\n", cycles, expected);
+  if (ticker_due(ctx)) fprintf(stderr, "gemm: cycle %" PRIu64 " of about %" PRIu64 "\n", cycles, expected);
 }
 
 /* The MXU alone, fed through its ports. */
@@ -245,18 +231,20 @@ static int run_mxu(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, u
     rc = cli_fail("gemm", "%s", err);
     goto out;
   }
-  progress_t prog = {.enabled = mxu_contract_cycles(o->mxu[0], o->mxu[1], o->m, o->k, o->n) > 20000};
-  clock_gettime(CLOCK_MONOTONIC, &prog.last);
-  dev.progress = show_progress;
-  dev.progress_ctx = &prog;
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ticker_t ticker;
+  ticker_init(&ticker, 1.0);
+  if (mxu_contract_cycles(o->mxu[0], o->mxu[1], o->m, o->k, o->n) > 20000) {
+    dev.progress = show_progress;
+    dev.progress_ctx = &ticker;
+  }
+  stopwatch_t w;
+  stopwatch_start(&w);
   mxu_gemm_stats_t ms;
   if (mxu_gemm(&dev, o->m, o->k, o->n, a, b, c, &ms, err, sizeof err)) {
     rc = cli_fail("gemm", "%s", err);
     goto out;
   }
-  st->seconds = seconds_since(&t0);
+  st->seconds = stopwatch_seconds(&w);
   st->cycles = ms.cycles;
   st->readout_cycles = ms.readout_cycles;
   st->tiles = ms.tiles;

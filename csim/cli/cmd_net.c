@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -16,6 +15,7 @@
 #include "system/noc_traffic.h"
 #include "util/cli.h"
 #include "util/report.h"
+#include "util/stopwatch.h"
 #include "vmodel/noc_router.h"
 
 #define NET_MAX_NODES 65536u
@@ -111,17 +111,9 @@ static int parse(int argc, char **argv, net_opts_t *o) {
   return CLI_EXIT_OK;
 }
 
-typedef struct {
-  struct timespec last;
-} progress_t;
-
+/* A line on stderr at most every two seconds. */
 static void show_progress(void *ctx, const char *phase, uint64_t cycle) {
-  progress_t *p = ctx;
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  if (now.tv_sec - p->last.tv_sec < 2) return;
-  p->last = now;
-  fprintf(stderr, "net: %s, cycle %" PRIu64 "\n", phase, cycle);
+  if (ticker_due(ctx)) fprintf(stderr, "net: %s, cycle %" PRIu64 "\n", phase, cycle);
 }
 
 /* Builds a network, runs one load point, frees it. Returns 0, or an exit status;
@@ -136,12 +128,12 @@ static int run_point(const net_opts_t *o, double rate, noc_result_t *res, bool *
     return cli_fail("net", "%s", err);
   }
   *traced = o->trace != NULL;
-  progress_t prog;
-  clock_gettime(CLOCK_MONOTONIC, &prog.last);
+  ticker_t ticker;
+  ticker_init(&ticker, 2.0);
   noc_run_t run = o->run;
   run.rate = rate;
   run.progress = show_progress;
-  run.progress_ctx = &prog;
+  run.progress_ctx = &ticker;
   int rc = noc_run_traffic(net, &run, res);
   noc_net_free(net);
   return rc ? cli_fail("net", "out of memory") : CLI_EXIT_OK;

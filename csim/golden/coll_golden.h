@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "fw/collective.h"
+#include "fw/collective_args.h"
 
 /* out gets what every chip's buffer holds after the collective (reduce-scatter: only the
  * owned lines are defined, the others are copied from the input). */

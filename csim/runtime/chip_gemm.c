@@ -29,7 +29,10 @@ static layout_t layout(unsigned cols, size_t m, size_t k, size_t n) {
 
 uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n) { return layout(cols, m, k, n).end; }
 
-int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char *err, size_t errlen) {
+int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, const chip_gemm_opts_t *opts, char *err,
+                    size_t errlen) {
+  const chip_gemm_opts_t none = {false, false, 0};
+  if (!opts) opts = &none;
   if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
     return -1;
@@ -40,11 +43,12 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char
     return -1;
   }
   fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
-                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb, true, false, 0};
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb,
+                         opts->relu, opts->bf16_out, opts->k_panel};
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
-  int rc = fw_gemm(g, &args, &cq, &dq, err, errlen);  /* with the epilogue: the larger program */
+  int rc = fw_gemm(g, &args, &cq, &dq, err, errlen);  /* the programs chip_gemm_load would build */
   fw_prog_free(&cq);
   fw_prog_free(&dq);
   return rc;

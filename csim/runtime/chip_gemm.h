@@ -26,15 +26,17 @@ typedef struct {
 /* HBM bytes a GEMM of this shape needs on a chip whose MXU has `cols` columns. */
 uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n);
 
-/* 0 when the firmware can run this shape on a chip of geometry g (VMEM, accumulator and
- * queue sizes), else -1 with a message. */
-int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, char *err, size_t errlen);
-
 typedef struct {
   bool relu;      /* ReLU on the way out */
   bool bf16_out;  /* round C to bf16 on the way out (out then holds bf16 in the low 16 bits) */
   unsigned k_panel; /* K tiles per activation panel; 0: the firmware chooses (docs/gemm.md) */
 } chip_gemm_opts_t;
+
+/* 0 when the firmware can run this shape with these options (NULL: none) on a chip of
+ * geometry g (HBM, VMEM, accumulator and queue sizes: it builds the programs), else -1 with
+ * a message. chip_gemm and chip_gemm_load then fail only when the run does. */
+int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, const chip_gemm_opts_t *opts, char *err,
+                    size_t errlen);
 
 /* a: M x K bf16, b: K x N bf16, out: M x N fp32 bits (bf16 bits with opts->bf16_out),
  * row-major; opts may be NULL. Returns 0, or -1 with a message (shape too large for HBM

@@ -82,6 +82,59 @@ void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vme
   while (a->chunk_lines > 1 && fw_coll_scratch_lines(a) > room) a->chunk_lines /= 2;
 }
 
+/* Flits sent on the links (router ports 1..4) by every chip of the pod since reset. */
+static uint64_t link_flits(pod_t *pod, unsigned pod_w, unsigned pod_h) {
+  uint64_t sent = 0;
+  uint32_t flits[5];
+  for (unsigned y = 0; y < pod_h; y++)
+    for (unsigned x = 0; x < pod_w; x++) {
+      chip_router_flits(pod_chip(pod, x, y), flits);
+      for (int p = 1; p < 5; p++) sent += flits[p];
+    }
+  return sent;
+}
+
+/* Builds and loads every chip's programs: the collective of its job, or HALT outside the
+ * jobs. *limit gets a timeout that fits the largest job. */
+static rt_status_t load_programs(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, const chip_geometry_t *g,
+                                 uint64_t *limit, char *err, size_t errlen) {
+  const fw_slice_t *s0 = &jobs[0].slice;
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  rt_status_t rc = RT_OK;
+  *limit = 200000;
+  for (unsigned i = 0; i < s0->pod_w * s0->pod_h && rc == RT_OK; i++) {
+    const unsigned x = i % s0->pod_w, y = i / s0->pod_w;
+    const int j = job_of(jobs, njobs, x, y);
+    fw_prog_free(&cq), fw_prog_free(&dq);
+    fw_prog_init(&cq), fw_prog_init(&dq);
+    if (j >= 0) {
+      const pod_coll_job_t *jb = &jobs[j];
+      if (fw_collective(g, &jb->slice, &jb->args, x, y, &cq, &dq, err, errlen)) {
+        /* the programs do not fit the queues (the chunk is too small), unless memory ran out */
+        rc = fw_prog_ok(&cq) && fw_prog_ok(&dq) ? RT_INVALID : RT_FAILED;
+        break;
+      }
+      uint64_t l = 200000 + 400ull * jb->args.lines * (jb->slice.w + jb->slice.h);
+      if (l > *limit) *limit = l;
+    }
+    fw_halt(&cq);
+    fw_halt(&dq);
+    chip_t *c = pod_chip(pod, x, y);
+    if (!fw_prog_ok(&cq) || !fw_prog_ok(&dq)) {
+      snprintf(err, errlen, "out of memory");
+      rc = RT_FAILED;
+    } else if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
+               chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen)) {
+      rc = RT_FAILED;
+    }
+  }
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+  return rc;
+}
+
 rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path,
                               unsigned trace_chip, char *err, size_t errlen) {
   if (njobs == 0) {
@@ -89,10 +142,10 @@ rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, 
     return RT_INVALID;
   }
   const fw_slice_t *s0 = &jobs[0].slice;
+  const chip_geometry_t *g = chip_geometry(pod_chip(pod, s0->x0, s0->y0));
   for (unsigned j = 0; j < njobs; j++) {
     const fw_slice_t *s = &jobs[j].slice;
     memset(&jobs[j].stats, 0, sizeof jobs[j].stats);
-    const chip_geometry_t *g = chip_geometry(pod_chip(pod, s0->x0, s0->y0));
     if (fw_coll_check(g, s, &jobs[j].args, err, errlen)) return RT_INVALID;
     for (unsigned i = 0; i < j; i++) {
       const fw_slice_t *o = &jobs[i].slice;
@@ -106,72 +159,31 @@ rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, 
     jobs[j].stats.chunk_lines = jobs[j].args.chunk_lines;
     pod_set_slice(pod, s->x0, s->y0, s->w, s->h);
   }
-  chip_t *c0 = pod_chip(pod, s0->x0, s0->y0);
-  const chip_geometry_t *g = chip_geometry(c0);
-  const unsigned lb = chip_line_bytes(c0);
+  const unsigned lb = chip_line_bytes(pod_chip(pod, s0->x0, s0->y0));
   if (copy_stage(pod, jobs, njobs, lb, false, err, errlen)) return RT_FAILED;
-  fw_prog_t cq, dq;
-  fw_prog_init(&cq);
-  fw_prog_init(&dq);
-  rt_status_t rc = RT_FAILED;
-  uint32_t flits[5];
-  uint64_t sent0 = 0, limit = 200000;
-  for (unsigned y = 0; y < s0->pod_h; y++)
-    for (unsigned x = 0; x < s0->pod_w; x++) {
-      chip_t *c = pod_chip(pod, x, y);
-      int j = job_of(jobs, njobs, x, y);
-      fw_prog_free(&cq), fw_prog_free(&dq);
-      fw_prog_init(&cq), fw_prog_init(&dq);
-      if (j >= 0) {
-        const pod_coll_job_t *jb = &jobs[j];
-        if (fw_collective(g, &jb->slice, &jb->args, x, y, &cq, &dq, err, errlen)) {
-          /* the programs do not fit the queues (the chunk is too small), unless memory ran out */
-          if (fw_prog_ok(&cq) && fw_prog_ok(&dq)) rc = RT_INVALID;
-          goto out;
-        }
-        uint64_t l = 200000 + 400ull * jb->args.lines * (jb->slice.w + jb->slice.h);
-        if (l > limit) limit = l;
-      }
-      fw_halt(&cq);
-      fw_halt(&dq);
-      if (!fw_prog_ok(&cq) || !fw_prog_ok(&dq)) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-      }
-      if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
-          chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen))
-        goto out;
-      chip_router_flits(c, flits);
-      for (int p = 1; p < 5; p++) sent0 += flits[p];
-    }
+  uint64_t limit;
+  rt_status_t rc = load_programs(pod, jobs, njobs, g, &limit, err, errlen);
+  if (rc != RT_OK) return rc;
+  const uint64_t sent0 = link_flits(pod, s0->pod_w, s0->pod_h);
   if (trace_path &&
       chip_trace(pod_chip(pod, trace_chip % s0->pod_w, trace_chip / s0->pod_w), trace_path, err, errlen))
-    goto out;
+    return RT_FAILED;
   char report[2048];
-  uint64_t cycles, sent = 0;
+  uint64_t cycles;
   if (pod_run(pod, ISA_QMASK_ALL, limit, &cycles, report, sizeof report)) {
     snprintf(err, errlen, "collective failed: %s", report);
-    goto out;
+    return RT_FAILED;
   }
-  for (unsigned y = 0; y < s0->pod_h; y++)
-    for (unsigned x = 0; x < s0->pod_w; x++) {
-      chip_router_flits(pod_chip(pod, x, y), flits);
-      for (int p = 1; p < 5; p++) sent += flits[p];
-    }
+  const uint64_t sent = link_flits(pod, s0->pod_w, s0->pod_h) - sent0;
   for (unsigned j = 0; j < njobs; j++) {
     jobs[j].stats.cycles = cycles;  /* the jobs run together: the pod's cycles */
-    jobs[j].stats.flits_sent = sent - sent0;
+    jobs[j].stats.flits_sent = sent;
     const fw_slice_t *s = &jobs[j].slice;
     for (unsigned y = s->y0; y < s->y0 + s->h; y++)
       for (unsigned x = s->x0; x < s->x0 + s->w; x++)
         for (unsigned k = 0; k < ISA_NUM_SEMS; k++) jobs[j].stats.sems_left += chip_sem(pod_chip(pod, x, y), k) != 0;
   }
-  if (copy_stage(pod, jobs, njobs, lb, true, err, errlen)) goto out;
-  rc = RT_OK;
-out:
-  fw_prog_free(&cq);
-  fw_prog_free(&dq);
-  return rc;
+  return copy_stage(pod, jobs, njobs, lb, true, err, errlen) ? RT_FAILED : RT_OK;
 }
 
 rt_status_t pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr,
@@ -182,11 +194,18 @@ rt_status_t pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *
   return rc;
 }
 
-rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
-                           char *err, size_t errlen) {
-  memset(st, 0, sizeof *st);
-  chip_geometry_t g;
-  if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, &g)) {
+/* How the host lays a chip's values out in VMEM lines: contiguous, or (all_to_all) each
+ * block of `block` values starting a line of its own, bl lines a block. */
+typedef struct {
+  uint64_t elems, block;
+  uint32_t bl;
+  unsigned lanes;
+} layout_t;
+
+/* The collective's arguments for cfg on chips of geometry g, or RT_INVALID with a message. */
+static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a,
+                        layout_t *lay, char *err, size_t errlen) {
+  if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, g)) {
     snprintf(err, errlen, "no chip with a %ux%u MXU; built: %s", cfg->mxu_rows, cfg->mxu_cols, chip_top_sizes());
     return RT_INVALID;
   }
@@ -194,84 +213,106 @@ rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uin
     snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", cfg->pod_w, cfg->pod_h);
     return RT_INVALID;
   }
-  fw_slice_t s = cfg->slice;
-  s.pod_w = cfg->pod_w;
-  s.pod_h = cfg->pod_h;
-  const unsigned lanes = g.cols, lb = 4 * lanes;
-  if (cfg->elems == 0 || cfg->elems > (uint64_t)g.vmem_lines * lanes) {
-    snprintf(err, errlen, "%llu fp32 values per chip do not fit VMEM (%u lines of %u values)",
-             (unsigned long long)cfg->elems, g.vmem_lines, lanes);
+  *s = cfg->slice;
+  s->pod_w = cfg->pod_w;
+  s->pod_h = cfg->pod_h;
+  if (s->w == 0 || s->h == 0 || s->x0 + s->w > s->pod_w || s->y0 + s->h > s->pod_h) {
+    snprintf(err, errlen, "slice %u,%u,%ux%u is empty or outside the %ux%u pod", s->x0, s->y0, s->w, s->h, s->pod_w,
+             s->pod_h);
     return RT_INVALID;
   }
-  fw_coll_args_t a = cfg->args;
-  a.data_line = 0;
-  const unsigned chips = s.w * s.h;
-  uint64_t block = 0;
-  uint32_t bl = 0;  /* all_to_all: values and lines per block */
-  if (a.op == FW_COLL_ALL_TO_ALL) {
+  const unsigned lanes = g->cols;
+  if (cfg->elems == 0 || cfg->elems > (uint64_t)g->vmem_lines * lanes) {
+    snprintf(err, errlen, "%llu fp32 values per chip do not fit VMEM (%u lines of %u values)",
+             (unsigned long long)cfg->elems, g->vmem_lines, lanes);
+    return RT_INVALID;
+  }
+  *a = cfg->args;
+  a->data_line = 0;
+  *lay = (layout_t){cfg->elems, 0, 0, lanes};
+  const unsigned chips = s->w * s->h;
+  if (a->op == FW_COLL_ALL_TO_ALL) {
     if (cfg->elems % chips) {
       snprintf(err, errlen, "all_to_all splits each chip's %llu values into %u equal blocks: they do not divide",
                (unsigned long long)cfg->elems, chips);
       return RT_INVALID;
     }
-    block = cfg->elems / chips;
-    bl = ceil_div32(block, lanes);
-    a.lines = bl * chips;
+    lay->block = cfg->elems / chips;
+    lay->bl = ceil_div32(lay->block, lanes);
+    a->lines = lay->bl * chips;
   } else {
-    a.lines = ceil_div32(cfg->elems, lanes);
+    a->lines = ceil_div32(cfg->elems, lanes);
   }
-  if (a.chunk_lines == 0) pod_coll_default_chunk(&s, &a, g.vmem_lines);
-  if (a.op == FW_COLL_ALL_TO_ALL && cfg->args.chunk_lines == 0) /* pieces of one packet (docs/isa.md) */
-    a.chunk_lines = isa_rdma_packet_lines(lanes);
-  if (fw_coll_check(&g, &s, &a, err, errlen)) return RT_INVALID;
+  if (a->chunk_lines == 0) pod_coll_default_chunk(s, a, g->vmem_lines);
+  if (a->op == FW_COLL_ALL_TO_ALL && cfg->args.chunk_lines == 0) /* pieces of one packet (docs/isa.md) */
+    a->chunk_lines = isa_rdma_packet_lines(lanes);
+  return fw_coll_check(g, s, a, err, errlen) ? RT_INVALID : RT_OK;
+}
 
-  pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols)};
-  pc.chip.seed = cfg->seed;
-  if ((uint64_t)a.lines * lb > pc.chip.hbm_bytes) pc.chip.hbm_bytes = (uint64_t)a.lines * lb;
-  pod_t *pod = pod_new(&pc, err, errlen);
-  if (!pod) return RT_FAILED;
-  rt_status_t rc = RT_FAILED;
-  uint32_t *line = calloc(lanes, sizeof *line);
+/* Copies every slice chip's values (chip i of the slice at i * elems) from `in` into its
+ * HBM at 0, or, with in NULL, from its HBM into `out`, a VMEM line's worth at a time, padded
+ * with zeros. Into HBM with bf16_in: bf16 values, two to a 32-bit word, in the line's low
+ * half. */
+static rt_status_t copy_buffers(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, const layout_t *lay,
+                                const uint32_t *in, uint32_t *out, char *err, size_t errlen) {
+  const unsigned lb = 4 * lay->lanes;
+  uint32_t *line = calloc(lay->lanes, sizeof *line);
   if (!line) {
     snprintf(err, errlen, "out of memory");
-    goto out;
+    return RT_FAILED;
   }
-  /* host: buffers into HBM at 0, padded to whole lines with zeros (all_to_all: each block
-   * starts on a line of its own) */
-  for (unsigned j = 0; j < s.h; j++)
-    for (unsigned i = 0; i < s.w; i++) {
-      chip_t *c = pod_chip(pod, s.x0 + i, s.y0 + j);
-      const uint32_t *src = in + (uint64_t)(j * s.w + i) * cfg->elems;
-      for (uint32_t l = 0; l < a.lines; l++) {
-        uint64_t e0, n;
-        line_values(cfg->elems, block, bl, lanes, l, &e0, &n);
+  rt_status_t rc = RT_OK;
+  for (unsigned i = 0; i < s->w * s->h && rc == RT_OK; i++) {
+    chip_t *c = pod_chip(pod, s->x0 + i % s->w, s->y0 + i / s->w);
+    const uint64_t mine = (uint64_t)i * lay->elems;
+    for (uint32_t l = 0; l < a->lines && rc == RT_OK; l++) {
+      uint64_t e0, n;
+      line_values(lay->elems, lay->block, lay->bl, lay->lanes, l, &e0, &n);
+      if (in) {
         memset(line, 0, lb);
-        if (a.bf16_in) /* bf16 values, two to a 32-bit word, in the line's low half */
-          for (uint64_t k = 0; k < n; k++) line[k / 2] |= (src[e0 + k] & 0xFFFFu) << (16 * (k % 2));
+        if (a->bf16_in)
+          for (uint64_t k = 0; k < n; k++) line[k / 2] |= (in[mine + e0 + k] & 0xFFFFu) << (16 * (k % 2));
         else
-          memcpy(line, src + e0, n * 4);
-        if (chip_hbm_write(c, (uint64_t)l * lb, line, lb)) goto hbm;
+          memcpy(line, in + mine + e0, n * 4);
+        if (chip_hbm_write(c, (uint64_t)l * lb, line, lb)) rc = RT_FAILED;
+      } else if (chip_hbm_read(c, (uint64_t)l * lb, line, lb)) {
+        rc = RT_FAILED;
+      } else {
+        memcpy(out + mine + e0, line, n * 4);
       }
     }
-  if ((rc = pod_coll_run(pod, &s, &a, 0, cfg->trace_path, cfg->trace_chip, st, err, errlen)) != RT_OK) goto out;
-  rc = RT_FAILED;
-  for (unsigned j = 0; j < s.h; j++)
-    for (unsigned i = 0; i < s.w; i++) {
-      chip_t *c = pod_chip(pod, s.x0 + i, s.y0 + j);
-      uint32_t *dst = out + (uint64_t)(j * s.w + i) * cfg->elems;
-      for (uint32_t l = 0; l < a.lines; l++) {
-        uint64_t e0, n;
-        line_values(cfg->elems, block, bl, lanes, l, &e0, &n);
-        if (chip_hbm_read(c, (uint64_t)l * lb, line, lb)) goto hbm;
-        memcpy(dst + e0, line, n * 4);
-      }
-    }
-  rc = RT_OK;
-  goto out;
-hbm:
-  snprintf(err, errlen, "buffer outside HBM");
-out:
+  }
+  if (rc != RT_OK) snprintf(err, errlen, "buffer outside HBM");
   free(line);
+  return rc;
+}
+
+rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errlen) {
+  chip_geometry_t g;
+  fw_slice_t s;
+  fw_coll_args_t a;
+  layout_t lay;
+  return plan(cfg, &g, &s, &a, &lay, err, errlen);
+}
+
+rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
+                           char *err, size_t errlen) {
+  memset(st, 0, sizeof *st);
+  chip_geometry_t g;
+  fw_slice_t s;
+  fw_coll_args_t a;
+  layout_t lay;
+  rt_status_t rc = plan(cfg, &g, &s, &a, &lay, err, errlen);
+  if (rc != RT_OK) return rc;
+  pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols)};
+  pc.chip.seed = cfg->seed;
+  if ((uint64_t)a.lines * 4 * g.cols > pc.chip.hbm_bytes) pc.chip.hbm_bytes = (uint64_t)a.lines * 4 * g.cols;
+  pod_t *pod = pod_new(&pc, err, errlen);
+  if (!pod) return RT_FAILED;
+  /* the buffers into HBM, the collective, the results out */
+  if ((rc = copy_buffers(pod, &s, &a, &lay, in, NULL, err, errlen)) == RT_OK &&
+      (rc = pod_coll_run(pod, &s, &a, 0, cfg->trace_path, cfg->trace_chip, st, err, errlen)) == RT_OK)
+    rc = copy_buffers(pod, &s, &a, &lay, NULL, out, err, errlen);
   pod_free(pod);
   return rc;
 }

@@ -38,6 +38,11 @@ typedef struct {
  * Returns RT_OK; RT_INVALID with a message when the request cannot run (no such chip, the
  * buffer or the programs do not fit, a bad slice or argument); RT_FAILED when it ran and
  * failed (the message names the stuck chip and queue) or memory ran out. */
+/* RT_OK when the collective of cfg can be asked of the chips (as pod_collective checks before
+ * it builds the pod), else RT_INVALID with a message. pod_collective can still refuse it
+ * later, when the programs turn out not to fit the queues. */
+rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errlen);
+
 rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
                            char *err, size_t errlen);
 

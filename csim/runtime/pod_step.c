@@ -19,7 +19,7 @@ static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_sli
     snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", cfg->pod_w, cfg->pod_h);
     return RT_INVALID;
   }
-  if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, err, errlen)) return RT_INVALID;
+  if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, NULL, err, errlen)) return RT_INVALID;
   *s = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, cfg->pod_w, cfg->pod_h};
   *ca = (fw_coll_args_t){FW_COLL_ALLREDUCE, cfg->algo, 0, (uint32_t)((cfg->m * cfg->n + g->cols - 1) / g->cols), 0,
                          0, false};

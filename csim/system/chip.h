@@ -67,7 +67,7 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st);
 
 uint32_t chip_sem(chip_t *c, unsigned idx);
 
-/* ---- for pods (csim/pod.c): the chip stepped one cycle at a time among others */
+/* ---- for pods (csim/system/pod.c): the chip stepped one cycle at a time among others */
 typedef struct {
   uint32_t *in_flit, *out_flit;  /* 4 flits of CHIP_FLIT_BITS, +X -X +Y -Y */
   uint8_t *credit_in, *credit_out; /* 4 x CHIP_ROUTER_VCS bits */

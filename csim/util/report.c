@@ -33,7 +33,7 @@ void report_text_u64(report_t *r, const char *key, uint64_t v) { add(r, key, REP
 void report_text_f64(report_t *r, const char *key, double v) { add(r, key, REPORT_F64, true)->v.f = v; }
 void report_text_bool(report_t *r, const char *key, bool v) { add(r, key, REPORT_BOOL, true)->v.b = v; }
 
-static void set_str(report_value_t *v, const char *s) { snprintf(v->s, sizeof v->s, "%s", s ? s : ""); }
+static void set_str(report_value_t *v, const char *s) { v->s = s ? s : ""; }
 void report_str(report_t *r, const char *key, const char *v) { set_str(add(r, key, REPORT_STR, false), v); }
 void report_text_str(report_t *r, const char *key, const char *v) { set_str(add(r, key, REPORT_STR, true), v); }
 

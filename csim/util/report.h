@@ -14,8 +14,9 @@
  * type (%u-style conversions for integers are written %d/%u/%x and take the 64-bit value);
  * {key*S:FMT} scales a number first; {key?YES|NO} prints YES or NO by a boolean. Values set
  * with report_text_* appear in the text only. Everything lives inside report_t: nothing to
- * free, no failure to handle; misuse (an unknown key in a line, too many values) is a
- * programming error and aborts with a message.
+ * free, no failure to handle; strings and line templates are kept by pointer, so they must
+ * outlive the report (literals, argv, the caller's buffers). Misuse (an unknown key in a
+ * line, too many values) is a programming error and aborts with a message.
  */
 #ifndef UTIL_REPORT_H
 #define UTIL_REPORT_H
@@ -27,7 +28,6 @@
 #define REPORT_MAX_VALUES 96
 #define REPORT_MAX_LINES 48
 #define REPORT_KEY_LEN 48
-#define REPORT_STR_LEN 160
 
 typedef enum { REPORT_U64, REPORT_I64, REPORT_F64, REPORT_BOOL, REPORT_STR, REPORT_OPEN, REPORT_CLOSE } report_kind_t;
 
@@ -41,7 +41,7 @@ typedef struct {
     double f;
     bool b;
   } v;
-  char s[REPORT_STR_LEN];
+  const char *s;  /* REPORT_STR */
 } report_value_t;
 
 typedef struct {

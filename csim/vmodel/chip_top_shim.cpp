@@ -15,11 +15,11 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
     VMODEL_PORT(m, host_data_i, 32 * ISA_CMD_WORDS, true);
     VMODEL_PORT(m, start_i, ISA_NUM_QUEUES, true);
     VMODEL_PORT(m, hbm_bytes_i, 32, true);
-    VMODEL_PORT(m, q_running_o, 2, false);
-    VMODEL_PORT(m, q_halted_o, 2, false);
+    VMODEL_PORT(m, q_running_o, ISA_NUM_QUEUES, false);
+    VMODEL_PORT(m, q_halted_o, ISA_NUM_QUEUES, false);
     VMODEL_PORT(m, q_error_o, ISA_NUM_QUEUES * ISA_ERR_BITS, false);
-    VMODEL_PORT(m, q_pc_o, 2 * qaw, false);
-    VMODEL_PORT(m, q_opcode_o, 16, false);
+    VMODEL_PORT(m, q_pc_o, ISA_NUM_QUEUES * qaw, false);
+    VMODEL_PORT(m, q_opcode_o, ISA_NUM_QUEUES * 8, false);
     VMODEL_PORT(m, sem_rd_idx_i, 5, true);
     VMODEL_PORT(m, sem_rd_value_o, 32, false);
     VMODEL_PORT(m, hbm_req_valid_o, 1, false);

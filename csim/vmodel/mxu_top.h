@@ -1,6 +1,6 @@
 /*
  * mxu_top: the Verilated models of rtl/mxu_top.sv, one per array size built into this
- * binary (MXU_SIZES in the Makefile). Driven through vmodel.h; csim/mxu_driver.h runs
+ * binary (MXU_SIZES in the Makefile). Driven through vmodel.h; csim/runtime/mxu_driver.h runs
  * GEMMs on them.
  *
  * Ports: clk_i rst_ni; cmd_valid_i cmd_ready_o cmd_op_i cmd_acc_addr_i cmd_rows_i
