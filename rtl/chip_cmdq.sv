@@ -46,12 +46,18 @@ module chip_cmdq #(
   localparam int unsigned PcW = $clog2(QueueDepth);
 
   logic [CmdW-1:0] mem [QueueDepth];
+  logic            mem_rsvd [QueueDepth];  // the command has a reserved bit set: decoded as it is written
   logic            running_q, halted_q;
   err_e            error_q;
   logic [PcW-1:0]  pc_q;
 
+  // The reserved-bit check is made once, as the host writes a command, not every cycle the
+  // command processor looks at it.
   always_ff @(posedge clk_i) begin
-    if (host_we_i) mem[host_addr_i] <= host_data_i;
+    if (host_we_i) begin
+      mem[host_addr_i]      <= host_data_i;
+      mem_rsvd[host_addr_i] <= cmd_reserved_set(host_data_i);
+    end
   end
 
   // ---------------------------------------------------------------- decode and check
@@ -76,11 +82,11 @@ module chip_cmdq #(
     err = ErrNone;
     if (!running_q) begin
       // idle: nothing to check
-    end else if (cmd_defined_bits(op) == '0) begin
+    end else if (!cmd_known(op)) begin
       err = ErrOpcode;                                   // not an opcode
     end else if (!cmd_allowed(op, IsDma ? QueueDma : QueueCompute)) begin
       err = ErrQueue;
-    end else if ((cmd & ~cmd_defined_bits(op)) != '0) begin
+    end else if (mem_rsvd[pc_q]) begin
       err = ErrOpcode;                                   // a reserved bit set
     end else begin
       unique case (op)

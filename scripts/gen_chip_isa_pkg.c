@@ -257,6 +257,17 @@ int main(void) {
   }
   printf("      default:      return '0;\n    endcase\n  endfunction\n\n");
 
+  printf("  // Whether op is an opcode.\n"
+         "  function automatic logic cmd_known(logic [7:0] op);\n"
+         "    unique case (op)\n");
+  for (size_t o = 0; o < COUNT(ops); o++) printf("      %-13s return 1'b1;\n", op_label(ops[o].name));
+  printf("      default:      return 1'b0;\n    endcase\n  endfunction\n\n"
+         "  // Whether a command has a bit set that its opcode's fields do not name (an unknown opcode\n"
+         "  // defines none: every other bit counts).\n"
+         "  function automatic logic cmd_reserved_set(logic [CmdW-1:0] cmd);\n"
+         "    return (cmd & ~cmd_defined_bits(cmd[7:0])) != '0;\n"
+         "  endfunction\n\n");
+
   /* where each command may run */
   printf("  // Whether a command with opcode `op` may run on queue `queue` (QueueCompute, QueueDma).\n"
          "  function automatic logic cmd_allowed(logic [7:0] op, int unsigned queue);\n"
