@@ -211,22 +211,30 @@ Test(chip_rtl, unsatisfiable_wait_times_out_with_a_report) {
   chip_free(c);
 }
 
-/* Runs a one-command program (then HALT) on a queue and returns the error code. */
-static unsigned run_error(int queue, const uint32_t w[8], char *report, size_t len) {
-  chip_t *c = make_chip(4, 16, 5);
+/* Runs the one-command program [w; HALT] on `queue` of chip c (reused across runs) and
+ * returns the queue's error code; the report goes to `report`. An error must stop the queue
+ * at the command, before it runs. */
+static unsigned run_error_on(chip_t *c, int queue, const uint32_t w[ISA_CMD_WORDS], char *report, size_t len) {
   fw_prog_t p;
   fw_prog_init(&p);
   fw_raw(&p, w);
   fw_halt(&p);
   char err[256];
-  cr_assert_eq(chip_load_program(c, queue, p.words, p.count, err, sizeof err), 0);
+  cr_assert_eq(chip_load_program(c, queue, p.words, p.count, err, sizeof err), 0, "%s", err);
   chip_status_t st;
   int rc = chip_run(c, ISA_QMASK(queue), 1000, &st);
   snprintf(report, len, "%s", st.report);
-  unsigned code = st.error[queue];
+  const unsigned code = st.error[queue];
   cr_assert(code == 0 || (rc == -1 && !st.running[queue] && !st.halted[queue] && st.pc[queue] == 0),
             "an error stops the queue at the command: %s", st.report);
   fw_prog_free(&p);
+  return code;
+}
+
+/* The same on a chip of its own. */
+static unsigned run_error(int queue, const uint32_t w[ISA_CMD_WORDS], char *report, size_t len) {
+  chip_t *c = make_chip(4, 16, 5);
+  unsigned code = run_error_on(c, queue, w, report, len);
   chip_free(c);
   return code;
 }
@@ -279,22 +287,6 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
     cr_expect_eq(code, cases[i].code, "%s: error %u, expected %u (%s)", cases[i].what, code, cases[i].code, report);
     cr_expect(strstr(report, "stopped with error"), "%s: %s", cases[i].what, report);
   }
-}
-
-/* Runs the one-command program [w; HALT] on `queue` of chip c (reused across runs) and
- * returns the queue's error code; the report goes to `report`. */
-static unsigned run_error_on(chip_t *c, int queue, const uint32_t w[ISA_CMD_WORDS], char *report, size_t len) {
-  fw_prog_t p;
-  fw_prog_init(&p);
-  fw_raw(&p, w);
-  fw_halt(&p);
-  char err[256];
-  cr_assert_eq(chip_load_program(c, queue, p.words, p.count, err, sizeof err), 0, "%s", err);
-  chip_status_t st;
-  chip_run(c, ISA_QMASK(queue), 1000, &st);
-  snprintf(report, len, "%s", st.report);
-  fw_prog_free(&p);
-  return st.error[queue];
 }
 
 /* Every opcode of the table can be refused, and the report names it: word 0's bits 31:16

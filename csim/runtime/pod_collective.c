@@ -205,14 +205,7 @@ typedef struct {
 /* The collective's arguments for cfg on chips of geometry g, or RT_INVALID with a message. */
 static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a,
                         layout_t *lay, char *err, size_t errlen) {
-  if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, g)) {
-    snprintf(err, errlen, "no chip with a %ux%u MXU; built: %s", cfg->mxu_rows, cfg->mxu_cols, chip_top_sizes());
-    return RT_INVALID;
-  }
-  if (cfg->pod_w < 1 || cfg->pod_h < 1 || cfg->pod_w > 255 || cfg->pod_h > 255) {
-    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", cfg->pod_w, cfg->pod_h);
-    return RT_INVALID;
-  }
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, g, err, errlen)) return RT_INVALID;
   *s = cfg->slice;
   s->pod_w = cfg->pod_w;
   s->pod_h = cfg->pod_h;

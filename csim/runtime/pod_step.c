@@ -11,14 +11,7 @@
 /* The all-reduce of the products: whole pod, the products' lines, the default chunk. */
 static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *ca,
                         char *err, size_t errlen) {
-  if (chip_top_geometry(cfg->mxu_rows, cfg->mxu_cols, g)) {
-    snprintf(err, errlen, "no chip with a %ux%u MXU; built: %s", cfg->mxu_rows, cfg->mxu_cols, chip_top_sizes());
-    return RT_INVALID;
-  }
-  if (cfg->pod_w < 1 || cfg->pod_h < 1 || cfg->pod_w > 255 || cfg->pod_h > 255) {
-    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", cfg->pod_w, cfg->pod_h);
-    return RT_INVALID;
-  }
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, g, err, errlen)) return RT_INVALID;
   if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, NULL, err, errlen)) return RT_INVALID;
   *s = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, cfg->pod_w, cfg->pod_h};
   *ca = (fw_coll_args_t){FW_COLL_ALLREDUCE, cfg->algo, 0, (uint32_t)((cfg->m * cfg->n + g->cols - 1) / g->cols), 0,

@@ -30,11 +30,22 @@ static unsigned neighbour(const pod_t *p, unsigned i, unsigned d) {
   return torus_neighbour(p->cfg.size_x, p->cfg.size_y, i, (torus_dir_t)d);
 }
 
-pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
-  if (cfg->size_x < 1 || cfg->size_y < 1 || cfg->size_x > 255 || cfg->size_y > 255) {
-    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", cfg->size_x, cfg->size_y);
-    return NULL;
+int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, chip_geometry_t *g, char *err,
+              size_t errlen) {
+  chip_geometry_t mine;
+  if (chip_top_geometry(rows, cols, g ? g : &mine)) {
+    snprintf(err, errlen, "no chip with a %ux%u MXU; built: %s", rows, cols, chip_top_sizes());
+    return -1;
   }
+  if (size_x < 1 || size_y < 1 || size_x > 255 || size_y > 255) {
+    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", size_x, size_y);
+    return -1;
+  }
+  return 0;
+}
+
+pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
+  if (pod_check(cfg->size_x, cfg->size_y, cfg->chip.rows, cfg->chip.cols, NULL, err, errlen)) return NULL;
   pod_t *p = calloc(1, sizeof *p);
   if (!p) goto oom;
   p->cfg = *cfg;
