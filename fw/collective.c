@@ -153,12 +153,19 @@ void fw_coll_owned(const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, uns
   split(lo, len, y - s->y0, s->h, first, count);  /* of that, segment of the Y ring */
 }
 
-int fw_coll_check(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen) {
-  if (s->w == 0 || s->h == 0 || s->x0 + s->w > s->pod_w || s->y0 + s->h > s->pod_h) {
-    snprintf(err, errlen, "slice %u,%u %ux%u is empty or outside the %ux%u pod", s->x0, s->y0, s->w, s->h, s->pod_w,
+int fw_slice_check(const fw_slice_t *s, char *err, size_t errlen) {
+  /* Written so that no sum can wrap: an offset near UINT_MAX is outside, not at 0. */
+  if (s->w == 0 || s->h == 0 || s->w > s->pod_w || s->h > s->pod_h || s->x0 > s->pod_w - s->w ||
+      s->y0 > s->pod_h - s->h) {
+    snprintf(err, errlen, "slice %u,%u,%ux%u is empty or outside the %ux%u pod", s->x0, s->y0, s->w, s->h, s->pod_w,
              s->pod_h);
     return -1;
   }
+  return 0;
+}
+
+int fw_coll_check(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen) {
+  if (fw_slice_check(s, err, errlen)) return -1;
   if (a->lines == 0 || a->chunk_lines == 0) {
     snprintf(err, errlen, "the buffer and the chunk must be at least one line");
     return -1;

@@ -23,6 +23,9 @@
  * block j for the chip of slice index j; afterwards block i holds what chip i sent. */
 uint32_t fw_coll_scratch_lines(const fw_coll_args_t *a);
 
+/* Checks that the slice is non-empty and inside its pod (message in err, -1 if not). */
+int fw_slice_check(const fw_slice_t *s, char *err, size_t errlen);
+
 /* Checks the arguments against the slice and the chip (message in err, -1 when they
  * cannot run). */
 int fw_coll_check(const chip_geometry_t *chip, const fw_slice_t *s, const fw_coll_args_t *a, char *err, size_t errlen);

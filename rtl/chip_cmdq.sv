@@ -3,7 +3,9 @@
 // wait/signal, fences, and issue of DMA or MXU commands to their unit.
 //
 // A command that fails its checks stops the queue with an error code before anything is
-// issued, so no unit ever sees an out-of-range command.
+// issued, so no unit ever sees an out-of-range command. The host gives the program's length
+// with the start: running past it (no HALT) is an error, not a walk into stale memory. The
+// host can stop the queue (abort) before its next command.
 module chip_cmdq #(
   parameter bit          IsDma      = 1'b0,  // 1: the DMA queue, 0: the compute queue
   parameter int unsigned QueueDepth = 256,
@@ -19,6 +21,8 @@ module chip_cmdq #(
   input  logic [$clog2(QueueDepth)-1:0] host_addr_i,
   input  logic [chip_isa_pkg::CmdW-1:0] host_data_i,
   input  logic                          start_i,
+  input  logic [$clog2(QueueDepth):0]   start_len_i,   // commands in the program, with start_i
+  input  logic                          abort_i,       // stop before the next command (error ABORTED)
   input  logic [31:0]                   hbm_bytes_i,   // HBM size, for range checks
   input  logic [7:0]                    size_x_i,      // pod size, for remote DMA checks
   input  logic [7:0]                    size_y_i,
@@ -50,6 +54,7 @@ module chip_cmdq #(
   logic            running_q, halted_q;
   err_e            error_q;
   logic [PcW-1:0]  pc_q;
+  logic [PcW:0]    len_q;  // the program's length
 
   // The reserved-bit check is made once, as the host writes a command, not every cycle the
   // command processor looks at it.
@@ -82,6 +87,8 @@ module chip_cmdq #(
     err = ErrNone;
     if (!running_q) begin
       // idle: nothing to check
+    end else if ({1'b0, pc_q} >= len_q) begin
+      err = ErrEnd;                                      // past the program's last command
     end else if (!cmd_known(op)) begin
       err = ErrOpcode;                                   // not an opcode
     end else if (!cmd_allowed(op, IsDma ? QueueDma : QueueCompute)) begin
@@ -120,7 +127,7 @@ module chip_cmdq #(
           if (cmd.vec.op >= 32'(VecOps)) err = ErrOpcode;
           else if (cmd.vec.rows == 0) err = ErrSize;
           else if (w(cmd.vec.a) + w(cmd.vec.rows) > 64'(VmemLines) ||
-                   w(cmd.vec.b) + w(cmd.vec.rows) > 64'(VmemLines) ||
+                   (vec_binary(cmd.vec.op[VecOpBits-1:0]) && w(cmd.vec.b) + w(cmd.vec.rows) > 64'(VmemLines)) ||
                    w(cmd.vec.dst) + w(cmd.vec.rows) > 64'(VmemLines)) err = ErrVmem;
         end
         OpMxuStore: begin
@@ -163,11 +170,18 @@ module chip_cmdq #(
       halted_q  <= 1'b0;
       error_q   <= ErrNone;
       pc_q      <= '0;
+      len_q     <= '0;
+    end else if (abort_i) begin
+      if (running_q) begin
+        running_q <= 1'b0;
+        error_q   <= ErrAborted;
+      end
     end else if (start_i) begin
       running_q <= 1'b1;
       halted_q  <= 1'b0;
       error_q   <= ErrNone;
       pc_q      <= '0;
+      len_q     <= start_len_i;
     end else if (running_q) begin
       if (err != ErrNone) begin
         running_q <= 1'b0;
@@ -177,8 +191,8 @@ module chip_cmdq #(
         halted_q  <= 1'b1;
       end else if (advance) begin
         if (pc_q == PcW'(QueueDepth - 1)) begin
-          running_q <= 1'b0;        // ran off the end of the command memory
-          error_q   <= ErrOpcode;
+          running_q <= 1'b0;        // past the end of the command memory (and so of the program)
+          error_q   <= ErrEnd;
         end else begin
           pc_q <= pc_q + PcW'(1);
         end

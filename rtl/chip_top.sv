@@ -23,6 +23,8 @@ module chip_top #(
   input  logic [QAw-1:0]         host_addr_i,
   input  logic [chip_isa_pkg::CmdW-1:0] host_data_i,
   input  logic [NumQueues-1:0]   start_i,
+  input  logic [NumQueues*(QAw+1)-1:0] start_len_i,  // each queue's program length, with start_i
+  input  logic [NumQueues-1:0]   abort_i,           // stop these queues before their next command
   input  logic [31:0]            hbm_bytes_i,
   // position in the pod, and the router's buffer depth in use (sampled in reset)
   input  logic [7:0]             my_x_i,
@@ -124,6 +126,8 @@ module chip_top #(
       .host_addr_i,
       .host_data_i,
       .start_i       (start_i[q]),
+      .start_len_i   (start_len_i[(QAw+1)*q +: QAw+1]),
+      .abort_i       (abort_i[q]),
       .hbm_bytes_i,
       .size_x_i,
       .size_y_i,

@@ -14,7 +14,7 @@
 
 typedef struct {
   const char *name;
-  unsigned long value, bits;
+  unsigned long value, bits;  /* bits: VEC operations, the operands read */
   const char *doc;
 } item_t;
 
@@ -51,7 +51,7 @@ static const item_t errs[] = {
 #include "fw/isa.def"
 };
 static const item_t vecs[] = {
-#define ISA_VEC(name, code, doc) {#name, code, 0, doc},
+#define ISA_VEC(name, code, operands, doc) {#name, code, operands, doc},
 #include "fw/isa.def"
 };
 static const item_t kinds[] = {
@@ -256,6 +256,16 @@ int main(void) {
     }
   }
   printf("      default:      return '0;\n    endcase\n  endfunction\n\n");
+
+  printf("  // Whether VEC operation op reads operand b (else b is ignored and not checked).\n"
+         "  function automatic logic vec_binary(logic [VecOpBits-1:0] op);\n"
+         "    unique case (op)\n");
+  for (size_t v = 0; v < COUNT(vecs); v++) {
+    char label[64];
+    snprintf(label, sizeof label, "%s:", camel("Vec", vecs[v].name));
+    if (vecs[v].bits == 2) printf("      %-13s return 1'b1;\n", label);
+  }
+  printf("      default:      return 1'b0;\n    endcase\n  endfunction\n\n");
 
   printf("  // Whether op is an opcode.\n"
          "  function automatic logic cmd_known(logic [7:0] op);\n"

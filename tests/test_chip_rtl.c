@@ -271,6 +271,7 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
       {0, {0x30, 9, 0, 0, 0, 1}, 1, "unknown vector operation"},
       {0, {0x30, 0, 0, 0, 0, 0}, 6, "vector op of zero rows"},
       {0, {0x30, 0, V - 1, 0, 0, 2}, 3, "vector operand past VMEM"},
+      {0, {0x30, 3, 0, V - 1, 0, 2}, 3, "vector operand b of a binary op (MAX) past VMEM"},
       {0, {0x30, 0, 0, 0, V - 1, 2}, 3, "vector destination past VMEM"},
       {1, {0x30, 0, 0, 0, 0, 1}, 2, "vector op in the DMA queue"},
       {0, {0x40 | 255u << 8, 0, 0, 0, 0, 1, 255}, 2, "remote DMA in the compute queue"},
@@ -373,7 +374,8 @@ Test(chip_rtl, program_without_halt_runs_off_the_end) {
   cr_assert_eq(chip_load_program(c, 1, p.words, p.count, err, sizeof err), 0);
   chip_status_t st;
   cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 100000, &st), -1);
-  cr_assert_eq(st.error[1], 1, "ran off the end of the command memory");
+  cr_assert_eq(st.error[1], ISA_ERR_END, "ran off the end of the command memory: %s", st.report);
+  cr_assert_eq(chip_sem(c, 1), g->queue_depth, "every command ran once");
   fw_sem_signal(&p, 1, 1);
   cr_assert_eq(chip_load_program(c, 1, p.words, p.count, err, sizeof err), -1);
   cr_assert(strstr(err, "does not fit"), "%s", err);
@@ -412,7 +414,9 @@ static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng)
   fw_fence(&dq);
   fw_halt(&dq);
   fw_sem_wait(&cq, 1, 1);
-  fw_vec(&cq, op, 100, 1000, 2000, rows, scalar);
+  /* a unary operation neither reads nor checks operand b: give it one far outside VMEM (it
+   * used to stop with a VMEM range error) */
+  fw_vec(&cq, op, 100, isa_vec_operands(op) == 2 ? 1000 : UINT32_MAX, 2000, rows, scalar);
   fw_sem_signal(&cq, 2, 1);
   fw_halt(&cq);
   char err[256];
@@ -520,5 +524,142 @@ Test(chip_rtl, elementwise_kernel_through_hbm) {
     fw_prog_free(&cq);
     fw_prog_free(&dq);
   }
+  chip_free(c);
+}
+
+/* ------------------------------------------------------------------ the host between runs */
+
+/* Defect found by a hostile tester: after a run, the HBM port's inputs stayed as the last cycle
+ * left them, and loading the next program (which clocks the chip) fed the DMA unit phantom
+ * responses: after 17 runs of [DMA one row, signal; HALT] the semaphore read 19 and the 17th
+ * run timed out. Every run must succeed, count once, and leave the other VMEM lines alone. */
+Test(chip_rtl, runs_back_to_back_stay_exact) {
+  chip_t *c = make_chip(4, 16, 5);
+  const unsigned line = 16;
+  uint8_t row[16], back[16];
+  for (unsigned i = 0; i < 16; i++) row[i] = (uint8_t)(0xA0 + i);
+  cr_assert_eq(chip_hbm_write(c, 0, row, sizeof row), 0);
+  /* a sentinel line that no program touches */
+  uint8_t sentinel[16] = {0};
+  for (unsigned i = 0; i < 16; i++) sentinel[i] = (uint8_t)(0x5A ^ i);
+  cr_assert_eq(chip_hbm_write(c, 4096, sentinel, line), 0);
+  fw_prog_t s;
+  fw_prog_init(&s);
+  fw_dma_hbm_to_vmem(&s, ISA_SEM_NONE, 0, 4096, line, 50, 1, line);
+  fw_fence(&s);
+  fw_halt(&s);
+  char err[256];
+  chip_status_t st;
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, s.words, s.count, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 10000, &st), 0, "%s", st.report);
+  fw_prog_free(&s);
+  fw_prog_t p;
+  fw_prog_init(&p);
+  fw_dma_hbm_to_vmem(&p, 1, 1, 0, line, 7, 1, line);
+  fw_halt(&p);
+  for (unsigned run = 1; run <= 20; run++) {
+    cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, p.words, p.count, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 10000, &st), 0, "run %u: %s", run, st.report);
+    cr_assert_eq(chip_sem(c, 1), run, "run %u: semaphore 1 holds %u", run, chip_sem(c, 1));
+  }
+  /* the sentinel line is still the sentinel: copy it back out and compare */
+  fw_prog_t q;
+  fw_prog_init(&q);
+  fw_dma_vmem_to_hbm(&q, ISA_SEM_NONE, 0, 50, 8192, line, 1, line);
+  fw_dma_vmem_to_hbm(&q, ISA_SEM_NONE, 0, 7, 8192 + line, line, 1, line);
+  fw_fence(&q);
+  fw_halt(&q);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, q.words, q.count, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 10000, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_hbm_read(c, 8192, back, line), 0);
+  cr_assert_eq(memcmp(back, sentinel, line), 0, "VMEM line 50 changed between runs");
+  cr_assert_eq(chip_hbm_read(c, 8192 + line, back, line), 0);
+  cr_assert_eq(memcmp(back, row, line), 0, "VMEM line 7 holds the row");
+  fw_prog_free(&p);
+  fw_prog_free(&q);
+  chip_free(c);
+}
+
+/* Defect found by a hostile tester: a program without a final HALT ran on into whatever the
+ * command memory held past it (stale commands, or random bits after reset). The queue knows
+ * the program's length: running past it is error END at the command after the last. */
+Test(chip_rtl, running_past_the_program_is_an_error) {
+  chip_t *c = make_chip(4, 16, 5);
+  char err[256];
+  chip_status_t st;
+  /* a longer program first, so stale commands lie past the short one */
+  fw_prog_t longer;
+  fw_prog_init(&longer);
+  for (int i = 0; i < 10; i++) fw_sem_signal(&longer, 2, 1);
+  fw_halt(&longer);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, longer.words, longer.count, err, sizeof err), 0);
+  cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 1000, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_sem(c, 2), 10);
+  fw_prog_t p;
+  fw_prog_init(&p);
+  fw_sem_signal(&p, 3, 1);
+  fw_sem_signal(&p, 3, 1);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, p.words, p.count, err, sizeof err), 0);
+  cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 1000, &st), -1);
+  cr_assert_eq(st.error[ISA_QUEUE_COMPUTE], ISA_ERR_END, "%s", st.report);
+  cr_assert_eq(st.pc[ISA_QUEUE_COMPUTE], 2, "stopped at the command after the last");
+  cr_assert(strstr(st.report, "ran past the end of the program"), "%s", st.report);
+  cr_assert_eq(chip_sem(c, 3), 2, "the program ran once");
+  cr_assert_eq(chip_sem(c, 2), 10, "none of the stale commands ran");
+  /* a queue never loaded: error END at once */
+  chip_t *fresh = make_chip(4, 16, 5);
+  cr_assert_eq(chip_run(fresh, ISA_QMASK_DMA, 1000, &st), -1);
+  cr_assert_eq(st.error[ISA_QUEUE_DMA], ISA_ERR_END, "%s", st.report);
+  chip_free(fresh);
+  fw_prog_free(&p);
+  fw_prog_free(&longer);
+  chip_free(c);
+}
+
+/* Defect found by a hostile tester: a queue left running by a timeout went on running, and
+ * the next program loaded over it ran twice ([SEM_SIGNAL s26 +6; HALT] left s26 at 12). A
+ * timeout now aborts the queues (the report says so), and loading into a running queue is
+ * refused. */
+Test(chip_rtl, a_timeout_leaves_the_chip_ready_for_the_next_program) {
+  chip_t *c = make_chip(4, 16, 5);
+  char err[256];
+  chip_status_t st;
+  fw_prog_t stuck, next;
+  fw_prog_init(&stuck);
+  fw_prog_init(&next);
+  fw_sem_wait(&stuck, 26, 1);  /* nobody signals 26 */
+  fw_halt(&stuck);
+  fw_sem_signal(&next, 26, 6);
+  fw_halt(&next);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, stuck.words, stuck.count, err, sizeof err), 0);
+  cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 500, &st), -1);
+  cr_assert(st.timed_out);
+  cr_assert(strstr(st.report, "SEM_WAIT on semaphore 26 for 1") && strstr(st.report, "aborted"), "%s", st.report);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, next.words, next.count, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 500, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_sem(c, 26), 6, "the second program ran once, the first not at all");
+  /* a queue running outside chip_run cannot be loaded over; chip_abort stops it */
+  fw_prog_t waits;
+  fw_prog_init(&waits);
+  fw_sem_wait(&waits, 25, 1);
+  fw_halt(&waits);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, waits.words, waits.count, err, sizeof err), 0);
+  fw_prog_free(&waits);
+  chip_begin(c, ISA_QMASK_COMPUTE);
+  for (int i = 0; i < 10; i++) chip_tick(c);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, next.words, next.count, err, sizeof err), -1);
+  cr_assert(strstr(err, "still running"), "%s", err);
+  cr_assert_eq(chip_abort(c, ISA_QMASK_COMPUTE, 1000), 0);
+  cr_assert_eq(chip_finish(c, false, 0, &st), -1);
+  cr_assert_eq(st.error[ISA_QUEUE_COMPUTE], ISA_ERR_ABORTED, "%s", st.report);
+  cr_assert(strstr(st.report, "stopped by the host"), "%s", st.report);
+  /* and a reset leaves the memories alone */
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, next.words, next.count, err, sizeof err), 0, "%s", err);
+  chip_reset(c);
+  cr_assert_eq(chip_sem(c, 26), 0, "reset clears the semaphores");
+  cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 500, &st), 0, "%s", st.report);
+  cr_assert_eq(chip_sem(c, 26), 6, "the program loaded before the reset is still there");
+  fw_prog_free(&stuck);
+  fw_prog_free(&next);
   chip_free(c);
 }

@@ -2,6 +2,7 @@
  * chip's result bit-exact against the golden model (csim/golden/coll_golden.c). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,20 @@ Test(collective, bad_slices_and_sizes_are_refused) {
   cr_assert_eq(pod_coll_check(&cfg, err, sizeof err), RT_INVALID);
   cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), RT_INVALID);
   cr_assert(strstr(err, "empty") != NULL, "%s", err);
+  /* offsets near UINT_MAX are outside the pod: x0 + w must not wrap to a small number */
+  cfg.args.op = FW_COLL_ALLREDUCE;
+  cfg.slice = (fw_slice_t){UINT_MAX, 0, 2, 1, 0, 0};
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), RT_INVALID);
+  cr_assert(strstr(err, "outside") != NULL, "%s", err);
+  cfg.slice = (fw_slice_t){0, UINT_MAX - 1, 1, 4, 0, 0};
+  cr_assert_eq(pod_coll_check(&cfg, err, sizeof err), RT_INVALID);
+  const chip_geometry_t g = {4, 4, 64, 4096, 1024};
+  const fw_coll_args_t args = {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, 4, 1, 0, false};
+  const fw_slice_t wraps[] = {{UINT_MAX, 0, 2, 1, 4, 4}, {0, UINT_MAX, 1, 2, 4, 4}, {1, 0, UINT_MAX, 1, 4, 4},
+                              {0, 0, 5, 1, 4, 4}, {4, 0, 1, 1, 4, 4}};
+  for (unsigned i = 0; i < sizeof wraps / sizeof wraps[0]; i++)
+    cr_assert_eq(fw_coll_check(&g, &wraps[i], &args, err, sizeof err), -1, "slice %u: %u,%u,%ux%u accepted", i,
+                 wraps[i].x0, wraps[i].y0, wraps[i].w, wraps[i].h);
   /* programs that do not fit the queues are the request's fault too: one-line chunks of a
    * large buffer */
   cfg.args.op = FW_COLL_ALLREDUCE;

@@ -4,6 +4,7 @@
  * the routers, remote errors, and the pod's timeout report. Run once per reset seed.
  */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,6 +155,18 @@ Test(pod_rtl, stuck_pod_report_names_chip_queue_and_semaphore) {
   cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 500, &cycles, report, sizeof report), -1);
   cr_assert(strstr(report, "chip (1,0): DMA queue still at command 0 (SEM_WAIT on semaphore 9 for 1; it holds 0)"),
             "%s", report);
+  cr_assert(strstr(report, "aborted"), "the run says what it did to the stuck queue: %s", report);
+  /* the pod is ready for the next programs: a remote DMA from (0,0) that signals (1,0)'s
+   * semaphore 9 runs once, and the stale wait does not take its signal */
+  fw_prog_init(&d);
+  fw_rdma(&d, 1, 0, 0, 100, 1, 9, 1, ISA_SEM_NONE, 0);
+  fw_halt(&d);
+  load(pod_chip(p, 0, 0), ISA_QUEUE_DMA, &d);
+  fw_prog_init(&d);
+  fw_halt(&d);
+  load(pod_chip(p, 1, 0), ISA_QUEUE_DMA, &d);
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 5000, &cycles, report, sizeof report), 0, "%s", report);
+  cr_assert_eq(chip_sem(pod_chip(p, 1, 0), 9), 1, "the signal arrived and nothing took it");
   pod_free(p);
 }
 
@@ -261,6 +274,9 @@ Test(pod_rtl, slice_routers_drop_and_report_packets_leaving_the_slice) {
   cr_assert_eq(pod_set_slice(p, 0, 0, 2, 4), 0);
   cr_assert_eq(pod_set_slice(p, 2, 0, 2, 4), 0);
   cr_assert_eq(pod_set_slice(p, 3, 0, 2, 4), -1, "a slice past the pod's edge");
+  cr_assert_eq(pod_set_slice(p, UINT_MAX, 0, 2, 4), -1, "x0 + w wraps to 1");
+  cr_assert_eq(pod_set_slice(p, 0, UINT_MAX - 2, 2, 4), -1, "y0 + h wraps to 1");
+  cr_assert_eq(pod_set_slice(p, 1, 0, UINT_MAX, 4), -1, "w wraps");
   /* chip (1,0) of the left slice sends 3 lines to (2,0), in the right slice */
   for (unsigned y = 0; y < 4; y++)
     for (unsigned x = 0; x < 4; x++) {

@@ -390,6 +390,13 @@ Test(tpusim_cli, collective_json_and_bad_input) {
   expect_usage("collective --pod 2x2 --op broadcast --root 4 --bytes 16", "root 4 is outside");
   expect_usage("collective --pod 2x2 --op allreduce --bytes 16 --trace-chip 9 --trace /tmp/x.fst", "outside the 2x2");
   expect_usage("collective --op allreduce --bytes 16", "required");
+  /* numbers that wrap or overflow are refused, not taken modulo 2^32 (they used to crash or
+   * run a different size) */
+  expect_usage("collective --mxu 4x4 --pod 2x2 --op allreduce --bytes 64 --slice -1,0,2x1", "--slice");
+  expect_usage("collective --mxu 4x4 --pod 2x2 --op allreduce --bytes 64 --slice 0,4294967295,2x1", "--slice");
+  expect_usage("collective --mxu 4294967300x4294967300 --pod 2x2 --op allreduce --bytes 64", "--mxu");
+  expect_usage("collective --mxu 4x4 --pod 4294967298x4294967298 --op allreduce --bytes 64", "--pod");
+  expect_usage("collective --mxu 4x4 --pod 2x2 --op allreduce --bytes 18446744073709551680", "--bytes");
 }
 
 Test(tpusim_cli, step_runs_and_checks) {

@@ -141,8 +141,22 @@ rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, 
     snprintf(err, errlen, "no collective to run");
     return RT_INVALID;
   }
-  const fw_slice_t *s0 = &jobs[0].slice;
-  const chip_geometry_t *g = chip_geometry(pod_chip(pod, s0->x0, s0->y0));
+  unsigned pod_w, pod_h;
+  pod_size(pod, &pod_w, &pod_h);
+  for (unsigned j = 0; j < njobs; j++) {
+    const fw_slice_t *s = &jobs[j].slice;
+    if (s->pod_w != pod_w || s->pod_h != pod_h) {
+      snprintf(err, errlen, "slice %u,%u,%ux%u is for a %ux%u pod, not this %ux%u one", s->x0, s->y0, s->w, s->h,
+               s->pod_w, s->pod_h, pod_w, pod_h);
+      return RT_INVALID;
+    }
+    if (fw_slice_check(s, err, errlen)) return RT_INVALID;
+  }
+  if (trace_path && trace_chip >= pod_w * pod_h) {
+    snprintf(err, errlen, "chip %u to trace is outside the %ux%u pod", trace_chip, pod_w, pod_h);
+    return RT_INVALID;
+  }
+  const chip_geometry_t *g = chip_geometry(pod_chip(pod, 0, 0));
   for (unsigned j = 0; j < njobs; j++) {
     const fw_slice_t *s = &jobs[j].slice;
     memset(&jobs[j].stats, 0, sizeof jobs[j].stats);
@@ -159,14 +173,14 @@ rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, 
     jobs[j].stats.chunk_lines = jobs[j].args.chunk_lines;
     pod_set_slice(pod, s->x0, s->y0, s->w, s->h);
   }
-  const unsigned lb = chip_line_bytes(pod_chip(pod, s0->x0, s0->y0));
+  const unsigned lb = chip_line_bytes(pod_chip(pod, 0, 0));
   if (copy_stage(pod, jobs, njobs, lb, false, err, errlen)) return RT_FAILED;
   uint64_t limit;
   rt_status_t rc = load_programs(pod, jobs, njobs, g, &limit, err, errlen);
   if (rc != RT_OK) return rc;
-  const uint64_t sent0 = link_flits(pod, s0->pod_w, s0->pod_h);
+  const uint64_t sent0 = link_flits(pod, pod_w, pod_h);
   if (trace_path &&
-      chip_trace(pod_chip(pod, trace_chip % s0->pod_w, trace_chip / s0->pod_w), trace_path, err, errlen))
+      chip_trace(pod_chip(pod, trace_chip % pod_w, trace_chip / pod_w), trace_path, err, errlen))
     return RT_FAILED;
   char report[2048];
   uint64_t cycles;
@@ -174,7 +188,7 @@ rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, 
     snprintf(err, errlen, "collective failed: %s", report);
     return RT_FAILED;
   }
-  const uint64_t sent = link_flits(pod, s0->pod_w, s0->pod_h) - sent0;
+  const uint64_t sent = link_flits(pod, pod_w, pod_h) - sent0;
   for (unsigned j = 0; j < njobs; j++) {
     jobs[j].stats.cycles = cycles;  /* the jobs run together: the pod's cycles */
     jobs[j].stats.flits_sent = sent;
@@ -209,11 +223,7 @@ static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_sli
   *s = cfg->slice;
   s->pod_w = cfg->pod_w;
   s->pod_h = cfg->pod_h;
-  if (s->w == 0 || s->h == 0 || s->x0 + s->w > s->pod_w || s->y0 + s->h > s->pod_h) {
-    snprintf(err, errlen, "slice %u,%u,%ux%u is empty or outside the %ux%u pod", s->x0, s->y0, s->w, s->h, s->pod_w,
-             s->pod_h);
-    return RT_INVALID;
-  }
+  if (fw_slice_check(s, err, errlen)) return RT_INVALID;
   const unsigned lanes = g->cols;
   if (cfg->elems == 0 || cfg->elems > (uint64_t)g->vmem_lines * lanes) {
     snprintf(err, errlen, "%llu fp32 values per chip do not fit VMEM (%u lines of %u values)",

@@ -12,7 +12,8 @@ enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RU
        P_ERROR, P_PC, P_OPCODE, P_SEM_IDX, P_SEM_VALUE, P_REQ_VALID, P_REQ_READY, P_REQ_WRITE,
        P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_DMA_BUSY, P_MXU_BUSY,
        P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_MY_X, P_MY_Y,
-       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_RTR_FLITS, P_SLICE, P_DROPS, P_COUNT };
+       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_RTR_FLITS, P_SLICE,
+       P_DROPS, P_START_LEN, P_ABORT, P_COUNT };
 
 static const char *const port_names[P_COUNT] = {
     "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
@@ -22,7 +23,8 @@ static const char *const port_names[P_COUNT] = {
     "cnt_mxu_busy_o", "cnt_compute_o", "cnt_weight_load_o", "cnt_weight_stall_o",
     "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o", "my_x_i", "my_y_i", "size_x_i",
     "size_y_i", "buf_depth_i", "net_in_flit_i", "net_out_flit_o", "net_credit_in_i",
-    "net_credit_out_o", "net_occupancy_o", "cnt_router_flits_o", "slice_i", "cnt_slice_drops_o"};
+    "net_credit_out_o", "net_occupancy_o", "cnt_router_flits_o", "slice_i", "cnt_slice_drops_o", "start_len_i",
+    "abort_i"};
 
 struct chip {
   chip_config_t cfg;
@@ -35,6 +37,7 @@ struct chip {
   size_t prog_len[ISA_NUM_QUEUES];
   unsigned start_mask;
   bool start_pending;   /* start_i is high for the next cycle only */
+  bool abort_pending;   /* abort_i likewise */
   uint64_t run_start;
   uint64_t base[7], hbm0;  /* counters at the start of the run */
   uint64_t cycle;
@@ -44,6 +47,21 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols) {
   return (chip_config_t){.rows = rows, .cols = cols, .hbm_bytes = CHIP_DEFAULT_HBM_BYTES,
                          .hbm_bytes_per_cycle = CHIP_DEFAULT_HBM_BYTES_PER_CYCLE,
                          .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .seed = 1};
+}
+
+/* What the chip sees whenever the host clocks it outside a run (loading a program, reset): no
+ * HBM answer or request slot, no start or abort, no flit or credit from the network. A run
+ * (chip_tick, pod_run) sets each of these every cycle. */
+static void idle_inputs(chip_t *c) {
+  static const uint32_t zero[16] = {0};
+  vmodel_poke(c->m, c->p[P_HOST_WE], 0);
+  vmodel_poke(c->m, c->p[P_START], 0);
+  vmodel_poke(c->m, c->p[P_ABORT], 0);
+  vmodel_poke(c->m, c->p[P_REQ_READY], 0);
+  vmodel_poke(c->m, c->p[P_RESP_VALID], 0);
+  vmodel_poke(c->m, c->p[P_NET_CIN], 0);
+  vmodel_poke_words(c->m, c->p[P_NET_IN], zero);
+  c->start_pending = c->abort_pending = false;
 }
 
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
@@ -69,23 +87,16 @@ chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   c->m = chip_top_new(cfg->rows, cfg->cols, cfg->seed);
   if (!c->m) goto oom;
   for (int i = 0; i < P_COUNT; i++) c->p[i] = vmodel_port(c->m, port_names[i]);
-  vmodel_poke(c->m, c->p[P_HOST_WE], 0);
-  vmodel_poke(c->m, c->p[P_START], 0);
   vmodel_poke(c->m, c->p[P_HBM_BYTES], cfg->hbm_bytes == (1ull << 32) ? 0xFFFFFFFFu : cfg->hbm_bytes);
-  vmodel_poke(c->m, c->p[P_REQ_READY], 0);
-  vmodel_poke(c->m, c->p[P_RESP_VALID], 0);
   vmodel_poke(c->m, c->p[P_SEM_IDX], 0);
+  vmodel_poke(c->m, c->p[P_START_LEN], 0);
   vmodel_poke(c->m, c->p[P_SIZE_X], cfg->pod_x ? cfg->pod_x : 1);
   vmodel_poke(c->m, c->p[P_SIZE_Y], cfg->pod_y ? cfg->pod_y : 1);
   vmodel_poke(c->m, c->p[P_MY_X], cfg->x);
   vmodel_poke(c->m, c->p[P_MY_Y], cfg->y);
   vmodel_poke(c->m, c->p[P_BUF_DEPTH], CHIP_ROUTER_DEPTH);
   vmodel_poke(c->m, c->p[P_SLICE], 0);  /* no slice until chip_set_slice */
-  vmodel_poke(c->m, c->p[P_NET_CIN], 0);
-  {
-    uint32_t zero[16] = {0};
-    vmodel_poke_words(c->m, c->p[P_NET_IN], zero);
-  }
+  idle_inputs(c);
   vmodel_reset(c->m, 2);
   return c;
 oom:
@@ -129,6 +140,11 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
     snprintf(err, errlen, "a %zu-command program does not fit the %u-command queue", n, c->geo.queue_depth);
     return -1;
   }
+  if ((vmodel_peek(c->m, c->p[P_RUNNING]) >> queue) & 1) {
+    snprintf(err, errlen, "the %s queue is still running: abort it first (chip_abort)",
+             queue == ISA_QUEUE_DMA ? "DMA" : "compute");
+    return -1;
+  }
   uint32_t *copy = malloc((n ? n : 1) * ISA_CMD_WORDS * sizeof *copy);
   if (!copy) {
     snprintf(err, errlen, "out of memory");
@@ -138,6 +154,7 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
   free(c->prog[queue]);
   c->prog[queue] = copy;
   c->prog_len[queue] = n;
+  idle_inputs(c);  /* the writes clock the chip: nothing else may happen in those cycles */
   vmodel_poke(c->m, c->p[P_HOST_Q], (uint64_t)queue);
   vmodel_poke(c->m, c->p[P_HOST_WE], 1);
   for (size_t i = 0; i < n; i++) {
@@ -172,9 +189,13 @@ bool chip_quiet(chip_t *c) {
 }
 
 void chip_start(chip_t *c, unsigned mask) {
+  const unsigned qaw = (unsigned)__builtin_ctz(c->geo.queue_depth);
+  uint64_t lens = 0;  /* each queue's program length, so running past it is an error */
+  for (int q = 0; q < ISA_NUM_QUEUES; q++) lens |= (uint64_t)c->prog_len[q] << ((qaw + 1) * q);
   c->start_mask = mask & ISA_QMASK_ALL;
   c->run_start = c->cycle;
   c->start_pending = true;
+  vmodel_poke(c->m, c->p[P_START_LEN], lens);
   vmodel_poke(c->m, c->p[P_START], c->start_mask);
 }
 
@@ -204,6 +225,10 @@ void chip_tick(chip_t *c) {
   if (c->start_pending) {
     vmodel_poke(m, c->p[P_START], 0);
     c->start_pending = false;
+  }
+  if (c->abort_pending) {
+    vmodel_poke(m, c->p[P_ABORT], 0);
+    c->abort_pending = false;
   }
   c->cycle++;
 }
@@ -245,9 +270,10 @@ int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *s
   int rc = 0;
   size_t used = 0;
   for (int q = 0; q < ISA_NUM_QUEUES; q++) {
-    if (!(c->start_mask & ISA_QMASK(q))) continue;
+    /* the queues this run started, and any other still running */
+    if (!(c->start_mask & ISA_QMASK(q)) && !st->running[q]) continue;
     const char *op = isa_opcode_name(st->opcode[q]) ? isa_opcode_name(st->opcode[q]) : "not an opcode";
-    if (st->error[q]) {
+    if (st->error[q] && (c->start_mask & ISA_QMASK(q))) {
       const char *meaning = isa_error_name(st->error[q]) ? isa_error_name(st->error[q]) : "unknown error";
       used += (size_t)snprintf(st->report + used, sizeof st->report - used,
                                "%s%s queue stopped with error %u (%s) at command %u (%s)", used ? "; " : "",
@@ -279,18 +305,54 @@ int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *s
   return rc;
 }
 
+bool chip_idle(chip_t *c) { return vmodel_peek(c->m, c->p[P_IDLE]) != 0; }
+
+void chip_request_abort(chip_t *c, unsigned mask) {
+  vmodel_poke(c->m, c->p[P_ABORT], mask & ISA_QMASK_ALL);
+  c->abort_pending = true;
+}
+
+int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
+  chip_request_abort(c, mask);
+  chip_tick(c);
+  for (uint64_t n = 0; !chip_idle(c); n++) {
+    if (n >= max_cycles) return -1;
+    chip_tick(c);
+  }
+  return 0;
+}
+
+void chip_reset(chip_t *c) {
+  idle_inputs(c);
+  vmodel_reset(c->m, 2);
+  hbm_flush(&c->hbm);
+}
+
+/* After a run that did not end by itself: the queues are aborted and the chip drained of the
+ * work already issued, or if that does not end, reset. Appends what was done to the report. */
+static void recover(chip_t *c, chip_status_t *st) {
+  size_t used = strlen(st->report);
+  bool drained = chip_abort(c, ISA_QMASK_ALL, CHIP_DRAIN_CYCLES) == 0;
+  if (!drained) chip_reset(c);
+  snprintf(st->report + used, sizeof st->report - used, "%s", drained
+               ? " (the queues were aborted; the chip is idle)"
+               : " (the queues were aborted and the units did not drain: the chip was reset)");
+}
+
 int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   chip_begin(c, mask);
   chip_tick(c);
   bool timed_out = false;
-  while (!vmodel_peek(c->m, c->p[P_IDLE])) {
+  while (!chip_idle(c)) {
     if (c->cycle - c->run_start >= max_cycles) {
       timed_out = true;
       break;
     }
     chip_tick(c);
   }
-  return chip_finish(c, timed_out, max_cycles, st);
+  int rc = chip_finish(c, timed_out, max_cycles, st);
+  if (timed_out) recover(c, st);
+  return rc;
 }
 
 void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h) {

@@ -65,6 +65,23 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
  * semaphore). */
 int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st);
 
+/* After a timeout chip_run leaves the chip ready for the next program: it aborts the queues
+ * and lets the units finish what was issued (at most CHIP_DRAIN_CYCLES), else resets the chip;
+ * the report says which. */
+#define CHIP_DRAIN_CYCLES 1000000
+
+/* Host-side control (docs/isa.md, "Host control"). chip_abort stops the queues in `mask`
+ * before their next command (their status: error ABORTED) and runs the chip until every
+ * unit has finished the work already issued: 0 when it is idle within max_cycles, else -1.
+ * chip_reset puts the chip back as at power-on but for its memories (VMEM, the command
+ * memories, HBM): queues, units, semaphores and router; the HBM model forgets the answers
+ * it had in flight. A program cannot be loaded into a running queue (chip_load_program
+ * refuses it). */
+int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles);
+void chip_reset(chip_t *c);
+/* No queue running and no unit busy (the router may still hold flits). */
+bool chip_idle(chip_t *c);
+
 uint32_t chip_sem(chip_t *c, unsigned idx);
 
 /* ---- for pods (csim/system/pod.c): the chip stepped one cycle at a time among others */
@@ -76,6 +93,8 @@ void chip_net_ports(chip_t *c, chip_net_ports_t *n);
 /* Starts queues (mask), remembering the counters, for chip_finish. */
 void chip_begin(chip_t *c, unsigned mask);
 void chip_tick(chip_t *c);
+/* Asks the queues in mask to stop at the next chip_tick (for pods: pod_run's recovery). */
+void chip_request_abort(chip_t *c, unsigned mask);
 /* Flits each router output port has sent since reset: local (ejected), +X, -X, +Y, -Y. */
 void chip_router_flits(chip_t *c, uint32_t flits[5]);
 /* No queue running, no unit busy, no flit in the router. */

@@ -36,6 +36,12 @@ void hbm_free(hbm_t *h) {
   h->mem = NULL;
 }
 
+void hbm_flush(hbm_t *h) {
+  h->head = 0;
+  h->count = 0;
+  h->budget = 0;
+}
+
 bool hbm_begin_cycle(hbm_t *h) {
   h->budget += h->bytes_per_cycle;
   if (h->budget > (int64_t)h->bytes_per_cycle) h->budget = h->bytes_per_cycle;

@@ -33,6 +33,9 @@ typedef struct {
 
 int hbm_init(hbm_t *h, uint64_t bytes, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes);
 void hbm_free(hbm_t *h);
+/* Forgets the answers in flight and the bandwidth budget (the chip was reset); the memory
+ * keeps its contents. */
+void hbm_flush(hbm_t *h);
 
 /* Start of a cycle: adds the bandwidth budget; true if a request can be accepted now. */
 bool hbm_begin_cycle(hbm_t *h);

@@ -94,6 +94,11 @@ chip_t *pod_chip(pod_t *p, unsigned x, unsigned y) {
   return x < p->cfg.size_x && y < p->cfg.size_y ? p->node[y * p->cfg.size_x + x].chip : NULL;
 }
 
+void pod_size(const pod_t *p, unsigned *size_x, unsigned *size_y) {
+  *size_x = p->cfg.size_x;
+  *size_y = p->cfg.size_y;
+}
+
 /* One cycle of the whole pod: links in, every chip, links out. */
 static bool pod_tick(pod_t *p) {
   const unsigned V = CHIP_ROUTER_VCS;
@@ -139,7 +144,9 @@ static bool links_empty(const pod_t *p) {
 }
 
 int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h) {
-  if (w == 0 || h == 0 || x0 + w > p->cfg.size_x || y0 + h > p->cfg.size_y) return -1;
+  if (w == 0 || h == 0 || w > p->cfg.size_x || h > p->cfg.size_y || x0 > p->cfg.size_x - w ||
+      y0 > p->cfg.size_y - h)
+    return -1; /* no sum that could wrap */
   for (unsigned y = y0; y < y0 + h; y++)
     for (unsigned x = x0; x < x0 + w; x++) chip_set_slice(pod_chip(p, x, y), x0, y0, w, h);
   return 0;
@@ -155,6 +162,34 @@ static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t 
                                used ? "; " : "", i % p->cfg.size_x, i / p->cfg.size_x, d);
   }
   return used;
+}
+
+/* Every chip quiet and every link empty. */
+static bool pod_quiet(pod_t *p) {
+  for (unsigned i = 0; i < p->n; i++)
+    if (!chip_quiet(p->node[i].chip)) return false;
+  return links_empty(p);
+}
+
+void pod_reset(pod_t *p) {
+  for (unsigned i = 0; i < p->n; i++) {
+    chip_reset(p->node[i].chip);
+    for (unsigned d = 0; d < DIRS; d++) {
+      link_t *f = &p->node[i].flit[d], *c = &p->node[i].credit[d];
+      memset(f->slots, 0, f->depth * f->slot_bytes);
+      memset(c->slots, 0, c->depth * c->slot_bytes);
+    }
+  }
+}
+
+int pod_abort(pod_t *p, uint64_t max_cycles) {
+  for (unsigned i = 0; i < p->n; i++) chip_request_abort(p->node[i].chip, ISA_QMASK_ALL);
+  pod_tick(p);
+  for (uint64_t n = 0; !pod_quiet(p); n++) {
+    if (n >= max_cycles) return -1;
+    pod_tick(p);
+  }
+  return 0;
 }
 
 int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len) {
@@ -203,9 +238,17 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     }
   }
   if (timed_out && rc == 0) {
-    snprintf(report + used, len - used, "timed out after %llu cycles with flits still in the network",
-             (unsigned long long)max_cycles);
+    used += (size_t)snprintf(report + used, len - used, "timed out after %llu cycles with flits still in the network",
+                             (unsigned long long)max_cycles);
     rc = -1;
+  }
+  if (timed_out || dropped) { /* leave the pod ready for the next programs */
+    bool drained = pod_abort(p, CHIP_DRAIN_CYCLES) == 0;
+    if (!drained) pod_reset(p);
+    if (used < len)
+      snprintf(report + used, len - used, "%s", drained ? " (every queue was aborted; the pod is quiet)"
+                                                        : " (every queue was aborted and the pod did not drain: it was "
+                                                          "reset)");
   }
   return rc;
 }

@@ -28,7 +28,9 @@ int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, ch
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
 void pod_free(pod_t *p);
+/* Chip (x, y), or NULL outside the pod. */
 chip_t *pod_chip(pod_t *p, unsigned x, unsigned y);
+void pod_size(const pod_t *p, unsigned *size_x, unsigned *size_y);
 
 /* Makes chips x0..x0+w-1, y0..y0+h-1 one slice: their routers keep its traffic inside it
  * (chip_set_slice). Returns -1 if the rectangle is empty or leaves the pod. */
@@ -39,6 +41,12 @@ int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h);
  * Returns 0 when every chip's started queues halted; else -1 with a report naming each
  * chip (x,y) that failed or is stuck, and why. *cycles gets the cycles run. */
 int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len);
+
+/* After a timeout or a dropped packet, pod_run leaves the pod ready for the next programs:
+ * pod_abort stops every queue of every chip and runs the pod until it is quiet (0), or gives
+ * up after max_cycles (-1); pod_reset resets every chip (chip_reset) and empties the links. */
+int pod_abort(pod_t *p, uint64_t max_cycles);
+void pod_reset(pod_t *p);
 
 /* The last cycle of the last pod_run in which chip (x, y) was busy (a queue running, a unit
  * busy or a flit in its router); 0 if it was quiet from the start. */

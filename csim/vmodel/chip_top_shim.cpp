@@ -14,6 +14,8 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
     VMODEL_PORT(m, host_addr_i, qaw, true);
     VMODEL_PORT(m, host_data_i, 32 * ISA_CMD_WORDS, true);
     VMODEL_PORT(m, start_i, ISA_NUM_QUEUES, true);
+    VMODEL_PORT(m, start_len_i, ISA_NUM_QUEUES * (qaw + 1), true);
+    VMODEL_PORT(m, abort_i, ISA_NUM_QUEUES, true);
     VMODEL_PORT(m, hbm_bytes_i, 32, true);
     VMODEL_PORT(m, q_running_o, ISA_NUM_QUEUES, false);
     VMODEL_PORT(m, q_halted_o, ISA_NUM_QUEUES, false);
