@@ -142,7 +142,7 @@ waves: $(TPUSIM) ## Run the scenarios with FST traces into waves/ (mxu.fst, arit
 view: ## Open a trace from 'make waves' (or 'make sim': WAVE=step) in GTKWave with its session (WAVE=mxu|arith|router|chip|step)
 	$(call need,gtkwave)
 	@test -f waves/$(WAVE).fst || { echo "error: waves/$(WAVE).fst does not exist; run 'make waves' first" >&2; exit 1; }
-	gtkwave waves/$(WAVE).fst waves/$(WAVE).gtkw
+	scripts/view.sh waves/$(WAVE).fst waves/$(WAVE).gtkw
 
 screenshot: waves ## Render the waveform sessions to docs/img/ (Xvfb)
 	$(call need,xvfb-run)

@@ -205,6 +205,7 @@ Test(chip_rtl, unsatisfiable_wait_times_out_with_a_report) {
   chip_status_t st;
   cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 2000, &st), -1);
   cr_assert(st.timed_out);
+  cr_assert(!strncmp(st.report, "timed out after 2000 cycles: ", 29), "a timeout says so first: %s", st.report);
   cr_assert(strstr(st.report, "compute queue still at command 1 (SEM_WAIT on semaphore 7 for 2; it holds 1)"), "%s",
             st.report);
   fw_prog_free(&cq);
@@ -650,7 +651,7 @@ Test(chip_rtl, a_timeout_leaves_the_chip_ready_for_the_next_program) {
   cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, next.words, next.count, err, sizeof err), -1);
   cr_assert(strstr(err, "still running"), "%s", err);
   cr_assert_eq(chip_abort(c, ISA_QMASK_COMPUTE, 1000), 0);
-  cr_assert_eq(chip_finish(c, false, 0, &st), -1);
+  cr_assert_eq(chip_finish(c, false, &st), -1);
   cr_assert_eq(st.error[ISA_QUEUE_COMPUTE], ISA_ERR_ABORTED, "%s", st.report);
   cr_assert(strstr(st.report, "stopped by the host"), "%s", st.report);
   /* and a reset leaves the memories alone */

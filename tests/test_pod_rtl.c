@@ -153,6 +153,7 @@ Test(pod_rtl, stuck_pod_report_names_chip_queue_and_semaphore) {
   uint64_t cycles;
   char report[1024];
   cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 500, &cycles, report, sizeof report), -1);
+  cr_assert(!strncmp(report, "timed out after 500 cycles: chip (1,0)", 38), "a timeout says so first: %s", report);
   cr_assert(strstr(report, "chip (1,0): DMA queue still at command 0 (SEM_WAIT on semaphore 9 for 1; it holds 0)"),
             "%s", report);
   cr_assert(strstr(report, "aborted"), "the run says what it did to the stuck queue: %s", report);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,9 +114,60 @@ Test(tpusim_cli, dot_same_seed_same_result) {
 
 Test(tpusim_cli, dot_trace_unwritable_fails_cleanly) {
   run_t r = run("dot --n 4 --trace /nonexistent-dir/t.fst");
-  cr_assert_eq(r.status, 1);
-  cr_assert(strstr(r.err, "cannot create trace file '/nonexistent-dir/t.fst'"), "%s", r.err);
+  cr_assert_eq(r.status, 2, "an output that cannot be written is bad usage: %s", r.err);
+  cr_assert(strstr(r.err, "--trace: cannot write '/nonexistent-dir/t.fst'"), "%s", r.err);
   cr_assert_eq(r.out[0], 0);
+}
+
+/* One exit-code rule (docs/robustness.md), stated in every command's --help. */
+Test(tpusim_cli, every_help_states_the_exit_code_rule) {
+  const char *cmds[] = {"dot", "gemm", "net", "chip", "collective", "step"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    char args[64];
+    snprintf(args, sizeof args, "%s --help", cmds[i]);
+    run_t r = run(args);
+    cr_expect_eq(r.status, 0, "%s", args);
+    cr_expect(strstr(r.out, "Exit status: 0 success; 1 the run failed") && strstr(r.out, "2 bad usage"),
+              "%s does not state the rule: %s", args, r.out);
+  }
+}
+
+/* Outputs are checked before anything is simulated: each of these exits 2 at once (the
+ * unchecked gemm --out used to simulate for seconds, then exit 1). */
+Test(tpusim_cli, outputs_are_checked_before_simulating) {
+  const char *bad[][2] = {
+      {"gemm --mxu 4x4 --m 300 --k 300 --n 300 --out /nonexistent-dir/c.npy", "directory '/nonexistent-dir' does not exist"},
+      {"gemm --mxu 4x4 --m 3 --k 3 --n 3 --trace /nonexistent-dir/c.fst", "--trace: cannot write"},
+      {"gemm --mxu 4x4 --m 3 --k 3 --n 3 --out /tmp", "it is a directory"},
+      {"gemm --mxu 4x4 --m 3 --k 3 --n 3 --out /dev/null", "not a regular file"},
+      {"gemm --mxu 4x4 --m 3 --k 3 --n 3 --out ''", "an empty path"},
+      {"gemm --mxu 4x4 --m 3 --k 3 --n 3 --trace /proc/t.fst", "--trace: cannot write '/proc/t.fst'"},
+      {"net --pod 2x2 --trace /nonexistent-dir/r.fst", "--trace: cannot write"},
+      {"net --pod 2x2 --sweep --sweep-csv /nonexistent-dir/s.csv", "--sweep-csv: cannot write"},
+      {"collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 64 --trace /nonexistent-dir/c.fst", "--trace"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --trace /nonexistent-dir/s.fst", "--trace"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    run_t r = run(bad[i][0]);
+    cr_expect_eq(r.status, 2, "'%s' exited %d: %s", bad[i][0], r.status, r.err);
+    cr_expect(strstr(r.err, bad[i][1]), "'%s': expected '%s' in: %s", bad[i][0], bad[i][1], r.err);
+    cr_expect_eq(r.out[0], 0, "'%s' printed a result", bad[i][0]);
+    cr_expect_null(strstr(r.err, "running"), "'%s' simulated first: %s", bad[i][0], r.err);
+  }
+}
+
+/* The sweep's plot is found from the binary, not the working directory. */
+Test(tpusim_cli, net_sweep_plots_from_any_directory) {
+  char dir[] = "/tmp/tpusim_sweep_XXXXXX", exe[4096], cmd[8400], path[4200];
+  cr_assert_not_null(mkdtemp(dir));
+  cr_assert_not_null(realpath(tpusim(), exe));
+  snprintf(cmd, sizeof cmd, "cd %s && %s net --pod 2x2 --sweep --cycles 200 --warmup 20 --sweep-csv s.csv >/dev/null 2>&1",
+           dir, exe);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  snprintf(path, sizeof path, "%s/s.png", dir);
+  cr_assert_eq(access(path, R_OK), 0, "no plot at %s", path);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_assert_eq(system(cmd), 0);
 }
 
 Test(tpusim_cli, dot_trace_written) {
@@ -321,8 +373,35 @@ Test(tpusim_gemm, bad_npy_inputs) {
 
 Test(tpusim_gemm, unwritable_out_fails_without_partial_file) {
   run_t r = run("gemm --mxu 4x4 --m 3 --k 3 --n 3 --out /nonexistent-dir/c.npy");
-  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert(strstr(r.err, "/nonexistent-dir/c.npy"), "%s", r.err);
+  cr_assert_eq(access("/nonexistent-dir/c.npy", F_OK), -1);
+}
+
+/* A FIFO as --a is refused, not read: it would block until a writer came (found by a
+ * hostile tester); the timeout of the suite would catch a hang. */
+Test(tpusim_gemm, fifo_input_is_refused) {
+  const char *fifo = tmp("a.fifo");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  char args[512];
+  snprintf(args, sizeof args, "gemm --mxu 4x4 --a %s --b %s", fifo, fifo);
+  expect_bad(args, "not a regular file");
+  /* the reader itself refuses it too (a library caller gets no hang either) */
+  npy_matrix_t m;
+  char err[256];
+  cr_assert_eq(npy_read_f32_2d(fifo, &m, err, sizeof err), -1);
+  cr_assert(strstr(err, "not a regular file"), "%s", err);
+  cr_assert_eq(npy_read_f32_2d("/dev/zero", &m, err, sizeof err), -1);
+  cr_assert(strstr(err, "not a regular file"), "%s", err);
+}
+
+/* --hbm-latency is bounded, and at the bound the slowest HBM still finishes (the timeout
+ * counts the latency of every DMA: a run cannot time out by construction). */
+Test(tpusim_gemm, slowest_hbm_still_finishes) {
+  expect_bad("gemm --mxu 4x4 --m 8 --k 8 --n 8 --hbm-latency 10001", "--hbm-latency expects an integer in [1, 10000]");
+  run_t r = run("gemm --mxu 4x4 --m 16 --k 12 --n 8 --hbm-latency 10000 --hbm-bw 1 --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"bit_exact\":true"), "%s", r.out);
 }
 
 /* ------------------------------------------------------------------ tpusim net */

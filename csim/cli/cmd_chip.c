@@ -28,7 +28,7 @@ static void chip_help(void) {
          "Measures the host time per simulated cycle of one chip (MXU RxC, default 16x16): idle,\n"
          "running a GEMM from HBM, and moving data through routers (a 3x1 pod, chip 0 sending\n"
          "to chip 2 through chip 1; reported per chip). --cycles sets the idle run (default\n"
-         "200000). Sizes built: %s\n",
+         "200000). Sizes built: %s\n" CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
 

@@ -41,7 +41,7 @@ static void coll_help(void) {
          "widened to fp32 on the chips, reduced and returned in fp32. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
          "half the data X then Y, the other half Y then X). Every chip's result is checked\n"
          "bit-exact against the golden model. docs/collectives.md has the algorithms and the\n"
-         "bandwidth conventions (nccl-tests).\n");
+         "bandwidth conventions (nccl-tests).\n" CLI_EXIT_STATUS_HELP);
 }
 
 /* --slice X0,Y0,WxH: numbers 0..255 (an empty slice is refused later, with the pod). */
@@ -82,7 +82,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
       CLI_OPT("seed", CLI_U64, &o->cfg.seed, .min = 0, .max = UINT64_MAX),
       CLI_OPT("clock-mhz", CLI_UINT, &o->clock_mhz, .min = 1, .max = 100000),
       CLI_OPT("trace-chip", CLI_UINT, &o->cfg.trace_chip, .min = 0, .max = 65535, .given = &o->have_tchip),
-      CLI_OPT("trace", CLI_STR, &o->cfg.trace_path),
+      CLI_OPT("trace", CLI_OUTPUT, &o->cfg.trace_path),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("bf16-in", CLI_FLAG, &o->cfg.args.bf16_in),
       CLI_OPT("root", CLI_UINT, &o->cfg.args.root, .min = 0, .max = 65535),
@@ -200,6 +200,7 @@ int cmd_collective(int argc, char **argv) {
   rt_status_t run = pod_collective(&o.cfg, dev_in, out, &st, err, sizeof err);
   if (run != RT_OK) {
     rc = run == RT_INVALID ? cli_usage_error("collective", "%s", err) : cli_fail("collective", "%s", err);
+    cli_remove_output(o.cfg.trace_path);  /* the run did not finish */
     goto out;
   }
   coll_check_t chk;

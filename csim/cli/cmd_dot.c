@@ -29,7 +29,7 @@ static void dot_help(void) {
   printf("usage: tpusim dot [--n N] [--seed S] [--trace FILE.fst] [--json]\n\n"
          "Streams a random bf16 dot product of length N (default 32, at most %u) through\n"
          "the RTL multiply, add and convert units and checks it against the golden model.\n"
-         "Exit status: 0 bit-exact, 1 mismatch or run failure, 2 bad usage.\n",
+         CLI_EXIT_STATUS_HELP,
          DOT_MAX_N);
 }
 
@@ -38,7 +38,7 @@ static int parse(int argc, char **argv, dot_opts_t *o) {
   const cli_opt_t opts[] = {
       CLI_OPT("n", CLI_U64, &o->n, .min = 1, .max = DOT_MAX_N),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX),
-      CLI_OPT("trace", CLI_STR, &o->trace),
+      CLI_OPT("trace", CLI_OUTPUT, &o->trace),
       CLI_OPT("json", CLI_FLAG, &o->json),
       {0}};
   return cli_parse("dot", argc, argv, opts, dot_help);
@@ -65,7 +65,7 @@ int cmd_dot(int argc, char **argv) {
   }
   /* run */
   if (o.trace && vmodel_trace_open(m, o.trace, err, sizeof err) != 0) {
-    rc = cli_fail("dot", "%s", err);
+    rc = cli_usage_error("dot", "--trace: %s", err);
     goto out;
   }
   stopwatch_t w;

@@ -57,9 +57,9 @@ static void gemm_help(void) {
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
-         "to 16x16. Exit status: 0 bit-exact, 1 mismatch or run failure, 2 bad usage or input.\n",
+         "to 16x16. --hbm-latency is at most %u cycles.\n" CLI_EXIT_STATUS_HELP,
          CHIP_DEFAULT_HBM_BYTES_PER_CYCLE, CHIP_DEFAULT_CLOCK_MHZ, CHIP_DEFAULT_HBM_LATENCY, chip_top_sizes(),
-         mxu_top_sizes());
+         mxu_top_sizes(), CHIP_MAX_HBM_LATENCY);
 }
 
 static int parse(int argc, char **argv, gemm_opts_t *o) {
@@ -71,16 +71,16 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       CLI_OPT("k", CLI_U64, &o->k, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_k),
       CLI_OPT("n", CLI_U64, &o->n, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_n),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX),
-      CLI_OPT("a", CLI_STR, &o->a_path),
-      CLI_OPT("b", CLI_STR, &o->b_path),
-      CLI_OPT("out", CLI_STR, &o->out_path),
-      CLI_OPT("trace", CLI_STR, &o->trace),
+      CLI_OPT("a", CLI_INPUT, &o->a_path),
+      CLI_OPT("b", CLI_INPUT, &o->b_path),
+      CLI_OPT("out", CLI_OUTPUT, &o->out_path),
+      CLI_OPT("trace", CLI_OUTPUT, &o->trace),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("relu", CLI_FLAG, &o->relu),
       CLI_OPT("bf16-out", CLI_FLAG, &o->bf16_out),
       CLI_OPT("level", CLI_CHOICE, &o->level, .shape = "chip|mxu"),
-      CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = 1u << 20),
-      CLI_OPT("hbm-latency", CLI_U64, &o->hbm_latency, .min = 1, .max = 1u << 20),
+      CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE),
+      CLI_OPT("hbm-latency", CLI_U64, &o->hbm_latency, .min = 1, .max = CHIP_MAX_HBM_LATENCY),
       {0}};
   int rc = cli_parse("gemm", argc, argv, opts, gemm_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -191,8 +191,12 @@ static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, 
   char err[1024];
   int rc = CLI_EXIT_OK;
   chip_t *chip = chip_new(&cfg, err, sizeof err);
-  if (!chip || (o->trace && chip_trace(chip, o->trace, err, sizeof err))) {
+  if (!chip) {
     rc = cli_fail("gemm", "%s", err);
+    goto out;
+  }
+  if (o->trace && chip_trace(chip, o->trace, err, sizeof err)) {
+    rc = cli_usage_error("gemm", "--trace: %s", err);
     goto out;
   }
   stopwatch_t w;
@@ -228,7 +232,7 @@ static int run_mxu(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, u
   if (mxu_dev_open(&dev, o->mxu[0], o->mxu[1], o->seed, err, sizeof err)) return cli_fail("gemm", "%s", err);
   int rc = CLI_EXIT_OK;
   if (o->trace && vmodel_trace_open(dev.model, o->trace, err, sizeof err)) {
-    rc = cli_fail("gemm", "%s", err);
+    rc = cli_usage_error("gemm", "--trace: %s", err);
     goto out;
   }
   ticker_t ticker;
@@ -349,7 +353,10 @@ int cmd_gemm(int argc, char **argv) {
   }
   gemm_run_t st = {0};
   rc = o.level == LEVEL_CHIP ? run_chip(&o, a, b, c, &st) : run_mxu(&o, a, b, c, &st);
-  if (rc != CLI_EXIT_OK) goto out;
+  if (rc != CLI_EXIT_OK) {
+    if (rc == CLI_EXIT_FAIL) cli_remove_output(o.trace);  /* the run did not finish: no partial trace */
+    goto out;
+  }
   golden_diff_t d;
   if (gemm_golden_check(o.mxu[0], o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, &d)) {
     rc = cli_fail("gemm", "out of memory for the golden model");

@@ -3,11 +3,14 @@
  * noc_traffic): one load point with latency, throughput and a clean scoreboard, or a
  * latency-versus-load sweep written as CSV and plotted to PNG.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -24,6 +27,8 @@ typedef struct {
   noc_config_t cfg;
   noc_run_t run;
   const char *trace, *sweep_csv;
+  char exe_dir[4096];       /* where tpusim is: build/, beside scripts/ */
+  char default_csv[4200];
   uint64_t trace_node;
   bool json, sweep;
 } net_opts_t;
@@ -40,8 +45,9 @@ static void net_help(void) {
          "(default 1). V: VCs per port, built: %s(default 4). D: flits per VC buffer, 1..%u\n"
          "(default 8). L: extra link cycles each way (default 0). --trace writes router N's\n"
          "waveform (default node 0). --sweep runs rates 0.05, 0.10, ... until saturation and\n"
-         "writes a latency-versus-load CSV (default build/net_sweep.csv) and a PNG next to it.\n"
-         "Exit status: 0 clean, 1 a scoreboard error or a stuck network, 2 bad usage.\n",
+         "writes a latency-versus-load CSV (default net_sweep.csv beside the tpusim binary, in\n"
+         "build/) and a PNG next to it (scripts/plot_sweep.py, found from the binary: any working\n"
+         "directory will do). A scoreboard error or a stuck network is a failed run.\n" CLI_EXIT_STATUS_HELP,
          noc_router_vcs_list(), NOC_MAX_DEPTH);
 }
 
@@ -68,7 +74,9 @@ static int parse(int argc, char **argv, net_opts_t *o) {
   o->cfg = (noc_config_t){.vcs = 4, .buf_depth = 8, .seed = 1};
   o->run = (noc_run_t){.pattern = NOC_UNIFORM, .rate = 0.1, .packet_flits = 1, .warmup = 1000,
                        .measure = 10000, .seed = 1};
-  o->sweep_csv = "build/net_sweep.csv";
+  if (!cli_exe_dir(o->exe_dir, sizeof o->exe_dir)) return cli_fail("net", "cannot find the tpusim binary's directory");
+  snprintf(o->default_csv, sizeof o->default_csv, "%s/net_sweep.csv", o->exe_dir);
+  o->sweep_csv = o->default_csv;
   unsigned pod[2];
   bool have_pod = false;
   const cli_opt_t opts[] = {
@@ -82,11 +90,11 @@ static int parse(int argc, char **argv, net_opts_t *o) {
       CLI_OPT("cycles", CLI_U64, &o->run.measure, .min = 1, .max = 100000000),
       CLI_OPT("warmup", CLI_U64, &o->run.warmup, .min = 0, .max = 100000000),
       CLI_OPT("seed", CLI_U64, &o->run.seed, .min = 0, .max = UINT64_MAX),
-      CLI_OPT("trace", CLI_STR, &o->trace),
+      CLI_OPT("trace", CLI_OUTPUT, &o->trace),
       CLI_OPT("trace-node", CLI_U64, &o->trace_node, .min = 0, .max = NET_MAX_NODES - 1),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("sweep", CLI_FLAG, &o->sweep),
-      CLI_OPT("sweep-csv", CLI_STR, &o->sweep_csv),
+      CLI_OPT("sweep-csv", CLI_OUTPUT, &o->sweep_csv),
       {0}};
   int rc = cli_parse("net", argc, argv, opts, net_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -104,8 +112,8 @@ static int parse(int argc, char **argv, net_opts_t *o) {
     return cli_usage_error("net", "--trace-node %llu is outside the %ux%u pod", (unsigned long long)o->trace_node,
                            o->cfg.size_x, o->cfg.size_y);
   if (o->trace && o->sweep) return cli_usage_error("net", "--trace and --sweep cannot be combined");
-  if (strchr(o->sweep_csv, '\''))  /* the plot runs through the shell with the path quoted */
-    return cli_usage_error("net", "--sweep-csv: the path may not contain a single quote");
+  char why[4400];
+  if (o->sweep && !cli_output_ok(o->sweep_csv, why, sizeof why)) return cli_usage_error("net", "--sweep-csv: %s", why);
   /* Wait long enough for the slowest credit loop before declaring the network stuck. */
   o->run.watchdog = 20000 + 100 * (uint64_t)o->cfg.link_latency;
   return CLI_EXIT_OK;
@@ -182,6 +190,18 @@ static int print_result(const net_opts_t *o, double rate, const noc_result_t *r)
   return report_print(&rep, o->json, stdout) ? cli_fail("net", "cannot write the report") : CLI_EXIT_OK;
 }
 
+/* Runs the plotting script on the CSV (no shell: the paths need no quoting). 0 on success. */
+static int plot(const char *script, const char *csv, const char *png, const char *title) {
+  char *argv[] = {"/usr/bin/python3", (char *)script, (char *)csv, (char *)png, (char *)title, NULL};
+  extern char **environ;
+  pid_t pid;
+  int status;
+  if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0) return -1;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 static int sweep(const net_opts_t *o) {
   char tmp[1024];
   snprintf(tmp, sizeof tmp, "%s.tmp", o->sweep_csv);
@@ -213,13 +233,14 @@ static int sweep(const net_opts_t *o) {
     remove(tmp);
     return rc != CLI_EXIT_OK ? rc : cli_fail("net", "cannot write '%s'", o->sweep_csv);
   }
-  char png[1024], cmd[4096], title[256];
+  char png[4200], script[4200], title[256];
   snprintf(png, sizeof png, "%.*s.png", (int)(strlen(o->sweep_csv) > 4 && !strcmp(o->sweep_csv + strlen(o->sweep_csv) - 4, ".csv")
                                                 ? strlen(o->sweep_csv) - 4 : strlen(o->sweep_csv)), o->sweep_csv);
   snprintf(title, sizeof title, "%ux%u torus, %s, %u-flit packets, %u VCs x %u", o->cfg.size_x, o->cfg.size_y,
            noc_pattern_name(o->run.pattern), o->run.packet_flits, o->cfg.vcs, o->cfg.buf_depth);
-  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/plot_sweep.py '%s' '%s' '%s'", o->sweep_csv, png, title);
-  if (system(cmd) != 0) return cli_fail("net", "plotting failed (scripts/plot_sweep.py needs python3-matplotlib: make deps)");
+  snprintf(script, sizeof script, "%s/../scripts/plot_sweep.py", o->exe_dir);
+  if (plot(script, o->sweep_csv, png, title) != 0)
+    return cli_fail("net", "plotting failed (%s needs python3-matplotlib: make deps)", script);
   fprintf(stderr, "net: wrote %s and %s\n", o->sweep_csv, png);
   return CLI_EXIT_OK;
 }

@@ -33,7 +33,7 @@ static void step_help(void) {
          "M=K=N=128, torus2d): every chip multiplies its own A (MxK) by its own B (KxN) with the\n"
          "firmware GEMM from HBM, then the pod all-reduces the MxN fp32 results. Prints per-phase\n"
          "cycles, MXU utilisation, all-reduce bus bandwidth, and whether every chip's result\n"
-         "agrees with the golden models.\n");
+         "agrees with the golden models.\n" CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, step_opts_t *o) {
@@ -51,7 +51,7 @@ static int parse(int argc, char **argv, step_opts_t *o) {
       CLI_OPT("seed", CLI_U64, &c->seed, .min = 0, .max = UINT64_MAX),
       CLI_OPT("clock-mhz", CLI_UINT, &o->clock_mhz, .min = 1, .max = 100000),
       CLI_OPT("trace-chip", CLI_UINT, &c->trace_chip, .min = 0, .max = 65535, .given = &o->have_tchip),
-      CLI_OPT("trace", CLI_STR, &c->trace_path),
+      CLI_OPT("trace", CLI_OUTPUT, &c->trace_path),
       CLI_OPT("json", CLI_FLAG, &o->json),
       {0}};
   int rc = cli_parse("step", argc, argv, opts, step_help);
@@ -153,6 +153,7 @@ int cmd_step(int argc, char **argv) {
   rt_status_t run = pod_step_run(c, a, b, prod, sum, &st, err, sizeof err);
   if (run != RT_OK) {
     rc = run == RT_INVALID ? cli_usage_error("step", "%s", err) : cli_fail("step", "%s", err);
+    cli_remove_output(c->trace_path);  /* the run did not finish */
     goto out;
   }
   golden_diff_t gemm;

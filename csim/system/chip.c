@@ -74,8 +74,10 @@ chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
     snprintf(err, errlen, "HBM size must be 1 byte .. 4 GiB");
     return NULL;
   }
-  if (cfg->hbm_bytes_per_cycle == 0 || cfg->hbm_latency == 0) {
-    snprintf(err, errlen, "HBM bandwidth and latency must be at least 1");
+  if (cfg->hbm_bytes_per_cycle == 0 || cfg->hbm_latency == 0 || cfg->hbm_bytes_per_cycle > CHIP_MAX_HBM_BYTES_PER_CYCLE ||
+      cfg->hbm_latency > CHIP_MAX_HBM_LATENCY) {
+    snprintf(err, errlen, "HBM bandwidth must be 1..%u bytes per cycle and latency 1..%u cycles",
+             CHIP_MAX_HBM_BYTES_PER_CYCLE, CHIP_MAX_HBM_LATENCY);
     return NULL;
   }
   chip_t *c = calloc(1, sizeof *c);
@@ -116,6 +118,7 @@ void chip_free(chip_t *c) {
 }
 
 const chip_geometry_t *chip_geometry(const chip_t *c) { return &c->geo; }
+const chip_config_t *chip_config(const chip_t *c) { return &c->cfg; }
 unsigned chip_line_bytes(const chip_t *c) { return 4 * c->geo.cols; }
 uint64_t chip_cycle(const chip_t *c) { return c->cycle; }
 
@@ -256,7 +259,7 @@ void chip_begin(chip_t *c, unsigned mask) {
   chip_start(c, mask);
 }
 
-int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *st) {
+int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
   static const char *const qname[ISA_NUM_QUEUES] = {[ISA_QUEUE_COMPUTE] = "compute", [ISA_QUEUE_DMA] = "DMA"};
   vmodel_t *m = c->m;
   memset(st, 0, sizeof *st);
@@ -297,9 +300,8 @@ int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *s
     used += (size_t)snprintf(st->report + used, sizeof st->report - used, "%sthe MXU dropped a command", used ? "; " : "");
     rc = -1;
   }
-  if (st->timed_out && rc == 0) {
-    snprintf(st->report + used, sizeof st->report - used, "%stimed out after %llu cycles with units still busy",
-             used ? "; " : "", (unsigned long long)max_cycles);
+  if (st->timed_out && rc == 0 && !chip_idle(c)) {  /* (in a pod, a chip that finished is not at fault) */
+    snprintf(st->report + used, sizeof st->report - used, "%sunits still busy", used ? "; " : "");
     rc = -1;
   }
   return rc;
@@ -350,8 +352,15 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
     }
     chip_tick(c);
   }
-  int rc = chip_finish(c, timed_out, max_cycles, st);
-  if (timed_out) recover(c, st);
+  int rc = chip_finish(c, timed_out, st);
+  if (timed_out) {
+    char head[64];  /* goes before what chip_finish found, which is kept as far as it fits */
+    size_t hl = (size_t)snprintf(head, sizeof head, "timed out after %llu cycles: ", (unsigned long long)max_cycles);
+    memmove(st->report + hl, st->report, sizeof st->report - hl);
+    memcpy(st->report, head, hl);
+    st->report[sizeof st->report - 1] = 0;
+    recover(c, st);
+  }
   return rc;
 }
 

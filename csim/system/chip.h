@@ -20,6 +20,8 @@
 #define CHIP_DEFAULT_CLOCK_MHZ 940
 #define CHIP_DEFAULT_HBM_BYTES_PER_CYCLE 957 /* 900e9 / 940e6 */
 #define CHIP_DEFAULT_HBM_LATENCY 100         /* cycles */
+#define CHIP_MAX_HBM_LATENCY 10000           /* cycles: 10 us at 940 MHz, far beyond any HBM */
+#define CHIP_MAX_HBM_BYTES_PER_CYCLE (1u << 20)
 #define CHIP_DEFAULT_HBM_BYTES (1u << 22)
 
 typedef struct {
@@ -49,6 +51,7 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols);
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen);
 void chip_free(chip_t *c);
 const chip_geometry_t *chip_geometry(const chip_t *c);
+const chip_config_t *chip_config(const chip_t *c);
 unsigned chip_line_bytes(const chip_t *c);
 
 /* Host access to HBM. Returns 0, or -1 if [addr, addr+n) is outside HBM. */
@@ -100,7 +103,7 @@ void chip_router_flits(chip_t *c, uint32_t flits[5]);
 /* No queue running, no unit busy, no flit in the router. */
 bool chip_quiet(chip_t *c);
 /* Reads the status after a run that chip_begin started; 0 if the started queues halted. */
-int chip_finish(chip_t *c, bool timed_out, uint64_t max_cycles, chip_status_t *st);
+int chip_finish(chip_t *c, bool timed_out, chip_status_t *st);
 int chip_trace(chip_t *c, const char *path, char *err, size_t errlen);
 uint64_t chip_cycle(const chip_t *c);
 

@@ -153,7 +153,8 @@ int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h) {
 }
 
 /* Chips whose router dropped packets since `base` (a hardware error: the run stops). */
-static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t len, size_t used) {
+static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t len) {
+  size_t used = 0;
   for (unsigned i = 0; i < p->n; i++) {
     uint32_t d = chip_slice_drops(p->node[i].chip) - base[i];
     if (d && used < len)
@@ -225,21 +226,23 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   }
   *cycles = n;
   int rc = 0;
-  size_t used = report_drops(p, drops0, report, len, 0);
-  if (used) rc = -1;
-  if (used == 0) report[0] = 0;
+  size_t used = 0;
+  if (len) report[0] = 0;
+  if (timed_out) used = (size_t)snprintf(report, len, "timed out after %llu cycles: ", (unsigned long long)max_cycles);
+  const size_t head = used;
+  if (used < len) used += report_drops(p, drops0, report + used, len - used);
+  if (used > head) rc = -1;
   free(drops0);
   for (unsigned i = 0; i < p->n; i++) {
     chip_status_t st;
-    if (chip_finish(p->node[i].chip, timed_out || dropped, max_cycles, &st) && used < len) {
-      used += (size_t)snprintf(report + used, len - used, "%schip (%u,%u): %s", used ? "; " : "",
+    if (chip_finish(p->node[i].chip, timed_out || dropped, &st) && used < len) {
+      used += (size_t)snprintf(report + used, len - used, "%schip (%u,%u): %s", used > head ? "; " : "",
                                i % p->cfg.size_x, i / p->cfg.size_x, st.report);
       rc = -1;
     }
   }
   if (timed_out && rc == 0) {
-    used += (size_t)snprintf(report + used, len - used, "timed out after %llu cycles with flits still in the network",
-                             (unsigned long long)max_cycles);
+    if (used < len) used += (size_t)snprintf(report + used, len - used, "flits still in the network");
     rc = -1;
   }
   if (timed_out || dropped) { /* leave the pod ready for the next programs */

@@ -3,11 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
@@ -27,6 +30,81 @@ int cli_fail(const char *cmd, const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
   return CLI_EXIT_FAIL;
+}
+
+bool cli_input_ok(const char *path, char *why, size_t len) {
+  struct stat st;
+  if (stat(path, &st)) {
+    snprintf(why, len, "cannot read '%s': %s", path, strerror(errno));
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(why, len, "cannot read '%s': %s", path, S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file");
+    return false;
+  }
+  if (access(path, R_OK)) {
+    snprintf(why, len, "cannot read '%s': %s", path, strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+bool cli_output_ok(const char *path, char *why, size_t len) {
+  struct stat st;
+  if (!*path) {
+    snprintf(why, len, "an empty path");
+    return false;
+  }
+  const bool exists = stat(path, &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    snprintf(why, len, "cannot write '%s': %s", path, S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file");
+    return false;
+  }
+  if (!exists && errno != ENOENT) {
+    snprintf(why, len, "cannot write '%s': %s", path, strerror(errno));
+    return false;
+  }
+  char dir[4096];
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == path) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+    snprintf(why, len, "cannot write '%s': directory '%s' does not exist", path, dir);
+    return false;
+  }
+  /* The one sure test: create a file beside it (outputs are written beside the target and
+   * renamed into place), then remove it. Permission bits alone mislead (root, read-only or
+   * virtual file systems). An existing file must open for writing too. */
+  char probe[4200];
+  snprintf(probe, sizeof probe, "%s.probe-%ld", path, (long)getpid());
+  int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    snprintf(why, len, "cannot write '%s': %s", path, strerror(errno));
+    return false;
+  }
+  close(fd);
+  unlink(probe);
+  if (exists && (fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+    snprintf(why, len, "cannot write '%s': %s", path, strerror(errno));
+    return false;
+  }
+  if (exists) close(fd);
+  return true;
+}
+
+bool cli_exe_dir(char *dir, size_t len) {
+  ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+  if (n <= 0 || (size_t)n >= len - 1) return false;
+  dir[n] = 0;
+  char *slash = strrchr(dir, '/');
+  if (!slash) return false;
+  *slash = 0;
+  return true;
+}
+
+void cli_remove_output(const char *path) {
+  if (path) remove(path);
 }
 
 bool cli_number(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
@@ -88,6 +166,16 @@ static bool parse_value(const char *cmd, const cli_opt_t *o, const char *text) {
   switch (o->kind) {
     case CLI_FLAG: *(bool *)o->dst = true; return true;
     case CLI_STR: *(const char **)o->dst = text; return true;
+    case CLI_INPUT:
+    case CLI_OUTPUT: {
+      char why[4200];
+      if (!(o->kind == CLI_INPUT ? cli_input_ok : cli_output_ok)(text, why, sizeof why)) {
+        cli_usage_error(cmd, "%s: %s", opt, why);
+        return false;
+      }
+      *(const char **)o->dst = text;
+      return true;
+    }
     case CLI_U64: return cli_parse_u64(cmd, opt, text, o->min, o->max, (uint64_t *)o->dst);
     case CLI_UINT:
       if (!cli_parse_u64(cmd, opt, text, o->min, o->max, &v)) return false;

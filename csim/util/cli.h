@@ -8,12 +8,20 @@
 #define UTIL_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1   /* ran, but a check failed or the run could not complete */
-#define CLI_EXIT_USAGE 2  /* bad usage or bad input */
+#define CLI_EXIT_USAGE 2  /* bad usage, bad input, or an output that cannot be written */
 #define CLI_HELP (-1)     /* cli_parse printed the help: exit 0 without running */
+
+/* The rule every command's --help states (docs/robustness.md). */
+#define CLI_EXIT_STATUS_HELP                                                                      \
+  "Exit status: 0 success; 1 the run failed (a result differs from the golden model, a chip\n"   \
+  "error, a timeout, a stuck network: outputs and traces of a run that did not finish are\n"     \
+  "removed); 2 bad usage, a bad input file, or an output that cannot be written (all checked\n"  \
+  "before anything is simulated).\n"
 
 typedef enum {
   CLI_FLAG,    /* bool: set by the option alone */
@@ -21,6 +29,9 @@ typedef enum {
   CLI_UINT,    /* unsigned, a decimal integer in [min, max] (max at most UINT_MAX) */
   CLI_DIMS,    /* unsigned[2] from "AxB", each in [min, max]; `shape` names it ("XxY") */
   CLI_STR,     /* const char *, the text itself */
+  CLI_INPUT,   /* const char *, a regular file that can be read (checked as parsed) */
+  CLI_OUTPUT,  /* const char *, a file the command will write: a regular file or none yet, in
+                  a directory that exists and can be written (checked as parsed) */
   CLI_CHOICE,  /* int: the index of the text in `shape`, "ring|torus2d" */
   CLI_CUSTOM   /* parse(cmd, "--name", text, dst), which prints its own usage error */
 } cli_kind_t;
@@ -48,6 +59,19 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, voi
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "tpusim CMD: error: <message>"; returns CLI_EXIT_FAIL. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether `path` names a file that can be read (a regular file: not a directory, FIFO or
+ * device, which could block or never end) / written (a regular file or nothing yet, in a
+ * writable directory). false with the reason in why. */
+bool cli_input_ok(const char *path, char *why, size_t len);
+bool cli_output_ok(const char *path, char *why, size_t len);
+
+/* The directory holding the running tpusim binary (build/ in the project), for the files
+ * that live beside it: false when /proc/self/exe cannot be read. */
+bool cli_exe_dir(char *dir, size_t len);
+
+/* Removes a file the command wrote if it exists (a trace of a run that failed). */
+void cli_remove_output(const char *path);
 
 /* A decimal integer in [min, max], digits only (no sign, no spaces after); false when not. */
 bool cli_number(const char *text, uint64_t min, uint64_t max, uint64_t *out);

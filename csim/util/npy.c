@@ -274,23 +274,12 @@ static bool read_failed(FILE *f, const char *path, const char *what, char *err,
   return true;
 }
 
-int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errlen) {
-  if (out) memset(out, 0, sizeof *out);
-  if (!path || !out) return fail(err, errlen, "npy_read_f32_2d: null argument");
-
+/* Reads the matrix from f, which holds fsize bytes; `path` names it in messages. Does not
+ * close f. */
+static int read_stream(FILE *f, uint64_t fsize, const char *path, npy_matrix_t *out, char *err, size_t errlen) {
   int rc = -1;
   char *header = NULL;
   unsigned char *data = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
-
-  struct stat st;
-  bool have_stat = fstat(fileno(f), &st) == 0;
-  bool have_size = have_stat && S_ISREG(st.st_mode);
-  if (have_stat && S_ISDIR(st.st_mode)) {
-    fail(err, errlen, "cannot open %s: %s", path, strerror(EISDIR));
-    goto done;
-  }
 
   /* Preamble: magic, major, minor, then a 2-byte (v1) or 4-byte (v2, v3) header length. */
   unsigned char pre[12];
@@ -352,10 +341,9 @@ int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errle
   size_t nbytes = rows * cols * ELEM_BYTES;
   uint64_t data_off = pre_len + hlen;
 
-  /* For regular files, compare sizes before allocating, so a corrupt shape cannot make us
-   * allocate up to 1 GiB only to find the data missing. */
-  if (have_size) {
-    uint64_t fsize = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+  /* Compare sizes before allocating, so a corrupt shape cannot make us allocate up to 1 GiB
+   * only to find the data missing. */
+  {
     uint64_t avail = fsize > data_off ? fsize - data_off : 0;
     if (avail < nbytes) {
       fail(err, errlen, "%s is truncated: expected %zu data bytes, found %llu", path, nbytes,
@@ -374,7 +362,7 @@ int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errle
     fail(err, errlen, "%s: out of memory for %zu data bytes", path, nbytes);
     goto done;
   }
-  /* Re-checked while reading: the file may not be regular, or may change under us. */
+  /* Re-checked while reading: the file may change under us. */
   got = fread(data, 1, nbytes, f);
   if (got < nbytes) {
     if (!read_failed(f, path, "data", err, errlen))
@@ -398,7 +386,47 @@ int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errle
 done:
   free(data);
   free(header);
+  return rc;
+}
+
+int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errlen) {
+  if (out) memset(out, 0, sizeof *out);
+  if (!path || !out) return fail(err, errlen, "npy_read_f32_2d: null argument");
+  /* Non-blocking open, so a FIFO with no writer cannot hang us; then only regular files:
+   * a FIFO, socket or device could block or never end. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return fail(err, errlen, "cannot open %s: %s", path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail(err, errlen, "cannot open %s: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+  }
+  int flags = fcntl(fd, F_GETFL);
+  FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    return fail(err, errlen, "cannot open %s: %s", path, strerror(e));
+  }
+  int rc = read_stream(f, st.st_size > 0 ? (uint64_t)st.st_size : 0, path, out, err, errlen);
   fclose(f); /* read-only: a close error cannot lose data */
+  return rc;
+}
+
+int npy_read_f32_2d_mem(const void *buf, size_t len, const char *name, npy_matrix_t *out, char *err,
+                        size_t errlen) {
+  if (out) memset(out, 0, sizeof *out);
+  if (!buf || !name || !out) return fail(err, errlen, "npy_read_f32_2d_mem: null argument");
+  static const char empty[1];
+  FILE *f = fmemopen(len ? (void *)(uintptr_t)buf : (void *)(uintptr_t)empty, len ? len : 1, "rb");
+  if (!f) return fail(err, errlen, "%s: %s", name, strerror(errno));
+  int rc = len ? read_stream(f, len, name, out, err, errlen) : fail(err, errlen, "%s is not a .npy file", name);
+  fclose(f);
   return rc;
 }
 
@@ -469,6 +497,11 @@ int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t co
   if (too_large(rows, cols))
     return fail(err, errlen, "%s: %zu x %zu float32 matrix exceeds the 1 GiB data limit", path,
                 rows, cols);
+
+  /* rename() would replace a device or FIFO at path with a regular file: refuse them */
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    return fail(err, errlen, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 
   char header[HEADER_BUF_LEN];
   size_t header_len = build_header(header, rows, cols);

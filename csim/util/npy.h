@@ -4,7 +4,8 @@
  *
  * Only the one layout the simulator exchanges is supported: little-endian
  * float32 ('<f4'), C order, shape (rows, cols), both dimensions non-zero and
- * at most 1 GiB of data. The reader accepts format versions 1.0, 2.0 and 3.0
+ * at most 1 GiB of data, read from a regular file only (a FIFO or device is refused, not
+waited on). The reader accepts format versions 1.0, 2.0 and 3.0
  * and rejects everything else with a one-line message naming the file and the
  * problem; it is written to stay in bounds on arbitrary (hostile) input. The
  * writer produces the same bytes as numpy 1.24's np.save (version 1.0, data
@@ -26,6 +27,10 @@ typedef struct {
  * fills *out (caller frees out->data with free()), or -1 with a one-line message in err
  * naming the problem (and *out zeroed). err may be NULL or errlen 0 to discard the message. */
 int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errlen);
+
+/* The same from the len bytes at buf (named `name` in messages): for fuzzing the reader. */
+int npy_read_f32_2d_mem(const void *buf, size_t len, const char *name, npy_matrix_t *out, char *err,
+                        size_t errlen);
 
 /* Writes rows x cols float32 values as a version 1.0 .npy ('<f4', fortran_order False,
  * shape (rows, cols)). Writes to a temporary file in the same directory and renames it

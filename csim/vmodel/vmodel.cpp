@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 constexpr uint64_t kHalfPeriod = 5;  // trace time units per clock phase
@@ -143,13 +146,20 @@ int vmodel_trace_open(vmodel_t *m, const char *path, char *err, size_t errlen) {
     std::snprintf(err, errlen, "a trace is already open");
     return -1;
   }
-  // The FST writer does not report a file it cannot create: find out first.
-  std::FILE *probe = std::fopen(path, "wb");
-  if (!probe) {
+  // The FST writer does not report a file it cannot create: find out first. Non-blocking,
+  // and regular files only: a FIFO would block, a device would be written to.
+  int probe = ::open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666);
+  if (probe < 0) {
     std::snprintf(err, errlen, "cannot create trace file '%s': %s", path, std::strerror(errno));
     return -1;
   }
-  std::fclose(probe);
+  struct stat st;
+  const bool regular = ::fstat(probe, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(probe);
+  if (!regular) {
+    std::snprintf(err, errlen, "cannot create trace file '%s': not a regular file", path);
+    return -1;
+  }
   auto tfp = std::make_unique<VerilatedFstC>();
   m->attach_trace(tfp.get());
   tfp->open(path);
