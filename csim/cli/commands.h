@@ -12,5 +12,6 @@ int cmd_net(int argc, char **argv);
 int cmd_chip(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_step(int argc, char **argv);
+int cmd_randprog(int argc, char **argv);
 
 #endif

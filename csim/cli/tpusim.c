@@ -18,6 +18,7 @@ static const command_t commands[] = {
     {"step", cmd_step, "a data-parallel training step on a pod: per-chip GEMMs, then an all-reduce"},
     {"net", cmd_net, "synthetic traffic on a torus of RTL routers: latency, throughput, scoreboard"},
     {"gemm", cmd_gemm, "C = A x B on the RTL MXU (systolic array), checked bit-exact and cycle-exact"},
+    {"randprog", cmd_randprog, "random command programs on chips or pods, every run judged (robustness)"},
 };
 
 static void usage(FILE *out) {

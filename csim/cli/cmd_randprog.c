@@ -1,0 +1,143 @@
+/*
+ * cmd_randprog: `tpusim randprog`, random command programs on RTL chips or pods, each run
+ * judged (verify/randprog_run.h): valid sets must halt and match a freshly reset pod bit
+ * for bit and cycle for cycle, invalid ones stop where they must, mutated ones where the
+ * golden command checker allows. Stops at the first set that does not (exit 1), with the
+ * command line that reproduces it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/commands.h"
+#include "util/cli.h"
+#include "util/report.h"
+#include "util/stopwatch.h"
+#include "verify/randprog.h"
+#include "verify/randprog_run.h"
+#include "vmodel/chip_top.h"
+
+typedef struct {
+  unsigned pod[2], mxu[2];
+  uint64_t count, seed, reset_seed;
+  bool have_reset_seed;
+  int kind;  /* a randprog_kind_t, or RANDPROG_KINDS for all of them in turn */
+  bool print, json;
+} randprog_opts_t;
+
+static void randprog_help(void) {
+  printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--count N] [--seed S] [--reset-seed R]\n"
+         "                       [--kind valid|invalid|mutated|all] [--print] [--json]\n\n"
+         "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
+         "--kind) for a pod of X x Y chips (default 1x1: a lone chip; MXU RxC, default 4x4)\n"
+         "and runs each on the same pod, judging how it ended: a valid set halts, leaves every\n"
+         "semaphore at zero and matches a freshly reset pod (other reset values) in cycles and\n"
+         "results; an invalid one stops with its error at its command; a mutated one ends where\n"
+         "the golden command checker allows. Set n has seed S + n (default S = 1); --print lists\n"
+         "each set's programs; the pods' reset values come from R (default S). docs/robustness.md\n"
+         "describes the programs. Sizes built: %s\n"
+         CLI_EXIT_STATUS_HELP,
+         chip_top_sizes());
+}
+
+static int parse(int argc, char **argv, randprog_opts_t *o) {
+  *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS};
+  const cli_opt_t opts[] = {
+      CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 16, .shape = "XxY"),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("count", CLI_U64, &o->count, .min = 1, .max = 1000000000),
+      CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX / 2),
+      CLI_OPT("reset-seed", CLI_U64, &o->reset_seed, .min = 0, .max = UINT64_MAX, .given = &o->have_reset_seed),
+      CLI_OPT("kind", CLI_CHOICE, &o->kind, .shape = "valid|invalid|mutated|all"),
+      CLI_OPT("print", CLI_FLAG, &o->print),
+      CLI_OPT("json", CLI_FLAG, &o->json),
+      {0}};
+  int rc = cli_parse("randprog", argc, argv, opts, randprog_help);
+  if (rc != CLI_EXIT_OK) return rc;
+  if (!o->have_reset_seed) o->reset_seed = o->seed;
+  chip_geometry_t g;
+  if (chip_top_geometry(o->mxu[0], o->mxu[1], &g))
+    return cli_usage_error("randprog", "no chip with a %ux%u MXU in this build; chip sizes: %s", o->mxu[0], o->mxu[1],
+                           chip_top_sizes());
+  return CLI_EXIT_OK;
+}
+
+static int report(const randprog_opts_t *o, const randprog_stats_t *st, uint64_t sets, double secs) {
+  report_t r;
+  report_init(&r);
+  report_u64(&r, "sets", sets);
+  report_u64(&r, "valid", st->sets[RANDPROG_VALID]);
+  report_u64(&r, "invalid", st->sets[RANDPROG_INVALID]);
+  report_u64(&r, "mutated", st->sets[RANDPROG_MUTATED]);
+  report_u64(&r, "halted", st->outcomes[RANDPROG_HALTED]);
+  report_u64(&r, "stopped", st->outcomes[RANDPROG_STOPPED]);
+  report_u64(&r, "timed_out", st->outcomes[RANDPROG_TIMED_OUT]);
+  report_u64(&r, "drains", st->drains);
+  report_u64(&r, "commands", st->commands);
+  report_u64(&r, "cycles", st->cycles);
+  report_f64(&r, "sim_seconds", secs);
+  report_f64(&r, "sets_per_minute", secs > 0 ? 60.0 * (double)sets / secs : 0.0);
+  report_object(&r, "queue_errors");
+  for (unsigned e = 1; e < 16; e++)
+    if (isa_error_name(e)) {
+      char key[16];
+      snprintf(key, sizeof key, "e%u", e);
+      report_u64(&r, key, st->errors[e]);
+    }
+  report_object_end(&r);
+  report_text_u64(&r, "pod_x", o->pod[0]);
+  report_text_u64(&r, "pod_y", o->pod[1]);
+  report_text_u64(&r, "rows", o->mxu[0]);
+  report_text_u64(&r, "cols", o->mxu[1]);
+  report_line(&r, "random programs on a {pod_x}x{pod_y} pod of {rows}x{cols} chips: {sets} sets, every one as judged");
+  report_line(&r, "  kinds           {valid} valid, {invalid} invalid, {mutated} mutated");
+  report_line(&r, "  ends            {halted} halted, {stopped} stopped with an error, {timed_out} timed out "
+                  "({drains} semaphore drains after)");
+  report_line(&r, "  queue errors    1:{queue_errors.e1} 2:{queue_errors.e2} 3:{queue_errors.e3} 4:{queue_errors.e4} "
+                  "5:{queue_errors.e5} 6:{queue_errors.e6} 7:{queue_errors.e7} 8:{queue_errors.e8} "
+                  "9:{queue_errors.e9} 10:{queue_errors.e10}");
+  report_line(&r, "  simulated       {commands} commands, {cycles} cycles");
+  report_line(&r, "  rate            {sets_per_minute:%.0f} sets per minute ({sim_seconds:%.1f} s)");
+  return report_print(&r, o->json, stdout) ? cli_fail("randprog", "cannot write the report") : CLI_EXIT_OK;
+}
+
+int cmd_randprog(int argc, char **argv) {
+  randprog_opts_t o;
+  int rc = parse(argc, argv, &o);
+  if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  char err[512], why[2048];
+  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.reset_seed, err, sizeof err);
+  if (!b) return cli_usage_error("randprog", "%s", err);
+  randprog_stats_t st = {0};
+  stopwatch_t w;
+  stopwatch_start(&w);
+  ticker_t ticker;
+  ticker_init(&ticker, 2.0);
+  uint64_t n = 0;
+  for (; n < o.count; n++) {
+    const randprog_kind_t kind = o.kind == RANDPROG_KINDS ? (randprog_kind_t)(n % RANDPROG_KINDS) : (randprog_kind_t)o.kind;
+    randprog_t p;
+    if (randprog_generate(randprog_bench_target(b), kind, o.seed + n, &p, err, sizeof err)) {
+      rc = cli_fail("randprog", "%s", err);
+      break;
+    }
+    if (o.print) randprog_print(stdout, &p);
+    if (randprog_bench_run(b, &p, &st, why, sizeof why)) {
+      rc = cli_fail("randprog", "set %" PRIu64 " (%s, seed %" PRIu64 "%s%s): %s\n  reproduce: tpusim randprog --pod "
+                    "%ux%u --mxu %ux%u --seed %" PRIu64 " --reset-seed %" PRIu64 " --count %" PRIu64 "%s%s",
+                    n, randprog_kind_name(kind), o.seed + n, p.what[0] ? ", " : "", p.what, why, o.pod[0], o.pod[1],
+                    o.mxu[0], o.mxu[1], o.seed, o.reset_seed, n + 1, o.kind == RANDPROG_KINDS ? "" : " --kind ",
+                    o.kind == RANDPROG_KINDS ? "" : randprog_kind_name(kind));
+      randprog_free(&p);
+      break;
+    }
+    randprog_free(&p);
+    if (ticker_due(&ticker))
+      fprintf(stderr, "randprog: %" PRIu64 " of %" PRIu64 " sets, %.0f per minute\n", n + 1, o.count,
+              60.0 * (double)(n + 1) / stopwatch_seconds(&w));
+  }
+  const double secs = stopwatch_seconds(&w);
+  randprog_bench_free(b);
+  if (rc != CLI_EXIT_OK) return rc;
+  return report(&o, &st, n, secs);
+}
