@@ -21,7 +21,8 @@ SEEDS      ?= 1 2 3
 
 # Debian 12 packages the project needs (`make deps`).
 DEB_PACKAGES := verilator g++ gcc make zlib1g-dev pkg-config libcriterion-dev libsystemc-dev \
-                gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog valgrind
+                gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog valgrind \
+                clang libclang-rt-14-dev
 
 CC         := gcc
 CXX        := g++
@@ -75,19 +76,33 @@ TEST_SRCS  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TPUSIM     := $(BUILD)/tpusim
 VMODEL_HDRS := csim/vmodel/vmodel_impl.hpp csim/vmodel/vmodel.h
+# The sanitizer and fuzzer builds (rules below): the C sources again, with other flags.
+LIB_CXX_OBJS := $(filter-out $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_C)),$(LIB_OBJS))
+SAN        := $(BUILD)/san
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_TESTS  := $(patsubst tests/%.c,$(SAN)/tests/%,$(TEST_SRCS))
+FUZZ       := $(BUILD)/fuzz
+FUZZ_CC    := clang
+FUZZ_CXX   := clang++
+FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZERS    := npy cli cmdprog
+FUZZ_BINS  := $(patsubst %,$(FUZZ)/fuzz_%,$(FUZZERS))
+REPLAY_BINS := $(patsubst %,$(BUILD)/tests/replay_%,$(FUZZERS))
+SAN_REPLAY_BINS := $(patsubst %,$(SAN)/tests/replay_%,$(FUZZERS))
 
 # ---------------------------------------------------------------- tool checks
 # `make deps sim` (or `make deps test`): deps must finish before anything that needs a tool
 # starts, and Make runs goals in parallel (--jobs above). Everything that needs a tool waits
 # for deps when deps is one of the goals; without deps a missing tool gets the message below.
 AFTER_DEPS := $(filter deps,$(MAKECMDGOALS))
-check-build-tools check-test-tools lint view test check-waves check-layers memcheck screenshot: | $(AFTER_DEPS)
+check-build-tools check-test-tools check-fuzz-tools lint view test check-waves check-layers memcheck screenshot: | $(AFTER_DEPS)
 
 # $(call need,TOOL): fail with a clear message when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is not installed; run 'make deps' to install it" >&2; exit 127; }
 need_pkg = @pkg-config --exists $(1) 2>/dev/null || { echo "error: the '$(1)' library (Debian package $(2)) is not installed; run 'make deps' to install it" >&2; exit 127; }
 
-.PHONY: check-layers check-waves memcheck help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools
+.PHONY: check-layers check-waves memcheck help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools \
+        sanitize fuzz soak check-fuzz-tools
 
 help: ## List the targets
 	@echo "tpu-pod-sim: a cycle-accurate TPU pod model (SystemVerilog + Verilator + C firmware)"
@@ -109,10 +124,23 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 sim: $(TPUSIM) ## Build and run the default simulation: a data-parallel step on a 4x4 pod (GEMMs, then an all-reduce)
 	$(TPUSIM) step --pod 4x4 --mxu 16x16 --m 128 --k 128 --n 128 --algo torus2d --seed 1 --trace-chip 5 --trace waves/step.fst
 
-test: lint check-layers $(TEST_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint, the layer, wave-session and memory checks
+test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint, the layer, wave-session and memory checks, the fuzz corpus
 	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
+	@scripts/replay_corpus.sh $(BUILD)/tests $(FUZZERS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
+
+sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed) and the fuzz corpus
+	@TPUSIM=$(SAN)/tpusim LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp) scripts/run_tests.sh "1" $(SAN_TESTS)
+	@scripts/replay_corpus.sh $(SAN)/tests $(FUZZERS)
+
+FUZZ_TIME ?= 60
+fuzz: $(FUZZ_BINS) ## Run each libFuzzer harness for FUZZ_TIME seconds (default 60): .npy reader, command lines, command programs
+	@scripts/fuzz.sh $(FUZZ) $(FUZZ_TIME) $(FUZZERS)
+
+SOAK_PROGRAMS ?= 100000
+soak: $(TPUSIM) $(FUZZ_BINS) ## The long runs: SOAK_PROGRAMS random program sets (default 100,000), 10^6 fuzzed .npy inputs, a minute of each fuzzer
+	@scripts/soak.sh $(TPUSIM) $(FUZZ) $(SOAK_PROGRAMS)
 
 memcheck: $(TPUSIM) $(BUILD)/tests/test_tpusim_cli ## Run the CLI tests with tpusim under valgrind: no leaks, no memory errors (part of 'make test')
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
@@ -178,6 +206,10 @@ check-build-tools:
 
 check-test-tools:
 	$(call need_pkg,criterion,libcriterion-dev)
+
+check-fuzz-tools:
+	$(call need,$(FUZZ_CC))
+	@test -n "$$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer-x86_64.a | grep /)" || { echo "error: libFuzzer (Debian package libclang-rt-14-dev) is not installed; run 'make deps'" >&2; exit 127; }
 
 # One Verilator run and one library per top. All RTL is a prerequisite: a change anywhere
 # re-verilates (cheap: seconds), and ccache skips unchanged C++.
@@ -296,8 +328,41 @@ LINK_LIBS := $(BUILD)/libtpusim.a $(MODEL_LIBS) $(VLT_RT)
 $(TPUSIM): $(BUILD)/obj/csim/cli/tpusim.o $(LINK_LIBS)
 	$(CXX) -o $@ $< $(LINK_LIBS) $(LDLIBS)
 
+# The fuzz harnesses without libFuzzer: replay the corpus (tests/fuzz/replay_main.c).
+$(BUILD)/tests/replay_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay_main.o $(LINK_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $(filter %.o,$^) $(LINK_LIBS) $(LDLIBS)
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LINK_LIBS) | check-test-tools
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $< $(LINK_LIBS) $$(pkg-config --libs criterion) $(LDLIBS)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# ---------------------------------------------------------------- sanitizer and fuzzer builds
+# The C sources (harness, firmware, tests, command line) built again with other flags into
+# their own tree; the C++ objects (Verilated models, their shims, the Verilator runtime) are
+# the normal build's, unsanitised. docs/robustness.md.
+$(SAN)/obj/%.o: %.c | check-build-tools
+	@mkdir -p $(dir $@)
+	$(CCACHE) $(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+$(SAN)/libtpusim.a: $(patsubst %.c,$(SAN)/obj/%.o,$(LIB_C)) $(LIB_CXX_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+$(SAN)/tpusim: $(SAN)/obj/csim/cli/tpusim.o $(SAN)/libtpusim.a $(MODEL_LIBS) $(VLT_RT)
+	$(CXX) $(SAN_FLAGS) -o $@ $< $(SAN)/libtpusim.a $(MODEL_LIBS) $(VLT_RT) $(LDLIBS)
+$(SAN)/tests/replay_%: $(SAN)/obj/tests/fuzz/fuzz_%.o $(SAN)/obj/tests/fuzz/replay_main.o $(SAN)/libtpusim.a $(MODEL_LIBS) $(VLT_RT)
+	$(CXX) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(SAN)/libtpusim.a $(MODEL_LIBS) $(VLT_RT) $(LDLIBS)
+$(SAN)/tests/%: $(SAN)/obj/tests/%.o $(SAN)/libtpusim.a $(MODEL_LIBS) $(VLT_RT) | check-test-tools
+	@mkdir -p $(dir $@)
+	$(CXX) $(SAN_FLAGS) -o $@ $< $(SAN)/libtpusim.a $(MODEL_LIBS) $(VLT_RT) $$(pkg-config --libs criterion) $(LDLIBS)
+
+# libFuzzer harnesses (tests/fuzz/fuzz_NAME.c), built with clang: coverage, ASan, UBSan.
+$(FUZZ)/obj/%.o: %.c | check-build-tools check-fuzz-tools
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
+$(FUZZ)/libtpusim.a: $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_C)) $(LIB_CXX_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+$(FUZZ)/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ)/libtpusim.a $(MODEL_LIBS) $(VLT_RT)
+	$(FUZZ_CXX) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ)/libtpusim.a $(MODEL_LIBS) $(VLT_RT) $(LDLIBS)
+
+-include $(shell find $(BUILD)/obj $(SAN)/obj $(FUZZ)/obj -name '*.d' 2>/dev/null)

@@ -611,6 +611,11 @@ Test(chip_rtl, running_past_the_program_is_an_error) {
   chip_t *fresh = make_chip(4, 16, 5);
   cr_assert_eq(chip_run(fresh, ISA_QMASK_DMA, 1000, &st), -1);
   cr_assert_eq(st.error[ISA_QUEUE_DMA], ISA_ERR_END, "%s", st.report);
+  /* an empty program, given as NULL (the copy of it passed NULL to memcpy: found by fuzzing
+   * under UBSan), is loaded and stops at once too */
+  cr_assert_eq(chip_load_program(fresh, ISA_QUEUE_COMPUTE, NULL, 0, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(chip_run(fresh, ISA_QMASK_COMPUTE, 1000, &st), -1);
+  cr_assert_eq(st.error[ISA_QUEUE_COMPUTE], ISA_ERR_END, "%s", st.report);
   chip_free(fresh);
   fw_prog_free(&p);
   fw_prog_free(&longer);
@@ -650,6 +655,17 @@ Test(chip_rtl, a_timeout_leaves_the_chip_ready_for_the_next_program) {
   for (int i = 0; i < 10; i++) chip_tick(c);
   cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, next.words, next.count, err, sizeof err), -1);
   cr_assert(strstr(err, "still running"), "%s", err);
+  /* a run of the other queue that times out names both (it used to name only its own) */
+  fw_prog_t dma_waits;
+  fw_prog_init(&dma_waits);
+  fw_sem_wait(&dma_waits, 24, 1);
+  fw_halt(&dma_waits);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, dma_waits.words, dma_waits.count, err, sizeof err), 0, "%s", err);
+  fw_prog_free(&dma_waits);
+  cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 200, &st), -1);
+  cr_assert(strstr(st.report, "compute queue still at command 0 (SEM_WAIT on semaphore 25") &&
+                strstr(st.report, "DMA queue still at command 0 (SEM_WAIT on semaphore 24"),
+            "%s", st.report);
   cr_assert_eq(chip_abort(c, ISA_QMASK_COMPUTE, 1000), 0);
   cr_assert_eq(chip_finish(c, false, &st), -1);
   cr_assert_eq(st.error[ISA_QUEUE_COMPUTE], ISA_ERR_ABORTED, "%s", st.report);

@@ -111,6 +111,7 @@ int cmd_chip(int argc, char **argv) {
   chip_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  if (cli_check_only()) return cli_checked("chip");
   chip_config_t cfg = chip_config_default(o.mxu[0], o.mxu[1]);
   cfg.hbm_bytes = 1u << 24;
   double idle_ns, gemm_ns, router_ns;

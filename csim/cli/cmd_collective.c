@@ -186,6 +186,7 @@ int cmd_collective(int argc, char **argv) {
   coll_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  if (cli_check_only()) return cli_checked("collective");
   const unsigned chips = o.cfg.slice.w * o.cfg.slice.h;
   uint32_t *in = calloc(chips * o.cfg.elems, 4), *dev_in = calloc(chips * o.cfg.elems, 4);
   uint32_t *out = calloc(chips * o.cfg.elems, 4);

@@ -48,6 +48,7 @@ int cmd_dot(int argc, char **argv) {
   dot_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  if (cli_check_only()) return cli_checked("dot");
 
   /* inputs */
   uint16_t *a = calloc(o.n, sizeof *a), *b = calloc(o.n, sizeof *b);

@@ -347,6 +347,10 @@ int cmd_gemm(int argc, char **argv) {
   uint16_t *a = NULL, *b = NULL;
   uint32_t *c = NULL;
   if ((rc = load_inputs(&o, &a, &b)) != CLI_EXIT_OK) goto out;
+  if (cli_check_only()) {
+    rc = cli_checked("gemm");
+    goto out;
+  }
   if (!(c = calloc(o.m * o.n, sizeof *c))) {
     rc = cli_fail("gemm", "out of memory");
     goto out;

@@ -238,7 +238,9 @@ static int sweep(const net_opts_t *o) {
                                                 ? strlen(o->sweep_csv) - 4 : strlen(o->sweep_csv)), o->sweep_csv);
   snprintf(title, sizeof title, "%ux%u torus, %s, %u-flit packets, %u VCs x %u", o->cfg.size_x, o->cfg.size_y,
            noc_pattern_name(o->run.pattern), o->run.packet_flits, o->cfg.vcs, o->cfg.buf_depth);
+  /* the binary is build/tpusim (or build/san/tpusim): the script is in scripts/ above it */
   snprintf(script, sizeof script, "%s/../scripts/plot_sweep.py", o->exe_dir);
+  if (access(script, R_OK)) snprintf(script, sizeof script, "%s/../../scripts/plot_sweep.py", o->exe_dir);
   if (plot(script, o->sweep_csv, png, title) != 0)
     return cli_fail("net", "plotting failed (%s needs python3-matplotlib: make deps)", script);
   fprintf(stderr, "net: wrote %s and %s\n", o->sweep_csv, png);
@@ -249,6 +251,7 @@ int cmd_net(int argc, char **argv) {
   net_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  if (cli_check_only()) return cli_checked("net");
   if (o.sweep) return sweep(&o);
   noc_result_t r;
   bool traced;

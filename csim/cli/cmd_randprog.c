@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "util/cli.h"
@@ -23,19 +24,21 @@ typedef struct {
   bool have_reset_seed;
   int kind;  /* a randprog_kind_t, or RANDPROG_KINDS for all of them in turn */
   bool print, json;
+  const char *save_dir;
 } randprog_opts_t;
 
 static void randprog_help(void) {
   printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--count N] [--seed S] [--reset-seed R]\n"
-         "                       [--kind valid|invalid|mutated|all] [--print] [--json]\n\n"
+         "                       [--kind valid|invalid|mutated|all] [--print] [--save DIR] [--json]\n\n"
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
          "--kind) for a pod of X x Y chips (default 1x1: a lone chip; MXU RxC, default 4x4)\n"
          "and runs each on the same pod, judging how it ended: a valid set halts, leaves every\n"
          "semaphore at zero and matches a freshly reset pod (other reset values) in cycles and\n"
          "results; an invalid one stops with its error at its command; a mutated one ends where\n"
          "the golden command checker allows. Set n has seed S + n (default S = 1); --print lists\n"
-         "each set's programs; the pods' reset values come from R (default S). docs/robustness.md\n"
-         "describes the programs. Sizes built: %s\n"
+         "each set's programs; --save writes each (lone-chip) set to DIR as an input of the command-\n"
+         "program fuzzer (tests/fuzz/fuzz_cmdprog.c). The pods' reset values come from R (default\n"
+         "S). docs/robustness.md describes the programs. Sizes built: %s\n"
          CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
@@ -50,16 +53,41 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
       CLI_OPT("reset-seed", CLI_U64, &o->reset_seed, .min = 0, .max = UINT64_MAX, .given = &o->have_reset_seed),
       CLI_OPT("kind", CLI_CHOICE, &o->kind, .shape = "valid|invalid|mutated|all"),
       CLI_OPT("print", CLI_FLAG, &o->print),
+      CLI_OPT("save", CLI_STR, &o->save_dir),
       CLI_OPT("json", CLI_FLAG, &o->json),
       {0}};
   int rc = cli_parse("randprog", argc, argv, opts, randprog_help);
   if (rc != CLI_EXIT_OK) return rc;
   if (!o->have_reset_seed) o->reset_seed = o->seed;
+  struct stat st;
+  if (o->save_dir && (stat(o->save_dir, &st) || !S_ISDIR(st.st_mode)))
+    return cli_usage_error("randprog", "--save: '%s' is not a directory", o->save_dir);
+  if (o->save_dir && (o->pod[0] != 1 || o->pod[1] != 1))
+    return cli_usage_error("randprog", "--save writes lone-chip sets (the fuzzer's input): give --pod 1x1");
   chip_geometry_t g;
   if (chip_top_geometry(o->mxu[0], o->mxu[1], &g))
     return cli_usage_error("randprog", "no chip with a %ux%u MXU in this build; chip sizes: %s", o->mxu[0], o->mxu[1],
                            chip_top_sizes());
   return CLI_EXIT_OK;
+}
+
+/* A lone chip's set as the command-program fuzzer reads it: the compute queue's command
+ * count (a byte), its commands, then the DMA queue's commands (32 bytes each). */
+static int save(const char *dir, const randprog_t *p) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s-%llu.bin", dir, randprog_kind_name(p->kind), (unsigned long long)p->seed);
+  const fw_prog_t *c = &p->prog[0][ISA_QUEUE_COMPUTE], *d = &p->prog[0][ISA_QUEUE_DMA];
+  if (c->count > 255) return -1;
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  const uint8_t n = (uint8_t)c->count;
+  bool ok = fwrite(&n, 1, 1, f) == 1 && fwrite(c->words, ISA_CMD_WORDS * 4, c->count, f) == c->count &&
+            fwrite(d->words, ISA_CMD_WORDS * 4, d->count, f) == d->count;
+  if (fclose(f) || !ok) {
+    remove(path);
+    return -1;
+  }
+  return 0;
 }
 
 static int report(const randprog_opts_t *o, const randprog_stats_t *st, uint64_t sets, double secs) {
@@ -105,6 +133,7 @@ int cmd_randprog(int argc, char **argv) {
   randprog_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  if (cli_check_only()) return cli_checked("randprog");
   char err[512], why[2048];
   randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.reset_seed, err, sizeof err);
   if (!b) return cli_usage_error("randprog", "%s", err);
@@ -122,6 +151,11 @@ int cmd_randprog(int argc, char **argv) {
       break;
     }
     if (o.print) randprog_print(stdout, &p);
+    if (o.save_dir && save(o.save_dir, &p)) {
+      rc = cli_fail("randprog", "cannot write a set into '%s'", o.save_dir);
+      randprog_free(&p);
+      break;
+    }
     if (randprog_bench_run(b, &p, &st, why, sizeof why)) {
       rc = cli_fail("randprog", "set %" PRIu64 " (%s, seed %" PRIu64 "%s%s): %s\n  reproduce: tpusim randprog --pod "
                     "%ux%u --mxu %ux%u --seed %" PRIu64 " --reset-seed %" PRIu64 " --count %" PRIu64 "%s%s",

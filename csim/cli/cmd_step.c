@@ -135,6 +135,7 @@ int cmd_step(int argc, char **argv) {
   step_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  if (cli_check_only()) return cli_checked("step");
   const pod_step_config_t *c = &o.cfg;
   const unsigned chips = c->pod_w * c->pod_h;
   const uint64_t mn = c->m * c->n;

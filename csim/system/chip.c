@@ -153,7 +153,7 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  memcpy(copy, cmds, n * ISA_CMD_WORDS * sizeof *copy);
+  if (n) memcpy(copy, cmds, n * ISA_CMD_WORDS * sizeof *copy);  /* an empty program may come as NULL (found by fuzzing) */
   free(c->prog[queue]);
   c->prog[queue] = copy;
   c->prog_len[queue] = n;

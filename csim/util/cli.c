@@ -203,9 +203,18 @@ static bool parse_value(const char *cmd, const cli_opt_t *o, const char *text) {
   return false;
 }
 
+static bool check_only;
+
+bool cli_check_only(void) { return check_only; }
+
+int cli_checked(const char *cmd) {
+  fprintf(stderr, "tpusim %s: the command line and its inputs are valid (--check: nothing simulated)\n", cmd);
+  return CLI_EXIT_OK;
+}
+
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, void (*help)(void)) {
-  enum { MAX_OPTS = 40, HELP = MAX_OPTS + 1 };
-  struct option longopts[MAX_OPTS + 2];
+  enum { MAX_OPTS = 40, HELP = MAX_OPTS + 1, CHECK = MAX_OPTS + 2 };
+  struct option longopts[MAX_OPTS + 3];
   unsigned n = 0;
   for (; opts[n].name; n++) {
     if (n == MAX_OPTS) {
@@ -216,14 +225,20 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, voi
                                   (int)n + 1};
   }
   longopts[n] = (struct option){"help", no_argument, 0, HELP};
-  longopts[n + 1] = (struct option){0, 0, 0, 0};
+  longopts[n + 1] = (struct option){"check", no_argument, 0, CHECK};
+  longopts[n + 2] = (struct option){0, 0, 0, 0};
   opterr = 0;
-  optind = 1;
+  optind = 0;  /* 0, not 1: glibc then forgets everything about the last argv it scanned */
+  check_only = false;
   int c;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     if (c == HELP) {
       help();
       return CLI_HELP;
+    }
+    if (c == CHECK) {
+      check_only = true;
+      continue;
     }
     if (c < 1 || c > (int)n)
       return cli_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);

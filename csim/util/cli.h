@@ -21,7 +21,8 @@
   "Exit status: 0 success; 1 the run failed (a result differs from the golden model, a chip\n"   \
   "error, a timeout, a stuck network: outputs and traces of a run that did not finish are\n"     \
   "removed); 2 bad usage, a bad input file, or an output that cannot be written (all checked\n"  \
-  "before anything is simulated).\n"
+  "before anything is simulated). --check checks the command line and its input files and\n"  \
+  "exits without simulating.\n"
 
 typedef enum {
   CLI_FLAG,    /* bool: set by the option alone */
@@ -52,8 +53,12 @@ typedef struct {
 
 /* Parses a command's argv (argv[0] is its name) against opts. --help calls help() and
  * returns CLI_HELP; any other problem (unknown option, missing or bad value, a positional
- * argument) prints a usage error and returns CLI_EXIT_USAGE; else CLI_EXIT_OK. */
+ * argument) prints a usage error and returns CLI_EXIT_USAGE; else CLI_EXIT_OK. Every
+ * command also takes --check: cli_check_only() is then true, and the command returns
+ * cli_checked() once it has checked everything it would check before simulating. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, void (*help)(void));
+bool cli_check_only(void);
+int cli_checked(const char *cmd);
 
 /* Prints "tpusim CMD: <message>" and a hint to use --help; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -153,8 +153,10 @@ static cmd_golden_chip_t golden_chip(const randprog_bench_t *b) {
 /* The first command of prog the golden checker refuses, and its error (len if none). */
 static uint32_t first_illegal(const cmd_golden_chip_t *g, unsigned q, const fw_prog_t *prog, uint32_t upto,
                               unsigned *error) {
+  static const uint32_t past_end[ISA_CMD_WORDS];  /* not read: past the end the error is END */
   for (uint32_t pc = 0; pc <= upto && pc <= prog->count; pc++) {  /* at count: the end of the program */
-    unsigned e = cmd_golden_error(g, q, prog->words + (size_t)pc * ISA_CMD_WORDS, pc, (uint32_t)prog->count);
+    const uint32_t *cmd = pc < prog->count ? prog->words + (size_t)pc * ISA_CMD_WORDS : past_end;
+    unsigned e = cmd_golden_error(g, q, cmd, pc, (uint32_t)prog->count);
     if (e != ISA_ERR_NONE) {
       *error = e;
       return pc;
