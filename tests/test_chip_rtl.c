@@ -40,6 +40,7 @@ static void check_gemm_opts(chip_t *c, size_t m, size_t k, size_t n, rng_t *rng,
     cr_assert_eq(out[i], want[i], "M=%zu K=%zu N=%zu C[%zu][%zu]: chip 0x%08x golden 0x%08x", m, k, n, i / n, i % n,
                  out[i], want[i]);
   cr_assert_gt(st.hbm_bytes, 0);
+  cr_assert_lt(st.cycles, chip_cycle_bound(c), "the run's bound (its timeout is twice that) is an upper bound");
   for (unsigned s = 0; s < 32; s++) cr_assert_eq(chip_sem(c, s), 0, "semaphore %u left at %u", s, chip_sem(c, s));
   cr_assert_eq(st.compute, ((k + chip_geometry(c)->rows - 1) / chip_geometry(c)->rows) *
                                ((n + chip_geometry(c)->cols - 1) / chip_geometry(c)->cols) * m,

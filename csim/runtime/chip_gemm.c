@@ -122,12 +122,6 @@ int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint3
   return rc;
 }
 
-uint64_t chip_gemm_cycle_limit(const chip_geometry_t *g, unsigned hbm_latency, size_t m, size_t k, size_t n,
-                               size_t dma_cmds) {
-  return 1000000 + 64 * (chip_gemm_hbm_bytes(g->cols, m, k, n) + (uint64_t)m * k * n / ((uint64_t)g->rows * g->cols)) +
-         (uint64_t)dma_cmds * (hbm_latency + 64);
-}
-
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
               uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen) {
   chip_gemm_opts_t none = {false, false, 0};
@@ -137,11 +131,10 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   if (chip_gemm_load(c, m, k, n, a, b, opts, cmds, err, errlen)) return -1;
   st->compute_cmds = cmds[0];
   st->dma_cmds = cmds[1];
-  /* Run: a timeout no correct run can reach -- the data at one byte per cycle, the compute,
-   * and every DMA waiting out the HBM latency alone (docs/kernels.md) */
+  /* Run: a timeout no correct run can reach, however slow the HBM (chip_cycle_bound) */
   const chip_geometry_t *g = chip_geometry(c);
   chip_status_t s;
-  const uint64_t limit = chip_gemm_cycle_limit(g, chip_config(c)->hbm_latency, m, k, n, cmds[1]);
+  const uint64_t limit = 2 * chip_cycle_bound(c);
   if (chip_run(c, ISA_QMASK_ALL, limit, &s)) {
     snprintf(err, errlen, "GEMM run failed: %s", s.report);
     return -1;

@@ -44,12 +44,6 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, cons
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
               uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen);
 
-/* The timeout chip_gemm gives the run: more than any correct run of this shape can take,
- * however slow the HBM (the data at one byte per cycle, the compute, and each of the
- * dma_cmds DMA commands waiting out the HBM latency on its own). */
-uint64_t chip_gemm_cycle_limit(const chip_geometry_t *g, unsigned hbm_latency, size_t m, size_t k, size_t n,
-                               size_t dma_cmds);
-
 /* The two halves of chip_gemm, for chips that run inside a pod: put A and B in HBM and
  * load the programs (cmds gets the compute and DMA command counts, may be NULL); after
  * the run, read C (chip_gemm_c_addr: where it is in HBM). */

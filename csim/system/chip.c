@@ -307,6 +307,28 @@ int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
   return rc;
 }
 
+uint64_t chip_cycle_bound(const chip_t *c) {
+  const uint64_t bw = c->cfg.hbm_bytes_per_cycle, lat = c->cfg.hbm_latency;
+  const uint64_t R = c->geo.rows, C = c->geo.cols;
+  uint64_t total = 1000;
+  for (int q = 0; q < ISA_NUM_QUEUES; q++)
+    for (size_t i = 0; i < c->prog_len[q]; i++) {
+      const uint32_t *cmd = c->prog[q] + i * ISA_CMD_WORDS;
+      uint64_t t = 8;  /* issue, and the command processor's own cycles */
+      switch (isa_opcode(cmd)) {
+        case ISA_OP_DMA: t += ISA_GET(cmd, DMA, rows) * ((ISA_GET(cmd, DMA, bytes) + bw - 1) / bw + 2) + lat + 16; break;
+        case ISA_OP_RDMA: t += ISA_GET(cmd, RDMA, rows) * (C / 2 + 4) + 4 * (c->cfg.pod_x + c->cfg.pod_y) + 64; break;
+        case ISA_OP_MXU_LOAD: t += 2 * R + 16; break;
+        case ISA_OP_MXU_MATMUL: t += ISA_GET(cmd, MXU_MATMUL, rows) + 2 * (R + C) + 16; break;
+        case ISA_OP_MXU_STORE: t += ISA_GET(cmd, MXU_STORE, rows) + R + C + 16; break;
+        case ISA_OP_VEC: t += ISA_GET(cmd, VEC, rows) + 16; break;
+        default: break;
+      }
+      total += t;
+    }
+  return total;
+}
+
 bool chip_idle(chip_t *c) { return vmodel_peek(c->m, c->p[P_IDLE]) != 0; }
 
 void chip_request_abort(chip_t *c, unsigned mask) {

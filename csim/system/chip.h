@@ -68,6 +68,13 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
  * semaphore). */
 int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st);
 
+/* More cycles than the loaded programs can take, however they interleave: every command's
+ * longest time at this chip's HBM bandwidth and latency, summed over both queues as if
+ * nothing overlapped (docs/robustness.md). A SEM_WAIT is counted as free: what it waits for
+ * is another command's time, counted there. A timeout of this many cycles can only catch a
+ * program that waits for ever (or a hardware defect), never a slow one. */
+uint64_t chip_cycle_bound(const chip_t *c);
+
 /* After a timeout chip_run leaves the chip ready for the next program: it aborts the queues
  * and lets the units finish what was issued (at most CHIP_DRAIN_CYCLES), else resets the chip;
  * the report says which. */
