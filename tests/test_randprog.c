@@ -40,6 +40,7 @@ static void run_sets(unsigned pod_x, unsigned pod_y, unsigned size, unsigned cou
   for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
     cr_expect_gt(st.opcodes[ops[i]], 0, "no %s command in %u sets", isa_opcode_name(ops[i]), count * 3);
   cr_expect_gt(st.outcomes[RANDPROG_HALTED], 0);
+  cr_expect_gt(st.cycle_checked, 0, "no valid set was held to the reference's cycles");
   cr_expect_gt(st.outcomes[RANDPROG_STOPPED] + st.outcomes[RANDPROG_TIMED_OUT], 0);
   randprog_bench_free(b);
 }

@@ -33,10 +33,11 @@ static void randprog_help(void) {
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
          "--kind) for a pod of X x Y chips (default 1x1: a lone chip; MXU RxC, default 4x4)\n"
          "and runs each on the same pod, judging how it ended: a valid set halts, leaves every\n"
-         "semaphore at zero and matches a freshly reset pod (other reset values) in cycles and\n"
-         "results; an invalid one stops with its error at its command; a mutated one ends where\n"
-         "the golden command checker allows. Set n has seed S + n (default S = 1); --print lists\n"
-         "each set's programs; --save writes each (lone-chip) set to DIR as an input of the command-\n"
+         "semaphore at zero and matches a freshly reset pod (other reset values) in results,\n"
+         "and in cycles when it sends no RDMA (a quarter of them: the routers' arbiters keep\n"
+         "state between programs); an invalid one stops with its error at its command; a\n"
+         "mutated one ends where the golden command checker allows. Set n has seed S + n\n"
+         "(default S = 1); --print lists each set's programs; --save writes each (lone-chip) set to DIR as an input of the command-\n"
          "program fuzzer (tests/fuzz/fuzz_cmdprog.c). The pods' reset values come from R (default\n"
          "S). docs/robustness.md describes the programs. Sizes built: %s\n"
          CLI_EXIT_STATUS_HELP,
@@ -101,6 +102,7 @@ static int report(const randprog_opts_t *o, const randprog_stats_t *st, uint64_t
   report_u64(&r, "stopped", st->outcomes[RANDPROG_STOPPED]);
   report_u64(&r, "timed_out", st->outcomes[RANDPROG_TIMED_OUT]);
   report_u64(&r, "drains", st->drains);
+  report_u64(&r, "cycle_checked", st->cycle_checked);
   report_u64(&r, "commands", st->commands);
   report_u64(&r, "cycles", st->cycles);
   report_f64(&r, "sim_seconds", secs);
@@ -118,7 +120,8 @@ static int report(const randprog_opts_t *o, const randprog_stats_t *st, uint64_t
   report_text_u64(&r, "rows", o->mxu[0]);
   report_text_u64(&r, "cols", o->mxu[1]);
   report_line(&r, "random programs on a {pod_x}x{pod_y} pod of {rows}x{cols} chips: {sets} sets, every one as judged");
-  report_line(&r, "  kinds           {valid} valid, {invalid} invalid, {mutated} mutated");
+  report_line(&r, "  kinds           {valid} valid ({cycle_checked} without RDMA, held to the reference's cycles), "
+                  "{invalid} invalid, {mutated} mutated");
   report_line(&r, "  ends            {halted} halted, {stopped} stopped with an error, {timed_out} timed out "
                   "({drains} semaphore drains after)");
   report_line(&r, "  queue errors    1:{queue_errors.e1} 2:{queue_errors.e2} 3:{queue_errors.e3} 4:{queue_errors.e4} "

@@ -61,6 +61,7 @@ typedef struct {
   rng_t r;
   chip_state_t *c;
   unsigned limit;             /* commands per queue before the epilogue */
+  bool network;               /* RDMAs in this set (a quarter of the sets have none) */
   uint64_t cost;              /* a bound on the cycles, summed over commands */
 } gen_t;
 
@@ -190,7 +191,7 @@ static void dma_op(gen_t *g, unsigned chip) {
     fw_dma_vmem_to_vmem(p, sem, value, dma_line(g, rows), dma_line(g, rows), rows);
     c->dma_writes = true;
     g->cost += (uint64_t)rows * 8 + 40;
-  } else if (pick < 92) {
+  } else if (pick < 92 && g->network) {
     /* remote DMA to any chip of the pod (itself included): lines of the DMA zone here to
      * lines of the destination's remote zone no other RDMA writes, waited for there by one
      * of its queues; or, with no remote semaphore, to lines past the window that nobody
@@ -327,7 +328,7 @@ static void bad_command(gen_t *g, unsigned code, unsigned q, uint32_t w[ISA_CMD_
 static void make_invalid(gen_t *g, randprog_t *p) {
   static const unsigned codes[] = {ISA_ERR_OPCODE, ISA_ERR_QUEUE, ISA_ERR_VMEM, ISA_ERR_HBM, ISA_ERR_ACC,
                                    ISA_ERR_SIZE,   ISA_ERR_SEM,   ISA_ERR_REMOTE, ISA_ERR_END};
-  const unsigned code = codes[below(g, sizeof codes / sizeof codes[0])];
+  const unsigned code = codes[p->seed % (sizeof codes / sizeof codes[0])];  /* each in turn, by seed */
   unsigned q = below(g, 2);
   if (code == ISA_ERR_HBM || code == ISA_ERR_REMOTE) q = ISA_QUEUE_DMA;
   if (code == ISA_ERR_ACC) q = ISA_QUEUE_COMPUTE;
@@ -417,6 +418,7 @@ int randprog_generate(const randprog_target_t *t, randprog_kind_t kind, uint64_t
   unsigned body = t->body_commands < t->geo.queue_depth - FIXED_COMMANDS ? t->body_commands
                                                                          : t->geo.queue_depth - FIXED_COMMANDS;
   g.limit = 2 + 1 + below(&g, body);  /* this set's length: short and long ones */
+  g.network = chance(&g, 75);
   for (unsigned i = 0; i < chips; i++) {
     fw_prog_init(&p->prog[i][0]);
     fw_prog_init(&p->prog[i][1]);

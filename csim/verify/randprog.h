@@ -12,7 +12,8 @@
  * the MXU weights and accumulator rows are written before they are read) and has no data
  * race (the window is split into zones, randprog_layout_t), so its results do not depend
  * on reset values, on what ran before, or on timing: the runner compares them between
- * pods. Every queue halts and every semaphore ends at zero.
+ * pods. Every queue halts and every semaphore ends at zero. A quarter of the sets send
+ * no RDMA, so the routers stay idle and their cycles can be compared too (randprog_run.h).
  * An INVALID program is a valid one with one command replaced by one that must stop its
  * queue with a known error (each error code in turn) at that command; the others may
  * then wait for ever (a timeout naming their semaphores).

@@ -182,7 +182,17 @@ static int check_named(const randprog_bench_t *b, unsigned i, unsigned q, const 
   return 0;
 }
 
-static int judge_valid(randprog_bench_t *b, const randprog_t *p, uint64_t cycles, char *why, size_t len) {
+/* Any RDMA in the set: then packets pass through the routers. */
+static bool uses_network(const randprog_t *p) {
+  for (unsigned i = 0; i < p->chips; i++)
+    for (unsigned q = 0; q < 2; q++)
+      for (size_t k = 0; k < p->prog[i][q].count; k++)
+        if (isa_opcode(p->prog[i][q].words + k * ISA_CMD_WORDS) == ISA_OP_RDMA) return true;
+  return false;
+}
+
+static int judge_valid(randprog_bench_t *b, const randprog_t *p, uint64_t cycles, randprog_stats_t *stats, char *why,
+                       size_t len) {
   for (unsigned i = 0; i < p->chips; i++)
     for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
       if (chip_sem(chip_at(b->dut, b, i), s))
@@ -194,9 +204,15 @@ static int judge_valid(randprog_bench_t *b, const randprog_t *p, uint64_t cycles
   if (prepare(b, b->ref, p) || load(b, b->ref, p, NULL, why, len)) return -1;
   if (pod_run(b->ref, ISA_QMASK_ALL, p->max_cycles, &ref_cycles, report, sizeof report))
     return fail(why, len, "the reference pod failed the valid set: %s", report);
-  if (ref_cycles != cycles)
-    return fail(why, len, "the set took %llu cycles, %llu on the freshly reset reference", (unsigned long long)cycles,
-                (unsigned long long)ref_cycles);
+  /* Cycles are compared only when no RDMA ran: the router's arbiters keep their round-robin
+   * state from the traffic before (as in hardware, nothing resets them between programs), so
+   * contending packets may be granted in another order than on a reset pod. */
+  if (!uses_network(p)) {
+    stats->cycle_checked++;
+    if (ref_cycles != cycles)
+      return fail(why, len, "the set took %llu cycles, %llu on the freshly reset reference",
+                  (unsigned long long)cycles, (unsigned long long)ref_cycles);
+  }
   for (unsigned i = 0; i < p->chips; i++) {
     if (chip_hbm_read(chip_at(b->dut, b, i), b->l.out_addr, b->buf, b->l.out_bytes) ||
         chip_hbm_read(chip_at(b->ref, b, i), b->l.out_addr, b->buf2, b->l.out_bytes))
@@ -276,7 +292,7 @@ int randprog_bench_run(randprog_bench_t *b, const randprog_t *p, randprog_stats_
   switch (p->kind) {
     case RANDPROG_VALID:
       if (rc) return fail(why, len, "the valid set failed: %s", report);
-      return judge_valid(b, p, cycles, why, len);
+      return judge_valid(b, p, cycles, stats, why, len);
     case RANDPROG_INVALID:
       if (rc == 0) return fail(why, len, "the invalid set (%s) ran without an error", p->what);
       return judge_queues(b, p, report, stats, why, len);
