@@ -84,7 +84,9 @@ Test(randprog, golden_command_checker_agrees_with_the_command_processor) {
   rng_t r;
   rng_seed(&r, test_seed() * 7919);
   unsigned agreed[16] = {0};
-  for (unsigned n = 0; n < 3000; n++) {
+  /* at least 3,000 commands, and on until every error code came up (some are rare) */
+  bool every_error = false;
+  for (unsigned n = 0; n < 30000 && (n < 3000 || !every_error); n++) {
     uint32_t w[ISA_CMD_WORDS] = {0};
     const uint32_t op = ops[rng_below(&r, sizeof ops / sizeof ops[0])];
     w[0] = op;
@@ -117,6 +119,8 @@ Test(randprog, golden_command_checker_agrees_with_the_command_processor) {
       cr_assert(!stopped_here, "%s queue, command %08x %08x %08x %08x %08x %08x %08x %08x is legal to the checker; "
                 "the chip: %s", q ? "DMA" : "compute", w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], st.report);
     agreed[want]++;
+    every_error = true;
+    for (unsigned e = ISA_ERR_NONE; e <= ISA_ERR_REMOTE; e++) every_error &= agreed[e] > 0;
     /* whatever it did, leave no semaphore for the next one */
     for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
       if (chip_sem(c, s)) {
