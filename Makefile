@@ -218,6 +218,7 @@ $(BUILD)/vlt/$(1)/V$(1)__ALL.a: rtl/$(1).sv $(RTL_ALL) rtl/lint.vlt Makefile | c
 	@mkdir -p $(ABS_BUILD)/vlt/$(1)
 	$(VERILATOR) $(VFLAGS) $$(VFLAGS_$(1)) --Mdir $(ABS_BUILD)/vlt/$(1) --prefix V$(1) --top-module $(1) rtl/lint.vlt $(RTL_PKGS) rtl/$(1).sv
 	+$(MAKE) -s -C $(BUILD)/vlt/$(1) -f V$(1).mk V$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
+	@touch $$@  # the sub-make leaves an unchanged archive old: stamp it, or every make redoes it
 
 # A shim includes its model's generated header, so the model comes first.
 $(BUILD)/obj/csim/vmodel/$(1)_shim.o: csim/vmodel/$(1)_shim.cpp $(BUILD)/vlt/$(1)/V$(1)__ALL.a $(VMODEL_HDRS)
@@ -235,6 +236,7 @@ $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefile
 	$(VERILATOR) $(VFLAGS) -GRows=$(call mxu_r,$(1)) -GCols=$(call mxu_c,$(1)) -GAccDepth=$(call MXU_ACC_DEPTH,$(1)) \
 	  --Mdir $(ABS_BUILD)/vlt/mxu_top_$(1) --prefix Vmxu_top_$(1) --top-module mxu_top rtl/lint.vlt $(RTL_PKGS) rtl/mxu_top.sv
 	+$(MAKE) -s -C $(BUILD)/vlt/mxu_top_$(1) -f Vmxu_top_$(1).mk Vmxu_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
+	@touch $$@  # the sub-make leaves an unchanged archive old: stamp it, or every make redoes it
 
 $(BUILD)/obj/csim/vmodel/mxu_top_$(1)_shim.o: csim/vmodel/mxu_top_shim.cpp $(BUILD)/vlt/mxu_top_$(1)/Vmxu_top_$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/mxu_top.h
 	@mkdir -p $$(dir $$@)
@@ -250,6 +252,7 @@ $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt 
 	$(VERILATOR) $(VFLAGS) $(NOC_VFLAGS) -GNumVcs=$(1) --Mdir $(ABS_BUILD)/vlt/noc_router_v$(1) --prefix Vnoc_router_v$(1) \
 	  --top-module noc_router rtl/lint.vlt $(RTL_PKGS) rtl/noc_router.sv
 	+$(MAKE) -s -C $(BUILD)/vlt/noc_router_v$(1) -f Vnoc_router_v$(1).mk Vnoc_router_v$(1)__ALL.a OPT_FAST=$(NOC_OPT_FAST) OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
+	@touch $$@  # the sub-make leaves an unchanged archive old: stamp it, or every make redoes it
 
 $(BUILD)/obj/csim/vmodel/noc_router_v$(1)_shim.o: csim/vmodel/noc_router_shim.cpp $(BUILD)/vlt/noc_router_v$(1)/Vnoc_router_v$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/noc_router.h
 	@mkdir -p $$(dir $$@)
@@ -277,6 +280,7 @@ $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefi
 	  -GVmemLines=$(call CHIP_VMEM_LINES,$(1)) -GQueueDepth=$(CHIP_QUEUE_DEPTH) \
 	  --Mdir $(ABS_BUILD)/vlt/chip_top_$(1) --prefix Vchip_top_$(1) --top-module chip_top rtl/lint.vlt $(RTL_PKGS) rtl/chip_top.sv
 	+$(MAKE) -s -C $(BUILD)/vlt/chip_top_$(1) -f Vchip_top_$(1).mk Vchip_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
+	@touch $$@  # the sub-make leaves an unchanged archive old: stamp it, or every make redoes it
 
 $(BUILD)/obj/csim/vmodel/chip_top_$(1)_shim.o: csim/vmodel/chip_top_shim.cpp $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/chip_top.h csim/vmodel/noc_router.h fw/isa.h fw/isa.def
 	@mkdir -p $$(dir $$@)
