@@ -48,7 +48,7 @@ typedef enum {
 #include "fw/isa.def"
 } isa_error_t;
 
-#define ISA_VEC(name, code, operands, doc) ISA_VEC_##name = (code),
+#define ISA_VEC(name, code, operands, reduces, doc) ISA_VEC_##name = (code),
 typedef enum {
 #include "fw/isa.def"
   ISA_NUM_VEC_OPS
@@ -102,7 +102,7 @@ static inline const char *isa_error_name(unsigned code) {
 /* The VEC operation's name ("TO_BF16"), or NULL. */
 static inline const char *isa_vec_op_name(uint32_t op) {
   switch (op) {
-#define ISA_VEC(name, code, operands, doc) case code: return #name;
+#define ISA_VEC(name, code, operands, reduces, doc) case code: return #name;
 #include "fw/isa.def"
     default: return 0;
   }
@@ -112,9 +112,19 @@ static inline const char *isa_vec_op_name(uint32_t op) {
  * for an unknown operation. */
 static inline unsigned isa_vec_operands(uint32_t op) {
   switch (op) {
-#define ISA_VEC(name, code, operands, doc) case code: return operands;
+#define ISA_VEC(name, code, operands, reduces, doc) case code: return operands;
 #include "fw/isa.def"
     default: return 0;
+  }
+}
+
+/* Whether a VEC operation folds its rows lines into one destination line (SUM_LINES,
+ * MAX_LINES): then dst names one line. */
+static inline bool isa_vec_reduces_lines(uint32_t op) {
+  switch (op) {
+#define ISA_VEC(name, code, operands, reduces, doc) case code: return reduces;
+#include "fw/isa.def"
+    default: return false;
   }
 }
 

@@ -128,7 +128,8 @@ module chip_cmdq #(
           else if (cmd.vec.rows == 0) err = ErrSize;
           else if (w(cmd.vec.a) + w(cmd.vec.rows) > 64'(VmemLines) ||
                    (vec_binary(cmd.vec.op[VecOpBits-1:0]) && w(cmd.vec.b) + w(cmd.vec.rows) > 64'(VmemLines)) ||
-                   w(cmd.vec.dst) + w(cmd.vec.rows) > 64'(VmemLines)) err = ErrVmem;
+                   w(cmd.vec.dst) + (vec_reduces_lines(cmd.vec.op[VecOpBits-1:0]) ? 64'd1 : w(cmd.vec.rows)) >
+                       64'(VmemLines)) err = ErrVmem;
         end
         OpMxuStore: begin
           if (cmd.mxu_store.rows == 0) err = ErrSize;

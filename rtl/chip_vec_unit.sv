@@ -1,6 +1,8 @@
-// The chip's vector unit (docs/isa.md, opcode VEC): element-wise operations over VMEM lines,
-// one line of C fp32 lanes per cycle: add, subtract, multiply, max, ReLU, multiply by a
-// scalar, fp32 -> bf16 (RNE), bf16 -> fp32, copy.
+// The chip's vector unit (docs/isa.md, opcode VEC): operations over VMEM lines, one line of
+// C fp32 lanes per cycle: add, subtract, multiply, max, ReLU, multiply by a scalar, fp32 ->
+// bf16 (RNE), bf16 -> fp32, copy; for training, ReLU's derivative mask, a + scalar * b,
+// reductions across a line's lanes (sum, max: a pairwise tree, broadcast) and across lines
+// (sum, max: folded in line order into one line, written after the last).
 //
 // Ordering within the compute queue: a VEC command starts once every MXU load, matmul and
 // store issued before it has finished its VMEM accesses (snapshots of the MXU unit's
@@ -68,8 +70,17 @@ module chip_vec_unit #(
 
   assign a_raddr_o = cur_q.a + LineAw'(row_q);
   assign b_raddr_o = cur_q.b + LineAw'(row_q);
-  assign we_o      = cur_step;
-  assign waddr_o   = cur_q.dst + LineAw'(row_q);
+  // A line reduction folds each line into acc_q and writes once, the last line's cycle, to dst.
+  logic             cur_reduces;
+  logic [LineW-1:0] acc_q;
+  assign cur_reduces = vec_reduces_lines(cur_q.op);
+  assign we_o        = cur_step && (!cur_reduces || cur_last);
+  assign waddr_o     = cur_q.dst + (cur_reduces ? '0 : LineAw'(row_q));
+
+  // a > +0: not a zero (or a subnormal, which reads as zero), not negative, not a NaN.
+  function automatic logic fp32_positive(logic [31:0] a);
+    return !a[31] && a[30:23] != 8'd0 && !(a[30:23] == 8'hFF && a[22:0] != '0);
+  endfunction
 
   // One lane of an element-wise operation (fp32 in and out).
   function automatic logic [31:0] lane(vec_op_e op, logic [31:0] a, logic [31:0] b,
@@ -82,30 +93,54 @@ module chip_vec_unit #(
       VecRelu:   return fp32_max(a, 32'd0);
       VecScale:  return fp32_mul(a, scalar);
       VecCopy:   return a;
+      VecReluGrad: return fp32_positive(a) ? b : 32'd0;
+      VecAxpy:   return fp32_add(a, fp32_mul(b, scalar));
       default: return '0;
     endcase
   endfunction
 
   // The lanes: evaluated only while a command runs. Conversions repack: to bf16, lane l of
   // the result holds bf16 lanes 2l and 2l+1 (the low half of the line; the high half is
-  // zero); to fp32, lane l reads bf16 lane l from the low half of the source line.
+  // zero); to fp32, lane l reads bf16 lane l from the low half of the source line. A lane
+  // reduction combines lanes i and i + step for step = 1, 2, 4, ... (lane 0 ends with the
+  // result); a line reduction combines the fold so far (acc_q) with each line after the first.
+  logic [31:0] tree [Cols];
   always_comb begin
     wdata_o = '0;
+    for (int l = 0; l < Cols; l++) tree[l] = a_rdata_i[32 * l +: 32];
     if (cur_active_q) begin
-      for (int l = 0; l < Cols; l++) begin
-        if (cur_q.op == VecToBf16) begin
-          if (l < Cols / 2) begin
-            wdata_o[32 * l +: 32] = {fp32_to_bf16(a_rdata_i[32 * (2 * l + 1) +: 32]),
-                                     fp32_to_bf16(a_rdata_i[32 * (2 * l) +: 32])};
+      if (cur_q.op == VecSumLanes || cur_q.op == VecMaxLanes) begin
+        for (int step = 1; step < Cols; step = 2 * step) begin
+          for (int i = 0; i + step < Cols; i = i + 2 * step) begin
+            tree[i] = cur_q.op == VecSumLanes ? fp32_add(tree[i], tree[i + step]) : fp32_max(tree[i], tree[i + step]);
           end
-        end else if (cur_q.op == VecToFp32) begin
-          wdata_o[32 * l +: 32] = bf16_to_fp32(a_rdata_i[16 * l +: 16]);
-        end else begin
-          wdata_o[32 * l +: 32] = lane(cur_q.op, a_rdata_i[32 * l +: 32], b_rdata_i[32 * l +: 32],
-                                       cur_q.scalar);
+        end
+        for (int l = 0; l < Cols; l++) wdata_o[32 * l +: 32] = tree[0];
+      end else begin
+        for (int l = 0; l < Cols; l++) begin
+          if (cur_q.op == VecToBf16) begin
+            if (l < Cols / 2) begin
+              wdata_o[32 * l +: 32] = {fp32_to_bf16(a_rdata_i[32 * (2 * l + 1) +: 32]),
+                                       fp32_to_bf16(a_rdata_i[32 * (2 * l) +: 32])};
+            end
+          end else if (cur_q.op == VecToFp32) begin
+            wdata_o[32 * l +: 32] = bf16_to_fp32(a_rdata_i[16 * l +: 16]);
+          end else if (cur_reduces) begin
+            wdata_o[32 * l +: 32] = row_q == 0 ? a_rdata_i[32 * l +: 32] :
+                lane(cur_q.op == VecSumLines ? VecAdd : VecMax, acc_q[32 * l +: 32], a_rdata_i[32 * l +: 32],
+                     cur_q.scalar);
+          end else begin
+            wdata_o[32 * l +: 32] = lane(cur_q.op, a_rdata_i[32 * l +: 32], b_rdata_i[32 * l +: 32],
+                                         cur_q.scalar);
+          end
         end
       end
     end
+  end
+
+  // The fold so far: a data register, read only after the first line wrote it (no reset).
+  always_ff @(posedge clk_i) begin
+    if (cur_step && cur_reduces) acc_q <= wdata_o;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -14,7 +14,7 @@
 
 typedef struct {
   const char *name;
-  unsigned long value, bits;  /* bits: VEC operations, the operands read */
+  unsigned long value, bits;  /* bits: VEC operations, the operands read | 4 if it reduces lines */
   const char *doc;
 } item_t;
 
@@ -51,7 +51,7 @@ static const item_t errs[] = {
 #include "fw/isa.def"
 };
 static const item_t vecs[] = {
-#define ISA_VEC(name, code, operands, doc) {#name, code, operands, doc},
+#define ISA_VEC(name, code, operands, reduces, doc) {#name, code, operands | reduces << 2, doc},
 #include "fw/isa.def"
 };
 static const item_t kinds[] = {
@@ -263,7 +263,17 @@ int main(void) {
   for (size_t v = 0; v < COUNT(vecs); v++) {
     char label[64];
     snprintf(label, sizeof label, "%s:", camel("Vec", vecs[v].name));
-    if (vecs[v].bits == 2) printf("      %-13s return 1'b1;\n", label);
+    if ((vecs[v].bits & 3) == 2) printf("      %-13s return 1'b1;\n", label);
+  }
+  printf("      default:      return 1'b0;\n    endcase\n  endfunction\n\n");
+
+  printf("  // Whether VEC operation op folds its rows lines into one destination line.\n"
+         "  function automatic logic vec_reduces_lines(logic [VecOpBits-1:0] op);\n"
+         "    unique case (op)\n");
+  for (size_t v = 0; v < COUNT(vecs); v++) {
+    char label[64];
+    snprintf(label, sizeof label, "%s:", camel("Vec", vecs[v].name));
+    if (vecs[v].bits & 4) printf("      %-13s return 1'b1;\n", label);
   }
   printf("      default:      return 1'b0;\n    endcase\n  endfunction\n\n");
 

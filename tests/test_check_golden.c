@@ -137,3 +137,31 @@ Test(check_golden, vector_conversions_lay_out_lines_as_documented) {
   cr_assert_eq(vec_golden_lane(ISA_VEC_RELU, 0x80000000u, 0, 0), 0, "relu(-0) = +0");
   cr_assert_eq(vec_golden_lane(ISA_VEC_SCALE, 0x40000000u, 0, 0x40400000u), 0x40C00000u, "2 * 3");
 }
+
+/* The training operations, by hand (docs/numerics.md, "Vector unit operations"). */
+Test(check_golden, training_vector_ops_by_hand) {
+  const uint32_t one = 0x3F800000u, two = 0x40000000u, three = 0x40400000u, nan = 0x7FC00000u, big = 0x4B800000u;
+  /* ReLU's mask: b where a > +0; zeros, subnormals, negatives and NaN give +0 */
+  cr_assert_eq(vec_golden_lane(ISA_VEC_RELU_GRAD, one, 0xC0490FDBu, 0), 0xC0490FDBu, "b passes where a > 0");
+  cr_assert_eq(vec_golden_lane(ISA_VEC_RELU_GRAD, 0x7F800000u, three, 0), three, "+Inf > 0");
+  static const uint32_t not_positive[] = {0, 0x80000000u, 0x00000001u, 0xBF800000u, nan, 0x7F800001u};
+  for (unsigned i = 0; i < 6; i++)
+    cr_assert_eq(vec_golden_lane(ISA_VEC_RELU_GRAD, not_positive[i], three, 0), 0, "a = 0x%08x", not_positive[i]);
+  /* a + scalar * b, rounded twice: 1 + 3 * 2 = 7; and 2^24 + 1 * 1 stays 2^24 (tie to even) */
+  cr_assert_eq(vec_golden_lane(ISA_VEC_AXPY, one, two, three), 0x40E00000u, "1 + 3 * 2");
+  cr_assert_eq(vec_golden_lane(ISA_VEC_AXPY, big, one, one), big, "2^24 + 1");
+  /* the lane tree: (2^24 + 1) + (1 + 1) = 2^24 + 2, where a running sum would stay 2^24 */
+  uint32_t a[4] = {big, one, one, one}, out[4];
+  vec_golden_line(ISA_VEC_SUM_LANES, 4, a, a, 0, out);
+  for (unsigned l = 0; l < 4; l++) cr_assert_eq(out[l], 0x4B800001u, "lane %u: 0x%08x", l, out[l]);
+  uint32_t m[4] = {one, 0xC2C80000u, three, two};
+  vec_golden_line(ISA_VEC_MAX_LANES, 4, m, m, 0, out);
+  for (unsigned l = 0; l < 4; l++) cr_assert_eq(out[l], three, "max lane %u", l);
+  /* across lines, in line order: ((2^24 + 1) + 1) + 1 = 2^24 */
+  uint32_t lines[4] = {big, one, one, one}, sum[4] = {0};
+  cr_assert_eq(vec_golden_lines(ISA_VEC_SUM_LINES, 1, 4, lines, lines, 0, sum), 1);
+  cr_assert_eq(sum[0], big, "0x%08x", sum[0]);
+  cr_assert_eq(vec_golden_lines(ISA_VEC_MAX_LINES, 1, 4, lines, lines, 0, sum), 1);
+  cr_assert_eq(sum[0], big);
+  cr_assert_eq(vec_golden_lines(ISA_VEC_ADD, 1, 4, lines, lines, 0, sum), 4);
+}

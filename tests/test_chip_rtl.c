@@ -270,7 +270,7 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
       {1, {0x10 | 1u << 8, 0, 3, 0, 16, 0, 1, 16}, 6, "unknown DMA kind"},
       {0, {0x21, 0, 0, 0, 0, 0}, 6, "MATMUL of zero rows"},
       {0, {0x03 | 40u << 8, 1}, 7, "semaphore out of range"},
-      {0, {0x30, 9, 0, 0, 0, 1}, 1, "unknown vector operation"},
+      {0, {0x30, ISA_NUM_VEC_OPS, 0, 0, 0, 1}, 1, "unknown vector operation"},
       {0, {0x30, 0, 0, 0, 0, 0}, 6, "vector op of zero rows"},
       {0, {0x30, 0, V - 1, 0, 0, 2}, 3, "vector operand past VMEM"},
       {0, {0x30, 3, 0, V - 1, 0, 2}, 3, "vector operand b of a binary op (MAX) past VMEM"},
@@ -410,6 +410,7 @@ static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng)
   fw_prog_init(&cq);
   fw_prog_init(&dq);
   fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 0, line, 100, rows, line);
+  fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 3u << 20, line, 2000, rows, line);  /* zero the destination */
   fw_dma_hbm_to_vmem(&dq, 1, 1, 1u << 20, line, 1000, rows, line);
   fw_sem_wait(&dq, 2, 1);
   fw_dma_vmem_to_hbm(&dq, ISA_SEM_NONE, 0, 2000, 2u << 20, line, rows, line);
@@ -427,17 +428,15 @@ static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng)
   chip_status_t st;
   cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 100000, &st), 0, "%s", st.report);
   cr_assert_eq(chip_hbm_read(c, 2u << 20, out, rows * line), 0);
-  uint32_t want_line[128];
-  cr_assert_leq(lanes, 128);
-  for (uint32_t r = 0; r < rows; r++) {
-    vec_golden_line(op, lanes, a + r * lanes, b + r * lanes, scalar, want_line);
-    for (unsigned l = 0; l < lanes; l++) {
-      uint32_t i = r * lanes + l, want = want_line[l];
-      cr_assert_eq(out[i], want, "%ux%u op %d row %u lane %u: a 0x%08x b 0x%08x s 0x%08x: chip 0x%08x golden 0x%08x",
-                   size, size, op, r, l, a[i], b[i], scalar, out[i], want);
-    }
+  uint32_t *want = malloc(rows * line);
+  const unsigned written = vec_golden_lines(op, lanes, rows, a, b, scalar, want);
+  /* every line the command writes, and (a line reduction) none after its one line */
+  for (uint32_t i = 0; i < rows * lanes; i++) {
+    const uint32_t w = i < written * lanes ? want[i] : 0, r = i / lanes, l = i % lanes;
+    cr_assert_eq(out[i], w, "%ux%u %s row %u lane %u: a 0x%08x b 0x%08x s 0x%08x: chip 0x%08x golden 0x%08x", size, size,
+                 isa_vec_op_name(op), r, l, a[i], b[i], scalar, out[i], w);
   }
-  free(a), free(b), free(out);
+  free(a), free(b), free(out), free(want);
   fw_prog_free(&cq);
   fw_prog_free(&dq);
   chip_free(c);
@@ -446,10 +445,32 @@ static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng)
 Test(chip_rtl, every_vector_op_against_the_golden_model) {
   rng_t rng;
   rng_seed(&rng, test_seed() * 11 + 4);
-  for (int op = ISA_VEC_ADD; op <= ISA_VEC_COPY; op++) {
+  for (int op = 0; op < ISA_NUM_VEC_OPS; op++) {
     check_vec(4, (isa_vec_op_t)op, 37, &rng);
     check_vec(16, (isa_vec_op_t)op, 9, &rng);
+    if (op == ISA_VEC_SUM_LANES || op == ISA_VEC_MAX_LANES || op == ISA_VEC_SUM_LINES)
+      check_vec(128, (isa_vec_op_t)op, 3, &rng);  /* the deepest lane tree */
   }
+}
+
+/* A line reduction names one destination line: it may end VMEM, whatever rows is. */
+Test(chip_rtl, line_reduction_writes_one_line) {
+  chip_t *c = make_chip(4, 16, 5);
+  const uint32_t V = chip_geometry(c)->vmem_lines;
+  fw_prog_t p;
+  fw_prog_init(&p);
+  fw_vec(&p, ISA_VEC_SUM_LINES, 0, 0, V - 1, 8, 0);
+  fw_vec(&p, ISA_VEC_MAX_LINES, 0, 0, V - 1, 8, 0);
+  fw_vec(&p, ISA_VEC_SUM_LANES, 0, 0, V - 1, 2, 0);  /* not a line reduction: two lines past the end */
+  fw_halt(&p);
+  char err[256];
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, p.words, p.count, err, sizeof err), 0, "%s", err);
+  chip_status_t st;
+  cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 10000, &st), -1);
+  cr_assert_eq(st.error[0], ISA_ERR_VMEM, "%s", st.report);
+  cr_assert_eq(st.pc[0], 2, "the line reductions ran; SUM_LANES over two lines at the end did not: %s", st.report);
+  fw_prog_free(&p);
+  chip_free(c);
 }
 
 Test(chip_rtl, vector_op_follows_store_without_a_fence) {

@@ -10,13 +10,21 @@
 
 #include "fw/isa.h"
 
-/* One lane of a lane-wise operation (ADD, SUB, MUL, MAX, RELU, SCALE, COPY). */
+enum { VEC_GOLDEN_MAX_LANES = 1024 };
+
+/* One lane of a lane-wise operation (ADD, SUB, MUL, MAX, RELU, SCALE, COPY, RELU_GRAD, AXPY). */
 uint32_t vec_golden_lane(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar);
 
-/* One line of any operation: TO_BF16 packs the lanes' bf16 values into the low half of the
- * line (lanes 2l and 2l+1 in fp32 lane l, the high half zero); TO_FP32 widens bf16 lane l of
- * the low half of a into lane l. */
+/* One line of any operation but the line reductions: TO_BF16 packs the lanes' bf16 values
+ * into the low half of the line (lanes 2l and 2l+1 in fp32 lane l, the high half zero);
+ * TO_FP32 widens bf16 lane l of the low half of a into lane l; SUM_LANES and MAX_LANES put
+ * the pairwise tree's result in every lane. At most VEC_GOLDEN_MAX_LANES lanes. */
 void vec_golden_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const uint32_t *b, uint32_t scalar,
                      uint32_t *out);
+
+/* A whole VEC command over `rows` lines of a (and b): the lines it writes to out, and how
+ * many (rows, or 1 for SUM_LINES and MAX_LINES, which fold the lines in line order). */
+unsigned vec_golden_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
+                          uint32_t scalar, uint32_t *out);
 
 #endif

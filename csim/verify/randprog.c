@@ -139,7 +139,7 @@ static void compute_op(gen_t *g, unsigned chip) {
     fw_mxu_store(p, start, rows, compute_line(g, rows));
     g->cost += 4 * rows + 4 * geo->rows + 20;
   } else if (pick < 90) {
-    isa_vec_op_t op = (isa_vec_op_t)below(g, ISA_VEC_COPY + 1);
+    isa_vec_op_t op = (isa_vec_op_t)below(g, ISA_NUM_VEC_OPS);
     uint32_t rows = rows_upto(g, g->l.compute_lines);
     /* a unary operation's b is not read: sometimes give it a value far outside VMEM */
     uint32_t b = isa_vec_operands(op) == 1 && chance(g, 30) ? (uint32_t)rng_next(&g->r) : compute_line(g, rows);
@@ -288,7 +288,7 @@ static void bad_command(gen_t *g, unsigned code, unsigned q, uint32_t w[ISA_CMD_
         fw_fence(&t);  /* a reserved bit: FENCE names no field beyond its opcode */
         t.words[below(g, ISA_CMD_WORDS)] |= 1u << (8 + below(g, 24));
       } else {
-        fw_vec(&t, (isa_vec_op_t)(ISA_VEC_COPY + 1 + below(g, 1000)), 0, 0, 0, 1, 0);
+        fw_vec(&t, (isa_vec_op_t)(ISA_NUM_VEC_OPS + below(g, 1000)), 0, 0, 0, 1, 0);
       }
       break;
     }
