@@ -99,23 +99,30 @@ module chip_vec_unit #(
     endcase
   endfunction
 
+  // A line's lanes combined pairwise: lanes i and i + step for step = 1, 2, 4, ... (i a
+  // multiple of 2 step); lane 0 ends with the sum (sum) or the largest.
+  function automatic logic [31:0] lane_tree(logic [LineW-1:0] line, logic sum);
+    logic [31:0] t [Cols];
+    for (int l = 0; l < Cols; l++) t[l] = line[32 * l +: 32];
+    for (int step = 1; step < Cols; step = 2 * step) begin
+      for (int i = 0; i + step < Cols; i = i + 2 * step) begin
+        t[i] = sum ? fp32_add(t[i], t[i + step]) : fp32_max(t[i], t[i + step]);
+      end
+    end
+    return t[0];
+  endfunction
+
   // The lanes: evaluated only while a command runs. Conversions repack: to bf16, lane l of
   // the result holds bf16 lanes 2l and 2l+1 (the low half of the line; the high half is
   // zero); to fp32, lane l reads bf16 lane l from the low half of the source line. A lane
-  // reduction combines lanes i and i + step for step = 1, 2, 4, ... (lane 0 ends with the
-  // result); a line reduction combines the fold so far (acc_q) with each line after the first.
-  logic [31:0] tree [Cols];
+  // reduction puts lane_tree's result in every lane; a line reduction combines the fold so
+  // far (acc_q) with each line after the first.
   always_comb begin
     wdata_o = '0;
-    for (int l = 0; l < Cols; l++) tree[l] = a_rdata_i[32 * l +: 32];
     if (cur_active_q) begin
       if (cur_q.op == VecSumLanes || cur_q.op == VecMaxLanes) begin
-        for (int step = 1; step < Cols; step = 2 * step) begin
-          for (int i = 0; i + step < Cols; i = i + 2 * step) begin
-            tree[i] = cur_q.op == VecSumLanes ? fp32_add(tree[i], tree[i + step]) : fp32_max(tree[i], tree[i + step]);
-          end
-        end
-        for (int l = 0; l < Cols; l++) wdata_o[32 * l +: 32] = tree[0];
+        wdata_o[31:0] = lane_tree(a_rdata_i, cur_q.op == VecSumLanes);  // once, then copied
+        for (int l = 1; l < Cols; l++) wdata_o[32 * l +: 32] = wdata_o[31:0];
       end else begin
         for (int l = 0; l < Cols; l++) begin
           if (cur_q.op == VecToBf16) begin
