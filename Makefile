@@ -22,7 +22,7 @@ SEEDS      ?= 1 2 3
 # Debian 12 packages the project needs (`make deps`).
 DEB_PACKAGES := verilator g++ gcc make zlib1g-dev pkg-config libcriterion-dev libsystemc-dev \
                 gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog valgrind \
-                clang libclang-rt-14-dev
+                clang libclang-rt-14-dev python3-sklearn
 
 CC         := gcc
 CXX        := g++
@@ -85,7 +85,7 @@ FUZZ       := $(BUILD)/fuzz
 FUZZ_CC    := clang
 FUZZ_CXX   := clang++
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZERS    := npy cli cmdprog
+FUZZERS    := npy cli cmdprog digits
 FUZZ_BINS  := $(patsubst %,$(FUZZ)/fuzz_%,$(FUZZERS))
 REPLAY_BINS := $(patsubst %,$(BUILD)/tests/replay_%,$(FUZZERS))
 SAN_REPLAY_BINS := $(patsubst %,$(SAN)/tests/replay_%,$(FUZZERS))

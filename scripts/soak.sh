@@ -28,5 +28,5 @@ done
 echo "soak: $programs program sets in $secs s ($((programs * 60 / (secs > 0 ? secs : 1))) per minute, two processes)"
 [ $status = 0 ] || { echo "soak: a program set was not as judged (above)" >&2; exit 1; }
 RUNS=1000000 scripts/fuzz.sh "$fuzz" 60 npy
-scripts/fuzz.sh "$fuzz" "${FUZZ_TIME:-60}" cli cmdprog
+scripts/fuzz.sh "$fuzz" "${FUZZ_TIME:-60}" cli cmdprog digits
 echo "soak: no finding"
