@@ -1,8 +1,8 @@
 // The chip's vector unit (docs/isa.md, opcode VEC): operations over VMEM lines, one line of
 // C fp32 lanes per cycle: add, subtract, multiply, max, ReLU, multiply by a scalar, fp32 ->
 // bf16 (RNE), bf16 -> fp32, copy; for training, ReLU's derivative mask, a + scalar * b,
-// reductions across a line's lanes (sum, max: a pairwise tree, broadcast) and across lines
-// (sum, max: folded in line order into one line, written after the last).
+// e^a and 1/a, reductions across a line's lanes (sum, max: a pairwise tree, broadcast) and
+// across lines (sum, max: folded in line order into one line, written after the last).
 //
 // Ordering within the compute queue: a VEC command starts once every MXU load, matmul and
 // store issued before it has finished its VMEM accesses (snapshots of the MXU unit's
@@ -82,6 +82,49 @@ module chip_vec_unit #(
     return !a[31] && a[30:23] != 8'd0 && !(a[30:23] == 8'hFF && a[22:0] != '0);
   endfunction
 
+  // e^a and 1/a (docs/numerics.md, "Exponential and reciprocal"): fp32 adds and multiplies
+  // in a fixed order, then an exact scaling by a power of two. Modelled at one line per
+  // cycle, like every operation (a pipelined unit in hardware).
+  localparam logic [31:0] Fp32One = 32'h3F80_0000, Fp32Inf = 32'h7F80_0000, Fp32Sign = 32'h8000_0000;
+  localparam logic [31:0] ExpLog2e = 32'h3FB8_AA3B, ExpRounder = 32'h4B40_0000;  // log2 e, 1.5 * 2^23
+  localparam logic [31:0] ExpLn2Hi = 32'h3F31_7200, ExpLn2Lo = 32'h35BF_BE8E;   // ln 2 = Hi + Lo
+  localparam logic [31:0] RecipA = 32'h3FB4_B4B5, RecipB = 32'hBEF0_F0F1;        // 24/17, -8/17
+  localparam logic [31:0] ExpCoef [8] = '{32'h3F80_0000, 32'h3F80_0000, 32'h3F00_0000, 32'h3E2A_AAAB,
+                                          32'h3D2A_AAAB, 32'h3C08_8889, 32'h3AB6_0B61, 32'h3950_0D01};
+
+  function automatic logic [31:0] fp32_exp(logic [31:0] x);
+    logic [31:0] t, kf, r, p;
+    logic signed [9:0] k, biased;
+    if (x[30:23] == 8'hFF && x[22:0] != '0) return Fp32CanonNan;
+    if (x[30:23] >= 8'd134) return x[31] ? 32'd0 : Fp32Inf;  // |x| >= 128, infinities too
+    t  = fp32_add(fp32_mul(x, ExpLog2e), ExpRounder);          // round(x log2 e) in the low bits
+    k  = 10'($signed({1'b0, t[22:0]}) - 24'sh40_0000);
+    kf = fp32_add(t, ExpRounder | Fp32Sign);
+    r  = fp32_add(fp32_add(x, fp32_mul(kf, ExpLn2Hi | Fp32Sign)), fp32_mul(kf, ExpLn2Lo | Fp32Sign));
+    p  = ExpCoef[7];
+    for (int i = 6; i >= 0; i--) p = fp32_add(fp32_mul(p, r), ExpCoef[i]);
+    biased = 10'($signed({2'b0, p[30:23]})) + k;
+    if (biased >= 10'sd255) return Fp32Inf;
+    if (biased <= 10'sd0) return 32'd0;
+    return {1'b0, biased[7:0], p[22:0]};
+  endfunction
+
+  function automatic logic [31:0] fp32_recip(logic [31:0] x);
+    logic [31:0] m, y, err;
+    logic signed [9:0] biased;
+    if (x[30:23] == 8'hFF) return x[22:0] != '0 ? Fp32CanonNan : {x[31], 31'd0};  // 1/Inf = 0
+    if (x[30:23] == 8'h00) return {x[31], 8'hFF, 23'd0};  // zero and subnormals: Inf
+    m = {9'h07F, x[22:0]};                                // the significand, in [1, 2)
+    y = fp32_add(RecipA, fp32_mul(RecipB, m));
+    for (int i = 0; i < 3; i++) begin
+      err = fp32_add(Fp32One, fp32_mul(m, y) ^ Fp32Sign);
+      y   = fp32_add(y, fp32_mul(y, err));
+    end
+    biased = 10'($signed({2'b0, y[30:23]})) - (10'($signed({2'b0, x[30:23]})) - 10'sd127);
+    if (biased <= 10'sd0) return {x[31], 31'd0};          // below 2^-126: flushed
+    return {x[31], biased[7:0], y[22:0]};
+  endfunction
+
   // One lane of an element-wise operation (fp32 in and out).
   function automatic logic [31:0] lane(vec_op_e op, logic [31:0] a, logic [31:0] b,
                                        logic [31:0] scalar);
@@ -95,6 +138,8 @@ module chip_vec_unit #(
       VecCopy:   return a;
       VecReluGrad: return fp32_positive(a) ? b : 32'd0;
       VecAxpy:   return fp32_add(a, fp32_mul(b, scalar));
+      VecExp:    return fp32_exp(a);
+      VecRecip:  return fp32_recip(a);
       default: return '0;
     endcase
   endfunction

@@ -5,6 +5,7 @@
  * and the vector unit's conversions lay lines out as docs/isa.md says.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,4 +165,74 @@ Test(check_golden, training_vector_ops_by_hand) {
   cr_assert_eq(vec_golden_lines(ISA_VEC_MAX_LINES, 1, 4, lines, lines, 0, sum), 1);
   cr_assert_eq(sum[0], big);
   cr_assert_eq(vec_golden_lines(ISA_VEC_ADD, 1, 4, lines, lines, 0, sum), 4);
+}
+
+static float bits_to_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* |got - exact| in units of the last place of exact as an fp32 (normal range). */
+static double ulp_error(uint32_t got, double exact) {
+  int e;
+  frexp(exact, &e);
+  return fabs((double)bits_to_float(got) - exact) / ldexp(1.0, e - 24);
+}
+
+/* EXP and RECIP (docs/numerics.md): the stated error bounds against float64, and the
+ * special values. The bounds are measured maxima rounded up: exp 1.20 ulp over every 61st
+ * fp32 pattern with a normal result, recip 1.143 ulp over every significand. */
+Test(check_golden, exp_and_recip_are_within_their_bounds) {
+  double worst = 0;
+  unsigned long n = 0;
+  for (uint64_t u = 0; u < 0x100000000ull; u += 4093) {
+    const uint32_t x = (uint32_t)u;
+    const float fx = bits_to_float(x);
+    if (isnan(fx) || (x >> 23 & 0xFF) == 0) continue;
+    const double want = exp((double)fx);
+    const uint32_t got = vec_golden_lane(ISA_VEC_EXP, x, 0, 0);
+    if (want >= 0x1p128) {
+      cr_assert_eq(got, 0x7F800000u, "exp(%a) overflows to +Inf, not 0x%08x", (double)fx, got);
+    } else if (want < 0x1p-126) {
+      /* the result is below the normal range: flushed to +0, or the smallest normals */
+      cr_assert(got == 0 || (got >> 23) == 1, "exp(%a) = 0x%08x", (double)fx, got);
+    } else {
+      const double err = ulp_error(got, want);
+      worst = err > worst ? err : worst, n++;
+      cr_assert_leq(err, 1.25, "exp(%a) = %a, %.3f ulp from %a", (double)fx, (double)bits_to_float(got), err, want);
+    }
+  }
+  cr_assert_gt(n, 500000, "%lu inputs with a normal result", n);
+  cr_log_info("exp: %lu inputs, worst %.3f ulp", n, worst);
+  worst = 0;
+  for (uint32_t man = 0; man < (1u << 23); man++) {
+    const uint32_t x = 0x3F800000u | man;  /* every significand; other exponents scale exactly */
+    const double err = ulp_error(vec_golden_lane(ISA_VEC_RECIP, x, 0, 0), 1.0 / (double)bits_to_float(x));
+    worst = err > worst ? err : worst;
+    cr_assert_leq(err, 1.15, "1/%a: %.3f ulp", (double)bits_to_float(x), err);
+  }
+  cr_log_info("recip: every significand, worst %.3f ulp", worst);
+  /* scaling by the exponent is exact: 1/(3 * 2^e) = (1/3) * 2^-e */
+  const uint32_t third = vec_golden_lane(ISA_VEC_RECIP, 0x40400000u, 0, 0);
+  for (int e = -120; e <= 120; e += 10) {
+    const uint32_t x = (uint32_t)(128 + e) << 23 | 0x400000u, want = third - ((uint32_t)e << 23);
+    cr_assert_eq(vec_golden_lane(ISA_VEC_RECIP, x, 0, 0), want, "1/(3 * 2^%d)", e);
+  }
+  /* special values */
+  static const uint32_t cases[][3] = {
+      /* op, input, result */
+      {ISA_VEC_EXP, 0x00000000u, 0x3F800000u},  {ISA_VEC_EXP, 0x80000000u, 0x3F800000u},
+      {ISA_VEC_EXP, 0x00000001u, 0x3F800000u},  {ISA_VEC_EXP, 0x7F800000u, 0x7F800000u},
+      {ISA_VEC_EXP, 0xFF800000u, 0x00000000u},  {ISA_VEC_EXP, 0x7FC00000u, 0x7FC00000u},
+      {ISA_VEC_EXP, 0x42C80000u, 0x7F800000u},  {ISA_VEC_EXP, 0xC2C80000u, 0x00000000u},
+      {ISA_VEC_RECIP, 0x00000000u, 0x7F800000u}, {ISA_VEC_RECIP, 0x80000000u, 0xFF800000u},
+      {ISA_VEC_RECIP, 0x00000001u, 0x7F800000u}, {ISA_VEC_RECIP, 0x7F800000u, 0x00000000u},
+      {ISA_VEC_RECIP, 0xFF800000u, 0x80000000u}, {ISA_VEC_RECIP, 0xFFC00001u, 0x7FC00000u},
+      {ISA_VEC_RECIP, 0x40000000u, 0x3F000000u}, {ISA_VEC_RECIP, 0xC0800000u, 0xBE800000u},
+      {ISA_VEC_RECIP, 0x7F000000u, 0x00000000u},  /* 1/2^127 is below 2^-126: flushed */
+  };
+  for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    cr_assert_eq(vec_golden_lane((isa_vec_op_t)cases[i][0], cases[i][1], 0, 0), cases[i][2], "%s(0x%08x)",
+                 isa_vec_op_name(cases[i][0]), cases[i][1]);
 }

@@ -11,6 +11,52 @@ static bool positive(uint32_t a) {
   return !(a >> 31) && exp != 0 && !(exp == 0xFF && man != 0);
 }
 
+/* e^x and 1/x as docs/numerics.md defines them: fp32 adds and multiplies (RNE, flushing)
+ * in a fixed order, then an exact scaling by a power of two. */
+enum {
+  F_ONE = 0x3F800000u, F_INF = 0x7F800000u, F_NAN = 0x7FC00000u, F_SIGN = 0x80000000u,
+  EXP_LOG2E = 0x3FB8AA3Bu,     /* log2(e) */
+  EXP_ROUNDER = 0x4B400000u,   /* 1.5 * 2^23: adding it rounds to an integer, kept in the low bits */
+  EXP_LN2_HI = 0x3F317200u,    /* ln 2 = LN2_HI + LN2_LO (Cody and Waite) */
+  EXP_LN2_LO = 0x35BFBE8Eu,
+  RECIP_A = 0x3FB4B4B5u,       /* 24/17 */
+  RECIP_B = 0xBEF0F0F1u,       /* -8/17: y0 = 24/17 - 8/17 m, within 1/17 of 1/m on [1, 2] */
+};
+static const uint32_t exp_coef[8] = {0x3F800000u, 0x3F800000u, 0x3F000000u, 0x3E2AAAABu,  /* 1/i!, i = 0..7 */
+                                     0x3D2AAAABu, 0x3C088889u, 0x3AB60B61u, 0x39500D01u};
+
+static uint32_t golden_exp(uint32_t x) {
+  const uint32_t e = x >> 23 & 0xFF;
+  if (e == 0xFF && (x & 0x7FFFFF)) return F_NAN;
+  if (e >= 127 + 7) return x & F_SIGN ? 0 : F_INF;  /* |x| >= 128, infinities too */
+  const uint32_t t = arith_golden_fp32_add(arith_golden_fp32_mul(x, EXP_LOG2E), EXP_ROUNDER);
+  const int k = (int)(t & 0x7FFFFF) - 0x400000;  /* round(x log2 e) */
+  const uint32_t kf = arith_golden_fp32_add(t, EXP_ROUNDER | F_SIGN);
+  const uint32_t r = arith_golden_fp32_add(arith_golden_fp32_add(x, arith_golden_fp32_mul(kf, EXP_LN2_HI | F_SIGN)),
+                                           arith_golden_fp32_mul(kf, EXP_LN2_LO | F_SIGN));
+  uint32_t p = exp_coef[7];
+  for (int i = 6; i >= 0; i--) p = arith_golden_fp32_add(arith_golden_fp32_mul(p, r), exp_coef[i]);
+  const int biased = (int)(p >> 23 & 0xFF) + k;
+  if (biased >= 255) return F_INF;
+  if (biased <= 0) return 0;
+  return (p & 0x7FFFFF) | (uint32_t)biased << 23;
+}
+
+static uint32_t golden_recip(uint32_t x) {
+  const uint32_t sign = x & F_SIGN, e = x >> 23 & 0xFF, man = x & 0x7FFFFF;
+  if (e == 0xFF) return man ? F_NAN : sign;  /* 1/NaN, 1/Inf = 0 */
+  if (e == 0) return sign | F_INF;           /* zero and subnormals (read as zero) */
+  const uint32_t m = F_ONE | man;            /* the significand, in [1, 2) */
+  uint32_t y = arith_golden_fp32_add(RECIP_A, arith_golden_fp32_mul(RECIP_B, m));
+  for (int i = 0; i < 3; i++) {
+    const uint32_t err = arith_golden_fp32_add(F_ONE, arith_golden_fp32_mul(m, y) ^ F_SIGN);
+    y = arith_golden_fp32_add(y, arith_golden_fp32_mul(y, err));
+  }
+  const int biased = (int)(y >> 23 & 0xFF) - ((int)e - 127);
+  if (biased <= 0) return sign;  /* below 2^-126: flushed */
+  return sign | (uint32_t)biased << 23 | (y & 0x7FFFFF);
+}
+
 uint32_t vec_golden_lane(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
   switch (op) {
     case ISA_VEC_ADD: return arith_golden_fp32_add(a, b);
@@ -22,6 +68,8 @@ uint32_t vec_golden_lane(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scala
     case ISA_VEC_COPY: return a;
     case ISA_VEC_RELU_GRAD: return positive(a) ? b : 0;
     case ISA_VEC_AXPY: return arith_golden_fp32_add(a, arith_golden_fp32_mul(scalar, b));
+    case ISA_VEC_EXP: return golden_exp(a);
+    case ISA_VEC_RECIP: return golden_recip(a);
     default: return 0;  /* the conversions and reductions are not lane-wise: vec_golden_line(s) */
   }
 }
