@@ -106,6 +106,14 @@ void fw_mxu_load(fw_prog_t *p, uint32_t line) {
   if (c) ISA_PUT(c, MXU_LOAD, line, line);
 }
 
+void fw_mxu_load_transposed(fw_prog_t *p, uint32_t line) {
+  uint32_t *c = emit(p, ISA_OP_MXU_LOAD);
+  if (c) {
+    ISA_PUT(c, MXU_LOAD, line, line);
+    ISA_PUT(c, MXU_LOAD, transpose, 1);
+  }
+}
+
 void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row, bool accumulate) {
   uint32_t *c = emit(p, ISA_OP_MXU_MATMUL);
   if (!c) return;

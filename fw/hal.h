@@ -63,6 +63,9 @@ void fw_rdma_on(fw_prog_t *p, unsigned engine, unsigned x, unsigned y, uint32_t 
                 uint32_t rows, unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value);
 
 void fw_mxu_load(fw_prog_t *p, uint32_t line);
+/* The tile transposed: line line + j holds weight column j (R bf16), so a GEMM against B^T
+ * needs no transposed copy of B; as fast as a plain load (square MXUs: every chip). */
+void fw_mxu_load_transposed(fw_prog_t *p, uint32_t line);
 void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row, bool accumulate);
 void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line);
 

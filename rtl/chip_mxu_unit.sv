@@ -65,6 +65,7 @@ module chip_mxu_unit #(
 
   // ---------------------------------------------------------------- feeder FIFOs
   logic [LineAw-1:0] wf_line_q [FDepth];
+  logic              wf_tr_q   [FDepth];  // a transposed load: line j is weight column j
   logic [31:0]       wf_vec_q  [FDepth];  // VEC commands that must finish first
   logic [31:0]       af_vec_q  [FDepth];
   logic [FAw:0]      wf_count_q;
@@ -152,6 +153,7 @@ module chip_mxu_unit #(
     .w_valid_i          (mxu_w_valid),
     .w_ready_o          (mxu_w_ready),
     .w_row_i            (w_rdata_i),
+    .w_transpose_i      (wf_tr_q[wf_head_q]),
     .a_valid_i          (mxu_a_valid),
     .a_ready_o          (mxu_a_ready),
     .a_row_i            (a_rdata_i),
@@ -205,6 +207,7 @@ module chip_mxu_unit #(
       // weight feeder
       if (cmd_fire && is_load) begin
         wf_line_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])] <= LineAw'(cmd_i.mxu_load.line);
+        wf_tr_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])]   <= cmd_i.mxu_load.transpose;
         wf_vec_q[FAw'(wf_head_q + wf_count_q[FAw-1:0])]  <= vecs_issued_i;
       end
       if (mxu_w_valid && mxu_w_ready) wf_row_q <= wf_last ? '0 : wf_row_q + 1'b1;

@@ -9,6 +9,8 @@
 // A weight row accepted at edge L is written into the idle buffer column by column, column
 // c at edge L+c+1: the same diagonal the activations follow, so a new tile's weights never
 // overtake the previous tile's last activations. Each activation carries its buffer select.
+// A transposed row j (square arrays) is weight column j: its element r goes to PE(r, j) at
+// edge L+r+1, the same diagonal again, so a transposed load costs exactly a plain one.
 //
 // Form: the state is 2-D arrays updated by loops in ONE always_ff, in reverse dataflow
 // order (accumulator, de-skew, array bottom-up and right-to-left, weights, skew) with
@@ -29,6 +31,7 @@ module mxu_datapath #(
   input  logic                        w_buf_i,
   input  logic [$clog2(Rows)-1:0]     w_row_idx_i,
   input  logic [Cols*16-1:0]          w_row_i,
+  input  logic                        w_transpose_i,  // the row is weight column w_row_idx_i (Rows == Cols)
   // activation row (element r feeds array row r)
   input  logic                        a_fire_i,
   input  logic                        a_buf_i,
@@ -49,6 +52,7 @@ module mxu_datapath #(
 
   localparam int unsigned AccAw       = $clog2(AccDepth);
   localparam int unsigned RowAw       = $clog2(Rows);
+  localparam int unsigned ColAw       = $clog2(Cols);
   localparam int unsigned Latency     = Rows + Cols + 1;  // a_fire_i -> accumulator write
   // Ring buffers are powers of two deep, indexed by the low bits of the tick.
   localparam int unsigned SkewAw      = $clog2(Rows + 1);
@@ -68,6 +72,7 @@ module mxu_datapath #(
   logic             wskew_valid [Cols][DeskewDepth];
   logic             wskew_buf   [Cols][DeskewDepth];
   logic [RowAw-1:0] wskew_row   [Cols][DeskewDepth];
+  logic             wskew_tr    [Cols][DeskewDepth];  // element c of a transposed row: row c, column wskew_row
   // The PE array: two weight buffers, the activation register and the partial sum.
   logic [15:0]      weight    [2][Rows][Cols];
   logic [15:0]      act       [Rows][Cols];
@@ -152,7 +157,8 @@ module mxu_datapath #(
         for (int c = 0; c < Cols; c++) begin
           automatic logic [DeskewAw-1:0] s = tick[DeskewAw-1:0];
           if (wskew_valid[c][s]) begin
-            weight[wskew_buf[c][s]][wskew_row[c][s]][c] = wskew_data[c][s];
+            if (wskew_tr[c][s]) weight[wskew_buf[c][s]][RowAw'(c)][ColAw'(wskew_row[c][s])] = wskew_data[c][s];
+            else weight[wskew_buf[c][s]][wskew_row[c][s]][c] = wskew_data[c][s];
             wskew_valid[c][s] = 1'b0;
           end
         end
@@ -165,6 +171,7 @@ module mxu_datapath #(
           wskew_valid[c][s] = 1'b1;
           wskew_buf[c][s]   = w_buf_i;
           wskew_row[c][s]   = w_row_idx_i;
+          wskew_tr[c][s]    = w_transpose_i;
         end
         weight_busy = Cols;
       end

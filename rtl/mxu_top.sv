@@ -17,6 +17,7 @@ module mxu_top #(
   input  logic                        w_valid_i,
   output logic                        w_ready_o,
   input  logic [Cols*16-1:0]          w_row_i,
+  input  logic                        w_transpose_i,  // this row is weight column j (square arrays only)
   input  logic                        a_valid_i,
   output logic                        a_ready_o,
   input  logic [Rows*16-1:0]          a_row_i,
@@ -82,6 +83,7 @@ module mxu_top #(
     .w_buf_i        (w_buf),
     .w_row_idx_i    (w_row_idx),
     .w_row_i,
+    .w_transpose_i  (w_transpose_i && (Rows == Cols)),
     .a_fire_i       (a_fire),
     .a_buf_i        (a_buf),
     .a_row_i,

@@ -111,6 +111,7 @@ Test(isa_golden, hal_encodes_the_documented_layout) {
   fw_mxu_store(&p, 14, 15, 16);
   fw_vec(&p, ISA_VEC_SCALE, 17, 18, 19, 20, 0x3F800000u);
   fw_rdma_on(&p, 2, 3, 4, 10, 20, 5, 6, 7, 8, 9);
+  fw_mxu_load_transposed(&p, 322);
   cr_assert(fw_prog_ok(&p));
   static const uint32_t want[][8] = {
       {0x01},
@@ -125,6 +126,7 @@ Test(isa_golden, hal_encodes_the_documented_layout) {
       {0x22, 0, 14, 15, 16},
       {0x30, 5, 17, 18, 19, 20, 0x3F800000u},
       {0x40 | 6u << 8, 7, 3 | 4u << 8 | 2u << 16, 20, 10, 5, 8, 9},
+      {0x20, 0, 322, 1},
   };
   cr_assert_eq(p.count, sizeof want / sizeof want[0]);
   for (size_t i = 0; i < p.count; i++)

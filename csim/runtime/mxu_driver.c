@@ -43,6 +43,7 @@ int mxu_dev_open(mxu_dev_t *d, unsigned rows, unsigned cols, uint64_t seed, char
   for (int i = 0; i < 5; i++) d->p_cnt[i] = vmodel_port(m, counter_ports[i]);
   vmodel_poke(m, d->p_cmd_valid, 0);
   vmodel_poke(m, d->p_w_valid, 0);
+  vmodel_poke(m, vmodel_port(m, "w_transpose_i"), 0);  /* plain loads (the driver streams B's rows) */
   vmodel_poke(m, d->p_a_valid, 0);
   vmodel_poke(m, d->p_rd_en, 0);
   vmodel_reset(m, 2);

@@ -106,7 +106,9 @@ static void order_after_rdma(chip_state_t *c, fw_prog_t *p) {
 }
 
 static void mxu_load(gen_t *g, chip_state_t *c) {
-  fw_mxu_load(c->q[ISA_QUEUE_COMPUTE], compute_line(g, g->t->geo.rows));
+  const uint32_t line = compute_line(g, g->t->geo.rows);
+  if (chance(g, 30)) fw_mxu_load_transposed(c->q[ISA_QUEUE_COMPUTE], line);
+  else fw_mxu_load(c->q[ISA_QUEUE_COMPUTE], line);
   c->weights = true;
   g->cost += 4 * g->t->geo.rows + 20;
 }

@@ -4,7 +4,7 @@
  * GEMMs on them.
  *
  * Ports: clk_i rst_ni; cmd_valid_i cmd_ready_o cmd_op_i cmd_acc_addr_i cmd_rows_i
- * cmd_accumulate_i; w_valid_i w_ready_o w_row_i[C*16]; a_valid_i a_ready_o a_row_i[R*16];
+ * cmd_accumulate_i; w_valid_i w_ready_o w_row_i[C*16] w_transpose_i; a_valid_i a_ready_o a_row_i[R*16];
  * rd_en_i rd_addr_i rd_valid_o rd_data_o[C*32]; busy_o error_o acc_we_o acc_waddr_o;
  * cnt_compute_o cnt_weight_load_o cnt_weight_stall_o cnt_input_stall_o cnt_idle_o (64 bits).
  */

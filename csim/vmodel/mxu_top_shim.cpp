@@ -19,6 +19,7 @@ extern "C" vmodel_t *MXU_NEW(uint64_t seed) {
     VMODEL_PORT(m, w_valid_i, 1, true);
     VMODEL_PORT(m, w_ready_o, 1, false);
     VMODEL_PORT(m, w_row_i, MXU_COLS * 16, true);
+    VMODEL_PORT(m, w_transpose_i, 1, true);
     VMODEL_PORT(m, a_valid_i, 1, true);
     VMODEL_PORT(m, a_ready_o, 1, false);
     VMODEL_PORT(m, a_row_i, MXU_ROWS * 16, true);
