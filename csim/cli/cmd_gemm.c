@@ -29,7 +29,7 @@ typedef struct {
   unsigned mxu[2];
   uint64_t m, k, n, seed, hbm_bw, hbm_latency;
   int level;  /* LEVEL_CHIP, LEVEL_MXU */
-  bool have_m, have_k, have_n, json, relu, bf16_out;
+  bool have_m, have_k, have_n, json, relu, bf16_out, transposed_b;
   const char *a_path, *b_path, *out_path, *trace;
 } gemm_opts_t;
 enum { LEVEL_CHIP, LEVEL_MXU };
@@ -46,14 +46,16 @@ typedef struct {
 static void gemm_help(void) {
   printf("usage: tpusim gemm --mxu RxC --m M --k K --n N [--level chip|mxu] [--seed S]\n"
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
-         "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--trace FILE.fst] [--json]\n\n"
+         "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-b]\n"
+         "                   [--trace FILE.fst] [--json]\n\n"
          "Computes C = A x B (A: MxK, B: KxN) with an R x C weight-stationary bf16 systolic\n"
          "array (fp32 accumulation) and checks every output bit against the golden model.\n"
          "--level chip (default): the firmware GEMM runs on a chip, A and B in HBM (bandwidth\n"
          "--hbm-bw bytes/cycle, default %u = 900 GB/s at %u MHz; latency --hbm-latency, default\n"
          "%u cycles); --relu and --bf16-out apply ReLU and round C to bf16 on the chip's vector\n"
          "unit on the way out; chip sizes built: %s\n"
-         "--level mxu: the MXU alone, fed through its ports from C; sizes built: %s\n"
+         "--level mxu: the MXU alone, fed through its ports from C; sizes built: %s; with\n"
+         "--transposed-b it is fed B^T and loads each tile transposed (square MXUs), for A x B^T\n"
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
@@ -78,6 +80,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("relu", CLI_FLAG, &o->relu),
       CLI_OPT("bf16-out", CLI_FLAG, &o->bf16_out),
+      CLI_OPT("transposed-b", CLI_FLAG, &o->transposed_b),
       CLI_OPT("level", CLI_CHOICE, &o->level, .shape = "chip|mxu"),
       CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE),
       CLI_OPT("hbm-latency", CLI_U64, &o->hbm_latency, .min = 1, .max = CHIP_MAX_HBM_LATENCY),
@@ -90,6 +93,8 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   if (o->level == LEVEL_CHIP && chip_top_geometry(o->mxu[0], o->mxu[1], &g))
     return cli_usage_error("gemm", "no chip with a %ux%u MXU in this build; chip sizes: %s (or --level mxu)",
                            o->mxu[0], o->mxu[1], chip_top_sizes());
+  if (o->transposed_b && (o->level != LEVEL_MXU || o->mxu[0] != o->mxu[1]))
+    return cli_usage_error("gemm", "--transposed-b needs --level mxu and a square MXU");
   if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->mxu[0], o->mxu[1]))
     return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->mxu[0], o->mxu[1],
                            mxu_top_sizes());
@@ -244,10 +249,20 @@ static int run_mxu(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, u
   stopwatch_t w;
   stopwatch_start(&w);
   mxu_gemm_stats_t ms;
-  if (mxu_gemm(&dev, o->m, o->k, o->n, a, b, c, &ms, err, sizeof err)) {
-    rc = cli_fail("gemm", "%s", err);
-    goto out;
+  uint16_t *bt = NULL;  /* --transposed-b: B^T, N x K */
+  if (o->transposed_b) {
+    if (!(bt = malloc(o->k * o->n * sizeof *bt))) {
+      rc = cli_fail("gemm", "out of memory");
+      goto out;
+    }
+    for (size_t r = 0; r < o->k; r++)
+      for (size_t col = 0; col < o->n; col++) bt[col * o->k + r] = b[r * o->n + col];
+    dev.b_transposed = true;
   }
+  rc = mxu_gemm(&dev, o->m, o->k, o->n, a, bt ? bt : b, c, &ms, err, sizeof err) ? cli_fail("gemm", "%s", err)
+                                                                                  : CLI_EXIT_OK;
+  free(bt);
+  if (rc != CLI_EXIT_OK) goto out;
   st->seconds = stopwatch_seconds(&w);
   st->cycles = ms.cycles;
   st->readout_cycles = ms.readout_cycles;
@@ -285,6 +300,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "mxu_rows", o->mxu[0]);
   report_u64(&r, "mxu_cols", o->mxu[1]);
   report_str(&r, "level", chip ? "chip" : "mxu");
+  report_bool(&r, "transposed_b", o->transposed_b);
   report_u64(&r, "seed", o->seed);
   report_u64(&r, "cycles", st->cycles);
   report_f64(&r, "ideal_cycles", ideal);
@@ -308,7 +324,8 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
     report_u64(&r, "contract_cycles", contract);
     report_bool(&r, "contract_met", st->cycles == contract);
     report_u64(&r, "readout_cycles", st->readout_cycles);
-    report_line(&r, "GEMM {m}x{k} * {k}x{n} on a {mxu_rows}x{mxu_cols} MXU ({tiles} tiles)");
+    report_line(&r, "GEMM {m}x{k} * {k}x{n} on a {mxu_rows}x{mxu_cols} MXU ({tiles} tiles{transposed_b?, B^T loaded "
+                    "transposed|})");
     report_line(&r, "  cycles          {cycles}  (contract {contract_cycles}: {contract_met?met|NOT met})");
   }
   report_bool(&r, "bit_exact", d->mismatches == 0);

@@ -103,6 +103,12 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
              uint32_t *c, mxu_gemm_stats_t *stats, char *err, size_t errlen) {
   if (mxu_gemm_check_shape(d, m, k, n, err, errlen)) return -1;
   const unsigned R = d->rows, C = d->cols;
+  if (d->b_transposed && R != C) {
+    snprintf(err, errlen, "a transposed B needs a square MXU, not %ux%u", R, C);
+    return -1;
+  }
+  const int p_w_transpose = vmodel_port(d->model, "w_transpose_i");
+  vmodel_poke(d->model, p_w_transpose, d->b_transposed);
   const size_t kt = ceil_div(k, R), nt = ceil_div(n, C), tiles = kt * nt;
   vmodel_t *mdl = d->model;
 
@@ -149,9 +155,18 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
     vmodel_poke(mdl, d->p_w_valid, w_v);
     if (w_v) {
       size_t t = w_i / R, r = w_i % R, ntile = t / kt, ktile = t % kt, kk = ktile * R + r;
-      for (unsigned j = 0; j < C; j++) {
-        size_t col = ntile * C + j;
-        row[j] = (kk < k && col < n) ? b[kk * n + col] : 0;
+      if (d->b_transposed) {
+        /* load row r is weight column r: B[ktile R + e][ntile C + r] = B^T[ntile C + r][ktile R + e] */
+        const size_t col = ntile * C + r;
+        for (unsigned e = 0; e < R; e++) {
+          const size_t ke = ktile * R + e;
+          row[e] = (ke < k && col < n) ? b[col * k + ke] : 0;
+        }
+      } else {
+        for (unsigned j = 0; j < C; j++) {
+          size_t col = ntile * C + j;
+          row[j] = (kk < k && col < n) ? b[kk * n + col] : 0;
+        }
       }
       pack16(words, row, C);
       vmodel_poke_words(mdl, d->p_w_row, words);
@@ -188,6 +203,7 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
   vmodel_poke(mdl, d->p_cmd_valid, 0);
   vmodel_poke(mdl, d->p_w_valid, 0);
   vmodel_poke(mdl, d->p_a_valid, 0);
+  vmodel_poke(mdl, p_w_transpose, 0);
   if (rc == 0 && vmodel_peek(mdl, d->p_error)) {
     snprintf(err, errlen, "the MXU flagged a malformed command");
     rc = -1;

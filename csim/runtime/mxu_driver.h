@@ -28,6 +28,9 @@ typedef struct {
   void *progress_ctx;
   /* Optional: when nonzero, the driver withholds data and commands at random (about one
    * cycle in three, from this seed) to exercise back-pressure; results must not change. */
+  /* Optional: b is B^T (N x K, row-major) and each tile is loaded transposed (square MXUs
+   * only): C = A x B all the same, in the same cycles (docs/mxu.md, "Transposed loads"). */
+  bool b_transposed;
   uint64_t stall_seed;
 } mxu_dev_t;
 
