@@ -139,8 +139,12 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, gemm_
     snprintf(err, errlen, "matrix sizes must be at least 1 (M=%u K=%u N=%u)", g->m, g->k, g->n);
     return -1;
   }
-  if (g->lda < g->k || g->ldb < g->n || (g->lda & 1) || (g->ldb & 1)) {
-    snprintf(err, errlen, "row pitches must be even and at least K and N");
+  if (g->lda < g->k || g->ldb < (g->b_transposed ? g->k : g->n) || (g->lda & 1) || (g->ldb & 1)) {
+    snprintf(err, errlen, "row pitches must be even and at least K and %s", g->b_transposed ? "K (B^T)" : "N");
+    return -1;
+  }
+  if (g->b_transposed && chip->rows != chip->cols) {
+    snprintf(err, errlen, "a transposed B needs a square MXU, not %ux%u", chip->rows, chip->cols);
     return -1;
   }
   plan_t *pl = &x->pl;
@@ -209,10 +213,18 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
     if (t < pl->tiles) {
       tile_t tl = tile_of(pl, t);
       uint32_t krows = min_u32(R, g->k - tl.kt * R), cols = min_u32(C, g->n - tl.nt * C);
-      if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
-        fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, x->w_line[t % NW] + krows, R - krows, 4 * C);
-      fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
-                         x->w_line[t % NW], krows, round4(2 * cols));
+      if (g->b_transposed) {
+        /* line j is weight column j: B^T's row nt C + j, its K elements from kt R (the DMA
+         * zero-fills past them); columns beyond N are zero lines */
+        if (cols < C) fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, x->w_line[t % NW] + cols, C - cols, 4 * C);
+        fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.nt * C * g->ldb + tl.kt * R), 2 * g->ldb,
+                           x->w_line[t % NW], cols, round4(2 * krows));
+      } else {
+        if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
+          fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, x->w_line[t % NW] + krows, R - krows, 4 * C);
+        fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
+                           x->w_line[t % NW], krows, round4(2 * cols));
+      }
       if (tl.ablock == 0 && tl.nt == 0) /* first panel: sub-block kk after the weights it meets */
         for (uint32_t q = 0; q < x->per_sub; q++)
           load_panel_piece(dq, g, pl, &tl, x->a_line, x->per_sub, tl.kk * x->per_sub + q);
@@ -277,7 +289,8 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
      * chunk by chunk instead, so the MXU streams each chunk as it lands. */
     const bool by_chunk = tl.ablock == 0 && tl.nt == 0;
     if (tl.nt == 0 && !by_chunk) fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, chunks(rows_of(x, &tl), x->per_sub));
-    fw_mxu_load(cq, x->w_line[t % NW]);
+    if (x->g->b_transposed) fw_mxu_load_transposed(cq, x->w_line[t % NW]);
+    else fw_mxu_load(cq, x->w_line[t % NW]);
     if (t >= 1) {
       tile_t prev = tile_of(pl, t - 1);
       fw_sem_signal(cq, SEM_W_FREE + (t - 1) % NW, 1);

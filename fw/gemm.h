@@ -22,6 +22,8 @@ typedef struct {
   bool relu;             /* apply ReLU to C on the way out (vector unit) */
   bool bf16_out;         /* write C as bf16 (RNE), row pitch n rounded up to even; else fp32, pitch n */
   uint32_t k_panel;      /* K tiles per activation panel; 0 chooses (docs/gemm.md) */
+  bool b_transposed;     /* HBM at b holds B^T (N x K, row pitch ldb >= K): each weight tile is
+                            read from B^T's rows and loaded transposed, in the same cycles */
 } fw_gemm_args_t;
 
 /* Appends the GEMM to a compute program and a DMA program (each ends with HALT).

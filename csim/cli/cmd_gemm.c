@@ -54,8 +54,9 @@ static void gemm_help(void) {
          "--hbm-bw bytes/cycle, default %u = 900 GB/s at %u MHz; latency --hbm-latency, default\n"
          "%u cycles); --relu and --bf16-out apply ReLU and round C to bf16 on the chip's vector\n"
          "unit on the way out; chip sizes built: %s\n"
-         "--level mxu: the MXU alone, fed through its ports from C; sizes built: %s; with\n"
-         "--transposed-b it is fed B^T and loads each tile transposed (square MXUs), for A x B^T\n"
+         "--level mxu: the MXU alone, fed through its ports from C; sizes built: %s\n"
+         "--transposed-b: B is kept transposed (B^T in HBM, or fed to the MXU) and each tile is\n"
+         "loaded transposed (MXU_LOAD's transpose bit; square MXUs), as a backward pass uses W^T\n"
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
@@ -93,8 +94,8 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   if (o->level == LEVEL_CHIP && chip_top_geometry(o->mxu[0], o->mxu[1], &g))
     return cli_usage_error("gemm", "no chip with a %ux%u MXU in this build; chip sizes: %s (or --level mxu)",
                            o->mxu[0], o->mxu[1], chip_top_sizes());
-  if (o->transposed_b && (o->level != LEVEL_MXU || o->mxu[0] != o->mxu[1]))
-    return cli_usage_error("gemm", "--transposed-b needs --level mxu and a square MXU");
+  if (o->transposed_b && o->mxu[0] != o->mxu[1])
+    return cli_usage_error("gemm", "--transposed-b needs a square MXU, not %ux%u", o->mxu[0], o->mxu[1]);
   if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->mxu[0], o->mxu[1]))
     return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->mxu[0], o->mxu[1],
                            mxu_top_sizes());
@@ -166,7 +167,7 @@ static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
     goto out;
   }
   chip_geometry_t geo;
-  const chip_gemm_opts_t gopts = {o->relu, o->bf16_out, 0};
+  const chip_gemm_opts_t gopts = {o->relu, o->bf16_out, 0, o->transposed_b};
   int bad = o->level == LEVEL_CHIP ? (chip_top_geometry(o->mxu[0], o->mxu[1], &geo) ||
                                       chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err))
                                    : mxu_gemm_check(o->mxu[0], o->mxu[1], o->m, o->k, o->n, err, sizeof err);
@@ -207,7 +208,7 @@ static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, 
   stopwatch_t w;
   stopwatch_start(&w);
   chip_gemm_stats_t cs;
-  chip_gemm_opts_t gopts = {o->relu, o->bf16_out, 0};
+  chip_gemm_opts_t gopts = {o->relu, o->bf16_out, 0, o->transposed_b};
   if (chip_gemm(chip, o->m, o->k, o->n, a, b, c, &gopts, &cs, err, sizeof err)) {
     rc = cli_fail("gemm", "%s", err);
     goto out;

@@ -21,7 +21,9 @@ static layout_t layout(unsigned cols, size_t m, size_t k, size_t n) {
   l.ldb = (n + 1) & ~(size_t)1;
   l.a = 0;
   l.b = align64(l.a + 2 * (uint64_t)m * l.lda);
-  l.c = align64(l.b + 2 * (uint64_t)k * l.ldb);
+  /* room for B or B^T (N rows of pitch K, even), so C's place does not depend on which */
+  const uint64_t bt_bytes = 2 * (uint64_t)n * ((k + 1) & ~(size_t)1);
+  l.c = align64(l.b + (2 * (uint64_t)k * l.ldb > bt_bytes ? 2 * (uint64_t)k * l.ldb : bt_bytes));
   l.zero = align64(l.c + 4 * (uint64_t)m * n);
   l.end = l.zero + 4 * (uint64_t)cols;
   return l;
@@ -31,7 +33,7 @@ uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n) { retu
 
 int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, const chip_gemm_opts_t *opts, char *err,
                     size_t errlen) {
-  const chip_gemm_opts_t none = {false, false, 0};
+  const chip_gemm_opts_t none = {false, false, 0, false};
   if (!opts) opts = &none;
   if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
@@ -43,8 +45,9 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, cons
     return -1;
   }
   fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
-                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb,
-                         opts->relu, opts->bf16_out, opts->k_panel};
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda,
+                         (uint32_t)(opts->b_transposed ? (k + 1) & ~(size_t)1 : l.ldb), opts->relu, opts->bf16_out,
+                         opts->k_panel, opts->b_transposed};
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
@@ -56,7 +59,7 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, cons
 
 int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
                    const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen) {
-  chip_gemm_opts_t none = {false, false, 0};
+  chip_gemm_opts_t none = {false, false, 0, false};
   if (!opts) opts = &none;
   if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
@@ -64,7 +67,8 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
   }
   layout_t l = layout(chip_geometry(c)->cols, m, k, n);
   const chip_geometry_t *g = chip_geometry(c);
-  uint16_t *row = calloc(l.lda > l.ldb ? l.lda : l.ldb, sizeof *row);
+  const size_t widest = l.lda > l.ldb ? l.lda : l.ldb;
+  uint16_t *row = calloc(widest > k + 1 ? widest : k + 1, sizeof *row);
   uint8_t *zero = calloc(chip_line_bytes(c), 1);
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
@@ -79,16 +83,26 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
     memcpy(row, a + i * k, k * sizeof *row);
     if (chip_hbm_write(c, l.a + 2 * i * l.lda, row, 2 * l.lda)) goto too_big;
   }
-  memset(row, 0, l.ldb * sizeof *row);
-  for (size_t i = 0; i < k; i++) {
-    memcpy(row, b + i * n, n * sizeof *row);
-    if (chip_hbm_write(c, l.b + 2 * i * l.ldb, row, 2 * l.ldb)) goto too_big;
+  if (opts->b_transposed) { /* B^T: row j is B's column j, pitch K rounded up to even */
+    const size_t ldbt = (k + 1) & ~(size_t)1;
+    memset(row, 0, ldbt * sizeof *row);
+    for (size_t j = 0; j < n; j++) {
+      for (size_t i = 0; i < k; i++) row[i] = b[i * n + j];
+      if (chip_hbm_write(c, l.b + 2 * j * ldbt, row, 2 * ldbt)) goto too_big;
+    }
+  } else {
+    memset(row, 0, l.ldb * sizeof *row);
+    for (size_t i = 0; i < k; i++) {
+      memcpy(row, b + i * n, n * sizeof *row);
+      if (chip_hbm_write(c, l.b + 2 * i * l.ldb, row, 2 * l.ldb)) goto too_big;
+    }
   }
   if (chip_hbm_write(c, l.zero, zero, chip_line_bytes(c))) goto too_big;
   /* Firmware: the programs. */
   fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
-                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda, (uint32_t)l.ldb,
-                         opts->relu, opts->bf16_out, opts->k_panel};
+                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda,
+                         (uint32_t)(opts->b_transposed ? (k + 1) & ~(size_t)1 : l.ldb), opts->relu, opts->bf16_out,
+                         opts->k_panel, opts->b_transposed};
   if (fw_gemm(g, &args, &cq, &dq, err, errlen)) goto out;
   if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
       chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen))
@@ -124,7 +138,7 @@ int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint3
 
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
               uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen) {
-  chip_gemm_opts_t none = {false, false, 0};
+  chip_gemm_opts_t none = {false, false, 0, false};
   if (!opts) opts = &none;
   memset(st, 0, sizeof *st);
   size_t cmds[2];

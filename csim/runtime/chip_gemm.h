@@ -30,6 +30,8 @@ typedef struct {
   bool relu;      /* ReLU on the way out */
   bool bf16_out;  /* round C to bf16 on the way out (out then holds bf16 in the low 16 bits) */
   unsigned k_panel; /* K tiles per activation panel; 0: the firmware chooses (docs/gemm.md) */
+  bool b_transposed; /* keep B^T in HBM (as a layer's weights are, seen from the backward pass)
+                        and load its tiles transposed; b is still K x N */
 } chip_gemm_opts_t;
 
 /* 0 when the firmware can run this shape with these options (NULL: none) on a chip of
