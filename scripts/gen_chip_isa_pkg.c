@@ -130,6 +130,19 @@ static int covers(const field_t *f, unsigned b) {
   return b >= lo && b < lo + f->width;
 }
 
+/* A function of a VEC operation, true for those whose table bits & mask equal want. */
+static void emit_vec_predicate(const char *name, const char *what, unsigned long mask, unsigned long want) {
+  printf("  // Whether VEC operation op %s.\n"
+         "  function automatic logic %s(logic [VecOpBits-1:0] op);\n"
+         "    unique case (op)\n", what, name);
+  for (size_t v = 0; v < COUNT(vecs); v++) {
+    char label[64];
+    snprintf(label, sizeof label, "%s:", camel("Vec", vecs[v].name));
+    if ((vecs[v].bits & mask) == want) printf("      %-13s return 1'b1;\n", label);
+  }
+  printf("      default:      return 1'b0;\n    endcase\n  endfunction\n\n");
+}
+
 int main(void) {
   const unsigned words = (unsigned)const_value("CMD_WORDS"), cmd_bits = 32 * words;
   const unsigned err_bits = (unsigned)const_value("ERR_BITS"), vec_bits = (unsigned)const_value("VEC_OP_BITS");
@@ -257,25 +270,8 @@ int main(void) {
   }
   printf("      default:      return '0;\n    endcase\n  endfunction\n\n");
 
-  printf("  // Whether VEC operation op reads operand b (else b is ignored and not checked).\n"
-         "  function automatic logic vec_binary(logic [VecOpBits-1:0] op);\n"
-         "    unique case (op)\n");
-  for (size_t v = 0; v < COUNT(vecs); v++) {
-    char label[64];
-    snprintf(label, sizeof label, "%s:", camel("Vec", vecs[v].name));
-    if ((vecs[v].bits & 3) == 2) printf("      %-13s return 1'b1;\n", label);
-  }
-  printf("      default:      return 1'b0;\n    endcase\n  endfunction\n\n");
-
-  printf("  // Whether VEC operation op folds its rows lines into one destination line.\n"
-         "  function automatic logic vec_reduces_lines(logic [VecOpBits-1:0] op);\n"
-         "    unique case (op)\n");
-  for (size_t v = 0; v < COUNT(vecs); v++) {
-    char label[64];
-    snprintf(label, sizeof label, "%s:", camel("Vec", vecs[v].name));
-    if (vecs[v].bits & 4) printf("      %-13s return 1'b1;\n", label);
-  }
-  printf("      default:      return 1'b0;\n    endcase\n  endfunction\n\n");
+  emit_vec_predicate("vec_binary", "reads operand b (else b is ignored and not checked)", 3, 2);
+  emit_vec_predicate("vec_reduces_lines", "folds its rows lines into one destination line", 4, 4);
 
   printf("  // Whether op is an opcode.\n"
          "  function automatic logic cmd_known(logic [7:0] op);\n"
