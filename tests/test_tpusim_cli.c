@@ -253,6 +253,23 @@ Test(tpusim_gemm, json_bit_exact_and_contract) {
     cr_assert(strstr(r.out, keys[i]), "missing %s in %s", keys[i], r.out);
 }
 
+/* B kept transposed: the same product (checked against the golden model of A x B) in the
+ * same cycles, on the MXU alone and on a chip with whole tiles. */
+Test(tpusim_gemm, transposed_b_same_bits_same_cycles) {
+  const char *pairs[][2] = {
+      {"gemm --level mxu --mxu 8x8 --m 20 --k 17 --n 9 --seed 3 --json",
+       "gemm --level mxu --mxu 8x8 --m 20 --k 17 --n 9 --seed 3 --json --transposed-b"},
+      {"gemm --mxu 4x4 --m 9 --k 12 --n 8 --json", "gemm --mxu 4x4 --m 9 --k 12 --n 8 --json --transposed-b"},
+  };
+  for (int i = 0; i < 2; i++) {
+    run_t p = run(pairs[i][0]), t = run(pairs[i][1]);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_assert(strstr(t.out, "\"transposed_b\":true") && strstr(t.out, "\"bit_exact\":true"), "%s", t.out);
+    cr_assert(strstr(p.out, "\"transposed_b\":false"), "%s", p.out);
+    cr_assert_eq(json_int(t.out, "cycles"), json_int(p.out, "cycles"), "%s\n%s", p.out, t.out);
+  }
+}
+
 Test(tpusim_gemm, chip_level_json) {
   run_t r = run("gemm --mxu 4x4 --m 9 --k 13 --n 6 --hbm-bw 8 --hbm-latency 30 --json");
   cr_assert_eq(r.status, 0, "%s", r.err);
@@ -336,6 +353,7 @@ Test(tpusim_gemm, bad_sizes) {
   expect_bad("gemm --mxu 4x4 --m 4000 --k 192 --n 268 --relu --bf16-out", "a queue holds");
   expect_bad("gemm --mxu 4x4 --m 99999999 --k 4 --n 4", "--m expects");
   expect_bad("gemm --mxu 4x4 --m 4 --k 4 --n 4 --frob", "unknown option");
+  expect_bad("gemm --level mxu --mxu 4x8 --m 4 --k 4 --n 8 --transposed-b", "--transposed-b needs a square MXU");
 }
 
 Test(tpusim_gemm, bad_npy_inputs) {
