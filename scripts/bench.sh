@@ -33,6 +33,20 @@ echo "== MXU utilisation (tpusim gemm, data offered every cycle)" >&2
   done
 } | tee "$out/mxu_util.txt" | tee -a "$out/summary.txt"
 
+echo "== A x B^T: B kept transposed, tiles loaded transposed (tpusim gemm --transposed-b), against A x B" >&2
+{
+  printf '%-9s %-7s %-16s %9s %9s %8s %10s\n' mxu level "M x K x N" plain "B^T" util "of plain"
+  for spec in "mxu 16x16 256 256 256" "mxu 128x128 1024 1024 1024" "chip 16x16 256 256 256"; do
+    set -- $spec
+    p=$("$tpusim" gemm --level "$1" --mxu "$2" --m "$3" --k "$4" --n "$5" --json)
+    t=$("$tpusim" gemm --level "$1" --mxu "$2" --m "$3" --k "$4" --n "$5" --transposed-b --json)
+    echo "$t" >>"$out/transposed_b.jsonl"
+    printf '%-9s %-7s %-16s %9s %9s %7.2f%% %9.2f%%\n' "$2" "$1" "$3x$4x$5" "$(json_field cycles <<<"$p")" \
+      "$(json_field cycles <<<"$t")" "$(awk -v u="$(json_field utilization <<<"$t")" 'BEGIN { print 100 * u }')" \
+      "$(awk -v a="$(json_field utilization <<<"$t")" -v b="$(json_field utilization <<<"$p")" 'BEGIN { print 100 * a / b }')"
+  done
+} | tee "$out/transposed_b.txt" | tee -a "$out/summary.txt"
+
 echo "== MXU simulation speed (median of 3 runs; one core)" >&2
 {
   printf '%-9s %-16s %14s %14s\n' mxu "M x K x N" "cycles/s" "MACs/s"
