@@ -69,6 +69,11 @@ void fw_dma_hbm_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t hbm
   dma(p, ISA_DMA_HBM_TO_VMEM, sem, value, hbm_addr, stride, line, rows, bytes);
 }
 
+void fw_dma_hbm_to_vmem_transposed(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t hbm_addr, uint32_t stride,
+                                   uint32_t line, uint32_t rows, uint32_t bytes) {
+  dma(p, ISA_DMA_HBM_TO_VMEM_T, sem, value, hbm_addr, stride, line, rows, bytes);
+}
+
 void fw_dma_vmem_to_hbm(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t line, uint32_t hbm_addr,
                         uint32_t stride, uint32_t rows, uint32_t bytes) {
   dma(p, ISA_DMA_VMEM_TO_HBM, sem, value, hbm_addr, stride, line, rows, bytes);

@@ -48,6 +48,11 @@ void fw_dma_vmem_to_hbm(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t lin
                         uint32_t stride, uint32_t rows, uint32_t bytes);
 void fw_dma_vmem_to_vmem(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t src_line, uint32_t dst_line,
                          uint32_t rows);
+/* Transposed: `rows` (at most C) HBM rows of bytes/2 bf16 become bytes/2 VMEM lines from
+ * `line`, line e holding element e of every row in bf16 lanes 0..rows-1 (zero beyond): the
+ * streamed operand of A^T x B (docs/isa.md, "Transposing DMA"). */
+void fw_dma_hbm_to_vmem_transposed(fw_prog_t *p, unsigned sem, uint32_t value, uint32_t hbm_addr, uint32_t stride,
+                                   uint32_t line, uint32_t rows, uint32_t bytes);
 
 /* Remote DMA (DMA queue): `rows` VMEM lines from src_line here to dst_line on chip (x, y),
  * over the torus. Each line adds `remote_value` to semaphore `remote_sem` of that chip when

@@ -101,8 +101,11 @@ module chip_cmdq #(
         OpDma: begin
           if (bad_sem(32'(cmd.dma.sem), 1'b1)) err = ErrSem;
           else if (cmd.dma.rows == 0 || cmd.dma.bytes == 0 || cmd.dma.bytes[1:0] != 2'b00 ||
-                   w(cmd.dma.bytes) > 64'(4 * Cols) || cmd.dma.kind >= 32'(DmaKinds)) err = ErrSize;
-          else if (w(cmd.dma.line) + w(cmd.dma.rows) > 64'(VmemLines)) err = ErrVmem;
+                   w(cmd.dma.bytes) > 64'(4 * Cols) || cmd.dma.kind >= 32'(DmaKinds) ||
+                   (cmd.dma.kind == 32'(DmaHbmToVmemT) && w(cmd.dma.rows) > 64'(Cols))) err = ErrSize;
+          // a transposing DMA writes bytes/2 lines (one per element of a row), the others rows
+          else if (w(cmd.dma.line) + (cmd.dma.kind == 32'(DmaHbmToVmemT) ? w(cmd.dma.bytes) >> 1 : w(cmd.dma.rows)) >
+                   64'(VmemLines)) err = ErrVmem;
           else if (cmd.dma.kind == 32'(DmaVmemToVmem) &&
                    w(cmd.dma.hbm_addr) + w(cmd.dma.rows) > 64'(VmemLines)) err = ErrVmem;
           else if (cmd.dma.kind != 32'(DmaVmemToVmem) &&

@@ -9,6 +9,12 @@
 // when its last write has landed. Transfers of the queue take effect in order: a transfer
 // that reads VMEM (VMEM -> HBM, VMEM -> VMEM) starts once earlier HBM -> VMEM transfers
 // have landed; VMEM -> VMEM copies one line per cycle.
+//
+// A transposing HBM -> VMEM transfer (rows <= Cols rows of bytes/2 bf16) runs alone: it
+// starts once nothing else is in flight, its answers fill a Cols x 2 Cols bf16 buffer
+// instead of VMEM, and after the last one it writes bytes/2 lines, one per cycle, line e
+// holding element e of every row (bf16 lanes 0..rows-1, zero beyond); then it completes.
+// Nothing else starts until then, so the VMEM write port is its own.
 module chip_dma #(
   parameter int unsigned Cols      = 4,
   parameter int unsigned VmemLines = 1024,
@@ -46,6 +52,7 @@ module chip_dma #(
 
   localparam int unsigned LineAw = $clog2(VmemLines);
   localparam int unsigned Depth  = 16;  // transfers in flight: enough to cover long latencies
+  localparam int unsigned TLines = 2 * Cols;  // bf16 elements of a line: lines a transposing DMA writes
 
   typedef struct packed {
     dma_kind_e         kind;
@@ -59,6 +66,7 @@ module chip_dma #(
   } desc_t;
 
   typedef struct packed {
+    logic              tr;         // answers fill the transpose buffer (line: the row)
     logic              read;       // answers carry data for VMEM
     logic [LineAw-1:0] line;       // next VMEM line to write
     logic [31:0]       left;       // answers still to come
@@ -75,6 +83,15 @@ module chip_dma #(
   logic     cur_active_q;
   desc_t    cur_q;
   logic [31:0] cur_row_q;
+  // Transposing DMA: the rows, then the lines written out of them.
+  logic [LineW-1:0]  tbuf_q [Cols];       // row r: its TLines bf16 elements, as the line arrived
+  logic              t_busy_q;            // from its start until its last line is written
+  logic              drain_q;             // writing lines out
+  logic [LineAw-1:0] t_line_q;            // next VMEM line to write
+  logic [15:0]       t_left_q, t_elem_q;  // lines still to write; the element they hold
+  logic [31:0]       t_rows_q;
+  logic [7:0]        t_sem_q;
+  logic [31:0]       t_value_q;
   // Completion FIFO.
   pending_t pend_q [Depth];
   logic [$clog2(Depth):0]   pend_count_q;
@@ -123,9 +140,10 @@ module chip_dma #(
         reads_pending = 1'b1;
     end
   end
-  assign start = (fifo_count_q != '0) && (!cur_active_q || cur_done) &&
+  assign start = (fifo_count_q != '0) && (!cur_active_q || cur_done) && !t_busy_q &&
                  ((next_desc.kind == DmaVmemToVmem) || !pend_full) &&
-                 !((next_desc.kind == DmaVmemToHbm) && reads_pending);
+                 !((next_desc.kind == DmaVmemToHbm) && reads_pending) &&
+                 !((next_desc.kind == DmaHbmToVmemT) && (pend_count_q != '0 || cur_active_q));
 
   // ---------------------------------------------------------------- answers
   pending_t head;
@@ -143,6 +161,12 @@ module chip_dma #(
     if (hbm_resp_valid_i && head.read) begin
       vmem_we_o    = 1'b1;
       vmem_wdata_o = hbm_resp_data_i & keep_mask;  // zero beyond the bytes copied
+    end else if (drain_q) begin
+      vmem_we_o    = 1'b1;
+      vmem_waddr_o = t_line_q;
+      for (int r = 0; r < Cols; r++) begin
+        if (32'(r) < t_rows_q) vmem_wdata_o[16 * r +: 16] = tbuf_q[r][16 * t_elem_q[$clog2(TLines)-1:0] +: 16];
+      end
     end else if (v2v_step) begin
       vmem_we_o    = 1'b1;
       vmem_waddr_o = LineAw'(cur_q.hbm_addr) + LineAw'(cur_row_q);
@@ -151,8 +175,12 @@ module chip_dma #(
     sem_signal_o = 1'b0;
     sem_idx_o    = head.sem[4:0];
     sem_value_o  = head.value;
-    if (answer_last && head.sem != SemNone) begin
+    if (answer_last && !head.tr && head.sem != SemNone) begin
       sem_signal_o = 1'b1;
+    end else if (drain_q && t_left_q == 16'd1 && t_sem_q != SemNone) begin
+      sem_signal_o = 1'b1;
+      sem_idx_o    = t_sem_q[4:0];
+      sem_value_o  = t_value_q;
     end else if (v2v_step && cur_last && cur_q.sem != SemNone) begin
       sem_signal_o = 1'b1;
       sem_idx_o    = cur_q.sem[4:0];
@@ -173,6 +201,8 @@ module chip_dma #(
       cur_row_q    <= '0;
       pend_count_q <= '0;
       pend_head_q  <= '0;
+      t_busy_q     <= 1'b0;
+      drain_q      <= 1'b0;
     end else begin
       // descriptor FIFO
       if (desc_valid_i && desc_ready_o) fifo_q[fifo_head_q ^ fifo_count_q[0]] <= in_desc;
@@ -188,6 +218,29 @@ module chip_dma #(
       end else if (issue_fire || v2v_step) begin
         cur_row_q <= cur_row_q + 32'd1;
       end
+      // transposing DMA: a row into the buffer per answer, then the lines out
+      if (start && next_desc.kind == DmaHbmToVmemT) begin
+        t_busy_q  <= 1'b1;
+        t_line_q  <= next_desc.line;
+        t_left_q  <= next_desc.bytes >> 1;
+        t_elem_q  <= '0;
+        t_rows_q  <= next_desc.rows;
+        t_sem_q   <= next_desc.sem;
+        t_value_q <= next_desc.value;
+      end
+      if (hbm_resp_valid_i && head.tr) begin
+        tbuf_q[head.line[$clog2(Cols)-1:0]] <= hbm_resp_data_i;
+        if (answer_last) drain_q <= 1'b1;
+      end
+      if (drain_q) begin
+        t_line_q <= t_line_q + LineAw'(1);
+        t_elem_q <= t_elem_q + 16'd1;
+        t_left_q <= t_left_q - 16'd1;
+        if (t_left_q == 16'd1) begin
+          drain_q  <= 1'b0;
+          t_busy_q <= 1'b0;
+        end
+      end
       // completion FIFO
       if (hbm_resp_valid_i && !answer_last) begin
         pend_q[pend_head_q].left <= head.left - 32'd1;
@@ -196,7 +249,8 @@ module chip_dma #(
       if (pend_push) begin
         // the tail slot: head + count before this cycle's pop (a pop moves the head, not the tail)
         pend_q[$clog2(Depth)'(pend_head_q + pend_count_q[$clog2(Depth)-1:0])] <=
-          '{read: next_desc.kind == DmaHbmToVmem, line: next_desc.line, left: next_desc.rows,
+          '{tr: next_desc.kind == DmaHbmToVmemT, read: next_desc.kind == DmaHbmToVmem,
+            line: next_desc.kind == DmaHbmToVmemT ? '0 : next_desc.line, left: next_desc.rows,
             bytes: next_desc.bytes, sem: next_desc.sem, value: next_desc.value};
       end
       if (pend_pop) pend_head_q <= pend_head_q + $clog2(Depth)'(1);
@@ -204,6 +258,6 @@ module chip_dma #(
     end
   end
 
-  assign drained_o = (fifo_count_q == '0) && !cur_active_q && (pend_count_q == '0);
+  assign drained_o = (fifo_count_q == '0) && !cur_active_q && (pend_count_q == '0) && !t_busy_q;
   assign busy_o    = !drained_o;
 endmodule

@@ -176,6 +176,86 @@ Test(chip_rtl, dma_timing_contract) {
         }
 }
 
+/* The transposing DMA (docs/isa.md, "Transposing DMA"): rows HBM rows of n/2 bf16 become
+ * n/2 VMEM lines of rows bf16, zero beyond; plain DMAs before and after it keep their
+ * order; and its timing contract, the plain one plus one cycle per line written. */
+Test(chip_rtl, transposing_dma_writes_the_transpose) {
+  static const unsigned sizes[] = {4, 16};
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 43 + 1);
+  for (unsigned z = 0; z < 2; z++) {
+    const unsigned C = sizes[z], line = 4 * C;
+    chip_t *c = make_chip(C, 16, 9);
+    const unsigned shapes[][2] = {{C, 2 * C}, {1, 2}, {C - 1, 6}, {3, 2 * C - 2}};  /* rows, elements */
+    for (unsigned s = 0; s < 4; s++) {
+      const unsigned rows = shapes[s][0], elems = shapes[s][1], stride = 4 * line;
+      uint16_t x[16 * 32];
+      for (unsigned r = 0; r < rows; r++)
+        for (unsigned e = 0; e < elems; e++) x[r * elems + e] = rng_bf16(&rng, -4, 4);
+      for (unsigned r = 0; r < rows; r++) cr_assert_eq(chip_hbm_write(c, 4096 + r * stride, x + r * elems, 2 * elems), 0);
+      uint8_t mark[64];
+      for (unsigned i = 0; i < line; i++) mark[i] = (uint8_t)(0xC3 ^ i);
+      cr_assert_eq(chip_hbm_write(c, 0, mark, line), 0);
+      fw_prog_t p;
+      fw_prog_init(&p);
+      fw_dma_hbm_to_vmem(&p, ISA_SEM_NONE, 0, 0, line, 100, 1, line);          /* before: a marker line */
+      fw_dma_hbm_to_vmem_transposed(&p, 1, 1, 4096, stride, 200, rows, 2 * elems);
+      fw_dma_vmem_to_hbm(&p, ISA_SEM_NONE, 0, 200, 1u << 20, line, elems, line); /* after: reads the result */
+      fw_dma_vmem_to_hbm(&p, ISA_SEM_NONE, 0, 100, 2u << 20, line, 1, line);
+      fw_fence(&p);
+      fw_halt(&p);
+      char err[256];
+      cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, p.words, p.count, err, sizeof err), 0, "%s", err);
+      chip_status_t st;
+      cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 100000, &st), 0, "%s", st.report);
+      cr_assert_eq(chip_sem(c, 1), 1);
+      uint16_t out[32 * 32];
+      cr_assert_eq(chip_hbm_read(c, 1u << 20, out, (size_t)elems * line), 0);
+      for (unsigned e = 0; e < elems; e++)
+        for (unsigned l = 0; l < 2 * C; l++) {
+          const uint16_t want = l < rows ? x[l * elems + e] : 0;
+          cr_assert_eq(out[e * 2 * C + l], want, "%ux%u rows %u elems %u: line %u lane %u: 0x%04x, want 0x%04x", C, C,
+                       rows, elems, e, l, out[e * 2 * C + l], want);
+        }
+      uint8_t back[64];
+      cr_assert_eq(chip_hbm_read(c, 2u << 20, back, line), 0);
+      cr_assert_eq(memcmp(back, mark, line), 0, "the DMA before it landed");
+      fw_prog_free(&p);
+      cr_assert_eq(chip_sem(c, 1), 1);
+      fw_prog_init(&p);
+      fw_sem_wait(&p, 1, 1);
+      fw_halt(&p);
+      cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, p.words, p.count, err, sizeof err), 0, "%s", err);
+      cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 1000, &st), 0, "%s", st.report);
+      fw_prog_free(&p);
+    }
+    chip_free(c);
+  }
+  /* timing: [DMA_T; FENCE; HALT] = the plain contract + one cycle per line written */
+  const unsigned rows_l[] = {1, 5, 16}, bytes_l[] = {4, 16, 64}, bw_l[] = {64, 16, 8}, lat_l[] = {1, 10, 100};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++)
+      for (int i = 0; i < 3; i++)
+        for (int d = 0; d < 3; d++) {
+          const unsigned rows = rows_l[a], n = bytes_l[b], bw = bw_l[i], lat = lat_l[d];
+          chip_t *c = make_chip(16, bw, lat);
+          fw_prog_t p;
+          fw_prog_init(&p);
+          fw_dma_hbm_to_vmem_transposed(&p, 1, 1, 0, 64, 0, rows, n);
+          fw_fence(&p);
+          fw_halt(&p);
+          char err[256];
+          cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, p.words, p.count, err, sizeof err), 0, "%s", err);
+          chip_status_t st;
+          cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 100000, &st), 0, "%s", st.report);
+          const uint64_t per = n <= bw ? 1 : n / bw;
+          cr_assert_eq(st.cycles, (rows - 1) * per + lat + 6 + n / 2, "rows %u bytes %u B %u L %u: %llu cycles", rows,
+                       n, bw, lat, (unsigned long long)st.cycles);
+          fw_prog_free(&p);
+          chip_free(c);
+        }
+}
+
 Test(chip_rtl, dma_round_trip_zero_fills_and_orders) {
   chip_t *c = make_chip(4, 16, 10);
   uint8_t src[256];
@@ -303,7 +383,7 @@ Test(chip_rtl, every_error_path_stops_the_queue) {
       {1, {0x10 | 1u << 8, 0, 0, 0, 16, 0, 0, 16}, 6, "zero rows"},
       {1, {0x10 | 1u << 8, 0, 0, 0, 16, 0, 1, 6}, 6, "bytes not a multiple of 4"},
       {1, {0x10 | 1u << 8, 0, 0, 0, 16, 0, 1, 20}, 6, "bytes beyond a line"},
-      {1, {0x10 | 1u << 8, 0, 3, 0, 16, 0, 1, 16}, 6, "unknown DMA kind"},
+      {1, {0x10 | 1u << 8, 0, ISA_NUM_DMA_KINDS, 0, 16, 0, 1, 16}, 6, "unknown DMA kind"},
       {0, {0x21, 0, 0, 0, 0, 0}, 6, "MATMUL of zero rows"},
       {0, {0x03 | 40u << 8, 1}, 7, "semaphore out of range"},
       {0, {0x30, ISA_NUM_VEC_OPS, 0, 0, 0, 1}, 1, "unknown vector operation"},

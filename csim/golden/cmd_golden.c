@@ -14,9 +14,12 @@ static unsigned check_dma(const cmd_golden_chip_t *c, const uint32_t *cmd) {
   const uint32_t addr = ISA_GET(cmd, DMA, hbm_addr);
   if (bad_sem(ISA_GET(cmd, DMA, sem), true)) return ISA_ERR_SEM;
   if (rows == 0 || bytes == 0 || bytes % 4 || bytes > line_bytes ||
-      (kind != ISA_DMA_HBM_TO_VMEM && kind != ISA_DMA_VMEM_TO_HBM && kind != ISA_DMA_VMEM_TO_VMEM))
+      (kind != ISA_DMA_HBM_TO_VMEM && kind != ISA_DMA_VMEM_TO_HBM && kind != ISA_DMA_VMEM_TO_VMEM &&
+       kind != ISA_DMA_HBM_TO_VMEM_T) ||
+      (kind == ISA_DMA_HBM_TO_VMEM_T && rows > c->geo.cols))
     return ISA_ERR_SIZE;
-  if (!inside(ISA_GET(cmd, DMA, line), rows, V)) return ISA_ERR_VMEM;
+  /* a transposing DMA writes bytes/2 lines, one per element of a row */
+  if (!inside(ISA_GET(cmd, DMA, line), kind == ISA_DMA_HBM_TO_VMEM_T ? bytes / 2 : rows, V)) return ISA_ERR_VMEM;
   if (kind == ISA_DMA_VMEM_TO_VMEM) return inside(addr, rows, V) ? ISA_ERR_NONE : ISA_ERR_VMEM;
   /* the last row ends at addr + (rows - 1) * stride + bytes */
   const uint64_t end = addr + (uint64_t)(rows - 1) * ISA_GET(cmd, DMA, stride) + bytes;

@@ -168,7 +168,20 @@ static void dma_op(gen_t *g, unsigned chip) {
   const unsigned chips = g->t->pod_x * g->t->pod_y;
   const unsigned pick = below(g, 100);
   const uint32_t value = 1 + below(g, 3);
-  if (pick < 30) {
+  if (pick < 8) {
+    /* transposing: rows <= C rows of an even number of bf16, as many lines, in the DMA zone */
+    const uint32_t rows = 1 + below(g, g->t->geo.cols);
+    const uint32_t most = l->line_bytes / 2 < l->dma_lines ? l->line_bytes / 2 : l->dma_lines;
+    const uint32_t lines = 2 * (1 + below(g, most / 2)), bytes = 2 * lines;
+    const uint32_t stride = 4 * (below(g, l->line_bytes / 4) + 1);
+    const uint64_t span = (uint64_t)(rows - 1) * stride + bytes;
+    const uint32_t addr = 4 * below(g, (l->in_bytes - span) / 4 + 1);
+    unsigned sem = completion(g, chip, value);
+    order_after_rdma(c, p);
+    fw_dma_hbm_to_vmem_transposed(p, sem, value, addr, stride, dma_line(g, lines), rows, bytes);
+    c->dma_writes = true;
+    g->cost += (uint64_t)rows * 4 + lines + 2 * g->t->hbm_latency + 40;
+  } else if (pick < 30) {
     uint32_t rows = rows_upto(g, l->dma_lines), bytes = 4 * (1 + below(g, l->line_bytes / 4));
     uint32_t stride = chance(g, 10) ? 0 : 4 * below(g, l->line_bytes / 2 + 1);
     uint64_t span = (uint64_t)(rows - 1) * stride + bytes;
