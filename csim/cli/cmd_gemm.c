@@ -55,8 +55,9 @@ static void gemm_help(void) {
          "%u cycles); --relu and --bf16-out apply ReLU and round C to bf16 on the chip's vector\n"
          "unit on the way out; chip sizes built: %s\n"
          "--level mxu: the MXU alone, fed through its ports from C; sizes built: %s\n"
-         "--transposed-b: B is kept transposed (B^T in HBM, or fed to the MXU) and each tile is\n"
-         "loaded transposed (MXU_LOAD's transpose bit; square MXUs), as a backward pass uses W^T\n"
+         "--transposed-b: B is kept transposed (B^T in HBM; the MXU alone is fed B column by\n"
+         "column) and each tile is loaded transposed (MXU_LOAD's transpose bit; square MXUs), as\n"
+         "a backward pass uses W^T\n"
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
@@ -250,20 +251,11 @@ static int run_mxu(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, u
   stopwatch_t w;
   stopwatch_start(&w);
   mxu_gemm_stats_t ms;
-  uint16_t *bt = NULL;  /* --transposed-b: B^T, N x K */
-  if (o->transposed_b) {
-    if (!(bt = malloc(o->k * o->n * sizeof *bt))) {
-      rc = cli_fail("gemm", "out of memory");
-      goto out;
-    }
-    for (size_t r = 0; r < o->k; r++)
-      for (size_t col = 0; col < o->n; col++) bt[col * o->k + r] = b[r * o->n + col];
-    dev.b_transposed = true;
+  dev.b_transposed = o->transposed_b;
+  if (mxu_gemm(&dev, o->m, o->k, o->n, a, b, c, &ms, err, sizeof err)) {
+    rc = cli_fail("gemm", "%s", err);
+    goto out;
   }
-  rc = mxu_gemm(&dev, o->m, o->k, o->n, a, bt ? bt : b, c, &ms, err, sizeof err) ? cli_fail("gemm", "%s", err)
-                                                                                  : CLI_EXIT_OK;
-  free(bt);
-  if (rc != CLI_EXIT_OK) goto out;
   st->seconds = stopwatch_seconds(&w);
   st->cycles = ms.cycles;
   st->readout_cycles = ms.readout_cycles;

@@ -43,7 +43,8 @@ int mxu_dev_open(mxu_dev_t *d, unsigned rows, unsigned cols, uint64_t seed, char
   for (int i = 0; i < 5; i++) d->p_cnt[i] = vmodel_port(m, counter_ports[i]);
   vmodel_poke(m, d->p_cmd_valid, 0);
   vmodel_poke(m, d->p_w_valid, 0);
-  vmodel_poke(m, vmodel_port(m, "w_transpose_i"), 0);  /* plain loads (the driver streams B's rows) */
+  d->p_w_transpose = vmodel_port(m, "w_transpose_i");
+  vmodel_poke(m, d->p_w_transpose, 0);
   vmodel_poke(m, d->p_a_valid, 0);
   vmodel_poke(m, d->p_rd_en, 0);
   vmodel_reset(m, 2);
@@ -107,8 +108,7 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
     snprintf(err, errlen, "a transposed B needs a square MXU, not %ux%u", R, C);
     return -1;
   }
-  const int p_w_transpose = vmodel_port(d->model, "w_transpose_i");
-  vmodel_poke(d->model, p_w_transpose, d->b_transposed);
+  vmodel_poke(d->model, d->p_w_transpose, d->b_transposed);
   const size_t kt = ceil_div(k, R), nt = ceil_div(n, C), tiles = kt * nt;
   vmodel_t *mdl = d->model;
 
@@ -156,11 +156,11 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
     if (w_v) {
       size_t t = w_i / R, r = w_i % R, ntile = t / kt, ktile = t % kt, kk = ktile * R + r;
       if (d->b_transposed) {
-        /* load row r is weight column r: B[ktile R + e][ntile C + r] = B^T[ntile C + r][ktile R + e] */
+        /* load row r is weight column r: element e is B[ktile R + e][ntile C + r] */
         const size_t col = ntile * C + r;
         for (unsigned e = 0; e < R; e++) {
           const size_t ke = ktile * R + e;
-          row[e] = (ke < k && col < n) ? b[col * k + ke] : 0;
+          row[e] = (ke < k && col < n) ? b[ke * n + col] : 0;
         }
       } else {
         for (unsigned j = 0; j < C; j++) {
@@ -203,7 +203,7 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
   vmodel_poke(mdl, d->p_cmd_valid, 0);
   vmodel_poke(mdl, d->p_w_valid, 0);
   vmodel_poke(mdl, d->p_a_valid, 0);
-  vmodel_poke(mdl, p_w_transpose, 0);
+  vmodel_poke(mdl, d->p_w_transpose, 0);
   if (rc == 0 && vmodel_peek(mdl, d->p_error)) {
     snprintf(err, errlen, "the MXU flagged a malformed command");
     rc = -1;

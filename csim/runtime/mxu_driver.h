@@ -21,15 +21,16 @@ typedef struct {
   unsigned rows, cols, acc_depth;
   int p_cmd_valid, p_cmd_ready, p_cmd_op, p_cmd_addr, p_cmd_rows, p_cmd_accum;
   int p_w_valid, p_w_ready, p_w_row, p_a_valid, p_a_ready, p_a_row;
-  int p_rd_en, p_rd_addr, p_rd_data, p_busy, p_error;
+  int p_rd_en, p_rd_addr, p_rd_data, p_busy, p_error, p_w_transpose;
   int p_cnt[5];
   /* Optional: called about every 1024 cycles of a GEMM (for progress on stderr). */
   void (*progress)(void *ctx, uint64_t cycles, uint64_t expected);
   void *progress_ctx;
   /* Optional: when nonzero, the driver withholds data and commands at random (about one
    * cycle in three, from this seed) to exercise back-pressure; results must not change. */
-  /* Optional: b is B^T (N x K, row-major) and each tile is loaded transposed (square MXUs
-   * only): C = A x B all the same, in the same cycles (docs/mxu.md, "Transposed loads"). */
+  /* Optional: each tile is loaded transposed, row j of the load being B's column j, as a
+   * GEMM against a transposed operand feeds it (square MXUs only): C = A x B all the same,
+   * in the same cycles (docs/mxu.md, "Transposed loads"). b is still K x N. */
   bool b_transposed;
   uint64_t stall_seed;
 } mxu_dev_t;
