@@ -152,3 +152,8 @@ void fw_raw(fw_prog_t *p, const uint32_t w[ISA_CMD_WORDS]) {
   uint32_t *c = emit(p, (isa_opcode_t)0);
   if (c) memcpy(c, w, ISA_CMD_WORDS * sizeof *c);
 }
+
+void fw_prog_append(fw_prog_t *p, const fw_prog_t *src, size_t first, size_t n) {
+  if (src->oom) p->oom = true;
+  for (size_t i = first; i < first + n && i < src->count; i++) fw_raw(p, src->words + i * ISA_CMD_WORDS);
+}

@@ -79,7 +79,9 @@ void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line);
 void fw_vec(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
             uint32_t scalar_bits);
 
-/* Appends a raw command, word for word (tests of the command processor's error paths only). */
+/* Appends a raw command, word for word (tests of the command processor's error paths). */
 void fw_raw(fw_prog_t *p, const uint32_t words[ISA_CMD_WORDS]);
+/* Appends commands first .. first + n - 1 of src (kernels that interleave two streams). */
+void fw_prog_append(fw_prog_t *p, const fw_prog_t *src, size_t first, size_t n);
 
 #endif

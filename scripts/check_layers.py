@@ -17,7 +17,7 @@ ALLOWED = {
     "fw": set(),
     "util": set(),
     "vmodel": {"util", "fw/isa.h"},
-    "golden": {"util", "fw/isa.h", "fw/collective_args.h"},
+    "golden": {"util", "fw/isa.h", "fw/collective_args.h", "fw/train_args.h"},
     "system": {"util", "vmodel", "fw/isa.h"},
     "runtime": {"util", "vmodel", "system", "fw"},
     "verify": {"util", "vmodel", "golden", "system", "runtime", "fw"},

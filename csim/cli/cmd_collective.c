@@ -44,27 +44,6 @@ static void coll_help(void) {
          "bandwidth conventions (nccl-tests).\n" CLI_EXIT_STATUS_HELP);
 }
 
-/* --slice X0,Y0,WxH: numbers 0..255 (an empty slice is refused later, with the pod). */
-static bool parse_slice(const char *cmd, const char *opt, const char *text, void *dst) {
-  fw_slice_t *s = dst;
-  char buf[64];
-  uint64_t v[4];
-  snprintf(buf, sizeof buf, "%s", text);
-  char *c1 = strchr(buf, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL, *x = c2 ? strchr(c2 + 1, 'x') : NULL;
-  if (strlen(text) < sizeof buf && x) {
-    *c1 = *c2 = *x = 0;
-    const char *parts[4] = {buf, c1 + 1, c2 + 1, x + 1};
-    bool ok = true;
-    for (int i = 0; i < 4; i++) ok = ok && cli_number(parts[i], 0, 255, &v[i]);
-    if (ok) {
-      s->x0 = (unsigned)v[0], s->y0 = (unsigned)v[1], s->w = (unsigned)v[2], s->h = (unsigned)v[3];
-      return true;
-    }
-  }
-  cli_usage_error(cmd, "%s expects X0,Y0,WxH (numbers 0..255), got '%s'", opt, text);
-  return false;
-}
-
 static int parse(int argc, char **argv, coll_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->mxu[0] = o->mxu[1] = 16;
@@ -72,7 +51,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   o->clock_mhz = CHIP_DEFAULT_CLOCK_MHZ;
   const cli_opt_t opts[] = {
       CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 255, .shape = "XxY", .given = &o->have_pod),
-      CLI_OPT("slice", CLI_CUSTOM, &o->cfg.slice, .given = &o->have_slice, .parse = parse_slice),
+      CLI_OPT("slice", CLI_CUSTOM, &o->cfg.slice, .given = &o->have_slice, .parse = cmd_parse_slice),
       CLI_OPT("op", CLI_CHOICE, &o->op, .shape = op_names, .given = &o->have_op),
       CLI_OPT("bytes", CLI_U64, &o->bytes, .min = 1, .max = 1ull << 34),
       CLI_OPT("algo", CLI_CHOICE, &o->algo, .shape = "ring|torus2d"),

@@ -8,9 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -190,18 +188,6 @@ static int print_result(const net_opts_t *o, double rate, const noc_result_t *r)
   return report_print(&rep, o->json, stdout) ? cli_fail("net", "cannot write the report") : CLI_EXIT_OK;
 }
 
-/* Runs the plotting script on the CSV (no shell: the paths need no quoting). 0 on success. */
-static int plot(const char *script, const char *csv, const char *png, const char *title) {
-  char *argv[] = {"/usr/bin/python3", (char *)script, (char *)csv, (char *)png, (char *)title, NULL};
-  extern char **environ;
-  pid_t pid;
-  int status;
-  if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0) return -1;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
 static int sweep(const net_opts_t *o) {
   char tmp[1024];
   snprintf(tmp, sizeof tmp, "%s.tmp", o->sweep_csv);
@@ -233,16 +219,13 @@ static int sweep(const net_opts_t *o) {
     remove(tmp);
     return rc != CLI_EXIT_OK ? rc : cli_fail("net", "cannot write '%s'", o->sweep_csv);
   }
-  char png[4200], script[4200], title[256];
+  char png[4200], title[256];
   snprintf(png, sizeof png, "%.*s.png", (int)(strlen(o->sweep_csv) > 4 && !strcmp(o->sweep_csv + strlen(o->sweep_csv) - 4, ".csv")
                                                 ? strlen(o->sweep_csv) - 4 : strlen(o->sweep_csv)), o->sweep_csv);
   snprintf(title, sizeof title, "%ux%u torus, %s, %u-flit packets, %u VCs x %u", o->cfg.size_x, o->cfg.size_y,
            noc_pattern_name(o->run.pattern), o->run.packet_flits, o->cfg.vcs, o->cfg.buf_depth);
-  /* the binary is build/tpusim (or build/san/tpusim): the script is in scripts/ above it */
-  snprintf(script, sizeof script, "%s/../scripts/plot_sweep.py", o->exe_dir);
-  if (access(script, R_OK)) snprintf(script, sizeof script, "%s/../../scripts/plot_sweep.py", o->exe_dir);
-  if (plot(script, o->sweep_csv, png, title) != 0)
-    return cli_fail("net", "plotting failed (%s needs python3-matplotlib: make deps)", script);
+  if (cmd_plot(o->exe_dir, "plot_sweep.py", o->sweep_csv, png, title) != 0)
+    return cli_fail("net", "plotting failed (scripts/plot_sweep.py needs python3-matplotlib: make deps)");
   fprintf(stderr, "net: wrote %s and %s\n", o->sweep_csv, png);
   return CLI_EXIT_OK;
 }

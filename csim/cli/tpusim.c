@@ -15,6 +15,7 @@ static const command_t commands[] = {
     {"dot", cmd_dot, "bf16 dot product through the RTL arithmetic units, checked bit-exact"},
     {"chip", cmd_chip, "host time per simulated cycle of a chip: idle, GEMM, routing"},
     {"collective", cmd_collective, "a collective (all-reduce...) as firmware on a slice of a pod, checked bit-exact"},
+    {"train", cmd_train, "trains an MLP on a slice: data, model or both parallel, checked bit-exact per step"},
     {"step", cmd_step, "a data-parallel training step on a pod: per-chip GEMMs, then an all-reduce"},
     {"net", cmd_net, "synthetic traffic on a torus of RTL routers: latency, throughput, scoreboard"},
     {"gemm", cmd_gemm, "C = A x B on the RTL MXU (systolic array), checked bit-exact and cycle-exact"},

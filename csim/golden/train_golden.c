@@ -1,0 +1,403 @@
+/* train_golden: see train_golden.h and docs/training.md ("The step, exactly"). */
+#include "golden/train_golden.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden/arith_golden.h"
+#include "golden/coll_golden.h"
+#include "golden/mxu_golden.h"
+#include "golden/vec_golden.h"
+
+#define NEG_INF 0xFF800000u
+
+struct train_golden {
+  fw_train_net_t net;
+  fw_slice_t s;
+  unsigned C, chips, b, bp, hm;
+  unsigned k[FW_TRAIN_LAYERS], n[FW_TRAIN_LAYERS], kp[FW_TRAIN_LAYERS], nb[FW_TRAIN_LAYERS];
+  size_t lines[FW_TRAIN_LAYERS], first[FW_TRAIN_LAYERS], total;  /* parameter lines */
+  uint32_t *params;  /* chips x total x C */
+  uint32_t *probs;   /* chips x b x C */
+};
+
+/* What one chip computes in a step, between the all-reduces. */
+typedef struct {
+  uint16_t *x;                 /* b x F */
+  uint32_t *y;                 /* b x C, one-hot */
+  uint16_t *wb[FW_TRAIN_LAYERS];
+  uint32_t *z1, *z2;           /* b x H, b x Hm (bias added) */
+  uint16_t *a1b, *a2b;
+  uint32_t *zp;                /* b x C lines: the (partial) logits */
+  uint32_t *da1;               /* nb1 blocks of bp lines x C: the (partial) input gradient of layer 2 */
+  uint32_t *grad;              /* total x C */
+  uint16_t *dz2b, *dz3b;
+} chip_work_t;
+
+static unsigned up(unsigned a, unsigned m) { return (a + m - 1) / m * m; }
+
+/* The chip's place (docs/training.md, "Layouts"). */
+static void place(const train_golden_t *t, unsigned i, unsigned *dp, unsigned *mp, fw_slice_t *dpg, fw_slice_t *mpg) {
+  const fw_slice_t *s = &t->s;
+  const unsigned x = s->x0 + i % s->w, y = s->y0 + i / s->w;
+  if (t->net.mp == 1) {
+    *dp = i, *mp = 0, *dpg = *s, *mpg = (fw_slice_t){x, y, 1, 1, s->pod_w, s->pod_h};
+  } else if (t->net.dp == 1) {
+    *dp = 0, *mp = i, *mpg = *s, *dpg = (fw_slice_t){x, y, 1, 1, s->pod_w, s->pod_h};
+  } else {
+    *dp = x - s->x0, *mp = y - s->y0;
+    *dpg = (fw_slice_t){s->x0, y, s->w, 1, s->pod_w, s->pod_h};
+    *mpg = (fw_slice_t){x, s->y0, 1, s->h, s->pod_w, s->pod_h};
+  }
+}
+
+/* Element (k, n) of layer l in a chip's parameter lines; its bias n. */
+static uint32_t *w_at(const train_golden_t *t, uint32_t *p, unsigned l, unsigned k, unsigned n) {
+  return p + (t->first[l] + (size_t)(n / t->C) * t->kp[l] + k) * t->C + n % t->C;
+}
+static uint32_t *b_at(const train_golden_t *t, uint32_t *p, unsigned l, unsigned n) {
+  return p + (t->first[l] + (size_t)t->nb[l] * t->kp[l] + n / t->C) * t->C + n % t->C;
+}
+
+/* The chip's shard of layer l: rows [r0, r0 + k), columns [c0, c0 + n) of the network's. */
+static void shard(const train_golden_t *t, unsigned mp, unsigned l, unsigned *r0, unsigned *c0) {
+  *r0 = l == 2 ? mp * t->hm : 0;
+  *c0 = l == 1 ? mp * t->hm : 0;
+}
+
+train_golden_t *train_golden_new(const fw_train_net_t *net, const fw_slice_t *s, unsigned lanes,
+                                 const uint32_t *const w[FW_TRAIN_LAYERS], const uint32_t *const bias[FW_TRAIN_LAYERS],
+                                 char *err, size_t errlen) {
+  train_golden_t *t = calloc(1, sizeof *t);
+  if (!t) goto oom;
+  t->net = *net, t->s = *s, t->C = lanes, t->chips = s->w * s->h;
+  t->b = net->batch / net->dp, t->bp = up(t->b, lanes), t->hm = net->hidden / net->mp;
+  const unsigned full_n[3] = {net->hidden, net->hidden, net->classes};
+  const unsigned ks[3] = {net->features, net->hidden, t->hm}, ns[3] = {net->hidden, t->hm, net->classes};
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+    t->k[l] = ks[l], t->n[l] = ns[l], t->kp[l] = up(ks[l], lanes), t->nb[l] = (ns[l] + lanes - 1) / lanes;
+    t->lines[l] = (size_t)t->nb[l] * t->kp[l] + t->nb[l];
+    t->first[l] = t->total;
+    t->total += t->lines[l];
+  }
+  t->params = calloc((size_t)t->chips * t->total * lanes, sizeof *t->params);
+  t->probs = calloc((size_t)t->chips * t->b * lanes, sizeof *t->probs);
+  if (!t->params || !t->probs) goto oom;
+  for (unsigned i = 0; i < t->chips; i++) {
+    unsigned dp, mp, r0, c0;
+    fw_slice_t g1, g2;
+    place(t, i, &dp, &mp, &g1, &g2);
+    uint32_t *p = t->params + (size_t)i * t->total * lanes;
+    for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+      shard(t, mp, l, &r0, &c0);
+      for (unsigned k = 0; k < t->k[l]; k++)
+        for (unsigned n = 0; n < t->n[l]; n++) *w_at(t, p, l, k, n) = w[l][(size_t)(r0 + k) * full_n[l] + c0 + n];
+      for (unsigned n = 0; n < t->n[l]; n++) *b_at(t, p, l, n) = bias[l][c0 + n];
+    }
+  }
+  return t;
+oom:
+  train_golden_free(t);
+  snprintf(err, errlen, "out of memory for the reference trainer");
+  return NULL;
+}
+
+void train_golden_free(train_golden_t *t) {
+  if (!t) return;
+  free(t->params);
+  free(t->probs);
+  free(t);
+}
+
+const uint32_t *train_golden_params(const train_golden_t *t, unsigned chip, size_t *lines) {
+  if (lines) *lines = t->total;
+  return t->params + (size_t)chip * t->total * t->C;
+}
+
+const uint32_t *train_golden_probs(const train_golden_t *t, unsigned chip) {
+  return t->probs + (size_t)chip * t->b * t->C;
+}
+
+void train_golden_network(const train_golden_t *t, unsigned dp_rank, uint32_t *const w[FW_TRAIN_LAYERS],
+                          uint32_t *const bias[FW_TRAIN_LAYERS]) {
+  const unsigned full_n[3] = {t->net.hidden, t->net.hidden, t->net.classes};
+  for (unsigned i = 0; i < t->chips; i++) {
+    unsigned dp, mp, r0, c0;
+    fw_slice_t g1, g2;
+    place(t, i, &dp, &mp, &g1, &g2);
+    if (dp != dp_rank) continue;
+    uint32_t *p = t->params + (size_t)i * t->total * t->C;
+    for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+      shard(t, mp, l, &r0, &c0);
+      for (unsigned k = 0; k < t->k[l]; k++)
+        for (unsigned n = 0; n < t->n[l]; n++) w[l][(size_t)(r0 + k) * full_n[l] + c0 + n] = *w_at(t, p, l, k, n);
+      for (unsigned n = 0; n < t->n[l]; n++) bias[l][c0 + n] = *b_at(t, p, l, n);
+    }
+  }
+}
+
+static uint32_t lane(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t s) { return vec_golden_lane(op, a, b, s); }
+static uint16_t bf16(uint32_t v) { return arith_golden_fp32_to_bf16(v); }
+
+/* m x k -> k x m */
+static uint16_t *transpose16(const uint16_t *a, unsigned m, unsigned k) {
+  uint16_t *t = malloc((size_t)m * k * sizeof *t + 1);
+  if (t)
+    for (unsigned i = 0; i < m; i++)
+      for (unsigned j = 0; j < k; j++) t[(size_t)j * m + i] = a[(size_t)i * k + j];
+  return t;
+}
+
+/* An all-reduce over group g: member chips of the slice in the group's order (its index
+ * y * w + x), `lines` lines of C lanes each at buf(i). */
+static int group_allreduce(const train_golden_t *t, const fw_slice_t *g, uint32_t lines, uint32_t *const *buf) {
+  const unsigned n = g->w * g->h, C = t->C;
+  if (n == 1) return 0;
+  uint32_t *in = malloc((size_t)n * lines * C * sizeof *in), *out = malloc((size_t)n * lines * C * sizeof *out);
+  if (!in || !out) {
+    free(in), free(out);
+    return -1;
+  }
+  for (unsigned j = 0; j < n; j++) memcpy(in + (size_t)j * lines * C, buf[j], (size_t)lines * C * sizeof *in);
+  /* the 2-D torus algorithm when the group spans both dimensions, else the ring */
+  const fw_coll_args_t a = {FW_COLL_ALLREDUCE, g->w > 1 && g->h > 1 ? FW_COLL_TORUS2D : FW_COLL_RING, 0, lines, 1, 0,
+                            false};
+  coll_golden(g, &a, C, in, out);
+  for (unsigned j = 0; j < n; j++) memcpy(buf[j], out + (size_t)j * lines * C, (size_t)lines * C * sizeof *out);
+  free(in), free(out);
+  return 0;
+}
+
+/* Every group of the kind (dp or mp): its members' buffers all-reduced. */
+static int allreduce_groups(const train_golden_t *t, bool dp_groups, uint32_t lines, uint32_t *const *per_chip) {
+  int rc = 0;
+  uint32_t **buf = malloc(t->chips * sizeof *buf);
+  bool *done = calloc(t->chips, sizeof *done);
+  if (!buf || !done) rc = -1;
+  for (unsigned i = 0; i < t->chips && rc == 0; i++) {
+    if (done[i]) continue;
+    unsigned dp, mp;
+    fw_slice_t g1, g2;
+    place(t, i, &dp, &mp, &g1, &g2);
+    const fw_slice_t *g = dp_groups ? &g1 : &g2;
+    for (unsigned gy = 0; gy < g->h; gy++)
+      for (unsigned gx = 0; gx < g->w; gx++) {
+        unsigned c = (g->y0 + gy - t->s.y0) * t->s.w + (g->x0 + gx - t->s.x0);
+        buf[gy * g->w + gx] = per_chip[c];
+        done[c] = true;
+      }
+    rc = group_allreduce(t, g, lines, buf);
+  }
+  free(buf), free(done);
+  return rc;
+}
+
+static void work_free(chip_work_t *w) {
+  free(w->x), free(w->y), free(w->z1), free(w->z2), free(w->a1b), free(w->a2b), free(w->zp), free(w->da1);
+  free(w->grad), free(w->dz2b), free(w->dz3b);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) free(w->wb[l]);
+}
+
+/* Forward up to the partial logits. */
+static int forward(const train_golden_t *t, unsigned i, const uint16_t *x, const uint8_t *label, unsigned first,
+                   chip_work_t *w) {
+  const unsigned C = t->C, b = t->b, F = t->net.features, H = t->net.hidden, hm = t->hm;
+  unsigned dp, mp;
+  fw_slice_t g1, g2;
+  place(t, i, &dp, &mp, &g1, &g2);
+  uint32_t *p = t->params + (size_t)i * t->total * C;
+  w->x = malloc((size_t)b * F * 2);
+  w->y = calloc((size_t)b * C, 4);
+  w->z1 = malloc((size_t)b * H * 4), w->a1b = malloc((size_t)b * H * 2);
+  w->z2 = malloc((size_t)b * hm * 4), w->a2b = malloc((size_t)b * hm * 2);
+  w->zp = calloc((size_t)b * C, 4);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) w->wb[l] = malloc((size_t)t->k[l] * t->n[l] * 2 + 2);
+  if (!w->x || !w->y || !w->z1 || !w->a1b || !w->z2 || !w->a2b || !w->zp || !w->wb[0] || !w->wb[1] || !w->wb[2])
+    return -1;
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++)
+    for (unsigned k = 0; k < t->k[l]; k++)
+      for (unsigned n = 0; n < t->n[l]; n++) w->wb[l][(size_t)k * t->n[l] + n] = bf16(*w_at(t, p, l, k, n));
+  const unsigned ex = first + dp * b;
+  memcpy(w->x, x + (size_t)ex * F, (size_t)b * F * 2);
+  for (unsigned e = 0; e < b; e++) w->y[(size_t)e * C + label[ex + e]] = 0x3F800000u;
+  /* layer 1, layer 2: Z = A W + bias; A = bf16(relu(Z)) */
+  mxu_golden_gemm(C, b, F, H, w->x, w->wb[0], w->z1);
+  for (unsigned e = 0; e < b; e++)
+    for (unsigned n = 0; n < H; n++) {
+      uint32_t *z = &w->z1[(size_t)e * H + n];
+      *z = lane(ISA_VEC_ADD, *z, *b_at(t, p, 0, n), 0);
+      w->a1b[(size_t)e * H + n] = bf16(lane(ISA_VEC_RELU, *z, 0, 0));
+    }
+  mxu_golden_gemm(C, b, H, hm, w->a1b, w->wb[1], w->z2);
+  for (unsigned e = 0; e < b; e++)
+    for (unsigned n = 0; n < hm; n++) {
+      uint32_t *z = &w->z2[(size_t)e * hm + n];
+      *z = lane(ISA_VEC_ADD, *z, *b_at(t, p, 1, n), 0);
+      w->a2b[(size_t)e * hm + n] = bf16(lane(ISA_VEC_RELU, *z, 0, 0));
+    }
+  /* layer 3's partial logits, a line (C lanes) per example */
+  uint32_t *zp = malloc((size_t)b * t->net.classes * 4);
+  if (!zp) return -1;
+  mxu_golden_gemm(C, b, hm, t->net.classes, w->a2b, w->wb[2], zp);
+  for (unsigned e = 0; e < b; e++)
+    for (unsigned n = 0; n < t->net.classes; n++) w->zp[(size_t)e * C + n] = zp[(size_t)e * t->net.classes + n];
+  free(zp);
+  return 0;
+}
+
+/* The gradients of layer l into w->grad: dW = A^T dZ (A: b x k bf16, dZ: b x n bf16), db = the
+ * sum of dZ's fp32 lines (b x C lanes a block, nb blocks) in line order. */
+static int layer_grads(const train_golden_t *t, unsigned l, const uint16_t *a, const uint16_t *dzb,
+                       const uint32_t *dz_lines, chip_work_t *w) {
+  const unsigned C = t->C, b = t->b, k = t->k[l], n = t->n[l];
+  uint16_t *at = transpose16(a, b, k);
+  uint32_t *dw = malloc((size_t)k * n * 4 + 4), *sum = malloc(C * 4);
+  if (!at || !dw || !sum) {
+    free(at), free(dw), free(sum);
+    return -1;
+  }
+  mxu_golden_gemm(C, k, b, n, at, dzb, dw);
+  for (unsigned kk = 0; kk < k; kk++)
+    for (unsigned nn = 0; nn < n; nn++) *w_at(t, w->grad, l, kk, nn) = dw[(size_t)kk * n + nn];
+  for (unsigned nt = 0; nt < t->nb[l]; nt++) {
+    vec_golden_lines(ISA_VEC_SUM_LINES, C, b, dz_lines + (size_t)nt * b * C, NULL, 0, sum);
+    memcpy(b_at(t, w->grad, l, nt * C), sum, C * 4);
+  }
+  free(at), free(dw), free(sum);
+  return 0;
+}
+
+/* fp32 values (rows x cols) as nb blocks of `rows` lines of C lanes (zero beyond cols). */
+static uint32_t *as_lines(const train_golden_t *t, const uint32_t *v, unsigned rows, unsigned cols, unsigned stride) {
+  const unsigned C = t->C, nb = (cols + C - 1) / C;
+  uint32_t *l = calloc((size_t)nb * stride * C + 1, 4);
+  if (l)
+    for (unsigned r = 0; r < rows; r++)
+      for (unsigned c = 0; c < cols; c++) l[((size_t)(c / C) * stride + r) * C + c % C] = v[(size_t)r * cols + c];
+  return l;
+}
+
+/* Softmax, dZ3, layer 3's gradients and input gradient, then layer 2's input gradient. */
+static int middle(const train_golden_t *t, unsigned i, chip_work_t *w) {
+  const unsigned C = t->C, b = t->b, K = t->net.classes, hm = t->hm, H = t->net.hidden;
+  uint32_t *p = t->params + (size_t)i * t->total * C, *probs = t->probs + (size_t)i * b * C;
+  uint32_t mask[VEC_GOLDEN_MAX_LANES], z[VEC_GOLDEN_MAX_LANES], m[VEC_GOLDEN_MAX_LANES], e[VEC_GOLDEN_MAX_LANES];
+  uint32_t s[VEC_GOLDEN_MAX_LANES], r[VEC_GOLDEN_MAX_LANES];
+  for (unsigned c = 0; c < C; c++) mask[c] = c < K ? 0 : NEG_INF;
+  float inv = 1.0f / (float)t->net.batch;
+  uint32_t inv_bits;
+  memcpy(&inv_bits, &inv, 4);
+  uint32_t *dz3 = calloc((size_t)b * C, 4), *dz3m = malloc((size_t)b * K * 4 + 4);
+  w->dz3b = malloc((size_t)b * K * 2 + 2);
+  w->grad = calloc(t->total * C, 4);
+  if (!dz3 || !dz3m || !w->dz3b || !w->grad) {
+    free(dz3), free(dz3m);
+    return -1;
+  }
+  for (unsigned ex = 0; ex < b; ex++) {
+    for (unsigned c = 0; c < C; c++) z[c] = lane(ISA_VEC_ADD, w->zp[(size_t)ex * C + c], *b_at(t, p, 2, c), 0);
+    for (unsigned c = 0; c < C; c++) z[c] = lane(ISA_VEC_ADD, z[c], mask[c], 0);
+    vec_golden_line(ISA_VEC_MAX_LANES, C, z, NULL, 0, m);
+    for (unsigned c = 0; c < C; c++) e[c] = lane(ISA_VEC_EXP, lane(ISA_VEC_SUB, z[c], m[c], 0), 0, 0);
+    vec_golden_line(ISA_VEC_SUM_LANES, C, e, NULL, 0, s);
+    for (unsigned c = 0; c < C; c++) r[c] = lane(ISA_VEC_RECIP, s[c], 0, 0);
+    for (unsigned c = 0; c < C; c++) {
+      uint32_t pr = lane(ISA_VEC_MUL, e[c], r[c], 0);
+      probs[(size_t)ex * C + c] = pr;
+      uint32_t d = lane(ISA_VEC_SCALE, lane(ISA_VEC_SUB, pr, w->y[(size_t)ex * C + c], 0), 0, inv_bits);
+      dz3[(size_t)ex * C + c] = d;
+      if (c < K) dz3m[(size_t)ex * K + c] = d, w->dz3b[(size_t)ex * K + c] = bf16(d);
+    }
+  }
+  /* layer 3: input gradient dA2 = dZ3 W3^T, then its gradients; dZ2 = dA2 where Z2 > 0 */
+  uint16_t *w3t = transpose16(w->wb[2], hm, K);
+  uint32_t *da2 = malloc((size_t)b * hm * 4 + 4), *dz2 = malloc((size_t)b * hm * 4 + 4);
+  w->dz2b = malloc((size_t)b * hm * 2 + 2);
+  int rc = -1;
+  if (!w3t || !da2 || !dz2 || !w->dz2b) goto out;
+  mxu_golden_gemm(C, b, K, hm, w->dz3b, w3t, da2);
+  if (layer_grads(t, 2, w->a2b, w->dz3b, dz3, w)) goto out;
+  for (size_t j = 0; j < (size_t)b * hm; j++) {
+    dz2[j] = lane(ISA_VEC_RELU_GRAD, w->z2[j], da2[j], 0);
+    w->dz2b[j] = bf16(dz2[j]);
+  }
+  /* layer 2's input gradient (partial over mp), in the all-reduce's lines */
+  uint16_t *w2t = transpose16(w->wb[1], H, hm);
+  uint32_t *da1 = malloc((size_t)b * H * 4 + 4);
+  if (!w2t || !da1) {
+    free(w2t), free(da1);
+    goto out;
+  }
+  mxu_golden_gemm(C, b, hm, H, w->dz2b, w2t, da1);
+  w->da1 = as_lines(t, da1, b, H, t->bp);
+  free(w2t), free(da1);
+  if (!w->da1) goto out;
+  /* keep dZ2's fp32 lines for its bias sum: reuse z2's storage as lines later */
+  uint32_t *dz2l = as_lines(t, dz2, b, hm, b);
+  if (!dz2l) goto out;
+  rc = layer_grads(t, 1, w->a1b, w->dz2b, dz2l, w);
+  free(dz2l);
+out:
+  free(dz3), free(dz3m), free(w3t), free(da2), free(dz2);
+  return rc;
+}
+
+/* Layer 1's gradients from the all-reduced dA1. */
+static int last(const train_golden_t *t, chip_work_t *w) {
+  const unsigned C = t->C, b = t->b, H = t->net.hidden;
+  uint32_t *dz1 = malloc((size_t)b * H * 4 + 4);
+  uint16_t *dz1b = malloc((size_t)b * H * 2 + 2);
+  int rc = -1;
+  if (dz1 && dz1b) {
+    for (unsigned e = 0; e < b; e++)
+      for (unsigned n = 0; n < H; n++) {
+        uint32_t da = w->da1[((size_t)(n / C) * t->bp + e) * C + n % C];
+        dz1[(size_t)e * H + n] = lane(ISA_VEC_RELU_GRAD, w->z1[(size_t)e * H + n], da, 0);
+        dz1b[(size_t)e * H + n] = bf16(dz1[(size_t)e * H + n]);
+      }
+    uint32_t *dz1l = as_lines(t, dz1, b, H, b);
+    if (dz1l) rc = layer_grads(t, 0, w->x, dz1b, dz1l, w);
+    free(dz1l);
+  }
+  free(dz1), free(dz1b);
+  return rc;
+}
+
+int train_golden_step(train_golden_t *t, const uint16_t *x, const uint8_t *label, unsigned first) {
+  const unsigned n = t->chips, C = t->C;
+  chip_work_t *w = calloc(n, sizeof *w);
+  uint32_t **bufs = calloc(n, sizeof *bufs);
+  int rc = -1;
+  if (!w || !bufs) goto out;
+  for (unsigned i = 0; i < n; i++)
+    if (forward(t, i, x, label, first, &w[i])) goto out;
+  for (unsigned i = 0; i < n; i++) bufs[i] = w[i].zp;
+  if (allreduce_groups(t, false, t->b, bufs)) goto out;
+  for (unsigned i = 0; i < n; i++)
+    if (middle(t, i, &w[i])) goto out;
+  for (unsigned i = 0; i < n; i++) bufs[i] = w[i].da1;
+  if (allreduce_groups(t, false, (uint32_t)(t->nb[0] * t->bp), bufs)) goto out;
+  for (unsigned i = 0; i < n; i++)
+    if (last(t, &w[i])) goto out;
+  /* each layer's gradient lines all-reduced over the data-parallel group, then SGD */
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+    for (unsigned i = 0; i < n; i++) bufs[i] = w[i].grad + t->first[l] * C;
+    if (allreduce_groups(t, true, (uint32_t)t->lines[l], bufs)) goto out;
+  }
+  float lr;
+  memcpy(&lr, &t->net.lr, 4);
+  lr = -lr;
+  uint32_t nlr;
+  memcpy(&nlr, &lr, 4);
+  for (unsigned i = 0; i < n; i++) {
+    uint32_t *p = t->params + (size_t)i * t->total * C;
+    for (size_t j = 0; j < t->total * C; j++) p[j] = lane(ISA_VEC_AXPY, p[j], w[i].grad[j], nlr);
+  }
+  rc = 0;
+out:
+  for (unsigned i = 0; w && i < n; i++) work_free(&w[i]);
+  free(w), free(bufs);
+  return rc;
+}

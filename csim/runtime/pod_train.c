@@ -1,0 +1,262 @@
+/* pod_train: see pod_train.h. */
+#include "runtime/pod_train.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "system/pod.h"
+
+struct pod_train {
+  pod_train_config_t cfg;
+  fw_train_plan_t plan;
+  chip_geometry_t geo;
+  pod_t *pod;
+};
+
+rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan, char *err, size_t errlen) {
+  chip_geometry_t g;
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, &g, err, errlen)) return RT_INVALID;
+  fw_slice_t s = cfg->slice;
+  s.pod_w = cfg->pod_w, s.pod_h = cfg->pod_h;
+  if (cfg->trace_path && cfg->trace_chip >= cfg->pod_w * cfg->pod_h) {
+    snprintf(err, errlen, "chip %u to trace is outside the %ux%u pod", cfg->trace_chip, cfg->pod_w, cfg->pod_h);
+    return RT_INVALID;
+  }
+  return fw_train_plan(&g, &s, &cfg->net, cfg->examples, plan, err, errlen) ? RT_INVALID : RT_OK;
+}
+
+const fw_train_plan_t *pod_train_plan(const pod_train_t *t) { return &t->plan; }
+
+static chip_t *slice_chip(pod_train_t *t, unsigned i) {
+  const fw_slice_t *s = &t->cfg.slice;
+  return pod_chip(t->pod, s->x0 + i % s->w, s->y0 + i / s->w);
+}
+
+/* The place of slice chip i, as the firmware sees it. */
+static void place_of(const pod_train_t *t, unsigned i, fw_train_place_t *pc) {
+  const fw_slice_t *s = &t->cfg.slice;
+  fw_train_place(&t->plan, s, s->x0 + i % s->w, s->y0 + i / s->w, pc);
+}
+
+/* Writes the examples, labels, constants and chip i's parameter shard into its HBM. */
+static int load_chip(pod_train_t *t, chip_t *c, unsigned i, char *err, size_t errlen) {
+  const fw_train_plan_t *pl = &t->plan;
+  const pod_train_config_t *cfg = &t->cfg;
+  const unsigned C = pl->lanes, F = cfg->net.features;
+  int rc = -1;
+  uint16_t *row = calloc(pl->fp, sizeof *row);
+  uint32_t *line = calloc(C, sizeof *line), *params = calloc((size_t)pl->param_lines * C, sizeof *params);
+  uint32_t *w = NULL, *bias = NULL;
+  if (!row || !line || !params) goto oom;
+  for (unsigned e = 0; e < cfg->examples; e++) {
+    memcpy(row, cfg->x + (size_t)e * F, F * sizeof *row);
+    memset(line, 0, C * sizeof *line);
+    line[cfg->label[e]] = 0x3F800000u;
+    if (chip_hbm_write(c, pl->hbm_x + (uint64_t)e * 2 * pl->fp, row, 2 * pl->fp) ||
+        chip_hbm_write(c, pl->hbm_y + (uint64_t)e * 4 * C, line, 4 * C))
+      goto hbm;
+  }
+  memset(line, 0, C * sizeof *line);
+  if (chip_hbm_write(c, pl->hbm_zero, line, 4 * C)) goto hbm;
+  for (unsigned l = 0; l < C; l++) line[l] = l < cfg->net.classes ? 0 : 0xFF800000u; /* the logits' mask */
+  if (chip_hbm_write(c, pl->hbm_consts, line, 4 * C)) goto hbm;
+  /* the shard: layer 2's columns and layer 3's rows of this mp rank */
+  fw_train_place_t pc;
+  place_of(t, i, &pc);
+  const unsigned full_n[3] = {cfg->net.hidden, cfg->net.hidden, cfg->net.classes};
+  uint32_t *p = params;
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+    const fw_train_layer_t *ly = &pl->layer[l];
+    const unsigned r0 = l == 2 ? pc.mp_rank * pl->hm : 0, c0 = l == 1 ? pc.mp_rank * pl->hm : 0;
+    free(w), free(bias);
+    w = malloc((size_t)ly->k * ly->n * sizeof *w + 4), bias = malloc(ly->n * sizeof *bias + 4);
+    if (!w || !bias) goto oom;
+    for (unsigned k = 0; k < ly->k; k++)
+      memcpy(w + (size_t)k * ly->n, cfg->w[l] + (size_t)(r0 + k) * full_n[l] + c0, ly->n * sizeof *w);
+    memcpy(bias, cfg->bias[l] + c0, ly->n * sizeof *bias);
+    fw_train_pack(pl, l, w, bias, p);
+    p += (size_t)ly->lines * C;
+  }
+  if (chip_hbm_write(c, pl->hbm_params, params, (size_t)pl->param_lines * 4 * C)) goto hbm;
+  rc = 0;
+  goto out;
+oom:
+  snprintf(err, errlen, "out of memory loading the chips");
+  goto out;
+hbm:
+  snprintf(err, errlen, "the training data does not fit HBM");
+out:
+  free(row), free(line), free(params), free(w), free(bias);
+  return rc;
+}
+
+/* Loads each slice chip's programs (from build(i)), HALTs elsewhere, and runs the pod. */
+typedef int (*build_fn)(pod_train_t *t, unsigned i, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
+                        char *err, size_t errlen);
+
+static int build_init(pod_train_t *t, unsigned i, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
+                      char *err, size_t errlen) {
+  (void)i, (void)first, (void)mode;
+  return fw_train_init(&t->plan, cq, dq, err, errlen);
+}
+
+static int build_step(pod_train_t *t, unsigned i, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
+                      char *err, size_t errlen) {
+  const fw_slice_t *s = &t->cfg.slice;
+  return fw_train_step(&t->geo, &t->plan, s, s->x0 + i % s->w, s->y0 + i / s->w, first, mode, cq, dq, err, errlen);
+}
+
+static rt_status_t run(pod_train_t *t, build_fn build, unsigned first, fw_train_mode_t mode, uint64_t *cycles,
+                       char *err, size_t errlen) {
+  const fw_slice_t *s = &t->cfg.slice;
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq), fw_prog_init(&dq);
+  rt_status_t rc = RT_OK;
+  uint64_t limit = 1000000;
+  for (unsigned y = 0; y < s->pod_h && rc == RT_OK; y++)
+    for (unsigned x = 0; x < s->pod_w && rc == RT_OK; x++) {
+      fw_prog_free(&cq), fw_prog_free(&dq);
+      fw_prog_init(&cq), fw_prog_init(&dq);
+      const bool in = x >= s->x0 && x < s->x0 + s->w && y >= s->y0 && y < s->y0 + s->h;
+      if (in) {
+        if (build(t, (y - s->y0) * s->w + (x - s->x0), first, mode, &cq, &dq, err, errlen)) {
+          rc = fw_prog_ok(&cq) && fw_prog_ok(&dq) ? RT_INVALID : RT_FAILED;
+          break;
+        }
+      } else {
+        fw_halt(&cq), fw_halt(&dq);
+      }
+      if (limit < 1000000 + 2000ull * (cq.count + dq.count)) limit = 1000000 + 2000ull * (cq.count + dq.count);
+      chip_t *c = pod_chip(t->pod, x, y);
+      if (!fw_prog_ok(&cq) || !fw_prog_ok(&dq)) {
+        snprintf(err, errlen, "out of memory");
+        rc = RT_FAILED;
+      } else if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
+                 chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen)) {
+        rc = RT_FAILED;
+      }
+    }
+  fw_prog_free(&cq), fw_prog_free(&dq);
+  if (rc != RT_OK) return rc;
+  char report[2048];
+  if (pod_run(t->pod, ISA_QMASK_ALL, limit, cycles, report, sizeof report)) {
+    snprintf(err, errlen, "the chips failed: %s", report);
+    return RT_FAILED;
+  }
+  return RT_OK;
+}
+
+static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slice, rt_status_t *rc, char *err,
+                           size_t errlen) {
+  pod_train_t *t = calloc(1, sizeof *t);
+  if (!t) {
+    *rc = RT_FAILED;
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  t->cfg = *cfg;
+  if ((*rc = pod_train_check(cfg, &t->plan, err, errlen)) != RT_OK) goto fail;
+  t->cfg.slice = *slice;
+  t->cfg.slice.pod_w = t->cfg.pod_w, t->cfg.slice.pod_h = t->cfg.pod_h;
+  *rc = RT_FAILED;
+  pod_config_t pc = {t->cfg.pod_w, t->cfg.pod_h, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols)};
+  pc.chip.seed = cfg->seed;
+  pc.chip.hbm_bytes = t->plan.hbm_bytes;
+  if (!(t->pod = pod_new(&pc, err, errlen))) goto fail;
+  t->geo = *chip_geometry(pod_chip(t->pod, 0, 0));
+  const fw_slice_t *s = &t->cfg.slice;
+  if (pod_set_slice(t->pod, s->x0, s->y0, s->w, s->h)) {
+    snprintf(err, errlen, "bad slice");
+    goto fail;
+  }
+  for (unsigned i = 0; i < s->w * s->h; i++)
+    if (load_chip(t, slice_chip(t, i), i, err, errlen)) goto fail;
+  uint64_t cycles;
+  if ((*rc = run(t, build_init, 0, FW_TRAIN_FULL, &cycles, err, errlen)) != RT_OK) goto fail;
+  return t;
+fail:
+  pod_train_free(t);
+  return NULL;
+}
+
+pod_train_t *pod_train_new(const pod_train_config_t *cfg, rt_status_t *rc, char *err, size_t errlen) {
+  pod_train_t *t = create(cfg, &cfg->slice, rc, err, errlen);
+  if (t && cfg->trace_path &&
+      chip_trace(pod_chip(t->pod, cfg->trace_chip % cfg->pod_w, cfg->trace_chip / cfg->pod_w), cfg->trace_path, err,
+                 errlen)) {
+    *rc = RT_FAILED;
+    pod_train_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+void pod_train_free(pod_train_t *t) {
+  if (!t) return;
+  pod_free(t->pod);
+  free(t);
+}
+
+rt_status_t pod_train_step(pod_train_t *t, unsigned first, uint64_t *cycles, char *err, size_t errlen) {
+  return run(t, build_step, first, FW_TRAIN_FULL, cycles, err, errlen);
+}
+
+int pod_train_read(pod_train_t *t, unsigned chip, uint32_t *params, uint32_t *probs) {
+  const fw_train_plan_t *pl = &t->plan;
+  chip_t *c = slice_chip(t, chip);
+  if (params && chip_hbm_read(c, pl->hbm_params, params, (size_t)pl->param_lines * 4 * pl->lanes)) return -1;
+  if (probs && chip_hbm_read(c, pl->hbm_probs, probs, (size_t)pl->b * 4 * pl->lanes)) return -1;
+  return 0;
+}
+
+rt_status_t pod_train_comm_cycles(pod_train_t *t, uint64_t *cycles, char *err, size_t errlen) {
+  return run(t, build_step, 0, FW_TRAIN_COMM_ONLY, cycles, err, errlen);
+}
+
+rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cycles, char *err, size_t errlen) {
+  /* a 1x1 pod whose one chip runs the slice's first chip's program without collectives (the
+   * programs of every chip have the same shape) */
+  pod_train_config_t one = *cfg;
+  rt_status_t rc;
+  fw_train_plan_t plan;
+  if ((rc = pod_train_check(cfg, &plan, err, errlen)) != RT_OK) return rc;
+  pod_train_t *t = calloc(1, sizeof *t);
+  if (!t) {
+    snprintf(err, errlen, "out of memory");
+    return RT_FAILED;
+  }
+  t->cfg = one;
+  t->cfg.slice.pod_w = cfg->pod_w, t->cfg.slice.pod_h = cfg->pod_h;
+  t->plan = plan;
+  pod_config_t pc = {1, 1, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols)};
+  pc.chip.seed = cfg->seed;
+  pc.chip.hbm_bytes = plan.hbm_bytes;
+  rc = RT_FAILED;
+  if (!(t->pod = pod_new(&pc, err, errlen))) goto out;
+  t->geo = *chip_geometry(pod_chip(t->pod, 0, 0));
+  chip_t *c = pod_chip(t->pod, 0, 0);
+  if (load_chip(t, c, 0, err, errlen)) goto out;
+  fw_prog_t cq, dq;
+  for (unsigned pass = 0; pass < 2; pass++) {
+    fw_prog_init(&cq), fw_prog_init(&dq);
+    const fw_slice_t *s = &t->cfg.slice;
+    int bad = pass == 0 ? fw_train_init(&plan, &cq, &dq, err, errlen)
+                        : fw_train_step(&t->geo, &plan, s, s->x0, s->y0, 0, FW_TRAIN_COMPUTE_ONLY, &cq, &dq, err, errlen);
+    if (!bad && (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
+                 chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen)))
+      bad = 1;
+    const uint64_t limit = 1000000 + 2000ull * (cq.count + dq.count);
+    fw_prog_free(&cq), fw_prog_free(&dq);
+    if (bad) goto out;
+    char report[1024];
+    if (pod_run(t->pod, ISA_QMASK_ALL, limit, cycles, report, sizeof report)) {
+      snprintf(err, errlen, "the compute-only step failed: %s", report);
+      goto out;
+    }
+  }
+  rc = RT_OK;
+out:
+  pod_train_free(t);
+  return rc;
+}

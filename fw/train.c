@@ -1,0 +1,493 @@
+/* train: see train.h and docs/training.md. */
+#include "fw/train.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fw/collective.h"
+
+/* Hand-over semaphores: ordered streams of tokens (a SEM_SIGNAL counts once the queue's
+ * earlier work is done, and each side waits for them in the order they are given). */
+enum { SEM_TO_COMPUTE = 30, SEM_TO_DMA = 31 };
+
+static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+static uint32_t round_up(uint32_t a, uint32_t b) { return ceil_div(a, b) * b; }
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+static const fw_slice_t *group_of(const fw_slice_t *s, const fw_train_net_t *n, unsigned x, unsigned y,
+                                  fw_train_place_t *pc) {
+  const unsigned i = (y - s->y0) * s->w + (x - s->x0);
+  if (n->mp == 1) {
+    pc->dp_rank = i, pc->mp_rank = 0;
+    pc->dp_group = *s;
+    pc->mp_group = (fw_slice_t){x, y, 1, 1, s->pod_w, s->pod_h};
+  } else if (n->dp == 1) {
+    pc->dp_rank = 0, pc->mp_rank = i;
+    pc->dp_group = (fw_slice_t){x, y, 1, 1, s->pod_w, s->pod_h};
+    pc->mp_group = *s;
+  } else {
+    pc->dp_rank = x - s->x0, pc->mp_rank = y - s->y0;
+    pc->dp_group = (fw_slice_t){s->x0, y, s->w, 1, s->pod_w, s->pod_h};
+    pc->mp_group = (fw_slice_t){x, s->y0, 1, s->h, s->pod_w, s->pod_h};
+  }
+  return s;
+}
+
+void fw_train_place(const fw_train_plan_t *pl, const fw_slice_t *s, unsigned x, unsigned y, fw_train_place_t *pc) {
+  group_of(s, &pl->net, x, y, pc);
+}
+
+/* An all-reduce of `lines` fp32 lines at `line` over a group of w x h chips: the 2-D torus
+ * algorithm when the group spans both dimensions, else the ring; the chunk follows the
+ * collectives' default (four chunks a segment, at most 64 lines). */
+static fw_coll_args_t allreduce(uint32_t line, uint32_t lines, unsigned w, unsigned h) {
+  const unsigned n = w > h ? w : h;
+  uint32_t seg = ceil_div(lines, 4 * n);
+  uint32_t chunk = seg < 1 ? 1 : seg > 64 ? 64 : seg;
+  return (fw_coll_args_t){FW_COLL_ALLREDUCE, w > 1 && h > 1 ? FW_COLL_TORUS2D : FW_COLL_RING, line, lines, chunk, 0,
+                          false};
+}
+
+/* Bump allocation of VMEM lines; a collective's buffer is followed by its scratch lines. */
+static uint32_t take(uint32_t *next, uint32_t lines) {
+  uint32_t at = *next;
+  *next += lines;
+  return at;
+}
+
+int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, unsigned examples,
+                  fw_train_plan_t *pl, char *err, size_t errlen) {
+  memset(pl, 0, sizeof *pl);
+  pl->net = *net;
+  const unsigned C = chip->cols, chips = s->w * s->h;
+  if (chip->rows != chip->cols) {
+    snprintf(err, errlen, "training needs a square MXU (its backward pass loads weights transposed), not %ux%u",
+             chip->rows, chip->cols);
+    return -1;
+  }
+  if (fw_slice_check(s, err, errlen)) return -1;
+  if (net->features == 0 || net->hidden == 0 || net->batch == 0 || net->dp == 0 || net->mp == 0) {
+    snprintf(err, errlen, "features, hidden size, batch, dp and mp must be at least 1");
+    return -1;
+  }
+  if (net->classes < 2 || net->classes > C) {
+    snprintf(err, errlen, "%u classes: the logits of an example fill one VMEM line, so 2 .. %u classes on %ux%u chips",
+             net->classes, C, C, C);
+    return -1;
+  }
+  if (net->dp * net->mp != chips) {
+    snprintf(err, errlen, "dp x mp = %u x %u = %u, but the slice has %u chips (%ux%u)", net->dp, net->mp,
+             net->dp * net->mp, chips, s->w, s->h);
+    return -1;
+  }
+  if (net->dp > 1 && net->mp > 1 && (s->w != net->dp || s->h != net->mp)) {
+    snprintf(err, errlen, "dp %u x mp %u lays DP along X and MP along Y: the slice must be %ux%u, not %ux%u", net->dp,
+             net->mp, net->dp, net->mp, s->w, s->h);
+    return -1;
+  }
+  if (net->batch % net->dp) {
+    snprintf(err, errlen, "the batch %u is not divisible by the data-parallel degree %u", net->batch, net->dp);
+    return -1;
+  }
+  if (net->hidden % net->mp) {
+    snprintf(err, errlen, "the hidden size %u is not divisible by the model-parallel degree %u", net->hidden, net->mp);
+    return -1;
+  }
+  if (examples < net->batch) {
+    snprintf(err, errlen, "%u training examples are fewer than one batch of %u", examples, net->batch);
+    return -1;
+  }
+  pl->lanes = C;
+  pl->examples = examples;
+  pl->b = net->batch / net->dp;
+  pl->bp = round_up(pl->b, C);
+  pl->fp = round_up(net->features, C);
+  pl->hp = round_up(net->hidden, C);
+  pl->hm = net->hidden / net->mp;
+  pl->hmp = round_up(pl->hm, C);
+  const unsigned ks[3] = {net->features, net->hidden, pl->hm}, kps[3] = {pl->fp, pl->hp, pl->hmp};
+  const unsigned ns[3] = {net->hidden, pl->hm, net->classes}, nbs[3] = {pl->hp / C, pl->hmp / C, 1};
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+    fw_train_layer_t *ly = &pl->layer[l];
+    ly->k = ks[l], ly->n = ns[l], ly->kp = kps[l], ly->nb = nbs[l];
+    ly->lines = ly->nb * ly->kp + ly->nb;
+    pl->param_lines += ly->lines;
+  }
+  const unsigned biggest = pl->bp > pl->hp ? (pl->bp > pl->fp ? pl->bp : pl->fp) : (pl->hp > pl->fp ? pl->hp : pl->fp);
+  if (2 * biggest > chip->acc_depth) {
+    snprintf(err, errlen, "a GEMM of %u rows needs %u accumulator rows (two output tiles); the chip has %u", biggest,
+             2 * biggest, chip->acc_depth);
+    return -1;
+  }
+
+  /* HBM, in bytes: each region a whole number of lines */
+  const uint32_t lb = 4 * C;
+  uint64_t at = 0;
+  pl->hbm_zero = (uint32_t)at, at += lb;
+  pl->hbm_consts = (uint32_t)at, at += lb;
+  pl->hbm_params = (uint32_t)at, at += (uint64_t)pl->param_lines * lb;
+  pl->hbm_probs = (uint32_t)at, at += (uint64_t)pl->b * lb;
+  pl->hbm_a1 = (uint32_t)at, at += round_up((uint32_t)((uint64_t)pl->b * 2 * pl->hp), lb);
+  pl->hbm_a2 = (uint32_t)at, at += round_up((uint32_t)((uint64_t)pl->b * 2 * pl->hmp), lb);
+  pl->hbm_x = (uint32_t)at, at += (uint64_t)examples * 2 * pl->fp;
+  at = round_up((uint32_t)at, lb);
+  pl->hbm_y = (uint32_t)at, at += (uint64_t)examples * lb;
+  pl->hbm_bytes = at;
+  if (at > (1ull << 32)) {
+    snprintf(err, errlen, "%u examples of %u features need %llu bytes of HBM; a chip has at most 4 GiB", examples,
+             net->features, (unsigned long long)at);
+    return -1;
+  }
+
+  /* VMEM, in lines. Batch-indexed blocks are bp lines apart (rows b .. bp - 1 stay zero, as
+   * the MXU reads whole tiles of the gradients); weight blocks kp lines apart. */
+  uint32_t v = 0;
+  const unsigned dpn = net->dp, mpn = net->mp, bp = pl->bp;
+  fw_train_place_t pc;
+  group_of(s, net, s->x0, s->y0, &pc);
+  const fw_slice_t *dg = &pc.dp_group, *mg = &pc.mp_group;
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) pl->v_params[l] = take(&v, pl->layer[l].lines);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+    pl->v_grad[l] = take(&v, pl->layer[l].lines);
+    pl->dp_coll[l] = allreduce(pl->v_grad[l], pl->layer[l].lines, dg->w, dg->h);
+    if (dpn > 1) v += fw_coll_scratch_lines(&pl->dp_coll[l]);
+  }
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+    pl->v_wb[l] = take(&v, pl->layer[l].nb * pl->layer[l].kp);
+    pl->v_bb[l] = take(&v, pl->layer[l].nb * bp);
+  }
+  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = ceil_div(pl->b, C);
+  pl->v_mask = take(&v, bp);
+  pl->v_x = take(&v, (pl->fp / C) * bp);
+  pl->v_y = take(&v, bp);
+  pl->v_xt = take(&v, bts * pl->fp);
+  pl->v_z1 = take(&v, nb1 * bp);
+  pl->v_tmp = take(&v, (nb1 > nb2 ? nb1 : nb2) * bp);
+  pl->v_a1b = take(&v, nb1 * bp);
+  pl->v_a1t = take(&v, bts * pl->hp);
+  pl->v_z2 = take(&v, nb2 * bp);
+  pl->v_a2b = take(&v, nb2 * bp);
+  pl->v_a2t = take(&v, bts * pl->hmp);
+  pl->v_zp = take(&v, bp);
+  pl->mp_fwd = allreduce(pl->v_zp, pl->b, mg->w, mg->h);
+  if (mpn > 1) v += fw_coll_scratch_lines(&pl->mp_fwd);
+  pl->v_z3 = take(&v, bp);
+  pl->v_zm = take(&v, bp);
+  pl->v_m = take(&v, bp);
+  pl->v_e = take(&v, bp);
+  pl->v_sum = take(&v, bp);
+  pl->v_rcp = take(&v, bp);
+  pl->v_p = take(&v, bp);
+  pl->v_dz3 = take(&v, bp);
+  pl->v_dz3b = take(&v, bp);
+  pl->v_da2 = take(&v, nb2 * bp);
+  pl->v_dz2 = take(&v, nb2 * bp);
+  pl->v_dz2b = take(&v, nb2 * bp);
+  pl->v_da1 = take(&v, nb1 * bp);
+  pl->mp_bwd = allreduce(pl->v_da1, nb1 * bp, mg->w, mg->h);
+  if (mpn > 1) v += fw_coll_scratch_lines(&pl->mp_bwd);
+  pl->v_dz1 = take(&v, nb1 * bp);
+  pl->v_dz1b = take(&v, nb1 * bp);
+  pl->vmem_used = v;
+  if (v > chip->vmem_lines) {
+    snprintf(err, errlen, "the step needs %u VMEM lines (batch %u per chip, hidden %u, %u features); the chip has %u",
+             v, pl->b, net->hidden, net->features, chip->vmem_lines);
+    return -1;
+  }
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS && dpn > 1; l++)
+    if (fw_coll_check(chip, &pc.dp_group, &pl->dp_coll[l], err, errlen)) return -1;
+  if (mpn > 1 && (fw_coll_check(chip, &pc.mp_group, &pl->mp_fwd, err, errlen) ||
+                  fw_coll_check(chip, &pc.mp_group, &pl->mp_bwd, err, errlen)))
+    return -1;
+  return 0;
+}
+
+uint64_t fw_train_macs(const fw_train_plan_t *pl) {
+  /* forward: three GEMMs; backward: three weight gradients and the input gradients of
+   * layers 3 and 2 (the data needs none) */
+  uint64_t m = 0;
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) m += 2ull * pl->b * pl->layer[l].k * pl->layer[l].n;
+  for (unsigned l = 1; l < FW_TRAIN_LAYERS; l++) m += (uint64_t)pl->b * pl->layer[l].k * pl->layer[l].n;
+  return m;
+}
+
+void fw_train_pack(const fw_train_plan_t *pl, unsigned layer, const uint32_t *w, const uint32_t *bias, uint32_t *lines) {
+  const fw_train_layer_t *ly = &pl->layer[layer];
+  const unsigned C = pl->lanes;
+  memset(lines, 0, (size_t)ly->lines * C * sizeof *lines);
+  for (unsigned k = 0; k < ly->k; k++)
+    for (unsigned n = 0; n < ly->n; n++) lines[((size_t)(n / C) * ly->kp + k) * C + n % C] = w[(size_t)k * ly->n + n];
+  for (unsigned n = 0; n < ly->n; n++) lines[((size_t)ly->nb * ly->kp + n / C) * C + n % C] = bias[n];
+}
+
+void fw_train_unpack(const fw_train_plan_t *pl, unsigned layer, const uint32_t *lines, uint32_t *w, uint32_t *bias) {
+  const fw_train_layer_t *ly = &pl->layer[layer];
+  const unsigned C = pl->lanes;
+  for (unsigned k = 0; k < ly->k; k++)
+    for (unsigned n = 0; n < ly->n; n++) w[(size_t)k * ly->n + n] = lines[((size_t)(n / C) * ly->kp + k) * C + n % C];
+  for (unsigned n = 0; n < ly->n; n++) bias[n] = lines[((size_t)ly->nb * ly->kp + n / C) * C + n % C];
+}
+
+/* Copies line `src` into `rows` lines from dst by doubling (log2 rows VEC COPYs). */
+static void broadcast_line(fw_prog_t *cq, uint32_t src, uint32_t dst, uint32_t rows) {
+  fw_vec(cq, ISA_VEC_COPY, src, src, dst, 1, 0);
+  for (uint32_t have = 1; have < rows; have *= 2) fw_vec(cq, ISA_VEC_COPY, dst, dst, dst + have, min_u32(have, rows - have), 0);
+}
+
+/* A VEC over nb blocks of b lines, bp lines apart (pad rows untouched). */
+static void vec_blocks(fw_prog_t *cq, const fw_train_plan_t *pl, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t dst,
+                       unsigned nb, uint32_t scalar) {
+  for (unsigned i = 0; i < nb; i++)
+    fw_vec(cq, op, a + i * pl->bp, b + i * pl->bp, dst + i * pl->bp, pl->b, scalar);
+}
+
+/* out (nts blocks of m lines, `ostride` apart) = act (kts blocks of m lines, `astride`
+ * apart) x W, where the weight tile of (inner tile kt, output tile nt) starts at line
+ * w + nt * wn + kt * wk and is loaded plain or transposed. Output tiles alternate between
+ * two accumulator regions, so a tile's store overlaps the next tile's passes. */
+static void vgemm(fw_prog_t *cq, unsigned m, unsigned kts, unsigned nts, uint32_t act, uint32_t astride, uint32_t w,
+                  uint32_t wk, uint32_t wn, bool transposed, uint32_t out, uint32_t ostride) {
+  for (unsigned nt = 0; nt < nts; nt++) {
+    const uint32_t acc = (nt % 2) * m;
+    for (unsigned kt = 0; kt < kts; kt++) {
+      const uint32_t wl = w + nt * wn + kt * wk;
+      if (transposed)
+        fw_mxu_load_transposed(cq, wl);
+      else
+        fw_mxu_load(cq, wl);
+      fw_mxu_matmul(cq, act + kt * astride, m, acc, kt > 0);
+    }
+    fw_mxu_store(cq, acc, m, out + nt * ostride);
+  }
+}
+
+/* The forward GEMM of layer l: Z (nb blocks of b lines) = A (kp / C blocks of bf16 lines) x W. */
+static void forward_gemm(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t act, uint32_t out) {
+  const fw_train_layer_t *ly = &pl->layer[l];
+  const unsigned C = pl->lanes;
+  vgemm(cq, pl->b, ly->kp / C, ly->nb, act, pl->bp, pl->v_wb[l], C, ly->kp, false, out, pl->bp);
+}
+
+/* dW (the gradient lines of layer l) = A^T (the transposing DMA's lines: a batch tile of
+ * kp lines each) x dZ (bf16, nb blocks of bp lines); db = the sum of dZ's lines. */
+static void weight_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t act_t, uint32_t dz,
+                            uint32_t dzb) {
+  const fw_train_layer_t *ly = &pl->layer[l];
+  const unsigned C = pl->lanes;
+  vgemm(cq, ly->kp, ceil_div(pl->b, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
+  for (unsigned nt = 0; nt < ly->nb; nt++)
+    fw_vec(cq, ISA_VEC_SUM_LINES, dz + nt * pl->bp, dz + nt * pl->bp, pl->v_grad[l] + ly->nb * ly->kp + nt, pl->b, 0);
+}
+
+/* dA (kp / C blocks of b lines) = dZ (bf16) x W^T: W's bf16 tiles loaded transposed. */
+static void input_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t dzb, uint32_t out) {
+  const fw_train_layer_t *ly = &pl->layer[l];
+  const unsigned C = pl->lanes;
+  vgemm(cq, pl->b, ly->nb, ly->kp / C, dzb, pl->bp, pl->v_wb[l], ly->kp, C, true, out, pl->bp);
+}
+
+/* Appends the commands of b spread evenly among those of a (a's order and b's order kept). */
+static void interleave(fw_prog_t *dst, const fw_prog_t *a, const fw_prog_t *b) {
+  size_t taken = 0;
+  for (size_t i = 0; i < a->count; i++) {
+    fw_prog_append(dst, a, i, 1);
+    size_t due = (i + 1) * b->count / a->count;
+    fw_prog_append(dst, b, taken, due - taken);
+    taken = due;
+  }
+  fw_prog_append(dst, b, taken, b->count - taken);
+  if (a->oom || b->oom) dst->oom = true;
+}
+
+int fw_train_init(const fw_train_plan_t *pl, fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
+  const unsigned lb = 4 * pl->lanes;
+  /* every line the run uses reads the zero line (stride 0) */
+  fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_zero, 0, 0, pl->vmem_used, 4);
+  fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_params, lb, pl->v_params[0], pl->param_lines, lb);
+  fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_consts, lb, pl->v_mask, 1, lb);
+  fw_sem_signal(dq, SEM_TO_COMPUTE, 1);
+  fw_sem_wait(cq, SEM_TO_COMPUTE, 1);
+  broadcast_line(cq, pl->v_mask, pl->v_mask, pl->b);
+  fw_fence(cq);
+  fw_halt(cq);
+  fw_halt(dq);
+  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
+    snprintf(err, errlen, "out of memory building the training programs");
+    return -1;
+  }
+  return 0;
+}
+
+/* The DMA side of a collective: waits for the compute queue's token that its buffer is
+ * ready, then the collective's DMA commands. */
+static int coll_dma_part(const chip_geometry_t *chip, const fw_slice_t *g, const fw_coll_args_t *a, unsigned x,
+                         unsigned y, fw_prog_t *cpart, fw_prog_t *dq, char *err, size_t errlen) {
+  fw_sem_wait(dq, SEM_TO_DMA, 1);
+  return fw_collective(chip, g, a, x, y, cpart, dq, err, errlen);
+}
+
+int fw_train_step(const chip_geometry_t *chip, const fw_train_plan_t *pl, const fw_slice_t *s, unsigned x, unsigned y,
+                  unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
+  fw_train_place_t pc;
+  group_of(s, &pl->net, x, y, &pc);
+  const unsigned C = pl->lanes, b = pl->b, bp = pl->bp, bts = ceil_div(b, C), lb = 4 * C;
+  const fw_train_layer_t *L = pl->layer;
+  const bool compute = mode != FW_TRAIN_COMM_ONLY, comm = mode != FW_TRAIN_COMPUTE_ONLY;
+  const bool dp = comm && pl->net.dp > 1, mp = comm && pl->net.mp > 1;
+  const unsigned ex = first + pc.dp_rank * b;
+  if (first > pl->examples - pl->net.batch) {
+    snprintf(err, errlen, "examples %u .. %u are not all in HBM (%u)", first, first + pl->net.batch - 1, pl->examples);
+    return -1;
+  }
+  /* collectives: built into side programs; their compute parts are placed below */
+  fw_prog_t c_mpf, c_dp[FW_TRAIN_LAYERS], c_mpb, work;
+  fw_prog_init(&c_mpf), fw_prog_init(&c_mpb), fw_prog_init(&work);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_init(&c_dp[l]);
+  int rc = -1;
+
+  /* ---- DMA queue: this step's examples, their transpose, the activations' transposes */
+  if (compute) {
+    for (unsigned kt = 0; kt < pl->fp / C; kt++)
+      fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_x + ex * 2 * pl->fp + kt * 2 * C, 2 * pl->fp, pl->v_x + kt * bp, b,
+                         2 * C);
+    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_y + ex * lb, lb, pl->v_y, b, lb);
+    fw_sem_signal(dq, SEM_TO_COMPUTE, 1); /* token 0: X and Y */
+    /* transposes: a batch tile of C examples at a time, 2C features (a line's bytes) a DMA */
+    const struct { uint32_t hbm, pitch, width, line; } tr[3] = {
+        {pl->hbm_x + ex * 2 * pl->fp, 2 * pl->fp, pl->fp, pl->v_xt},
+        {pl->hbm_a1, 2 * pl->hp, pl->hp, pl->v_a1t},
+        {pl->hbm_a2, 2 * pl->hmp, pl->hmp, pl->v_a2t}};
+    for (unsigned t = 0; t < 3; t++) {
+      if (t > 0) { /* token from compute: the activations' bf16 lines exist; write them as rows */
+        const uint32_t src = t == 1 ? pl->v_a1b : pl->v_a2b;
+        const unsigned nb = t == 1 ? L[0].nb : L[1].nb;
+        fw_sem_wait(dq, SEM_TO_DMA, 1);
+        for (unsigned nt = 0; nt < nb; nt++)
+          fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, src + nt * bp, tr[t].hbm + nt * 2 * C, tr[t].pitch, b, 2 * C);
+      }
+      for (unsigned bt = 0; bt < bts; bt++)
+        for (unsigned f = 0; f < tr[t].width; f += 2 * C)
+          fw_dma_hbm_to_vmem_transposed(dq, ISA_SEM_NONE, 0, tr[t].hbm + bt * C * tr[t].pitch + 2 * f, tr[t].pitch,
+                                        tr[t].line + bt * tr[t].width + f, min_u32(C, b - bt * C),
+                                        2 * min_u32(2 * C, tr[t].width - f));
+      fw_sem_signal(dq, SEM_TO_COMPUTE, 1); /* tokens 1, 2, 3: X^T, A1^T, A2^T */
+    }
+  }
+  /* then the collectives, in the order the compute queue runs them */
+  if (mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_fwd, x, y, &c_mpf, dq, err, errlen)) goto out;
+  if (dp && coll_dma_part(chip, &pc.dp_group, &pl->dp_coll[2], x, y, &c_dp[2], dq, err, errlen)) goto out;
+  if (mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_bwd, x, y, &c_mpb, dq, err, errlen)) goto out;
+  for (int l = 1; l >= 0; l--)
+    if (dp && coll_dma_part(chip, &pc.dp_group, &pl->dp_coll[l], x, y, &c_dp[l], dq, err, errlen)) goto out;
+  /* the results for the host, once the update is done */
+  fw_sem_wait(dq, SEM_TO_DMA, 1);
+  if (compute) {
+    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_params[0], pl->hbm_params, lb, pl->param_lines, lb);
+    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_p, pl->hbm_probs, lb, b, lb);
+  }
+  fw_fence(dq);
+  fw_halt(dq);
+
+  /* ---- compute queue */
+  if (!compute) { /* the collectives alone, each handed its (stale) buffer */
+    const fw_prog_t *parts[5] = {&c_mpf, &c_dp[2], &c_mpb, &c_dp[1], &c_dp[0]};
+    const bool on[5] = {mp, dp, mp, dp, dp};
+    for (unsigned i = 0; i < 5; i++)
+      if (on[i]) {
+        fw_sem_signal(cq, SEM_TO_DMA, 1);
+        fw_prog_append(cq, parts[i], 0, parts[i]->count);
+      }
+    fw_sem_signal(cq, SEM_TO_DMA, 1);
+    fw_fence(cq);
+    fw_halt(cq);
+    goto done;
+  }
+  /* bf16 weights for the MXU, biases broadcast over the batch */
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
+    fw_vec(cq, ISA_VEC_TO_BF16, pl->v_params[l], pl->v_params[l], pl->v_wb[l], L[l].nb * L[l].kp, 0);
+    for (unsigned nt = 0; nt < L[l].nb; nt++)
+      broadcast_line(cq, pl->v_params[l] + L[l].nb * L[l].kp + nt, pl->v_bb[l] + nt * bp, b);
+  }
+  fw_sem_wait(cq, SEM_TO_COMPUTE, 1); /* X, Y */
+  /* forward: layer 1 (replicated over mp), layer 2 (this chip's columns), layer 3 (its rows) */
+  forward_gemm(cq, pl, 0, pl->v_x, pl->v_z1);
+  vec_blocks(cq, pl, ISA_VEC_ADD, pl->v_z1, pl->v_bb[0], pl->v_z1, L[0].nb, 0);
+  vec_blocks(cq, pl, ISA_VEC_RELU, pl->v_z1, pl->v_z1, pl->v_tmp, L[0].nb, 0);
+  vec_blocks(cq, pl, ISA_VEC_TO_BF16, pl->v_tmp, pl->v_tmp, pl->v_a1b, L[0].nb, 0);
+  fw_sem_signal(cq, SEM_TO_DMA, 1); /* A1 for its transpose */
+  forward_gemm(cq, pl, 1, pl->v_a1b, pl->v_z2);
+  vec_blocks(cq, pl, ISA_VEC_ADD, pl->v_z2, pl->v_bb[1], pl->v_z2, L[1].nb, 0);
+  vec_blocks(cq, pl, ISA_VEC_RELU, pl->v_z2, pl->v_z2, pl->v_tmp, L[1].nb, 0);
+  vec_blocks(cq, pl, ISA_VEC_TO_BF16, pl->v_tmp, pl->v_tmp, pl->v_a2b, L[1].nb, 0);
+  fw_sem_signal(cq, SEM_TO_DMA, 1); /* A2 */
+  forward_gemm(cq, pl, 2, pl->v_a2b, pl->v_zp);
+  if (mp) { /* the partial logits summed over the model-parallel group */
+    fw_sem_signal(cq, SEM_TO_DMA, 1);
+    fw_prog_append(cq, &c_mpf, 0, c_mpf.count);
+  }
+  fw_vec(cq, ISA_VEC_ADD, pl->v_zp, pl->v_bb[2], pl->v_z3, b, 0);
+  /* softmax; pad classes get -Inf from the mask */
+  fw_vec(cq, ISA_VEC_ADD, pl->v_z3, pl->v_mask, pl->v_zm, b, 0);
+  fw_vec(cq, ISA_VEC_MAX_LANES, pl->v_zm, pl->v_zm, pl->v_m, b, 0);
+  fw_vec(cq, ISA_VEC_SUB, pl->v_zm, pl->v_m, pl->v_e, b, 0);
+  fw_vec(cq, ISA_VEC_EXP, pl->v_e, pl->v_e, pl->v_e, b, 0);
+  fw_vec(cq, ISA_VEC_SUM_LANES, pl->v_e, pl->v_e, pl->v_sum, b, 0);
+  fw_vec(cq, ISA_VEC_RECIP, pl->v_sum, pl->v_sum, pl->v_rcp, b, 0);
+  fw_vec(cq, ISA_VEC_MUL, pl->v_e, pl->v_rcp, pl->v_p, b, 0);
+  /* backward: dZ3 = (P - Y) / batch */
+  float inv = 1.0f / (float)pl->net.batch;
+  uint32_t inv_bits;
+  memcpy(&inv_bits, &inv, 4);
+  fw_vec(cq, ISA_VEC_SUB, pl->v_p, pl->v_y, pl->v_dz3, b, 0);
+  fw_vec(cq, ISA_VEC_SCALE, pl->v_dz3, pl->v_dz3, pl->v_dz3, b, inv_bits);
+  fw_vec(cq, ISA_VEC_TO_BF16, pl->v_dz3, pl->v_dz3, pl->v_dz3b, b, 0);
+  fw_sem_wait(cq, SEM_TO_COMPUTE, 3); /* X^T, A1^T, A2^T */
+  /* layer 3: its input gradient first (the critical path), then its weight gradient */
+  input_gradient(cq, pl, 2, pl->v_dz3b, pl->v_da2);
+  weight_gradient(cq, pl, 2, pl->v_a2t, pl->v_dz3, pl->v_dz3b);
+  if (dp) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 3's gradients: their all-reduce starts */
+  /* layer 2, with layer 3's all-reduce spread among its commands */
+  vec_blocks(&work, pl, ISA_VEC_RELU_GRAD, pl->v_z2, pl->v_da2, pl->v_dz2, L[1].nb, 0);
+  vec_blocks(&work, pl, ISA_VEC_TO_BF16, pl->v_dz2, pl->v_dz2, pl->v_dz2b, L[1].nb, 0);
+  input_gradient(&work, pl, 1, pl->v_dz2b, pl->v_da1);
+  if (mp) fw_sem_signal(&work, SEM_TO_DMA, 1); /* partial dA1 for the model-parallel all-reduce */
+  weight_gradient(&work, pl, 1, pl->v_a1t, pl->v_dz2, pl->v_dz2b);
+  interleave(cq, &work, &c_dp[2]);
+  if (mp) fw_prog_append(cq, &c_mpb, 0, c_mpb.count);
+  if (dp) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 2's gradients */
+  /* layer 1 (its input is the data: no input gradient), with layer 2's all-reduce */
+  work.count = 0;
+  vec_blocks(&work, pl, ISA_VEC_RELU_GRAD, pl->v_z1, pl->v_da1, pl->v_dz1, L[0].nb, 0);
+  vec_blocks(&work, pl, ISA_VEC_TO_BF16, pl->v_dz1, pl->v_dz1, pl->v_dz1b, L[0].nb, 0);
+  weight_gradient(&work, pl, 0, pl->v_xt, pl->v_dz1, pl->v_dz1b);
+  interleave(cq, &work, &c_dp[1]);
+  if (dp) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 1's gradients */
+  /* SGD: w = w - lr g; layers 3 and 2 while layer 1's gradients are reduced */
+  float neg_lr;
+  memcpy(&neg_lr, &pl->net.lr, 4);
+  neg_lr = -neg_lr;
+  uint32_t nlr;
+  memcpy(&nlr, &neg_lr, 4);
+  work.count = 0;
+  for (int l = 2; l >= 1; l--) fw_vec(&work, ISA_VEC_AXPY, pl->v_params[l], pl->v_grad[l], pl->v_params[l], L[l].lines, nlr);
+  interleave(cq, &work, &c_dp[0]);
+  fw_vec(cq, ISA_VEC_AXPY, pl->v_params[0], pl->v_grad[0], pl->v_params[0], L[0].lines, nlr);
+  fw_sem_signal(cq, SEM_TO_DMA, 1); /* the step is done: results out */
+  fw_fence(cq);
+  fw_halt(cq);
+done:
+  if (!fw_prog_ok(cq) || !fw_prog_ok(dq) || work.oom) {
+    snprintf(err, errlen, "out of memory building the training programs");
+    goto out;
+  }
+  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
+    snprintf(err, errlen, "the step's programs have %zu and %zu commands; a queue holds %u (a smaller batch or hidden "
+             "size per chip fits)", cq->count, dq->count, chip->queue_depth);
+    goto out;
+  }
+  rc = 0;
+out:
+  fw_prog_free(&c_mpf), fw_prog_free(&c_mpb), fw_prog_free(&work);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_free(&c_dp[l]);
+  return rc;
+}
