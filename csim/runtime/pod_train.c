@@ -210,6 +210,13 @@ int pod_train_read(pod_train_t *t, unsigned chip, uint32_t *params, uint32_t *pr
   return 0;
 }
 
+unsigned pod_train_sems_left(pod_train_t *t) {
+  unsigned left = 0;
+  for (unsigned i = 0; i < t->cfg.slice.w * t->cfg.slice.h; i++)
+    for (unsigned k = 0; k < ISA_NUM_SEMS; k++) left += chip_sem(slice_chip(t, i), k) != 0;
+  return left;
+}
+
 rt_status_t pod_train_comm_cycles(pod_train_t *t, uint64_t *cycles, char *err, size_t errlen) {
   return run(t, build_step, 0, FW_TRAIN_COMM_ONLY, cycles, err, errlen);
 }

@@ -1,0 +1,243 @@
+/*
+ * Tests of training on a slice (fw/train.h, runtime/pod_train.h, docs/training.md): every
+ * parallel layout -- one chip, data parallel on 1-D and 2-D slices, model parallel, both at
+ * once, a slice inside a larger pod, ragged sizes -- reproduces the reference trainer
+ * (golden/train_golden) on every parameter and probability bit after every step, leaves every
+ * semaphore at zero, and learns; the step's cycles do not depend on the data or the reset
+ * values, and a lone chip's step is its compute-only step; the plan refuses every bad layout
+ * with a message naming it.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw/train.h"
+#include "golden/arith_golden.h"
+#include "golden/train_golden.h"
+#include "runtime/pod_train.h"
+#include "test_util.h"
+#include "util/rng.h"
+
+TestSuite(train, .timeout = 240);
+
+typedef struct {
+  unsigned pod_w, pod_h;
+  fw_slice_t slice;
+  unsigned dp, mp, features, hidden, classes, batch, steps;
+  unsigned mxu;  /* R = C of the chips; 0: 4 */
+} layout_t;
+
+typedef struct {
+  uint16_t *x;
+  uint8_t *label;
+  uint32_t *w[3], *bias[3];
+  unsigned examples;
+} data_t;
+
+static uint32_t bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* Learnable synthetic data (each class a centre plus noise) and small random weights. */
+static void make_data(const layout_t *l, uint64_t seed, data_t *d) {
+  rng_t r;
+  rng_seed(&r, seed);
+  d->examples = 4 * l->batch;
+  d->x = malloc((size_t)d->examples * l->features * 2);
+  d->label = malloc(d->examples);
+  float *centre = malloc((size_t)l->classes * l->features * sizeof *centre);
+  for (unsigned i = 0; i < l->classes * l->features; i++) centre[i] = (float)rng_below(&r, 1000) / 1000.0f;
+  for (unsigned e = 0; e < d->examples; e++) {
+    d->label[e] = (uint8_t)rng_below(&r, l->classes);
+    for (unsigned f = 0; f < l->features; f++)
+      d->x[(size_t)e * l->features + f] = arith_golden_fp32_to_bf16(
+          bits(centre[d->label[e] * l->features + f] + (float)rng_below(&r, 400) / 1000.0f - 0.2f));
+  }
+  free(centre);
+  const unsigned rows[3] = {l->features, l->hidden, l->hidden}, cols[3] = {l->hidden, l->hidden, l->classes};
+  for (unsigned k = 0; k < 3; k++) {
+    d->w[k] = malloc((size_t)rows[k] * cols[k] * 4), d->bias[k] = malloc(cols[k] * 4);
+    const float a = sqrtf(6.0f / (float)rows[k]);
+    for (size_t i = 0; i < (size_t)rows[k] * cols[k]; i++)
+      d->w[k][i] = bits(a * ((float)rng_below(&r, 20001) / 10000.0f - 1.0f));
+    for (unsigned i = 0; i < cols[k]; i++) d->bias[k][i] = bits((float)rng_below(&r, 100) / 1000.0f);
+  }
+}
+
+static void free_data(data_t *d) {
+  free(d->x), free(d->label);
+  for (unsigned k = 0; k < 3; k++) free(d->w[k]), free(d->bias[k]);
+}
+
+static pod_train_config_t config_of(const layout_t *l, const data_t *d, uint64_t seed) {
+  const unsigned mxu = l->mxu ? l->mxu : 4;
+  pod_train_config_t c = {.pod_w = l->pod_w, .pod_h = l->pod_h, .slice = l->slice, .mxu_rows = mxu, .mxu_cols = mxu,
+                          .link_latency = 1, .seed = seed,
+                          .net = {l->features, l->hidden, l->classes, l->batch, l->dp, l->mp, bits(0.5f)},
+                          .examples = d->examples, .x = d->x, .label = d->label};
+  c.slice.pod_w = l->pod_w, c.slice.pod_h = l->pod_h;
+  for (unsigned k = 0; k < 3; k++) c.w[k] = d->w[k], c.bias[k] = d->bias[k];
+  return c;
+}
+
+/* The mean cross-entropy of the step's batch from the chips' probabilities. */
+static double batch_loss(pod_train_t *t, const pod_train_config_t *c, const layout_t *l, unsigned first,
+                         uint32_t *probs) {
+  const fw_train_plan_t *pl = pod_train_plan(t);
+  double sum = 0;
+  for (unsigned i = 0; i < l->slice.w * l->slice.h; i++) {
+    fw_train_place_t pc;
+    fw_train_place(pl, &c->slice, l->slice.x0 + i % l->slice.w, l->slice.y0 + i / l->slice.w, &pc);
+    if (pc.mp_rank) continue;
+    cr_assert_eq(pod_train_read(t, i, NULL, probs), 0);
+    for (unsigned e = 0; e < pl->b; e++) {
+      float p;
+      memcpy(&p, &probs[(size_t)e * pl->lanes + c->label[first + pc.dp_rank * pl->b + e]], 4);
+      sum -= log(p > 1e-30f ? p : 1e-30f);
+    }
+  }
+  return sum / l->batch;
+}
+
+/* Trains `steps` steps on the chips and the reference trainer, comparing every chip after
+ * every step; returns the cycles of the last step and the first and last losses (the data is
+ * four batches, so steps 1 and 4k + 1 see the same examples). */
+static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, double *loss1) {
+  data_t d;
+  make_data(l, seed, &d);
+  pod_train_config_t c = config_of(l, &d, seed);
+  char err[4096];
+  rt_status_t rc;
+  pod_train_t *t = pod_train_new(&c, &rc, err, sizeof err);
+  cr_assert_not_null(t, "%s", err);
+  const fw_train_plan_t *pl = pod_train_plan(t);
+  const uint32_t *wc[3] = {d.w[0], d.w[1], d.w[2]}, *bc[3] = {d.bias[0], d.bias[1], d.bias[2]};
+  train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.mxu_cols, wc, bc, err, sizeof err);
+  cr_assert_not_null(ref, "%s", err);
+  const size_t plines = (size_t)pl->param_lines * pl->lanes;
+  uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->b * pl->lanes * 4);
+  uint64_t cycles = 0, first_cycles = 0;
+  for (unsigned s = 0; s < l->steps; s++) {
+    const unsigned first = (s % (d.examples / l->batch)) * l->batch;
+    cr_assert_eq(pod_train_step(t, first, &cycles, err, sizeof err), RT_OK, "step %u: %s", s + 1, err);
+    cr_assert_eq(train_golden_step(ref, d.x, d.label, first), 0);
+    cr_assert_eq(pod_train_sems_left(t), 0, "step %u left semaphores set", s + 1);
+    for (unsigned i = 0; i < l->slice.w * l->slice.h; i++) {
+      cr_assert_eq(pod_train_read(t, i, params, probs), 0);
+      size_t n;
+      const uint32_t *want = train_golden_params(ref, i, &n), *wantp = train_golden_probs(ref, i);
+      cr_assert_eq(n, pl->param_lines);
+      for (size_t j = 0; j < plines; j++)
+        cr_assert_eq(params[j], want[j],
+                     "dp %u mp %u step %u chip %u parameter line %zu lane %zu: 0x%08x, reference 0x%08x", l->dp, l->mp,
+                     s + 1, i, j / pl->lanes, j % pl->lanes, params[j], want[j]);
+      for (size_t j = 0; j < (size_t)pl->b * pl->lanes; j++)
+        cr_assert_eq(probs[j], wantp[j], "dp %u mp %u step %u chip %u probability %zu: 0x%08x, reference 0x%08x",
+                     l->dp, l->mp, s + 1, i, j, probs[j], wantp[j]);
+    }
+    double loss = batch_loss(t, &c, l, first, probs);
+    if (s == 0) *loss0 = loss, first_cycles = cycles;
+    *loss1 = loss;
+    /* the step's programs are the same every step: so are its cycles */
+    cr_assert_eq(cycles, first_cycles, "step %u took %llu cycles, step 1 %llu", s + 1, (unsigned long long)cycles,
+                 (unsigned long long)first_cycles);
+  }
+  free(params), free(probs);
+  train_golden_free(ref);
+  pod_train_free(t);
+  free_data(&d);
+  return cycles;
+}
+
+static const layout_t LAYOUTS[] = {
+    /* pod, slice, dp, mp, features, hidden, classes, batch, steps */
+    {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 9, 4},          /* one chip */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 9, 4},         /* DP, 2-D torus all-reduce */
+    {4, 1, {0, 0, 4, 1, 0, 0}, 4, 1, 6, 12, 3, 20, 9, 4},        /* DP on a ring, ragged sizes */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 1, 4, 8, 16, 4, 12, 9, 4},        /* MP over a 2-D slice */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 9, 4},        /* DP along X, MP along Y */
+    {4, 3, {1, 1, 2, 2, 0, 0}, 2, 2, 10, 12, 3, 12, 9, 4},       /* inside a larger pod */
+    {4, 2, {0, 0, 4, 2, 0, 0}, 4, 2, 5, 20, 4, 24, 9, 4},        /* a 4 x 2 slice, hidden 10 a chip */
+    {2, 2, {0, 0, 2, 1, 0, 0}, 2, 1, 64, 48, 10, 40, 5, 16},  /* 16-lane chips, digits-like shapes */
+    {1, 2, {0, 0, 1, 2, 0, 0}, 1, 2, 30, 64, 10, 24, 5, 16},  /* 16-lane chips, MP */
+};
+
+Test(train, every_layout_matches_the_reference_bit_for_bit_and_learns) {
+  for (unsigned i = 0; i < sizeof LAYOUTS / sizeof LAYOUTS[0]; i++) {
+    double loss0, loss1;
+    check_layout(&LAYOUTS[i], test_seed() * 100 + i, &loss0, &loss1);
+    cr_assert_lt(loss1, loss0, "layout %u (dp %u mp %u): the loss went from %g to %g", i, LAYOUTS[i].dp, LAYOUTS[i].mp,
+                 loss0, loss1);
+  }
+}
+
+Test(train, step_cycles_depend_on_neither_data_nor_reset_values) {
+  const layout_t l = {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 2, 4};
+  double a, b;
+  uint64_t c1 = check_layout(&l, 7, &a, &b), c2 = check_layout(&l, 8, &a, &b);
+  cr_assert_eq(c1, c2, "seed 7: %llu cycles, seed 8: %llu", (unsigned long long)c1, (unsigned long long)c2);
+}
+
+Test(train, a_lone_chip_step_is_its_compute_only_step_and_comm_adds_to_a_slice) {
+  const layout_t one = {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 1, 4};
+  data_t d;
+  make_data(&one, 3, &d);
+  pod_train_config_t c = config_of(&one, &d, 3);
+  char err[4096];
+  rt_status_t rc;
+  uint64_t step, compute;
+  pod_train_t *t = pod_train_new(&c, &rc, err, sizeof err);
+  cr_assert_not_null(t, "%s", err);
+  cr_assert_eq(pod_train_step(t, 0, &step, err, sizeof err), RT_OK, "%s", err);
+  cr_assert_eq(pod_train_compute_cycles(&c, &compute, err, sizeof err), RT_OK, "%s", err);
+  cr_assert_eq(step, compute, "a lone chip: step %llu, compute-only %llu", (unsigned long long)step,
+               (unsigned long long)compute);
+  pod_train_free(t);
+  free_data(&d);
+  /* on a slice: the step is at least its compute, and the collectives alone take time */
+  const layout_t dp = {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 1, 4};
+  make_data(&dp, 4, &d);
+  c = config_of(&dp, &d, 4);
+  t = pod_train_new(&c, &rc, err, sizeof err);
+  cr_assert_not_null(t, "%s", err);
+  uint64_t comm;
+  cr_assert_eq(pod_train_step(t, 0, &step, err, sizeof err), RT_OK, "%s", err);
+  cr_assert_eq(pod_train_compute_cycles(&c, &compute, err, sizeof err), RT_OK, "%s", err);
+  cr_assert_eq(pod_train_comm_cycles(t, &comm, err, sizeof err), RT_OK, "%s", err);
+  cr_assert_eq(pod_train_sems_left(t), 0);
+  cr_assert_geq(step, compute);
+  cr_assert_gt(comm, 0);
+  cr_assert_leq(step, compute + comm + 64, "step %llu > compute %llu + comm %llu", (unsigned long long)step,
+                (unsigned long long)compute, (unsigned long long)comm);
+  pod_train_free(t);
+  free_data(&d);
+}
+
+/* fw_train_plan on 4x4 chips (or rows x cols) of a pw x ph pod must refuse with `want` in the message. */
+static void refuse(unsigned rows, unsigned cols, fw_slice_t s, fw_train_net_t net, unsigned examples, const char *want) {
+  chip_geometry_t g = {.rows = rows, .cols = cols, .acc_depth = 4096, .vmem_lines = 262144, .queue_depth = 32768};
+  fw_train_plan_t pl;
+  char err[1024] = "";
+  cr_assert_eq(fw_train_plan(&g, &s, &net, examples, &pl, err, sizeof err), -1, "accepted: %s", want);
+  cr_assert(strstr(err, want), "message '%s' does not say '%s'", err, want);
+}
+
+Test(train, the_plan_refuses_every_bad_layout) {
+  const fw_slice_t s22 = {0, 0, 2, 2, 2, 2}, s41 = {0, 0, 4, 1, 4, 1};
+  const uint32_t lr = bits(0.1f);
+  refuse(4, 4, s22, (fw_train_net_t){8, 8, 4, 18, 4, 1, lr}, 100, "not divisible by the data-parallel degree");
+  refuse(4, 4, s22, (fw_train_net_t){8, 10, 4, 16, 1, 4, lr}, 100, "not divisible by the model-parallel degree");
+  refuse(4, 4, s22, (fw_train_net_t){8, 8, 4, 16, 2, 1, lr}, 100, "the slice has 4 chips");
+  refuse(4, 4, s41, (fw_train_net_t){8, 8, 4, 16, 2, 2, lr}, 100, "the slice must be 2x2");
+  refuse(4, 4, s22, (fw_train_net_t){8, 8, 5, 16, 4, 1, lr}, 100, "5 classes");
+  refuse(4, 4, s22, (fw_train_net_t){8, 8, 1, 16, 4, 1, lr}, 100, "1 classes");
+  refuse(4, 8, s22, (fw_train_net_t){8, 8, 4, 16, 4, 1, lr}, 100, "square MXU");
+  refuse(4, 4, s22, (fw_train_net_t){8, 8, 4, 16, 4, 1, lr}, 10, "fewer than one batch");
+  refuse(4, 4, s22, (fw_train_net_t){8, 4096, 4, 16, 4, 1, lr}, 100, "accumulator");
+  refuse(4, 4, s22, (fw_train_net_t){8, 1024, 4, 4096, 4, 1, lr}, 8192, "VMEM lines");
+  refuse(4, 4, (fw_slice_t){1, 1, 2, 2, 2, 2}, (fw_train_net_t){8, 8, 4, 16, 4, 1, lr}, 100, "outside");
+}
