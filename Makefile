@@ -121,8 +121,8 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 	$$sudo apt-get update -qq; \
 	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing
 
-sim: $(TPUSIM) ## Build and run the default simulation: a data-parallel step on a 4x4 pod (GEMMs, then an all-reduce)
-	$(TPUSIM) step --pod 4x4 --mxu 16x16 --m 128 --k 128 --n 128 --algo torus2d --seed 1 --trace-chip 5 --trace waves/step.fst
+sim: $(TPUSIM) ## Build and run the default simulation: an MLP trains on the digits on a 4x4 slice (DP along X, MP along Y), checked bit-exact every step
+	$(TPUSIM) train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 60 --lr 0.5 --seed 1 --trace-chip 5 --trace waves/train.fst --trace-steps 3
 
 test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint, the layer, wave-session and memory checks, the fuzz corpus
 	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
@@ -167,7 +167,7 @@ waves: $(TPUSIM) ## Run the scenarios with FST traces into waves/ (mxu.fst, arit
 	$(TPUSIM) gemm --mxu 4x4 --m 6 --k 9 --n 7 --seed 1 --trace waves/chip.fst >/dev/null
 	@echo "waves: wrote waves/{mxu,arith,router,chip}.fst; 'make view [WAVE=arith|router|chip]' opens one"
 
-view: ## Open a trace from 'make waves' (or 'make sim': WAVE=step) in GTKWave with its session (WAVE=mxu|arith|router|chip|step)
+view: ## Open a trace from 'make waves' (or 'make sim': WAVE=train) in GTKWave with its session (WAVE=mxu|arith|router|chip|step|train)
 	$(call need,gtkwave)
 	@test -f waves/$(WAVE).fst || { echo "error: waves/$(WAVE).fst does not exist; run 'make waves' first" >&2; exit 1; }
 	scripts/view.sh waves/$(WAVE).fst waves/$(WAVE).gtkw

@@ -26,13 +26,13 @@
 
 typedef struct {
   unsigned pod[2], mxu[2], dp, mp, hidden, batch, steps, examples, features, classes, clock_mhz, link_latency;
-  unsigned trace_chip, print_every;
+  unsigned trace_chip, trace_steps, print_every;
   uint64_t seed;
   fw_slice_t slice;
   const char *lr_text, *loss_csv, *plot, *trace, *digits, *export_dir;
   float lr;
   int data;  /* 0 digits, 1 synthetic */
-  bool json, have_slice, have_dp, have_mp, have_tchip, have_examples, have_features, have_classes;
+  bool json, have_slice, have_dp, have_mp, have_tchip, have_tsteps, have_examples, have_features, have_classes;
   char exe_dir[4096];
 } train_opts_t;
 
@@ -40,8 +40,8 @@ static void train_help(void) {
   printf("usage: tpusim train [--pod XxY] [--slice X0,Y0,WxH] [--dp A] [--mp B] [--hidden H] [--batch B]\n"
          "                    [--steps S] [--lr LR] [--data digits|synthetic] [--examples N] [--features F]\n"
          "                    [--classes K] [--mxu RxC] [--seed S] [--loss-csv FILE] [--plot FILE.png]\n"
-         "                    [--trace-chip N --trace FILE.fst] [--digits FILE] [--export DIR]\n"
-         "                    [--print-every N] [--clock-mhz F] [--link-latency L] [--json]\n\n"
+         "                    [--trace-chip N --trace FILE.fst [--trace-steps N]] [--digits FILE]\n"
+         "                    [--export DIR] [--print-every N] [--clock-mhz F] [--link-latency L] [--json]\n\n"
          "Trains an MLP (input -> H -> H -> classes, ReLU, softmax cross-entropy, SGD) on a slice of\n"
          "RTL chips (default: the whole 4x4 pod of 16x16-MXU chips, data parallel, the digits data\n"
          "set, hidden 64, batch 256, 300 steps, lr 0.5). Every step runs as firmware: forward,\n"
@@ -51,7 +51,8 @@ static void train_help(void) {
          "with the reference trainer. Prints the loss as it goes (stderr), then accuracy, the step's\n"
          "cycles split into compute, communication and exposed communication, MXU utilisation and\n"
          "TFLOPS. --export DIR writes the data in step order and the initial and final weights as\n"
-         ".npy (for tests/train_numpy.py). Synthetic data: --examples, --features, --classes.\n"
+         ".npy (for scripts/train_numpy.py). Synthetic data: --examples, --features, --classes.\n"
+         "--trace-steps N: the FST holds the first N steps only.\n"
          CLI_EXIT_STATUS_HELP);
 }
 
@@ -91,6 +92,7 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       CLI_OPT("plot", CLI_OUTPUT, &o->plot),
       CLI_OPT("trace-chip", CLI_UINT, &o->trace_chip, .min = 0, .max = 65535, .given = &o->have_tchip),
       CLI_OPT("trace", CLI_OUTPUT, &o->trace),
+      CLI_OPT("trace-steps", CLI_UINT, &o->trace_steps, .min = 1, .max = 1u << 24, .given = &o->have_tsteps),
       CLI_OPT("digits", CLI_INPUT, &o->digits),
       CLI_OPT("export", CLI_STR, &o->export_dir),
       CLI_OPT("print-every", CLI_UINT, &o->print_every, .min = 0, .max = 1u << 24),
@@ -100,7 +102,8 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       {0}};
   int rc = cli_parse("train", argc, argv, opts, train_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if (o->have_tchip && !o->trace) return cli_usage_error("train", "--trace-chip needs --trace FILE.fst");
+  if ((o->have_tchip || o->have_tsteps) && !o->trace)
+    return cli_usage_error("train", "--trace-chip and --trace-steps need --trace FILE.fst");
   if (o->data == 0 && (o->have_examples || o->have_features || o->have_classes))
     return cli_usage_error("train", "--examples, --features and --classes are for --data synthetic (digits has "
                            "%u examples of %u features, %u classes)", DIGITS_EXAMPLES, DIGITS_FEATURES, DIGITS_CLASSES);
@@ -340,6 +343,7 @@ static int train(run_t *r) {
     int rc = check_step(r, s, &r->rec[s].loss);
     if (rc != CLI_EXIT_OK) return rc;
     r->rec[s].wall_s = stopwatch_seconds(&sw);
+    if (o->trace_steps && s + 1 == o->trace_steps) pod_train_trace_close(r->pt);
     if ((s + 1) % every == 0 || s + 1 == steps)
       fprintf(stderr, "train: step %u/%u  loss %.4f  %" PRIu64 " cycles  (%.1f s)\n", s + 1, steps, r->rec[s].loss,
               r->rec[s].cycles, r->rec[s].wall_s);

@@ -210,6 +210,10 @@ int pod_train_read(pod_train_t *t, unsigned chip, uint32_t *params, uint32_t *pr
   return 0;
 }
 
+void pod_train_trace_close(pod_train_t *t) {
+  if (t->cfg.trace_path) chip_trace_close(pod_chip(t->pod, t->cfg.trace_chip % t->cfg.pod_w, t->cfg.trace_chip / t->cfg.pod_w));
+}
+
 unsigned pod_train_sems_left(pod_train_t *t) {
   unsigned left = 0;
   for (unsigned i = 0; i < t->cfg.slice.w * t->cfg.slice.h; i++)

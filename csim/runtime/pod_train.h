@@ -46,6 +46,9 @@ rt_status_t pod_train_step(pod_train_t *t, unsigned first, uint64_t *cycles, cha
  * last probabilities (b x C), as it wrote them to HBM. */
 int pod_train_read(pod_train_t *t, unsigned chip, uint32_t *params, uint32_t *probs);
 
+/* Ends the trace (pod_train_config_t.trace_path): later steps are not recorded. */
+void pod_train_trace_close(pod_train_t *t);
+
 /* Semaphores not back at zero on the slice's chips (after a step: must be 0). */
 unsigned pod_train_sems_left(pod_train_t *t);
 

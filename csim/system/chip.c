@@ -178,6 +178,8 @@ int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
   return vmodel_trace_open(c->m, path, err, errlen);
 }
 
+void chip_trace_close(chip_t *c) { vmodel_trace_close(c->m); }
+
 void chip_net_ports(chip_t *c, chip_net_ports_t *n) {
   n->in_flit = vmodel_port_ptr(c->m, c->p[P_NET_IN]);
   n->out_flit = vmodel_port_ptr(c->m, c->p[P_NET_OUT]);

@@ -112,6 +112,8 @@ bool chip_quiet(chip_t *c);
 /* Reads the status after a run that chip_begin started; 0 if the started queues halted. */
 int chip_finish(chip_t *c, bool timed_out, chip_status_t *st);
 int chip_trace(chip_t *c, const char *path, char *err, size_t errlen);
+/* Ends the chip's trace (if any), flushing it; the file stays. */
+void chip_trace_close(chip_t *c);
 uint64_t chip_cycle(const chip_t *c);
 
 /* The chip's slice (docs/collectives.md): its router routes inside the rectangle and drops
