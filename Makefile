@@ -124,11 +124,12 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 sim: $(TPUSIM) ## Build and run the default simulation: an MLP trains on the digits on a 4x4 slice (DP along X, MP along Y), checked bit-exact every step
 	$(TPUSIM) train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 60 --lr 0.5 --seed 1 --trace-chip 5 --trace waves/train.fst --trace-steps 3
 
-test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint, the layer, wave-session and memory checks, the fuzz corpus
+test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
 	@scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
 	@scripts/replay_corpus.sh $(BUILD)/tests $(FUZZERS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
+	@tests/train_numpy_test.sh
 
 sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed) and the fuzz corpus
 	@TPUSIM=$(SAN)/tpusim LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp) scripts/run_tests.sh "1" $(SAN_TESTS)
