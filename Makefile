@@ -182,6 +182,8 @@ screenshot: waves ## Render the waveform sessions to docs/img/ (Xvfb)
 	scripts/screenshot.sh waves/chip.fst waves/chip.gtkw docs/img/waves_chip.png
 	$(TPUSIM) step --pod 4x4 --mxu 16x16 --m 128 --k 128 --n 128 --algo torus2d --seed 1 --trace-chip 5 --trace waves/step.fst >/dev/null
 	scripts/screenshot.sh waves/step.fst waves/step.gtkw docs/img/waves_step.png
+	$(TPUSIM) train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 3 --seed 1 --trace-chip 5 --trace waves/train.fst >/dev/null
+	scripts/screenshot.sh waves/train.fst waves/train.gtkw docs/img/waves_train.png
 
 bench: $(TPUSIM) ## Run the benchmarks (results under build/bench/)
 	@mkdir -p $(BUILD)/bench

@@ -81,3 +81,4 @@ scripts/bench_net.sh "$out" | tee -a "$out/summary.txt"
 scripts/bench_chip.sh "$out" | tee -a "$out/summary.txt"
 
 scripts/bench_collective.sh "$out" | tee -a "$out/summary.txt"
+scripts/bench_train.sh "$out" | tee -a "$out/summary.txt"

@@ -59,7 +59,8 @@ with open(sys.argv[2], "w") as f:
         eff = speed / chips
         name = {"dp": "DP", "mp": "MP", "dpmp": "DP x MP"}[r["mode"]]
         f.write(f"| {name} | {r['scaling']} | {n}x{n} | {r['dp']} x {r['mp']} | {r['hidden']} | {r['batch']} ({r['batch_per_chip']}) "
-                f"| {cyc:,} | {100 * b / cyc:.1f}% | {100 * int(r['exposed_cycles']) / cyc:.1f}% | {speed:.2f} | {100 * eff:.1f}% |\n")
+                f"| {cyc:,} | {f'{100 * b / cyc:.1f}%' if r['scaling'] == 'weak' else '-'} | {100 * int(r['exposed_cycles']) / cyc:.1f}% "
+                f"| {speed:.2f} | {100 * eff:.1f}% |\n")
 PY
 /usr/bin/python3 scripts/plot_scaling.py "$csv" "$out/train_scaling.png"
 cat "$out/train_scaling.txt"
