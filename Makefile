@@ -129,6 +129,7 @@ test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) ## Build and run e
 	@scripts/replay_corpus.sh $(BUILD)/tests $(FUZZERS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
+	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_train_cli
 	@tests/train_numpy_test.sh
 
 sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed) and the fuzz corpus
