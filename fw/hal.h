@@ -21,7 +21,11 @@ enum {
   FW_SEMS_STREAM = 16,       /* fw_elementwise, fw_copy_local, fw_copy_remote: 16..23; fw_line_sum: 16..20 */
   FW_SEMS_COLLECTIVE = 0,    /* fw_collective: 0..29 (29: bf16 widening, 28: phase hand-over) */
   FW_SEM_BARRIER_IN = 30,    /* fw_barrier: arrivals at the slice's first chip */
-  FW_SEM_BARRIER_OUT = 31    /* fw_barrier: its release of every other chip */
+  FW_SEM_BARRIER_OUT = 31,   /* fw_barrier: its release of every other chip */
+  /* fw_train_step uses the barrier's two as its queues' hand-overs (so no barrier inside a
+   * training step): DMA -> compute and compute -> DMA tokens */
+  FW_SEM_TRAIN_TO_COMPUTE = 30,
+  FW_SEM_TRAIN_TO_DMA = 31
 };
 
 typedef struct {

@@ -6,16 +6,15 @@
 
 #include "fw/collective.h"
 
-/* Hand-over semaphores: ordered streams of tokens (a SEM_SIGNAL counts once the queue's
- * earlier work is done, and each side waits for them in the order they are given). */
-enum { SEM_TO_COMPUTE = 30, SEM_TO_DMA = 31 };
+/* Hand-over semaphores (fw/hal.h): ordered streams of tokens (a SEM_SIGNAL counts once the
+ * queue's earlier work is done, and each side waits for them in the order they are given). */
+enum { SEM_TO_COMPUTE = FW_SEM_TRAIN_TO_COMPUTE, SEM_TO_DMA = FW_SEM_TRAIN_TO_DMA };
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t round_up(uint32_t a, uint32_t b) { return ceil_div(a, b) * b; }
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-static const fw_slice_t *group_of(const fw_slice_t *s, const fw_train_net_t *n, unsigned x, unsigned y,
-                                  fw_train_place_t *pc) {
+static void group_of(const fw_slice_t *s, const fw_train_net_t *n, unsigned x, unsigned y, fw_train_place_t *pc) {
   const unsigned i = (y - s->y0) * s->w + (x - s->x0);
   if (n->mp == 1) {
     pc->dp_rank = i, pc->mp_rank = 0;
@@ -30,21 +29,26 @@ static const fw_slice_t *group_of(const fw_slice_t *s, const fw_train_net_t *n, 
     pc->dp_group = (fw_slice_t){s->x0, y, s->w, 1, s->pod_w, s->pod_h};
     pc->mp_group = (fw_slice_t){x, s->y0, 1, s->h, s->pod_w, s->pod_h};
   }
-  return s;
 }
 
 void fw_train_place(const fw_train_plan_t *pl, const fw_slice_t *s, unsigned x, unsigned y, fw_train_place_t *pc) {
   group_of(s, &pl->net, x, y, pc);
 }
 
-/* An all-reduce of `lines` fp32 lines at `line` over a group of w x h chips: the 2-D torus
- * algorithm when the group spans both dimensions, else the ring; the chunk follows the
- * collectives' default (four chunks a segment, at most 64 lines). */
-static fw_coll_args_t allreduce(uint32_t line, uint32_t lines, unsigned w, unsigned h) {
-  const unsigned n = w > h ? w : h;
+/* An all-reduce of `lines` fp32 lines at `line` over group g: the 2-D torus algorithm when
+ * the group spans both dimensions and has the wraparound links it needs (each dimension of
+ * more than 2 chips spans the pod), else the ring, whose rings close back along a mesh
+ * (docs/collectives.md); the chunk follows the collectives' default (four chunks a segment,
+ * at most 64 lines). */
+static bool torus2d_fits(const fw_slice_t *g) {
+  return g->w > 1 && g->h > 1 && (g->w <= 2 || g->w == g->pod_w) && (g->h <= 2 || g->h == g->pod_h);
+}
+
+static fw_coll_args_t allreduce(uint32_t line, uint32_t lines, const fw_slice_t *g) {
+  const unsigned n = g->w > g->h ? g->w : g->h;
   uint32_t seg = ceil_div(lines, 4 * n);
   uint32_t chunk = seg < 1 ? 1 : seg > 64 ? 64 : seg;
-  return (fw_coll_args_t){FW_COLL_ALLREDUCE, w > 1 && h > 1 ? FW_COLL_TORUS2D : FW_COLL_RING, line, lines, chunk, 0,
+  return (fw_coll_args_t){FW_COLL_ALLREDUCE, torus2d_fits(g) ? FW_COLL_TORUS2D : FW_COLL_RING, line, lines, chunk, 0,
                           false};
 }
 
@@ -113,31 +117,36 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     ly->lines = ly->nb * ly->kp + ly->nb;
     pl->param_lines += ly->lines;
   }
-  const unsigned biggest = pl->bp > pl->hp ? (pl->bp > pl->fp ? pl->bp : pl->fp) : (pl->hp > pl->fp ? pl->hp : pl->fp);
-  if (2 * biggest > chip->acc_depth) {
-    snprintf(err, errlen, "a GEMM of %u rows needs %u accumulator rows (two output tiles); the chip has %u", biggest,
-             2 * biggest, chip->acc_depth);
-    return -1;
-  }
+  /* a GEMM's output tile of m rows and the next one's share the accumulator */
+  const struct { unsigned rows; const char *what; } gemms[3] = {
+      {pl->bp, "examples per chip"}, {pl->fp, "features"}, {pl->hp, "hidden units"}};
+  for (unsigned i = 0; i < 3; i++)
+    if (2 * gemms[i].rows > chip->acc_depth) {
+      snprintf(err, errlen, "%u %s (rounded up to %u) are too many: a GEMM's two output tiles of as many rows need %u "
+               "accumulator rows, the chip has %u (at most %u)", i == 0 ? pl->b : i == 1 ? net->features : net->hidden,
+               gemms[i].what, gemms[i].rows, 2 * gemms[i].rows, chip->acc_depth, chip->acc_depth / 2 / C * C);
+      return -1;
+    }
 
-  /* HBM, in bytes: each region a whole number of lines */
-  const uint32_t lb = 4 * C;
-  uint64_t at = 0;
-  pl->hbm_zero = (uint32_t)at, at += lb;
-  pl->hbm_consts = (uint32_t)at, at += lb;
-  pl->hbm_params = (uint32_t)at, at += (uint64_t)pl->param_lines * lb;
-  pl->hbm_probs = (uint32_t)at, at += (uint64_t)pl->b * lb;
-  pl->hbm_a1 = (uint32_t)at, at += round_up((uint32_t)((uint64_t)pl->b * 2 * pl->hp), lb);
-  pl->hbm_a2 = (uint32_t)at, at += round_up((uint32_t)((uint64_t)pl->b * 2 * pl->hmp), lb);
-  pl->hbm_x = (uint32_t)at, at += (uint64_t)examples * 2 * pl->fp;
-  at = round_up((uint32_t)at, lb);
-  pl->hbm_y = (uint32_t)at, at += (uint64_t)examples * lb;
+  /* HBM, in bytes: each region a whole number of lines; 64-bit sums, checked before use */
+  const uint64_t lb = 4ull * C;
+  uint64_t at = 0, addr[8];
+  const uint64_t sizes[8] = {lb, lb, (uint64_t)pl->param_lines * lb, (uint64_t)pl->b * lb,
+                             (uint64_t)pl->b * 2 * pl->hp, (uint64_t)pl->b * 2 * pl->hmp,
+                             (uint64_t)examples * 2 * pl->fp, (uint64_t)examples * lb};
+  for (unsigned i = 0; i < 8; i++) {
+    addr[i] = at;
+    at += (sizes[i] + lb - 1) / lb * lb;
+  }
   pl->hbm_bytes = at;
   if (at > (1ull << 32)) {
     snprintf(err, errlen, "%u examples of %u features need %llu bytes of HBM; a chip has at most 4 GiB", examples,
              net->features, (unsigned long long)at);
     return -1;
   }
+  pl->hbm_zero = (uint32_t)addr[0], pl->hbm_consts = (uint32_t)addr[1], pl->hbm_params = (uint32_t)addr[2];
+  pl->hbm_probs = (uint32_t)addr[3], pl->hbm_a1 = (uint32_t)addr[4], pl->hbm_a2 = (uint32_t)addr[5];
+  pl->hbm_x = (uint32_t)addr[6], pl->hbm_y = (uint32_t)addr[7];
 
   /* VMEM, in lines. Batch-indexed blocks are bp lines apart (rows b .. bp - 1 stay zero, as
    * the MXU reads whole tiles of the gradients); weight blocks kp lines apart. */
@@ -149,7 +158,7 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) pl->v_params[l] = take(&v, pl->layer[l].lines);
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
     pl->v_grad[l] = take(&v, pl->layer[l].lines);
-    pl->dp_coll[l] = allreduce(pl->v_grad[l], pl->layer[l].lines, dg->w, dg->h);
+    pl->dp_coll[l] = allreduce(pl->v_grad[l], pl->layer[l].lines, dg);
     if (dpn > 1) v += fw_coll_scratch_lines(&pl->dp_coll[l]);
   }
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
@@ -169,7 +178,7 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   pl->v_a2b = take(&v, nb2 * bp);
   pl->v_a2t = take(&v, bts * pl->hmp);
   pl->v_zp = take(&v, bp);
-  pl->mp_fwd = allreduce(pl->v_zp, pl->b, mg->w, mg->h);
+  pl->mp_fwd = allreduce(pl->v_zp, pl->b, mg);
   if (mpn > 1) v += fw_coll_scratch_lines(&pl->mp_fwd);
   pl->v_z3 = take(&v, bp);
   pl->v_zm = take(&v, bp);
@@ -184,7 +193,7 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   pl->v_dz2 = take(&v, nb2 * bp);
   pl->v_dz2b = take(&v, nb2 * bp);
   pl->v_da1 = take(&v, nb1 * bp);
-  pl->mp_bwd = allreduce(pl->v_da1, nb1 * bp, mg->w, mg->h);
+  pl->mp_bwd = allreduce(pl->v_da1, nb1 * bp, mg);
   if (mpn > 1) v += fw_coll_scratch_lines(&pl->mp_bwd);
   pl->v_dz1 = take(&v, nb1 * bp);
   pl->v_dz1b = take(&v, nb1 * bp);
@@ -199,7 +208,15 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   if (mpn > 1 && (fw_coll_check(chip, &pc.mp_group, &pl->mp_fwd, err, errlen) ||
                   fw_coll_check(chip, &pc.mp_group, &pl->mp_bwd, err, errlen)))
     return -1;
-  return 0;
+  /* every chip's step programs must fit its queues: build them once now, before anything runs */
+  int rc = 0;
+  for (unsigned i = 0; i < chips && rc == 0; i++) {
+    fw_prog_t cq, dq;
+    fw_prog_init(&cq), fw_prog_init(&dq);
+    rc = fw_train_step(chip, pl, s, s->x0 + i % s->w, s->y0 + i / s->w, 0, FW_TRAIN_FULL, &cq, &dq, err, errlen);
+    fw_prog_free(&cq), fw_prog_free(&dq);
+  }
+  return rc;
 }
 
 uint64_t fw_train_macs(const fw_train_plan_t *pl) {

@@ -34,8 +34,12 @@ for mode in dp mp dpmp; do
         dpmp-weak) hidden=$((8 * mp)) batch=$((32 * dp)) ;;
         dpmp-strong) hidden=128 batch=256 ;;
       esac
-      j=$("$tpusim" train --pod "${n}x${n}" --mxu 4x4 --dp "$dp" --mp "$mp" --data synthetic --examples 8192 \
-            --features 64 --classes 4 --hidden "$hidden" --batch "$batch" --steps 1 --lr 0.05 --json 2>/dev/null)
+      if ! j=$("$tpusim" train --pod "${n}x${n}" --mxu 4x4 --dp "$dp" --mp "$mp" --data synthetic --examples 8192 \
+            --features 64 --classes 4 --hidden "$hidden" --batch "$batch" --steps 1 --lr 0.05 --json 2>"$out/train_err.txt"); then
+        echo "bench_train: $mode $scaling ${n}x${n} failed:" >&2
+        cat "$out/train_err.txt" >&2
+        exit 1
+      fi
       echo "$mode,$scaling,$chips,$dp,$mp,$hidden,$batch,$((batch / dp)),$(json_field step_cycles <<<"$j"),$(json_field compute_cycles <<<"$j"),$(json_field comm_cycles <<<"$j"),$(json_field exposed_comm_cycles <<<"$j"),$(json_field mxu_utilization <<<"$j"),$(json_field tflops <<<"$j")" >>"$csv"
       echo "  $mode $scaling ${n}x${n}: $(json_field step_cycles <<<"$j") cycles" >&2
     done

@@ -162,6 +162,8 @@ static const layout_t LAYOUTS[] = {
     {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 9, 4},        /* DP along X, MP along Y */
     {4, 3, {1, 1, 2, 2, 0, 0}, 2, 2, 10, 12, 3, 12, 9, 4},       /* inside a larger pod */
     {4, 2, {0, 0, 4, 2, 0, 0}, 4, 2, 5, 20, 4, 24, 9, 4},        /* a 4 x 2 slice, hidden 10 a chip */
+    {4, 4, {0, 0, 3, 3, 0, 0}, 9, 1, 7, 9, 4, 18, 9, 4},     /* DP on a 3x3 mesh slice: the ring */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 6, 8, 3, 4, 9, 4},       /* one example a chip */
     {2, 2, {0, 0, 2, 1, 0, 0}, 2, 1, 64, 48, 10, 40, 5, 16},  /* 16-lane chips, digits-like shapes */
     {1, 2, {0, 0, 1, 2, 0, 0}, 1, 2, 30, 64, 10, 24, 5, 16},  /* 16-lane chips, MP */
 };
@@ -237,7 +239,9 @@ Test(train, the_plan_refuses_every_bad_layout) {
   refuse(4, 4, s22, (fw_train_net_t){8, 8, 1, 16, 4, 1, lr}, 100, "1 classes");
   refuse(4, 8, s22, (fw_train_net_t){8, 8, 4, 16, 4, 1, lr}, 100, "square MXU");
   refuse(4, 4, s22, (fw_train_net_t){8, 8, 4, 16, 4, 1, lr}, 10, "fewer than one batch");
-  refuse(4, 4, s22, (fw_train_net_t){8, 4096, 4, 16, 4, 1, lr}, 100, "accumulator");
+  refuse(4, 4, s22, (fw_train_net_t){8, 4096, 4, 16, 4, 1, lr}, 100, "4096 hidden units");
+  refuse(4, 4, s22, (fw_train_net_t){4000, 8, 4, 16, 4, 1, lr}, 100, "4000 features");
   refuse(4, 4, s22, (fw_train_net_t){8, 1024, 4, 4096, 4, 1, lr}, 8192, "VMEM lines");
   refuse(4, 4, (fw_slice_t){1, 1, 2, 2, 2, 2}, (fw_train_net_t){8, 8, 4, 16, 4, 1, lr}, 100, "outside");
+  refuse(4, 4, (fw_slice_t){0, 0, 1, 1, 1, 1}, (fw_train_net_t){8, 400, 4, 16, 1, 1, lr}, 100, "a queue holds");
 }

@@ -82,8 +82,36 @@ Test(train_cli, refuses_layouts_that_do_not_divide) {
   refused("train --pod 2x2 --mxu 4x4 --batch 16", "10 classes");
 }
 
+Test(train_cli, check_validates_without_simulating_and_refuses_what_does_not_fit) {
+  run_t r = run(SMALL "--batch 16 --check");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  refused(SMALL "--batch 16 --hidden 400 --pod 1x1 --check", "a queue holds");
+  refused(SMALL "--batch 16 --hidden 3000", "3000 hidden units");
+  refused("train --pod 1x1 --mxu 4x4 --data synthetic --features 8 --classes 4 --hidden 2000 --batch 2000 "
+          "--examples 4000", "VMEM lines");
+  refused(SMALL "--batch 16 --export /nonexistent/dir", "--export /nonexistent/dir");
+}
+
+Test(train_cli, export_writes_the_data_and_both_networks) {
+  char dir[] = "/tmp/train_cli_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char args[512];
+  snprintf(args, sizeof args, SMALL "--batch 16 --steps 2 --export %s", dir);
+  run_t r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *names[] = {"x_train", "y_train", "w1_init", "b1_init", "w1_final", "b1_final", "w2_init", "b2_init",
+                         "w2_final", "b2_final", "w3_init", "b3_init", "w3_final", "b3_final"};
+  for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, names[i]);
+    cr_assert(exists(path), "no %s", path);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
 Test(train_cli, refuses_bad_learning_rates) {
-  const char *bad[] = {"0", "-0.1", "nan", "inf", "1e39", "abc", "0.1x", ""};
+  const char *bad[] = {"0", "-0.1", "nan", "inf", "1e39", "1e-40", "abc", "0.1x", ""};
   for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char args[256];
     snprintf(args, sizeof args, SMALL "--batch 16 --lr '%s'", bad[i]);

@@ -5,12 +5,14 @@
  * them, compare every chip's parameters and probabilities bit for bit after every step,
  * then report accuracy, the step's cycle split and throughput.
  */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "golden/arith_golden.h"
@@ -60,8 +62,10 @@ static bool parse_lr(const char *cmd, const char *opt, const char *text, void *d
   char *end;
   double v = strtod(text, &end);
   float f = (float)v;
-  if (*text == 0 || *end != 0 || !isfinite(v) || !(v > 0) || !isfinite(f) || !(f > 0)) {
-    cli_usage_error(cmd, "%s must be a finite positive number, got '%s'", opt, text);
+  /* the vector unit reads subnormals as zero (docs/numerics.md): such a rate would not train */
+  if (*text == 0 || *end != 0 || !isfinite(v) || !(v > 0) || !isfinite(f) || !(f >= FLT_MIN)) {
+    cli_usage_error(cmd, "%s must be a finite positive number of at least %g (fp32, not subnormal), got '%s'", opt,
+                    (double)FLT_MIN, text);
     return false;
   }
   *(float *)dst = f;
@@ -110,8 +114,8 @@ static int parse(int argc, char **argv, train_opts_t *o) {
   if (o->data == 1 && o->digits) return cli_usage_error("train", "--digits is for --data digits");
   if (o->export_dir) {
     struct stat st;
-    if (stat(o->export_dir, &st) || !S_ISDIR(st.st_mode))
-      return cli_usage_error("train", "--export %s is not a directory", o->export_dir);
+    if (stat(o->export_dir, &st) || !S_ISDIR(st.st_mode) || access(o->export_dir, W_OK))
+      return cli_usage_error("train", "--export %s is not a directory this process can write into", o->export_dir);
   }
   if (!o->have_slice) o->slice = (fw_slice_t){0, 0, o->pod[0], o->pod[1], 0, 0};
   const unsigned chips = o->slice.w * o->slice.h;
@@ -202,8 +206,9 @@ static double accuracy(const dataset_t *d, unsigned hidden, uint32_t *const w[3]
     }
     right += best == d->label[e];
   }
+  const bool ok = a1 && a2;
   free(a1), free(a2);
-  return d->count ? (double)right / d->count : 0;
+  return ok && d->count ? (double)right / d->count : NAN;  /* NAN (JSON null) when out of memory */
 }
 
 /* Writes a .npy of rows x cols fp32 bit patterns into dir. */
@@ -260,7 +265,7 @@ static void run_free(run_t *r) {
 }
 
 /* Compares every slice chip with the reference after step s; adds the loss of its examples. */
-static int check_step(run_t *r, unsigned s, double *loss) {
+static int check_step(run_t *r, unsigned s, unsigned batch_first, double *loss) {
   const fw_train_plan_t *pl = &r->plan;
   const unsigned C = pl->lanes, chips = r->cfg.slice.w * r->cfg.slice.h;
   const size_t plines = (size_t)pl->param_lines * C;
@@ -284,7 +289,7 @@ static int check_step(run_t *r, unsigned s, double *loss) {
     fw_train_place_t pc;
     fw_train_place(pl, &r->cfg.slice, r->cfg.slice.x0 + i % r->cfg.slice.w, r->cfg.slice.y0 + i / r->cfg.slice.w, &pc);
     if (pc.mp_rank != 0) continue;
-    const unsigned first = (s % (r->train.count / r->o->batch)) * r->o->batch + pc.dp_rank * pl->b;
+    const unsigned first = batch_first + pc.dp_rank * pl->b;
     for (unsigned e = 0; e < pl->b; e++) {
       double p = float_of(r->probs[(size_t)e * C + r->train.label[first + e]]);
       sum += -log(p > 1e-30 ? p : 1e-30);
@@ -292,6 +297,18 @@ static int check_step(run_t *r, unsigned s, double *loss) {
   }
   *loss = sum / r->o->batch;
   return CLI_EXIT_OK;
+}
+
+/* The files --export writes into its directory. */
+static const char *const EXPORTS[] = {"x_train", "y_train", "w1_init", "b1_init", "w1_final", "b1_final", "w2_init",
+                                      "b2_init", "w2_final", "b2_final", "w3_init", "b3_init", "w3_final", "b3_final"};
+
+static void remove_exports(const char *dir) {
+  char path[4400];
+  for (unsigned i = 0; i < sizeof EXPORTS / sizeof EXPORTS[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s.npy", dir, EXPORTS[i]);
+    remove(path);
+  }
 }
 
 static int do_export(run_t *r) {
@@ -302,19 +319,14 @@ static int do_export(run_t *r) {
   int bad = !xf || !lab;
   for (size_t i = 0; !bad && i < (size_t)r->train.count * F; i++) xf[i] = arith_golden_bf16_to_fp32(r->xb[i]);
   for (unsigned i = 0; !bad && i < r->train.count; i++) lab[i] = bits_of((float)r->train.label[i]);
-  bad = bad || export_npy(d, "x_train", xf, r->train.count, F) || export_npy(d, "y_train", lab, r->train.count, 1);
-  char name[32];
+  bad = bad || export_npy(d, EXPORTS[0], xf, r->train.count, F) || export_npy(d, EXPORTS[1], lab, r->train.count, 1);
   for (unsigned l = 0; l < 3 && !bad; l++) {
-    snprintf(name, sizeof name, "w%u_init", l + 1);
-    bad = export_npy(d, name, r->w[l], rows[l], cols[l]);
-    snprintf(name, sizeof name, "b%u_init", l + 1);
-    bad = bad || export_npy(d, name, r->bias[l], 1, cols[l]);
-    snprintf(name, sizeof name, "w%u_final", l + 1);
-    bad = bad || export_npy(d, name, r->final_w[l], rows[l], cols[l]);
-    snprintf(name, sizeof name, "b%u_final", l + 1);
-    bad = bad || export_npy(d, name, r->final_b[l], 1, cols[l]);
+    const char *const *n = EXPORTS + 2 + 4 * l;
+    bad = export_npy(d, n[0], r->w[l], rows[l], cols[l]) || export_npy(d, n[1], r->bias[l], 1, cols[l]) ||
+          export_npy(d, n[2], r->final_w[l], rows[l], cols[l]) || export_npy(d, n[3], r->final_b[l], 1, cols[l]);
   }
   free(xf), free(lab);
+  if (bad) remove_exports(d);
   return bad ? cli_fail("train", "cannot write the export files into %s", d) : CLI_EXIT_OK;
 }
 
@@ -340,7 +352,7 @@ static int train(run_t *r) {
     if ((rs = pod_train_step(r->pt, first, &r->rec[s].cycles, err, sizeof err)) != RT_OK)
       return cli_fail("train", "step %u: %s", s + 1, err);
     if (train_golden_step(r->ref, r->xb, r->train.label, first)) return cli_fail("train", "out of memory");
-    int rc = check_step(r, s, &r->rec[s].loss);
+    int rc = check_step(r, s, first, &r->rec[s].loss);
     if (rc != CLI_EXIT_OK) return rc;
     r->rec[s].wall_s = stopwatch_seconds(&sw);
     if (o->trace_steps && s + 1 == o->trace_steps) pod_train_trace_close(r->pt);
@@ -456,7 +468,9 @@ int cmd_train(int argc, char **argv) {
   r.params = malloc((size_t)r.plan.param_lines * r.plan.lanes * 4);
   r.probs = malloc((size_t)r.plan.b * r.plan.lanes * 4);
   r.rec = calloc(o.steps, sizeof *r.rec);
-  if (!r.xb || !r.params || !r.probs || !r.rec || !r.final_w[2] || !r.final_b[2] || init_network(&o, F, K, r.w, r.bias)) {
+  bool finals = true;
+  for (unsigned l = 0; l < 3; l++) finals = finals && r.final_w[l] && r.final_b[l];
+  if (!r.xb || !r.params || !r.probs || !r.rec || !finals || init_network(&o, F, K, r.w, r.bias)) {
     rc = cli_fail("train", "out of memory");
     goto out;
   }
@@ -471,6 +485,7 @@ int cmd_train(int argc, char **argv) {
   /* what the step's two halves cost alone */
   uint64_t compute = 0, comm = 0;
   rt_status_t rs;
+  pod_train_trace_close(r.pt); /* the trace holds the training steps, not the measurements */
   fprintf(stderr, "train: measuring the step's compute and communication alone...\n");
   if ((rs = pod_train_compute_cycles(&r.cfg, &compute, err, sizeof err)) != RT_OK ||
       ((o.dp > 1 || o.mp > 1) && (rs = pod_train_comm_cycles(r.pt, &comm, err, sizeof err)) != RT_OK)) {
@@ -498,6 +513,7 @@ int cmd_train(int argc, char **argv) {
   }
   if (o.export_dir && (rc = do_export(&r)) != CLI_EXIT_OK) goto fail;
   rc = report(&r, compute, comm, wall);
+  if (rc != CLI_EXIT_OK && o.export_dir) remove_exports(o.export_dir);
   if (rc == CLI_EXIT_OK) goto out;
 fail:
   cli_remove_output(o.trace);

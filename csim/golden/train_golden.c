@@ -161,9 +161,10 @@ static int group_allreduce(const train_golden_t *t, const fw_slice_t *g, uint32_
     return -1;
   }
   for (unsigned j = 0; j < n; j++) memcpy(in + (size_t)j * lines * C, buf[j], (size_t)lines * C * sizeof *in);
-  /* the 2-D torus algorithm when the group spans both dimensions, else the ring */
-  const fw_coll_args_t a = {FW_COLL_ALLREDUCE, g->w > 1 && g->h > 1 ? FW_COLL_TORUS2D : FW_COLL_RING, 0, lines, 1, 0,
-                            false};
+  /* the 2-D torus algorithm when the group spans both dimensions with wraparound links (a
+   * dimension of more than 2 chips spans the pod), else the ring */
+  const bool torus = g->w > 1 && g->h > 1 && (g->w <= 2 || g->w == g->pod_w) && (g->h <= 2 || g->h == g->pod_h);
+  const fw_coll_args_t a = {FW_COLL_ALLREDUCE, torus ? FW_COLL_TORUS2D : FW_COLL_RING, 0, lines, 1, 0, false};
   coll_golden(g, &a, C, in, out);
   for (unsigned j = 0; j < n; j++) memcpy(buf[j], out + (size_t)j * lines * C, (size_t)lines * C * sizeof *out);
   free(in), free(out);
@@ -289,11 +290,11 @@ static int middle(const train_golden_t *t, unsigned i, chip_work_t *w) {
   float inv = 1.0f / (float)t->net.batch;
   uint32_t inv_bits;
   memcpy(&inv_bits, &inv, 4);
-  uint32_t *dz3 = calloc((size_t)b * C, 4), *dz3m = malloc((size_t)b * K * 4 + 4);
+  uint32_t *dz3 = calloc((size_t)b * C, 4);
   w->dz3b = malloc((size_t)b * K * 2 + 2);
   w->grad = calloc(t->total * C, 4);
-  if (!dz3 || !dz3m || !w->dz3b || !w->grad) {
-    free(dz3), free(dz3m);
+  if (!dz3 || !w->dz3b || !w->grad) {
+    free(dz3);
     return -1;
   }
   for (unsigned ex = 0; ex < b; ex++) {
@@ -308,7 +309,7 @@ static int middle(const train_golden_t *t, unsigned i, chip_work_t *w) {
       probs[(size_t)ex * C + c] = pr;
       uint32_t d = lane(ISA_VEC_SCALE, lane(ISA_VEC_SUB, pr, w->y[(size_t)ex * C + c], 0), 0, inv_bits);
       dz3[(size_t)ex * C + c] = d;
-      if (c < K) dz3m[(size_t)ex * K + c] = d, w->dz3b[(size_t)ex * K + c] = bf16(d);
+      if (c < K) w->dz3b[(size_t)ex * K + c] = bf16(d);
     }
   }
   /* layer 3: input gradient dA2 = dZ3 W3^T, then its gradients; dZ2 = dA2 where Z2 > 0 */
@@ -334,13 +335,13 @@ static int middle(const train_golden_t *t, unsigned i, chip_work_t *w) {
   w->da1 = as_lines(t, da1, b, H, t->bp);
   free(w2t), free(da1);
   if (!w->da1) goto out;
-  /* keep dZ2's fp32 lines for its bias sum: reuse z2's storage as lines later */
+  /* dZ2's fp32 lines, for its bias sum */
   uint32_t *dz2l = as_lines(t, dz2, b, hm, b);
   if (!dz2l) goto out;
   rc = layer_grads(t, 1, w->a1b, w->dz2b, dz2l, w);
   free(dz2l);
 out:
-  free(dz3), free(dz3m), free(w3t), free(da2), free(dz2);
+  free(dz3), free(w3t), free(da2), free(dz2);
   return rc;
 }
 

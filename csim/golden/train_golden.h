@@ -34,8 +34,8 @@ int train_golden_step(train_golden_t *t, const uint16_t *x, const uint8_t *label
 const uint32_t *train_golden_params(const train_golden_t *t, unsigned chip, size_t *lines);
 const uint32_t *train_golden_probs(const train_golden_t *t, unsigned chip);
 
-/* The whole network's parameters as chip i holds them (its shards put back in place for the
- * replicated layers and from every mp rank for the split ones): row-major fp32 bits. */
+/* The whole network's parameters as the chips of data-parallel rank dp_rank hold them (the
+ * split layers put together from every mp rank's shard): row-major fp32 bits. */
 void train_golden_network(const train_golden_t *t, unsigned dp_rank, uint32_t *const w[FW_TRAIN_LAYERS],
                           uint32_t *const bias[FW_TRAIN_LAYERS]);
 
