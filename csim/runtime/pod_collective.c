@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fw/hal.h"
+#include "runtime/prog_load.h"
 #include "system/chip.h"
 #include "system/pod.h"
 
@@ -121,14 +122,7 @@ static rt_status_t load_programs(pod_t *pod, const pod_coll_job_t *jobs, unsigne
     }
     fw_halt(&cq);
     fw_halt(&dq);
-    chip_t *c = pod_chip(pod, x, y);
-    if (!fw_prog_ok(&cq) || !fw_prog_ok(&dq)) {
-      snprintf(err, errlen, "out of memory");
-      rc = RT_FAILED;
-    } else if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
-               chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen)) {
-      rc = RT_FAILED;
-    }
+    rc = rt_load_programs(pod_chip(pod, x, y), &cq, &dq, err, errlen);
   }
   fw_prog_free(&cq);
   fw_prog_free(&dq);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/prog_load.h"
 #include "system/pod.h"
 
 struct pod_train {
@@ -128,14 +129,7 @@ static rt_status_t run(pod_train_t *t, build_fn build, unsigned first, fw_train_
         fw_halt(&cq), fw_halt(&dq);
       }
       if (limit < 1000000 + 2000ull * (cq.count + dq.count)) limit = 1000000 + 2000ull * (cq.count + dq.count);
-      chip_t *c = pod_chip(t->pod, x, y);
-      if (!fw_prog_ok(&cq) || !fw_prog_ok(&dq)) {
-        snprintf(err, errlen, "out of memory");
-        rc = RT_FAILED;
-      } else if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
-                 chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen)) {
-        rc = RT_FAILED;
-      }
+      rc = rt_load_programs(pod_chip(t->pod, x, y), &cq, &dq, err, errlen);
     }
   fw_prog_free(&cq), fw_prog_free(&dq);
   if (rc != RT_OK) return rc;
@@ -254,9 +248,7 @@ rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cy
     const fw_slice_t *s = &t->cfg.slice;
     int bad = pass == 0 ? fw_train_init(&plan, &cq, &dq, err, errlen)
                         : fw_train_step(&t->geo, &plan, s, s->x0, s->y0, 0, FW_TRAIN_COMPUTE_ONLY, &cq, &dq, err, errlen);
-    if (!bad && (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
-                 chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen)))
-      bad = 1;
+    if (!bad && rt_load_programs(c, &cq, &dq, err, errlen) != RT_OK) bad = 1;
     const uint64_t limit = 1000000 + 2000ull * (cq.count + dq.count);
     fw_prog_free(&cq), fw_prog_free(&dq);
     if (bad) goto out;

@@ -1,0 +1,15 @@
+/* prog_load: see prog_load.h. */
+#include "runtime/prog_load.h"
+
+#include <stdio.h>
+
+rt_status_t rt_load_programs(chip_t *c, const fw_prog_t *compute, const fw_prog_t *dma, char *err, size_t errlen) {
+  if (!fw_prog_ok(compute) || !fw_prog_ok(dma)) {
+    snprintf(err, errlen, "out of memory building the programs");
+    return RT_FAILED;
+  }
+  if (chip_load_program(c, ISA_QUEUE_COMPUTE, compute->words, compute->count, err, errlen) ||
+      chip_load_program(c, ISA_QUEUE_DMA, dma->words, dma->count, err, errlen))
+    return RT_FAILED;
+  return RT_OK;
+}

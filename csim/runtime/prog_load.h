@@ -1,0 +1,18 @@
+/*
+ * prog_load: loads a chip's pair of firmware programs (fw/hal.h) into its two command queues,
+ * the one step every runtime module takes before it runs a chip.
+ */
+#ifndef RUNTIME_PROG_LOAD_H
+#define RUNTIME_PROG_LOAD_H
+
+#include <stddef.h>
+
+#include "fw/hal.h"
+#include "runtime/status.h"
+#include "system/chip.h"
+
+/* RT_OK, or RT_FAILED with a message: a program ran out of memory while it was built, or the
+ * chip refused it (too long for its queue, the queue running). */
+rt_status_t rt_load_programs(chip_t *c, const fw_prog_t *compute, const fw_prog_t *dma, char *err, size_t errlen);
+
+#endif
