@@ -10,6 +10,19 @@
 /* The last output block is stored and written back in this many pieces (at most the
  * compute queue's four pending release fences). */
 #define LAST_PIECES 4
+/* With A^T in HBM, the first pass over the first panel runs up to this many column tiles
+ * side by side, so that each sub-block the transposing DMAs make is used that many times
+ * while the next one loads (docs/gemm.md, "A transposed"); fewer when the programs would
+ * not fit the queues. */
+#define LEAD_MAX 16
+/* ... and its transposing DMAs go in twos: each run of them waits for the transfers before
+ * it to land first. */
+#define T_BATCH 2
+/* With one panel over K and at most this many column tiles, the first pass takes them all
+ * (leaving one would leave too few to hide the transposing DMAs at any HBM latency), and
+ * their blocks are stored as they finish; with more, all but one at most, and the blocks
+ * are stored two tiles apart (stored_block). */
+#define LEAD_ALL 3
 enum {
   SEM_W_READY = FW_SEMS_GEMM, SEM_W_FREE = SEM_W_READY + NW, SEM_OUT_READY = SEM_W_FREE + NW,
   SEM_OUT_FREE = SEM_OUT_READY + 1, SEM_A_READY = SEM_OUT_FREE + 2, SEM_A_FREE = SEM_A_READY + 2
@@ -20,12 +33,13 @@ static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t round4(uint32_t x) { return (x + 3) & ~3u; }
 
 /* Row-block height for K panels of kp tiles. VMEM: NW weight tiles (NW R lines), two
- * activation panels (2 kp Mt lines) and two output blocks (2 Mt lines). Accumulator: two
- * column tiles when a panel spans all of K (outputs finish one column tile at a time),
- * else every column tile of two row blocks. */
-static uint32_t block_rows_for(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp) {
-  uint32_t nw = NW * chip->rows;
-  uint32_t by_vmem = chip->vmem_lines > nw ? (chip->vmem_lines - nw) / (2 * kp + 2) : 0;
+ * activation panels (2 kp Mt lines, each `spare` more) and two output blocks (2 Mt lines).
+ * Accumulator: two column tiles when a panel spans all of K (outputs finish one column tile
+ * at a time), else every column tile of two row blocks. */
+static uint32_t block_rows_for(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp,
+                               uint32_t spare) {
+  uint32_t fixed = NW * chip->rows + 2 * spare;
+  uint32_t by_vmem = chip->vmem_lines > fixed ? (chip->vmem_lines - fixed) / (2 * kp + 2) : 0;
   uint32_t by_acc = kp == kts ? chip->acc_depth / 2 : chip->acc_depth / (2 * nts);
   return min_u32(m, min_u32(by_vmem, by_acc));
 }
@@ -33,31 +47,39 @@ static uint32_t block_rows_for(const chip_geometry_t *chip, uint32_t m, uint32_t
 /* K tiles per panel: all of K when a row block can still be at least min(M, R) rows high
  * (every output block then finishes on its own and write-backs spread evenly), else the
  * largest panel that allows it, else one K tile. */
-static uint32_t choose_panel(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts) {
+static uint32_t choose_panel(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t spare) {
   uint32_t want = min_u32(m, chip->rows);
   for (uint32_t kp = kts; kp > 1; kp--)
-    if (block_rows_for(chip, m, kts, nts, kp) >= want) return kp;
+    if (block_rows_for(chip, m, kts, nts, kp, spare) >= want) return kp;
   return 1;
 }
 
+static uint32_t balanced_rows(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp,
+                              uint32_t spare, uint32_t cap) {
+  uint32_t mt = min_u32(cap, block_rows_for(chip, m, kts, nts, kp, spare));
+  return mt ? ceil_div(m, ceil_div(m, mt)) : 0;  /* balanced: blocks differ by at most a row */
+}
+
 uint32_t fw_gemm_panel_tiles(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n) {
-  return choose_panel(chip, m, ceil_div(k, chip->rows), ceil_div(n, chip->cols));
+  return choose_panel(chip, m, ceil_div(k, chip->rows), ceil_div(n, chip->cols), 0);
 }
 
 uint32_t fw_gemm_block_rows(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp) {
   uint32_t kts = ceil_div(k, chip->rows), nts = ceil_div(n, chip->cols);
-  if (kp == 0) kp = choose_panel(chip, m, kts, nts);
-  uint32_t mt = block_rows_for(chip, m, kts, nts, kp);
-  return mt ? ceil_div(m, ceil_div(m, mt)) : 0;  /* balanced: blocks differ by at most a row */
+  return balanced_rows(chip, m, kts, nts, kp ? kp : choose_panel(chip, m, kts, nts, 0), 0, UINT32_MAX);
 }
 
 typedef struct {
   uint32_t r, mt, mcs, kts, nts, kp, kps;
+  uint32_t lead;  /* column tiles side by side in the first pass over the first panel (1: none) */
+  uint32_t pro;   /* of them, how many multiply sub-block 0 chunk by chunk in turn (1: none) */
   uint64_t tiles;
 } plan_t;
 
 /* Tile t in loop order (row block mc, K panel p, column tile nt, K tile in the panel kk),
- * kk fastest. */
+ * kk fastest; except that the first pass over the first panel takes its first `lead`
+ * column tiles side by side (kk, then nt < lead), so that each sub-block is used lead
+ * times as soon as it has landed. */
 typedef struct {
   uint32_t mc, p, nt, kk, kt;
   uint32_t kpn;     /* K tiles in this panel */
@@ -76,75 +98,116 @@ static tile_t tile_of(const plan_t *pl, uint64_t t) {
   tl.p = in_block / (pl->kp * pl->nts);
   tl.kpn = panel_tiles(pl, tl.p);
   tl.i = in_block - tl.p * pl->kp * pl->nts;
-  tl.nt = tl.i / tl.kpn;
-  tl.kk = tl.i % tl.kpn;
+  const uint32_t lead = tl.mc == 0 && tl.p == 0 ? pl->lead : 1;
+  if (tl.i < lead * tl.kpn) {
+    tl.kk = tl.i / lead;
+    tl.nt = tl.i % lead;
+  } else {
+    tl.nt = lead + (tl.i - lead * tl.kpn) / tl.kpn;
+    tl.kk = (tl.i - lead * tl.kpn) % tl.kpn;
+  }
   tl.kt = tl.p * pl->kp + tl.kk;
   tl.ablock = tl.mc * pl->kps + tl.p;
   tl.oblock = tl.mc * pl->nts + tl.nt;
   return tl;
 }
 
-/* A panel is loaded in pieces, each adding 1 to its buffer's ready semaphore: every K tile
- * of it (a sub-block of Mt lines) in `per_sub` row chunks, sub-blocks in order. */
-static uint32_t panel_rows(const plan_t *pl, const fw_gemm_args_t *g, uint32_t mc) {
-  return min_u32(pl->mt, g->m - mc * pl->mt);
-}
-
-/* DMA of piece `piece` (sub-block piece / per_sub, chunk piece % per_sub) of the panel
- * that tile `tl` starts, waiting for its buffer to be free before the first piece. */
-static void load_panel_piece(fw_prog_t *dq, const fw_gemm_args_t *g, const plan_t *pl, const tile_t *tl,
-                             const uint32_t a_line[2], uint32_t per_sub, uint32_t piece) {
-  const uint32_t R = pl->r, mt = pl->mt;
-  uint32_t rows = panel_rows(pl, g, tl->mc), chunk = ceil_div(rows, per_sub);
-  uint32_t kk = piece / per_sub, lo = (piece % per_sub) * chunk;
-  if (lo >= rows) return;
-  uint32_t n = min_u32(chunk, rows - lo), kt = tl->p * pl->kp + kk, krows = min_u32(R, g->k - kt * R);
-  if (piece == 0 && tl->ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + tl->ablock % 2, 1);
-  fw_dma_hbm_to_vmem(dq, SEM_A_READY + tl->ablock % 2, 1, g->a + 2 * ((tl->mc * mt + lo) * g->lda + kt * R),
-                     2 * g->lda, a_line[tl->ablock % 2] + kk * mt + lo, n, round4(2 * krows));
-}
-
-/* Non-empty chunks per sub-block when a panel of `rows` rows is cut in `per_sub`. */
-static uint32_t chunks(uint32_t rows, uint32_t per_sub) { return ceil_div(rows, ceil_div(rows, per_sub)); }
-
 /* The GEMM as planned for one chip: the tiling and where its buffers live in VMEM. */
 typedef struct {
   const fw_gemm_args_t *g;
   plan_t pl;
   uint32_t w_line[NW], a_line[2], o_line[2];
-  uint32_t per_sub;  /* chunks per sub-block: one piece per column tile's worth */
+  uint32_t per_sub;  /* pieces per sub-block: one per column tile's worth (A^T: per transposing DMA) */
   uint32_t ldc;      /* bf16 output pitch */
   bool one_panel;    /* one K panel spans all of K */
 } gemm_t;
 
-static uint32_t rows_of(const gemm_t *x, const tile_t *tl) { return panel_rows(&x->pl, x->g, tl->mc); }
+/* A panel is loaded in pieces, each adding 1 to its buffer's ready semaphore: every K tile
+ * of it (a sub-block of Mt lines) in `per_sub` row chunks, sub-blocks in order. */
+static uint32_t rows_of(const gemm_t *x, const tile_t *tl) { return min_u32(x->pl.mt, x->g->m - tl->mc * x->pl.mt); }
 
-/* The first accumulator row of a tile's output block: two column tiles alternating with one
- * panel over K, else every column tile of two row blocks alternating. */
-static uint32_t acc_of(const gemm_t *x, const tile_t *tl) {
-  const plan_t *pl = &x->pl;
-  return x->one_panel ? (tl->oblock % 2) * pl->mt : ((tl->mc % 2) * pl->nts + tl->nt) * pl->mt;
+/* Rows per chunk of a sub-block of `rows` rows. A transposing DMA writes an even number of
+ * lines (its bytes are a multiple of 4), so its chunks are even: only a sub-block's last
+ * chunk can write a line past it, into the sub-block's unused rows, the next sub-block
+ * (loaded after it) or the spare line after the panel buffer. */
+static uint32_t chunk_rows(const gemm_t *x, uint32_t rows) {
+  uint32_t chunk = ceil_div(rows, x->per_sub);
+  return x->g->a_transposed ? (chunk + 1) & ~1u : chunk;
 }
 
-/* The tile finishes its output block (the last K tile): its rows are stored. */
-static bool stores(const gemm_t *x, const tile_t *tl) { return tl->kt == x->pl.kts - 1; }
+/* Non-empty chunks per sub-block of `rows` rows: the pieces that signal its buffer. */
+static uint32_t chunks(const gemm_t *x, uint32_t rows) { return ceil_div(rows, chunk_rows(x, rows)); }
+
+/* DMA of piece `piece` (sub-block piece / per_sub, chunk piece % per_sub) of the panel
+ * that tile `tl` starts, waiting for its buffer to be free before the first piece. */
+static void load_panel_piece(fw_prog_t *dq, const gemm_t *x, const tile_t *tl, uint32_t piece) {
+  const fw_gemm_args_t *g = x->g;
+  const plan_t *pl = &x->pl;
+  const uint32_t R = pl->r, mt = pl->mt, buf = tl->ablock % 2;
+  uint32_t rows = rows_of(x, tl), chunk = chunk_rows(x, rows);
+  uint32_t kk = piece / x->per_sub, lo = (piece % x->per_sub) * chunk;
+  if (lo >= rows) return;
+  uint32_t n = min_u32(chunk, rows - lo), kt = tl->p * pl->kp + kk, krows = min_u32(R, g->k - kt * R);
+  uint32_t line = x->a_line[buf] + kk * mt + lo;
+  if (piece == 0 && tl->ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + buf, 1);
+  if (g->a_transposed) /* line m of the chunk: element mc Mt + lo + m of A^T's rows kt R .., zero past K */
+    fw_dma_hbm_to_vmem_transposed(dq, SEM_A_READY + buf, 1, g->a + 2 * (kt * R * g->lda + tl->mc * mt + lo),
+                                  2 * g->lda, line, krows, round4(2 * n));
+  else
+    fw_dma_hbm_to_vmem(dq, SEM_A_READY + buf, 1, g->a + 2 * ((tl->mc * mt + lo) * g->lda + kt * R), 2 * g->lda, line,
+                       n, round4(2 * krows));
+}
+
+/* The first accumulator row of a tile's output block: with one panel over K, lead + 1
+ * column tiles in turn (two when lead is 1: the first pass's lead blocks, then the next
+ * one while they are stored); else every column tile of two row blocks alternating. */
+static uint32_t acc_of(const gemm_t *x, const tile_t *tl) {
+  const plan_t *pl = &x->pl;
+  if (!x->one_panel) return ((tl->mc % 2) * pl->nts + tl->nt) * pl->mt;
+  return (tl->oblock % (pl->lead + 1)) * pl->mt;
+}
+
+/* The output block stored at tile t, if any. A block is stored at its last K tile; but with
+ * one panel over K, the lead blocks of the first pass finish in consecutive tiles, so they
+ * are stored two tiles apart (block j at s0 + 2 j, s0 the tile block 0 finishes), which
+ * keeps their write-backs from piling up behind each other. Blocks are stored in order. */
+static bool stored_block(const gemm_t *x, uint64_t t, tile_t *b) {
+  const plan_t *pl = &x->pl;
+  *b = tile_of(pl, t);
+  if (x->one_panel && pl->lead > 1 && pl->lead < pl->nts) {
+    const uint64_t s0 = (uint64_t)pl->lead * (pl->kp - 1);
+    if (t >= s0 && t < s0 + 2 * pl->lead) {
+      if ((t - s0) % 2 == 0) {
+        *b = tile_of(pl, s0 + (t - s0) / 2);
+        return true;
+      }
+      if (b->oblock < pl->lead) return false;
+    }
+  }
+  return b->kt == pl->kts - 1;
+}
 
 /* The last tile that reads its activation panel. */
 static bool last_use_of_a(const gemm_t *x, const tile_t *tl) { return tl->i == tl->kpn * x->pl.nts - 1; }
 
-/* Checks the shape against the chip and plans it; -1 with a message when it cannot run. */
-static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, gemm_t *x, char *err, size_t errlen) {
+/* Checks the shape against the chip and plans it, with at most lead_max column tiles side by
+ * side in the first pass (A^T); -1 with a message when it cannot run. */
+static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint32_t lead_max, gemm_t *x, char *err,
+                     size_t errlen) {
   const uint32_t R = chip->rows;
   if (g->m == 0 || g->k == 0 || g->n == 0) {
     snprintf(err, errlen, "matrix sizes must be at least 1 (M=%u K=%u N=%u)", g->m, g->k, g->n);
     return -1;
   }
-  if (g->lda < g->k || g->ldb < (g->b_transposed ? g->k : g->n) || (g->lda & 1) || (g->ldb & 1)) {
-    snprintf(err, errlen, "row pitches must be even and at least K and %s", g->b_transposed ? "K (B^T)" : "N");
+  if (g->lda < (g->a_transposed ? g->m : g->k) || g->ldb < (g->b_transposed ? g->k : g->n) || (g->lda & 1) ||
+      (g->ldb & 1)) {
+    snprintf(err, errlen, "row pitches must be even and at least %s and %s", g->a_transposed ? "M (A^T)" : "K",
+             g->b_transposed ? "K (B^T)" : "N");
     return -1;
   }
-  if (g->b_transposed && chip->rows != chip->cols) {
-    snprintf(err, errlen, "a transposed B needs a square MXU, not %ux%u", chip->rows, chip->cols);
+  if ((g->a_transposed || g->b_transposed) && chip->rows != chip->cols) {
+    snprintf(err, errlen, "a transposed %s needs a square MXU, not %ux%u", g->a_transposed ? "A" : "B", chip->rows,
+             chip->cols);
     return -1;
   }
   plan_t *pl = &x->pl;
@@ -156,9 +219,23 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, gemm_
     snprintf(err, errlen, "a K panel of %u tiles is more than K has (%u)", g->k_panel, pl->kts);
     return -1;
   }
-  pl->kp = g->k_panel ? g->k_panel : choose_panel(chip, g->m, pl->kts, pl->nts);
+  const uint32_t spare = g->a_transposed ? 1 : 0;  /* a line after each panel buffer (chunk_rows) */
+  pl->kp = g->k_panel ? g->k_panel : choose_panel(chip, g->m, pl->kts, pl->nts, spare);
   pl->kps = ceil_div(pl->kts, pl->kp);
-  pl->mt = fw_gemm_block_rows(chip, g->m, g->k, g->n, pl->kp);
+  x->one_panel = pl->kp == pl->kts;
+  /* A^T: the first pass over the first panel, which follows the transposing DMAs, takes
+   * `lead` column tiles side by side. With one panel over K the accumulator then holds lead + 1
+   * blocks, which caps the row blocks; and unless lead is all of them (LEAD_ALL), the lead
+   * blocks' stores, two tiles apart (stored_block), must be done before the next block
+   * finishes, and before the end. */
+  pl->lead = 1;
+  if (g->a_transposed) {
+    pl->lead = min_u32(pl->nts, lead_max);
+    if (x->one_panel && pl->nts > LEAD_ALL) pl->lead = min_u32(pl->lead, min_u32(pl->kp, pl->nts - 1));
+    if (pl->lead == 0) pl->lead = 1;
+  }
+  const uint32_t acc_cap = x->one_panel && pl->lead > 1 ? chip->acc_depth / (pl->lead + 1) : UINT32_MAX;
+  pl->mt = balanced_rows(chip, g->m, pl->kts, pl->nts, pl->kp, spare, acc_cap);
   if (pl->mt == 0) {
     snprintf(err, errlen, "N = %u with K panels of %u tiles leaves no room for even one row per block "
              "(VMEM %u lines, accumulator %u rows)", g->n, pl->kp, chip->vmem_lines, chip->acc_depth);
@@ -173,11 +250,16 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, gemm_
   }
   const uint32_t mt = pl->mt;
   for (uint32_t i = 0; i < NW; i++) x->w_line[i] = i * R;
-  x->a_line[0] = NW * R, x->a_line[1] = NW * R + pl->kp * mt;
-  x->o_line[0] = NW * R + 2 * pl->kp * mt, x->o_line[1] = NW * R + 2 * pl->kp * mt + mt;
-  x->per_sub = pl->nts;
+  x->a_line[0] = NW * R, x->a_line[1] = x->a_line[0] + pl->kp * mt + spare;
+  x->o_line[0] = x->a_line[1] + pl->kp * mt + spare, x->o_line[1] = x->o_line[0] + mt;
+  /* A transposing DMA is slow to start (it waits for the queue to drain, then for its HBM
+   * rows), so A^T comes in as few as can be: 2C rows of the panel each. */
+  x->per_sub = g->a_transposed ? ceil_div(mt, 2 * chip->cols) : pl->nts;
   x->ldc = (g->n + 1) & ~1u;
-  x->one_panel = pl->kp == pl->kts;
+  /* While sub-block 0 comes in, the MXU has nothing else to do: the first tiles take each
+   * of its chunks in turn (their weights stay in VMEM, one buffer left for the DMA to fill).
+   * Worth it when the sub-block takes several DMAs and the panel several K tiles. */
+  pl->pro = g->a_transposed && x->per_sub >= 2 && panel_tiles(pl, 0) >= 2 ? min_u32(pl->lead, NW - 1) : 1;
   return 0;
 }
 
@@ -194,6 +276,58 @@ static void write_back(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *ch
                        4 * g->n, n, 4 * cols_out);
 }
 
+/* Of n pieces spread evenly over `over` tiles, how many are loaded by the end of the first
+ * i; with A^T in multiples of T_BATCH but for the last. */
+static uint64_t spread(uint64_t i, uint64_t n, uint64_t over, uint64_t batch) {
+  return i >= over ? n : i * n / over / batch * batch;
+}
+
+/* A^T: the pieces of the first panel loaded by the end of first-pass tile i (-1: none).
+ * Sub-block 0 at the pro-th tile, after the weights of the tiles that take it chunk by
+ * chunk; then sub-block kk + 1 spread over the lead tiles that use sub-block kk, so that it
+ * has landed when they are done (shares of earlier tiles come with sub-block 0). */
+static uint32_t first_pass_due(const gemm_t *x, int64_t i) {
+  const plan_t *pl = &x->pl;
+  const uint32_t subs = panel_tiles(pl, 0), per = x->per_sub;
+  if (i + 1 < (int64_t)pl->pro) return 0;
+  const uint32_t kk = (uint32_t)i / pl->lead, j = (uint32_t)i % pl->lead;
+  return min_u32(subs * per, (kk + 1) * per + (uint32_t)spread(j + 1, per, pl->lead, T_BATCH));
+}
+
+/* The pieces [lo, hi) of the next panel (its first tile: next) that iteration t loads: they
+ * are spread evenly over the current panel's tiles. With A^T not over its first NW: the
+ * first piece waits for the buffer, which the compute queue releases after the store that
+ * ends the panel before; a wait that early would hold up the weights behind it, and the
+ * transposing DMAs cannot catch up as quickly as plain ones. */
+static bool next_panel_share(const gemm_t *x, uint64_t t, const tile_t *tl, tile_t *next, uint64_t *lo, uint64_t *hi) {
+  const plan_t *pl = &x->pl;
+  const uint64_t next_start = t - tl->i + (uint64_t)tl->kpn * pl->nts; /* first tile of the next panel */
+  if (next_start >= pl->tiles) return false;
+  *next = tile_of(pl, next_start);
+  const uint64_t pieces = (uint64_t)next->kpn * x->per_sub, here = (uint64_t)tl->kpn * pl->nts;
+  const uint64_t skip = x->g->a_transposed ? min_u32(NW, (uint32_t)here - 1) : 0;
+  if (tl->i < skip) return false;
+  *lo = spread(tl->i - skip, pieces, here - skip, 1);
+  *hi = spread(tl->i + 1 - skip, pieces, here - skip, 1);
+  return *lo < *hi;
+}
+
+/* DMA queue, iteration t: its share of the activation panels. The first panel is loaded one
+ * sub-block per first-pass tile, ahead of the tile that first needs it; the next panel in
+ * pieces spread evenly over the current panel's tiles. */
+static void panel_pieces(fw_prog_t *dq, const gemm_t *x, uint64_t t, const tile_t *tl) {
+  const plan_t *pl = &x->pl;
+  if (tl->ablock == 0 && !x->g->a_transposed && tl->nt == 0) /* sub-block kk after the weights it meets */
+    for (uint32_t q = 0; q < x->per_sub; q++) load_panel_piece(dq, x, tl, tl->kk * x->per_sub + q);
+  if (tl->ablock == 0 && x->g->a_transposed && tl->i < pl->lead * tl->kpn)
+    for (uint32_t q = first_pass_due(x, (int64_t)tl->i - 1); q < first_pass_due(x, tl->i); q++)
+      load_panel_piece(dq, x, tl, q);
+  tile_t next;
+  uint64_t lo, hi;
+  if (next_panel_share(x, t, tl, &next, &lo, &hi))
+    for (uint64_t q = lo; q < hi; q++) load_panel_piece(dq, x, &next, (uint32_t)q);
+}
+
 /* ---- DMA queue. Iteration t loads tile t's weights, then its share of the next panel's
  * pieces (so that panel arrives spread over the current panel's tiles, ahead of its first
  * tile), then writes back the output block stored at tile t - wb_delay. The first panel is
@@ -201,7 +335,8 @@ static void write_back(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *ch
  * finish every `spacing` tiles at most. The write-back of the block stored at tile s waits
  * until iteration s + wb_delay, when its store is done (DMA runs up to NW-1 tiles ahead of
  * the MXU, a store ends about two tiles after its matmul starts), so the wait for it never
- * holds up later weight tiles; the buffer is needed again 2 spacing tiles after s. */
+ * holds up later weight tiles; the buffer is needed again 2 spacing tiles after s (A^T's
+ * first-pass blocks, stored two tiles apart: 4 tiles after s, still after the write-back). */
 static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *chip) {
   const fw_gemm_args_t *g = x->g;
   const plan_t *pl = &x->pl;
@@ -225,21 +360,12 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
         fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
                            x->w_line[t % NW], krows, round4(2 * cols));
       }
-      if (tl.ablock == 0 && tl.nt == 0) /* first panel: sub-block kk after the weights it meets */
-        for (uint32_t q = 0; q < x->per_sub; q++)
-          load_panel_piece(dq, g, pl, &tl, x->a_line, x->per_sub, tl.kk * x->per_sub + q);
-      uint64_t next_start = t - tl.i + (uint64_t)tl.kpn * pl->nts; /* first tile of the next panel */
-      if (next_start < pl->tiles) {
-        tile_t next = tile_of(pl, next_start);
-        uint64_t pieces = (uint64_t)next.kpn * x->per_sub, here = (uint64_t)tl.kpn * pl->nts;
-        for (uint64_t q = tl.i * pieces / here; q < (tl.i + 1) * pieces / here; q++)
-          load_panel_piece(dq, g, pl, &next, x->a_line, x->per_sub, (uint32_t)q);
-      }
+      panel_pieces(dq, x, t, &tl);
     }
     /* after this tile's weights, so a long write-back never delays them */
     if (t >= wb_delay) {
-      tile_t b = tile_of(pl, t - wb_delay);
-      if (!stores(x, &b)) continue;
+      tile_t b;
+      if (!stored_block(x, t - wb_delay, &b)) continue;
       uint32_t rows = rows_of(x, &b), step = t - wb_delay + 1 == pl->tiles ? ceil_div(rows, LAST_PIECES) : rows;
       for (uint32_t lo = 0; lo < rows; lo += step) {
         uint32_t n = min_u32(step, rows - lo);
@@ -278,27 +404,53 @@ static void store_block(fw_prog_t *cq, const gemm_t *x, const tile_t *tl, bool l
 
 /* ---- compute queue. Tile t: load its weights (the MXU overlaps them with tile t-1's
  * rows), release tile t-1's buffers, multiply, store a finished output block. */
+static void load_weights(fw_prog_t *cq, const gemm_t *x, uint64_t t) {
+  if (x->g->b_transposed) fw_mxu_load_transposed(cq, x->w_line[t % NW]);
+  else fw_mxu_load(cq, x->w_line[t % NW]);
+}
+
+/* A^T: the first pro tiles (sub-block 0 against column tiles 0 .. pro-1) chunk by chunk in
+ * turn, each chunk as it lands; their weights stay in VMEM, and the buffers of all but the
+ * last are released at the end (the last one's by the next tile, as usual). */
+static void first_sub_block(fw_prog_t *cq, const gemm_t *x) {
+  const plan_t *pl = &x->pl;
+  for (uint32_t j = 0; j < pl->pro; j++) fw_sem_wait(cq, SEM_W_READY + j, 1);
+  const tile_t first = tile_of(pl, 0);
+  const uint32_t rows = rows_of(x, &first), chunk = chunk_rows(x, rows);
+  for (uint32_t lo = 0; lo < rows; lo += chunk) {
+    fw_sem_wait(cq, SEM_A_READY, 1);
+    for (uint32_t j = 0; j < pl->pro; j++) {
+      tile_t tl = tile_of(pl, j);
+      load_weights(cq, x, j);
+      fw_mxu_matmul(cq, x->a_line[0] + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, false);
+    }
+  }
+  for (uint32_t j = 0; j + 1 < pl->pro; j++) fw_sem_signal(cq, SEM_W_FREE + j, 1);
+}
+
 static void compute_program(fw_prog_t *cq, const gemm_t *x) {
   const plan_t *pl = &x->pl;
   const uint32_t mt = pl->mt;
-  for (uint64_t t = 0; t < pl->tiles; t++) {
+  if (pl->pro > 1) first_sub_block(cq, x);
+  for (uint64_t t = pl->pro > 1 ? pl->pro : 0; t < pl->tiles; t++) {
     tile_t tl = tile_of(pl, t);
     fw_sem_wait(cq, SEM_W_READY + t % NW, 1);
     /* Sub-block kk of a panel is waited for before its first use (DMA completions are in
      * order). The first pass over the first panel, where the MXU waits for the DMA, goes
-     * chunk by chunk instead, so the MXU streams each chunk as it lands. */
-    const bool by_chunk = tl.ablock == 0 && tl.nt == 0;
-    if (tl.nt == 0 && !by_chunk) fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, chunks(rows_of(x, &tl), x->per_sub));
-    if (x->g->b_transposed) fw_mxu_load_transposed(cq, x->w_line[t % NW]);
-    else fw_mxu_load(cq, x->w_line[t % NW]);
+     * chunk by chunk instead, so the MXU streams each chunk as it lands; with A^T only
+     * sub-block 0 (the others are loaded a sub-block ahead, and its chunks are small). */
+    const bool by_chunk = tl.ablock == 0 && tl.nt == 0 && (!x->g->a_transposed || tl.kk == 0);
+    if (tl.nt == 0 && !by_chunk) fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, chunks(x, rows_of(x, &tl)));
+    load_weights(cq, x, t);
     if (t >= 1) {
       tile_t prev = tile_of(pl, t - 1);
       fw_sem_signal(cq, SEM_W_FREE + (t - 1) % NW, 1);
       if (last_use_of_a(x, &prev)) fw_sem_signal(cq, SEM_A_FREE + prev.ablock % 2, 1);
-      if (stores(x, &prev)) fw_sem_signal(cq, SEM_OUT_READY, 1);
+      tile_t stored;
+      if (stored_block(x, t - 1, &stored)) fw_sem_signal(cq, SEM_OUT_READY, 1);
     }
     if (by_chunk) {
-      uint32_t rows = rows_of(x, &tl), chunk = ceil_div(rows, x->per_sub);
+      uint32_t rows = rows_of(x, &tl), chunk = chunk_rows(x, rows);
       for (uint32_t lo = 0; lo < rows; lo += chunk) {
         fw_sem_wait(cq, SEM_A_READY, 1);
         fw_mxu_matmul(cq, x->a_line[0] + tl.kk * mt + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, tl.kt > 0);
@@ -306,26 +458,32 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
     } else {
       fw_mxu_matmul(cq, x->a_line[tl.ablock % 2] + tl.kk * mt, rows_of(x, &tl), acc_of(x, &tl), tl.kt > 0);
     }
-    if (stores(x, &tl)) store_block(cq, x, &tl, t + 1 == pl->tiles);
+    tile_t block;
+    if (stored_block(x, t, &block)) store_block(cq, x, &block, t + 1 == pl->tiles);
   }
   fw_halt(cq);
 }
 
 int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
             size_t errlen) {
-  gemm_t x;
-  if (plan_gemm(chip, g, &x, err, errlen)) return -1;
   const size_t cq0 = cq->count, dq0 = dq->count;
-  dma_program(dq, &x, chip);
-  compute_program(cq, &x);
-  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
-    snprintf(err, errlen, "out of memory building the GEMM programs");
-    return -1;
+  /* A^T: the widest first pass whose programs fit the queues (a wider one caps the row
+   * blocks, so it has more tiles); otherwise there is one plan */
+  for (uint32_t lead_max = g->a_transposed ? LEAD_MAX : 1;; lead_max /= 2) {
+    gemm_t x;
+    int rc = plan_gemm(chip, g, lead_max, &x, err, errlen);
+    if (rc == 0) {
+      dma_program(dq, &x, chip);
+      compute_program(cq, &x);
+      if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
+        snprintf(err, errlen, "out of memory building the GEMM programs");
+        return -1;
+      }
+      if (cq->count <= chip->queue_depth && dq->count <= chip->queue_depth) return 0;
+      snprintf(err, errlen, "the GEMM needs %zu compute and %zu DMA commands; a queue holds %u",
+               cq->count - cq0, dq->count - dq0, chip->queue_depth);
+      cq->count = cq0, dq->count = dq0;  /* drop them: the next try, or the caller's program as it was */
+    }
+    if (lead_max <= 1) return -1;
   }
-  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "the GEMM needs %zu compute and %zu DMA commands; a queue holds %u",
-             cq->count - cq0, dq->count - dq0, chip->queue_depth);
-    return -1;
-  }
-  return 0;
 }

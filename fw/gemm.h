@@ -18,12 +18,15 @@ typedef struct {
   uint32_t a, b, c;      /* HBM byte addresses */
   uint32_t zero;         /* HBM address of at least 4 * cols zero bytes */
   uint32_t m, k, n;
-  uint32_t lda, ldb;     /* row pitch of A and B in elements, even */
+  uint32_t lda, ldb;     /* row pitch of A and B in elements, even (of A^T and B^T when transposed) */
   bool relu;             /* apply ReLU to C on the way out (vector unit) */
   bool bf16_out;         /* write C as bf16 (RNE), row pitch n rounded up to even; else fp32, pitch n */
   uint32_t k_panel;      /* K tiles per activation panel; 0 chooses (docs/gemm.md) */
   bool b_transposed;     /* HBM at b holds B^T (N x K, row pitch ldb >= K): each weight tile is
                             read from B^T's rows and loaded transposed, in the same cycles */
+  bool a_transposed;     /* HBM at a holds A^T (K x M, row pitch lda >= M): the activation panels'
+                            lines are made by transposing DMAs from A^T's rows (square MXUs;
+                            docs/gemm.md, "A transposed"); the same bits as from A */
 } fw_gemm_args_t;
 
 /* Appends the GEMM to a compute program and a DMA program (each ends with HALT).
@@ -31,11 +34,13 @@ typedef struct {
 int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, fw_prog_t *dma,
             char *err, size_t errlen);
 
-/* The K tiles per panel the kernel chooses for this shape on this chip. */
+/* The K tiles per panel the kernel chooses for this shape on this chip, A in HBM (with A^T it
+ * keeps two more VMEM lines, which can change the choice when VMEM is what limits it). */
 uint32_t fw_gemm_panel_tiles(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n);
 
-/* The row-block height it uses with panels of kp K tiles (0: the chosen panel); 0 when
- * not even one row fits VMEM and the accumulator. */
+/* The row-block height it uses with panels of kp K tiles (0: the chosen panel), A in HBM
+ * (with A^T it can be lower: docs/gemm.md, "A transposed"); 0 when not even one row fits VMEM
+ * and the accumulator. */
 uint32_t fw_gemm_block_rows(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp);
 
 #endif

@@ -47,6 +47,20 @@ echo "== A x B^T: B kept transposed, tiles loaded transposed (tpusim gemm --tran
   done
 } | tee "$out/transposed_b.txt" | tee -a "$out/summary.txt"
 
+echo "== A^T x B: A kept transposed, lines made by transposing DMAs (tpusim gemm --transposed-a), against A x B" >&2
+{
+  printf '%-9s %-16s %9s %9s %8s %10s\n' mxu "M x K x N" plain "A^T" util "of plain"
+  for spec in "16x16 256 256 256" "16x16 512 512 512" "128x128 1024 1024 1024"; do
+    set -- $spec
+    p=$("$tpusim" gemm --mxu "$1" --m "$2" --k "$3" --n "$4" --json)
+    t=$("$tpusim" gemm --mxu "$1" --m "$2" --k "$3" --n "$4" --transposed-a --json)
+    echo "$t" >>"$out/transposed_a.jsonl"
+    printf '%-9s %-16s %9s %9s %7.2f%% %9.2f%%\n' "$1" "$2x$3x$4" "$(json_field cycles <<<"$p")" \
+      "$(json_field cycles <<<"$t")" "$(awk -v u="$(json_field utilization <<<"$t")" 'BEGIN { print 100 * u }')" \
+      "$(awk -v a="$(json_field utilization <<<"$t")" -v b="$(json_field utilization <<<"$p")" 'BEGIN { print 100 * a / b }')"
+  done
+} | tee "$out/transposed_a.txt" | tee -a "$out/summary.txt"
+
 echo "== MXU simulation speed (median of 3 runs; one core)" >&2
 {
   printf '%-9s %-16s %14s %14s\n' mxu "M x K x N" "cycles/s" "MACs/s"

@@ -72,7 +72,7 @@ Test(chip_rtl, gemm_with_b_transposed_matches_plain_to_the_cycle) {
       uint32_t *plain = malloc(m * n * 4), *trans = malloc(m * n * 4), *want = malloc(m * n * 4);
       for (size_t j = 0; j < m * k; j++) a[j] = rng_bf16(&rng, -5, 3);
       for (size_t j = 0; j < k * n; j++) b[j] = rng_bf16(&rng, -5, 3);
-      const chip_gemm_opts_t po = {false, false, 0, false}, to = {false, false, 0, true};
+      const chip_gemm_opts_t po = {.b_transposed = false}, to = {.b_transposed = true};
       chip_gemm_stats_t ps, ts;
       char err[512];
       cr_assert_eq(chip_gemm(c, m, k, n, a, b, plain, &po, &ps, err, sizeof err), 0, "%s", err);
@@ -90,12 +90,94 @@ Test(chip_rtl, gemm_with_b_transposed_matches_plain_to_the_cycle) {
   }
 }
 
+/* C = A x B computed with A^T in HBM (a_transposed), plain and against the same product from A,
+ * with the same options otherwise; every semaphore back at zero. */
+static void check_a_transposed(chip_t *c, size_t m, size_t k, size_t n, unsigned kp, bool b_transposed, rng_t *rng) {
+  const unsigned size = chip_geometry(c)->rows;
+  uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
+  uint32_t *plain = malloc(m * n * 4), *trans = malloc(m * n * 4), *want = malloc(m * n * 4);
+  for (size_t j = 0; j < m * k; j++) a[j] = rng_bf16(rng, -5, 3);
+  for (size_t j = 0; j < k * n; j++) b[j] = rng_bf16(rng, -5, 3);
+  const chip_gemm_opts_t po = {.k_panel = kp, .b_transposed = b_transposed},
+                         to = {.k_panel = kp, .b_transposed = b_transposed, .a_transposed = true};
+  chip_gemm_stats_t ps, ts;
+  char err[512];
+  cr_assert_eq(chip_gemm(c, m, k, n, a, b, plain, &po, &ps, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(chip_gemm(c, m, k, n, a, b, trans, &to, &ts, err, sizeof err), 0, "%s", err);
+  for (unsigned s = 0; s < 32; s++) cr_assert_eq(chip_sem(c, s), 0, "semaphore %u left at %u", s, chip_sem(c, s));
+  gemm_golden(size, m, k, n, a, b, false, false, want);
+  for (size_t j = 0; j < m * n; j++)
+    cr_assert(plain[j] == want[j] && trans[j] == want[j], "%ux%u M=%zu K=%zu N=%zu kp %u%s C[%zu][%zu]: A 0x%08x A^T "
+              "0x%08x golden 0x%08x", size, size, m, k, n, kp, b_transposed ? " B^T" : "", j / n, j % n, plain[j],
+              trans[j], want[j]);
+  cr_assert_eq(ts.compute, ps.compute, "one compute cycle per activation row per tile, as from A");
+  free(a), free(b), free(plain), free(trans), free(want);
+}
+
+/* The firmware GEMM with A^T in HBM (a_transposed: the activations X of a weight gradient
+ * X^T dY), its activation lines made by transposing DMAs (docs/gemm.md, "A transposed"): the
+ * same bits as from A, with and without B^T, on 4x4 and 16x16 chips. The shapes have ragged
+ * tiles in M, K and N; odd row blocks (a transposing DMA writes an even number of lines, so a
+ * block's last one lands past it); M > 2C, so a sub-block takes several transposing DMAs;
+ * column tiles side by side in the first pass (N > 2C), with and without the first sub-block
+ * taken chunk by chunk; several row blocks; forced K panels, one with a short last panel. */
+Test(chip_rtl, gemm_with_a_transposed_matches_plain) {
+  static const struct { unsigned size; size_t m, k, n; unsigned kp; } cases[] = {
+      {4, 1, 1, 1, 0},     {4, 13, 23, 10, 0},  {4, 7, 5, 33, 0},    {4, 33, 100, 17, 0}, {4, 40, 64, 48, 0},
+      {4, 70, 48, 32, 0},  {4, 700, 20, 40, 0}, {4, 301, 40, 64, 1}, {4, 301, 40, 64, 3}, {16, 1, 1, 1, 0},
+      {16, 13, 23, 10, 0}, {16, 33, 100, 17, 0}, {16, 70, 48, 32, 0}, {16, 100, 70, 130, 0}, {16, 1100, 40, 200, 0},
+      {16, 300, 100, 90, 2}};
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 23 + 7);
+  chip_t *chips[2] = {make_chip(4, 16, 7), make_chip(16, 64, 20)};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int bt = 0; bt < 2; bt++)
+      check_a_transposed(chips[cases[i].size == 16], cases[i].m, cases[i].k, cases[i].n, cases[i].kp, bt, &rng);
+  chip_free(chips[0]);
+  chip_free(chips[1]);
+}
+
+/* At scale A^T keeps 99% of the plain GEMM's utilisation: each panel is loaded while the MXU
+ * uses the one before across every column tile, and the first pass, which can only follow the
+ * transposing DMAs, takes column tiles side by side. 16x16 chip, 256 x 256 x 256, the CLI's
+ * default HBM (957 bytes/cycle, latency 100): 66,403 cycles from A, 66,879 from A^T (99.3%);
+ * at 64 bytes/cycle and latency 20: 66,243 and 66,088. */
+Test(chip_rtl, gemm_with_a_transposed_keeps_99_percent_of_plain) {
+  const unsigned hbm[][2] = {{957, 100}, {64, 20}};
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 29 + 1);
+  const size_t m = 256, k = 256, n = 256;
+  uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
+  uint32_t *plain = malloc(m * n * 4), *trans = malloc(m * n * 4);
+  for (size_t j = 0; j < m * k; j++) a[j] = rng_bf16(&rng, -5, 3);
+  for (size_t j = 0; j < k * n; j++) b[j] = rng_bf16(&rng, -5, 3);
+  for (int h = 0; h < 2; h++) {
+    chip_t *c = make_chip(16, hbm[h][0], hbm[h][1]);
+    const chip_gemm_opts_t po = {0}, to = {.a_transposed = true};
+    chip_gemm_stats_t ps, ts;
+    char err[512];
+    cr_assert_eq(chip_gemm(c, m, k, n, a, b, plain, &po, &ps, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(chip_gemm(c, m, k, n, a, b, trans, &to, &ts, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(memcmp(plain, trans, m * n * 4), 0, "A^T gives other bits than A");
+    cr_log_info("HBM %u bytes/cycle, latency %u: %llu cycles from A, %llu from A^T", hbm[h][0], hbm[h][1],
+                (unsigned long long)ps.cycles, (unsigned long long)ts.cycles);
+    cr_assert_leq((double)ts.cycles, (double)ps.cycles / 0.99, "HBM %u bytes/cycle, latency %u: %llu cycles from A^T, "
+                  "%llu from A: under 99%% of its utilisation", hbm[h][0], hbm[h][1], (unsigned long long)ts.cycles,
+                  (unsigned long long)ps.cycles);
+    chip_free(c);
+  }
+  free(a), free(b), free(plain), free(trans);
+}
+
 Test(chip_rtl, gemm_epilogue_relu_and_bf16) {
   chip_t *c = make_chip(4, 16, 7);
   rng_t rng;
   rng_seed(&rng, test_seed() * 13 + 5);
-  const chip_gemm_opts_t variants[] = {{true, false, 0, false}, {false, true, 0, false}, {true, true, 0, true}};
-  for (int v = 0; v < 3; v++) {
+  const chip_gemm_opts_t variants[] = {{.relu = true},
+                                       {.bf16_out = true},
+                                       {.relu = true, .bf16_out = true, .b_transposed = true},
+                                       {.relu = true, .bf16_out = true, .a_transposed = true}};
+  for (int v = 0; v < 4; v++) {
     check_gemm_opts(c, 9, 13, 7, &rng, &variants[v]);
     check_gemm_opts(c, 1, 4, 1, &rng, &variants[v]);
     check_gemm_opts(c, 17, 5, 10, &rng, &variants[v]);
@@ -132,7 +214,8 @@ Test(chip_rtl, gemm_k_panels_of_every_size) {
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     unsigned kts = (unsigned)(shapes[i][1] + 3) / 4;
     for (unsigned kp = 1; kp <= kts; kp++) {
-      chip_gemm_opts_t o = {false, false, kp, kp % 2 == 0};  /* B^T in HBM for even panels */
+      /* B^T in HBM for even panels, A^T for two panel sizes in three: every combination */
+      chip_gemm_opts_t o = {.k_panel = kp, .b_transposed = kp % 2 == 0, .a_transposed = kp % 3 != 1};
       check_gemm_opts(c, shapes[i][0], shapes[i][1], shapes[i][2], &rng, &o);
     }
   }

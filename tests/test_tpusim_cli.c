@@ -270,6 +270,27 @@ Test(tpusim_gemm, transposed_b_same_bits_same_cycles) {
   }
 }
 
+/* A kept transposed (A^T in HBM, its lines made by the chip's transposing DMAs): the same
+ * product as from A, bit for bit (the golden model of A x B, and C itself), also with B^T. */
+Test(tpusim_gemm, transposed_a_same_bits) {
+  const char *flags[] = {"", "--transposed-a", "--transposed-a --transposed-b"};
+  const char *outs[] = {"plain.npy", "at.npy", "atbt.npy"};
+  for (int i = 0; i < 3; i++) {
+    char args[512];
+    snprintf(args, sizeof args, "gemm --mxu 16x16 --m 45 --k 37 --n 70 --seed 4 --json %s --out %s", flags[i],
+             tmp(outs[i]));
+    run_t r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    cr_assert(strstr(r.out, "\"bit_exact\":true"), "%s", r.out);
+    cr_assert(strstr(r.out, i ? "\"transposed_a\":true" : "\"transposed_a\":false"), "%s", r.out);
+  }
+  for (int i = 1; i < 3; i++) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", tmp(outs[0]), tmp(outs[i]));
+    cr_assert_eq(system(cmd), 0, "C from %s differs from C from A", outs[i]);
+  }
+}
+
 Test(tpusim_gemm, chip_level_json) {
   run_t r = run("gemm --mxu 4x4 --m 9 --k 13 --n 6 --hbm-bw 8 --hbm-latency 30 --json");
   cr_assert_eq(r.status, 0, "%s", r.err);
@@ -354,6 +375,9 @@ Test(tpusim_gemm, bad_sizes) {
   expect_bad("gemm --mxu 4x4 --m 99999999 --k 4 --n 4", "--m expects");
   expect_bad("gemm --mxu 4x4 --m 4 --k 4 --n 4 --frob", "unknown option");
   expect_bad("gemm --level mxu --mxu 4x8 --m 4 --k 4 --n 8 --transposed-b", "--transposed-b needs a square MXU");
+  expect_bad("gemm --mxu 4x8 --m 4 --k 4 --n 8 --transposed-a", "--transposed-a needs a square MXU, not 4x8");
+  expect_bad("gemm --mxu 8x4 --m 4 --k 4 --n 8 --transposed-a --transposed-b", "needs a square MXU, not 8x4");
+  expect_bad("gemm --level mxu --mxu 4x4 --m 4 --k 4 --n 8 --transposed-a", "--transposed-a needs --level chip");
 }
 
 Test(tpusim_gemm, bad_npy_inputs) {

@@ -29,7 +29,7 @@ typedef struct {
   unsigned mxu[2];
   uint64_t m, k, n, seed, hbm_bw, hbm_latency;
   int level;  /* LEVEL_CHIP, LEVEL_MXU */
-  bool have_m, have_k, have_n, json, relu, bf16_out, transposed_b;
+  bool have_m, have_k, have_n, json, relu, bf16_out, transposed_a, transposed_b;
   const char *a_path, *b_path, *out_path, *trace;
 } gemm_opts_t;
 enum { LEVEL_CHIP, LEVEL_MXU };
@@ -46,8 +46,8 @@ typedef struct {
 static void gemm_help(void) {
   printf("usage: tpusim gemm --mxu RxC --m M --k K --n N [--level chip|mxu] [--seed S]\n"
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
-         "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-b]\n"
-         "                   [--trace FILE.fst] [--json]\n\n"
+         "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-a]\n"
+         "                   [--transposed-b] [--trace FILE.fst] [--json]\n\n"
          "Computes C = A x B (A: MxK, B: KxN) with an R x C weight-stationary bf16 systolic\n"
          "array (fp32 accumulation) and checks every output bit against the golden model.\n"
          "--level chip (default): the firmware GEMM runs on a chip, A and B in HBM (bandwidth\n"
@@ -58,6 +58,10 @@ static void gemm_help(void) {
          "--transposed-b: B is kept transposed (B^T in HBM; the MXU alone is fed B column by\n"
          "column) and each tile is loaded transposed (MXU_LOAD's transpose bit; square MXUs), as\n"
          "a backward pass uses W^T\n"
+         "--transposed-a: A is kept transposed (A^T in HBM, as a weight gradient X^T dY reads the\n"
+         "activations X) and the chip's transposing DMAs make A's lines from A^T's rows (square\n"
+         "MXUs; --level chip only: the MXU alone is fed A's rows by the host, where A^T would only\n"
+         "change the order the host reads them in)\n"
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
@@ -82,6 +86,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("relu", CLI_FLAG, &o->relu),
       CLI_OPT("bf16-out", CLI_FLAG, &o->bf16_out),
+      CLI_OPT("transposed-a", CLI_FLAG, &o->transposed_a),
       CLI_OPT("transposed-b", CLI_FLAG, &o->transposed_b),
       CLI_OPT("level", CLI_CHOICE, &o->level, .shape = "chip|mxu"),
       CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE),
@@ -92,11 +97,15 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   chip_geometry_t g;
   if (o->level == LEVEL_MXU && (o->relu || o->bf16_out))
     return cli_usage_error("gemm", "--relu and --bf16-out need --level chip (the vector unit applies them)");
+  if (o->level == LEVEL_MXU && o->transposed_a)
+    return cli_usage_error("gemm", "--transposed-a needs --level chip (its transposing DMAs make A's lines; the MXU "
+                           "alone is fed A's rows by the host)");
+  if ((o->transposed_a || o->transposed_b) && o->mxu[0] != o->mxu[1])
+    return cli_usage_error("gemm", "--transposed-%c needs a square MXU, not %ux%u", o->transposed_a ? 'a' : 'b',
+                           o->mxu[0], o->mxu[1]);
   if (o->level == LEVEL_CHIP && chip_top_geometry(o->mxu[0], o->mxu[1], &g))
     return cli_usage_error("gemm", "no chip with a %ux%u MXU in this build; chip sizes: %s (or --level mxu)",
                            o->mxu[0], o->mxu[1], chip_top_sizes());
-  if (o->transposed_b && o->mxu[0] != o->mxu[1])
-    return cli_usage_error("gemm", "--transposed-b needs a square MXU, not %ux%u", o->mxu[0], o->mxu[1]);
   if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->mxu[0], o->mxu[1]))
     return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->mxu[0], o->mxu[1],
                            mxu_top_sizes());
@@ -168,7 +177,8 @@ static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
     goto out;
   }
   chip_geometry_t geo;
-  const chip_gemm_opts_t gopts = {o->relu, o->bf16_out, 0, o->transposed_b};
+  const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
+                                  .a_transposed = o->transposed_a};
   int bad = o->level == LEVEL_CHIP ? (chip_top_geometry(o->mxu[0], o->mxu[1], &geo) ||
                                       chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err))
                                    : mxu_gemm_check(o->mxu[0], o->mxu[1], o->m, o->k, o->n, err, sizeof err);
@@ -209,7 +219,8 @@ static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, 
   stopwatch_t w;
   stopwatch_start(&w);
   chip_gemm_stats_t cs;
-  chip_gemm_opts_t gopts = {o->relu, o->bf16_out, 0, o->transposed_b};
+  const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
+                                  .a_transposed = o->transposed_a};
   if (chip_gemm(chip, o->m, o->k, o->n, a, b, c, &gopts, &cs, err, sizeof err)) {
     rc = cli_fail("gemm", "%s", err);
     goto out;
@@ -293,6 +304,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "mxu_rows", o->mxu[0]);
   report_u64(&r, "mxu_cols", o->mxu[1]);
   report_str(&r, "level", chip ? "chip" : "mxu");
+  report_bool(&r, "transposed_a", o->transposed_a);
   report_bool(&r, "transposed_b", o->transposed_b);
   report_u64(&r, "seed", o->seed);
   report_u64(&r, "cycles", st->cycles);
@@ -307,7 +319,8 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
     report_u64(&r, "mxu_busy_cycles", st->mxu_busy);
     report_u64(&r, "compute_commands", st->compute_cmds);
     report_u64(&r, "dma_commands", st->dma_cmds);
-    report_line(&r, "GEMM {m}x{k} * {k}x{n} on a chip with a {mxu_rows}x{mxu_cols} MXU, data in HBM");
+    report_line(&r, "GEMM {m}x{k} * {k}x{n} on a chip with a {mxu_rows}x{mxu_cols} MXU, data in HBM{transposed_a?, A^T "
+                    "made into A's lines by transposing DMAs|}{transposed_b?, B^T loaded transposed|}");
     report_line(&r, "  cycles          {cycles}  (the MXU alone: {mxu_contract_cycles})");
     report_line(&r, "  HBM             {hbm_bytes} bytes at {hbm_bw} bytes/cycle, latency {hbm_latency}");
     report_line(&r, "  busy cycles     DMA {dma_busy_cycles}, MXU {mxu_busy_cycles}");

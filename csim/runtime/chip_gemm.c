@@ -9,6 +9,8 @@
 #include "fw/hal.h"
 
 static uint64_t align64(uint64_t x) { return (x + 63) & ~(uint64_t)63; }
+static size_t even(size_t x) { return (x + 1) & ~(size_t)1; }
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 typedef struct {
   uint64_t a, b, c, zero, end;
@@ -17,13 +19,13 @@ typedef struct {
 
 static layout_t layout(unsigned cols, size_t m, size_t k, size_t n) {
   layout_t l;
-  l.lda = (k + 1) & ~(size_t)1;
-  l.ldb = (n + 1) & ~(size_t)1;
+  l.lda = even(k);
+  l.ldb = even(n);
   l.a = 0;
-  l.b = align64(l.a + 2 * (uint64_t)m * l.lda);
-  /* room for B or B^T (N rows of pitch K, even), so C's place does not depend on which */
-  const uint64_t bt_bytes = 2 * (uint64_t)n * ((k + 1) & ~(size_t)1);
-  l.c = align64(l.b + (2 * (uint64_t)k * l.ldb > bt_bytes ? 2 * (uint64_t)k * l.ldb : bt_bytes));
+  /* room for A or A^T (K rows of pitch M), and for B or B^T (N rows of pitch K), so the
+   * places of B and C do not depend on which */
+  l.b = align64(l.a + max_u64(2 * (uint64_t)m * l.lda, 2 * (uint64_t)k * even(m)));
+  l.c = align64(l.b + max_u64(2 * (uint64_t)k * l.ldb, 2 * (uint64_t)n * even(k)));
   l.zero = align64(l.c + 4 * (uint64_t)m * n);
   l.end = l.zero + 4 * (uint64_t)cols;
   return l;
@@ -31,9 +33,19 @@ static layout_t layout(unsigned cols, size_t m, size_t k, size_t n) {
 
 uint64_t chip_gemm_hbm_bytes(unsigned cols, size_t m, size_t k, size_t n) { return layout(cols, m, k, n).end; }
 
+/* The firmware's arguments: A or A^T, B or B^T as the host wrote them (pitches even). */
+static fw_gemm_args_t gemm_args(const layout_t *l, size_t m, size_t k, size_t n, const chip_gemm_opts_t *opts) {
+  return (fw_gemm_args_t){.a = (uint32_t)l->a, .b = (uint32_t)l->b, .c = (uint32_t)l->c, .zero = (uint32_t)l->zero,
+                          .m = (uint32_t)m, .k = (uint32_t)k, .n = (uint32_t)n,
+                          .lda = (uint32_t)(opts->a_transposed ? even(m) : l->lda),
+                          .ldb = (uint32_t)(opts->b_transposed ? even(k) : l->ldb),
+                          .relu = opts->relu, .bf16_out = opts->bf16_out, .k_panel = opts->k_panel,
+                          .b_transposed = opts->b_transposed, .a_transposed = opts->a_transposed};
+}
+
 int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, const chip_gemm_opts_t *opts, char *err,
                     size_t errlen) {
-  const chip_gemm_opts_t none = {false, false, 0, false};
+  const chip_gemm_opts_t none = {0};
   if (!opts) opts = &none;
   if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
@@ -44,10 +56,7 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, cons
     snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; a chip addresses 4 GiB", (unsigned long long)l.end);
     return -1;
   }
-  fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
-                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda,
-                         (uint32_t)(opts->b_transposed ? (k + 1) & ~(size_t)1 : l.ldb), opts->relu, opts->bf16_out,
-                         opts->k_panel, opts->b_transposed};
+  fw_gemm_args_t args = gemm_args(&l, m, k, n, opts);
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);
@@ -59,7 +68,7 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, cons
 
 int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
                    const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen) {
-  chip_gemm_opts_t none = {false, false, 0, false};
+  const chip_gemm_opts_t none = {0};
   if (!opts) opts = &none;
   if (m == 0 || k == 0 || n == 0 || m > UINT32_MAX || k > UINT32_MAX || n > UINT32_MAX) {
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
@@ -67,8 +76,8 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
   }
   layout_t l = layout(chip_geometry(c)->cols, m, k, n);
   const chip_geometry_t *g = chip_geometry(c);
-  const size_t widest = l.lda > l.ldb ? l.lda : l.ldb;
-  uint16_t *row = calloc(widest > k + 1 ? widest : k + 1, sizeof *row);
+  const size_t widest = max_u64(max_u64(l.lda, l.ldb), max_u64(even(m), even(k)));
+  uint16_t *row = calloc(widest, sizeof *row);
   uint8_t *zero = calloc(chip_line_bytes(c), 1);
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
@@ -79,12 +88,22 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
     goto out;
   }
   /* Host: tensors into HBM (rows padded to an even number of bf16 with zeros). */
-  for (size_t i = 0; i < m; i++) {
-    memcpy(row, a + i * k, k * sizeof *row);
-    if (chip_hbm_write(c, l.a + 2 * i * l.lda, row, 2 * l.lda)) goto too_big;
+  if (opts->a_transposed) { /* A^T: row i is A's column i, pitch M rounded up to even */
+    const size_t ldat = even(m);
+    memset(row, 0, ldat * sizeof *row);
+    for (size_t i = 0; i < k; i++) {
+      for (size_t j = 0; j < m; j++) row[j] = a[j * k + i];
+      if (chip_hbm_write(c, l.a + 2 * i * ldat, row, 2 * ldat)) goto too_big;
+    }
+  } else {
+    memset(row, 0, l.lda * sizeof *row);
+    for (size_t i = 0; i < m; i++) {
+      memcpy(row, a + i * k, k * sizeof *row);
+      if (chip_hbm_write(c, l.a + 2 * i * l.lda, row, 2 * l.lda)) goto too_big;
+    }
   }
   if (opts->b_transposed) { /* B^T: row j is B's column j, pitch K rounded up to even */
-    const size_t ldbt = (k + 1) & ~(size_t)1;
+    const size_t ldbt = even(k);
     memset(row, 0, ldbt * sizeof *row);
     for (size_t j = 0; j < n; j++) {
       for (size_t i = 0; i < k; i++) row[i] = b[i * n + j];
@@ -99,10 +118,7 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
   }
   if (chip_hbm_write(c, l.zero, zero, chip_line_bytes(c))) goto too_big;
   /* Firmware: the programs. */
-  fw_gemm_args_t args = {(uint32_t)l.a, (uint32_t)l.b, (uint32_t)l.c, (uint32_t)l.zero,
-                         (uint32_t)m, (uint32_t)k, (uint32_t)n, (uint32_t)l.lda,
-                         (uint32_t)(opts->b_transposed ? (k + 1) & ~(size_t)1 : l.ldb), opts->relu, opts->bf16_out,
-                         opts->k_panel, opts->b_transposed};
+  fw_gemm_args_t args = gemm_args(&l, m, k, n, opts);
   if (fw_gemm(g, &args, &cq, &dq, err, errlen)) goto out;
   if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
       chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen))
@@ -138,7 +154,7 @@ int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint3
 
 int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
               uint32_t *out, const chip_gemm_opts_t *opts, chip_gemm_stats_t *st, char *err, size_t errlen) {
-  chip_gemm_opts_t none = {false, false, 0, false};
+  const chip_gemm_opts_t none = {0};
   if (!opts) opts = &none;
   memset(st, 0, sizeof *st);
   size_t cmds[2];

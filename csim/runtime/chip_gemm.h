@@ -3,9 +3,11 @@
  * matrices out in HBM, the firmware GEMM kernel (fw/gemm.h) builds the compute and DMA
  * programs, the chip runs them to completion, and the host reads C back from HBM.
  *
- * HBM layout: A (M x lda bf16, lda = K rounded up to even, zero-padded), then B (K x ldb
- * bf16, ldb = N rounded up to even), then C (M x N fp32), then one zero VMEM line, each
- * at a 64-byte boundary.
+ * HBM layout: A (M x lda bf16, lda = K rounded up to even, zero-padded; or A^T, K x M
+ * rounded up to even), then B (K x ldb bf16, ldb = N rounded up to even; or B^T, N x K
+ * rounded up to even), then C (M x N fp32), then one zero VMEM line, each at a 64-byte
+ * boundary. A and B get room for the larger of their two layouts, so the addresses do not
+ * depend on the options.
  */
 #ifndef CHIP_GEMM_H
 #define CHIP_GEMM_H
@@ -32,6 +34,8 @@ typedef struct {
   unsigned k_panel; /* K tiles per activation panel; 0: the firmware chooses (docs/gemm.md) */
   bool b_transposed; /* keep B^T in HBM (as a layer's weights are, seen from the backward pass)
                         and load its tiles transposed; b is still K x N */
+  bool a_transposed; /* keep A^T in HBM (the activations X of a weight gradient X^T dY) and make
+                        the activation lines with transposing DMAs (square MXUs); a is still M x K */
 } chip_gemm_opts_t;
 
 /* 0 when the firmware can run this shape with these options (NULL: none) on a chip of
