@@ -124,14 +124,12 @@ uint64_t chip_cycle(const chip_t *c) { return c->cycle; }
 
 int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n) {
   if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
-  memcpy(c->hbm.mem + addr, src, n);
-  return 0;
+  return hbm_write(&c->hbm, addr, src, n);
 }
 
 int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) {
   if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
-  memcpy(dst, c->hbm.mem + addr, n);
-  return 0;
+  return hbm_read(&c->hbm, addr, dst, n);
 }
 
 int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {

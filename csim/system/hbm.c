@@ -6,14 +6,15 @@
 
 int hbm_init(hbm_t *h, uint64_t bytes, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes) {
   memset(h, 0, sizeof *h);
-  h->mem = calloc(bytes, 1);
+  h->npages = (bytes + HBM_PAGE_BYTES - 1) / HBM_PAGE_BYTES;
+  h->pages = calloc(h->npages ? h->npages : 1, sizeof *h->pages);
   h->bytes = bytes;
   h->bytes_per_cycle = bytes_per_cycle;
   h->latency = latency;
   h->line_bytes = line_bytes;
   h->ring_len = latency + 2;
   h->ring = calloc(h->ring_len, sizeof *h->ring);
-  if (!h->mem || !h->ring) {
+  if (!h->pages || !h->ring) {
     hbm_free(h);
     return -1;
   }
@@ -31,9 +32,50 @@ void hbm_free(hbm_t *h) {
   if (h->ring)
     for (unsigned i = 0; i < h->ring_len; i++) free(h->ring[i].data);
   free(h->ring);
-  free(h->mem);
+  if (h->pages)
+    for (uint64_t i = 0; i < h->npages; i++) free(h->pages[i]);
+  free(h->pages);
   h->ring = NULL;
-  h->mem = NULL;
+  h->pages = NULL;
+}
+
+/* Runs body for each page piece of [addr, addr + n): page (index), off (in it), len. */
+#define FOR_PIECES(addr, n, body)                                                        \
+  for (uint64_t at_ = (addr), end_ = (addr) + (n); at_ < end_;) {                       \
+    const uint64_t page = at_ / HBM_PAGE_BYTES, off = at_ % HBM_PAGE_BYTES;               \
+    const uint64_t len = end_ - at_ < HBM_PAGE_BYTES - off ? end_ - at_ : HBM_PAGE_BYTES - off; \
+    body;                                                                                 \
+    at_ += len;                                                                           \
+  }
+
+int hbm_write(hbm_t *h, uint64_t addr, const void *src, size_t n) {
+  if (h->oom) return -1;
+  const uint8_t *s = src;
+  FOR_PIECES(addr, n, {
+    if (!h->pages[page]) {
+      if (!(h->pages[page] = calloc(HBM_PAGE_BYTES, 1))) {
+        h->oom = true;
+        return -1;
+      }
+      h->pages_used++;
+    }
+    memcpy(h->pages[page] + off, s, len);
+    s += len;
+  })
+  return 0;
+}
+
+int hbm_read(const hbm_t *h, uint64_t addr, void *dst, size_t n) {
+  if (h->oom) return -1;
+  uint8_t *d = dst;
+  FOR_PIECES(addr, n, {
+    if (h->pages[page])
+      memcpy(d, h->pages[page] + off, len);
+    else
+      memset(d, 0, len);
+    d += len;
+  })
+  return 0;
 }
 
 void hbm_flush(hbm_t *h) {
@@ -67,10 +109,10 @@ void hbm_accept(hbm_t *h, uint64_t cycle, bool write, uint64_t addr, unsigned nb
   if (addr > h->bytes) addr = h->bytes;
   if (nbytes > h->bytes - addr) nbytes = (unsigned)(h->bytes - addr);
   if (write) {
-    memcpy(h->mem + addr, data, nbytes);
+    (void)hbm_write(h, addr, data, nbytes); /* a lost write marks h->oom for the host */
   } else {
     memset(a->data, 0, h->line_bytes);
-    memcpy(a->data, h->mem + addr, nbytes);
+    (void)hbm_read(h, addr, a->data, nbytes);
   }
   h->budget -= nbytes;
   h->bytes_moved += nbytes;

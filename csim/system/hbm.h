@@ -7,6 +7,12 @@
  * request is accepted while the budget is positive and spends its bytes (the budget may go
  * negative); every request is answered -- read data or a write acknowledgement -- exactly
  * `latency` cycles after it was accepted, in order. Data is read and written at acceptance.
+ *
+ * Storage is allocated in pages of HBM_PAGE_BYTES on the first write into them (issue 13,
+ * "lean memory"; docs/scale.md): a page nobody wrote reads as zeros and costs no memory, so a
+ * pod of chips with large HBMs costs what its workload touches. A page that cannot be
+ * allocated during a run drops the write and marks the HBM (`oom`); the host's next read
+ * or write of it fails, so the run's results are never read as if it had not happened.
  */
 #ifndef HBM_H
 #define HBM_H
@@ -21,8 +27,12 @@ typedef struct {
   uint8_t *data;       /* line_bytes, for reads */
 } hbm_answer_t;
 
+enum { HBM_PAGE_BYTES = 1 << 18 };  /* 256 KiB: a 4 GiB HBM keeps 16,384 page pointers (128 KiB) */
+
 typedef struct {
-  uint8_t *mem;
+  uint8_t **pages;     /* bytes / HBM_PAGE_BYTES (rounded up) pointers, NULL until written */
+  uint64_t npages, pages_used;
+  bool oom;            /* a page could not be allocated: a write was lost */
   uint64_t bytes;
   unsigned bytes_per_cycle, latency, line_bytes;
   int64_t budget;
@@ -46,5 +56,10 @@ void hbm_answer_pop(hbm_t *h);
 /* Accepts a request at `cycle` (the caller checked hbm_begin_cycle). For writes, `data`
  * holds the bytes; for reads, the answer will carry them. */
 void hbm_accept(hbm_t *h, uint64_t cycle, bool write, uint64_t addr, unsigned nbytes, const uint8_t *data);
+
+/* The host's access, outside the timing: n bytes at addr (inside HBM, checked by the
+ * caller). 0, or -1 when a page cannot be allocated or a write was lost before. */
+int hbm_write(hbm_t *h, uint64_t addr, const void *src, size_t n);
+int hbm_read(const hbm_t *h, uint64_t addr, void *dst, size_t n);
 
 #endif
