@@ -61,6 +61,23 @@ echo "== A^T x B: A kept transposed, lines made by transposing DMAs (tpusim gemm
   done
 } | tee "$out/transposed_a.txt" | tee -a "$out/summary.txt"
 
+echo "== the MXU's fast model against the RTL (tpusim gemm --level mxu --model rtl|fast; docs/scale.md)" >&2
+{
+  printf '%-9s %-16s %10s %14s %14s %9s\n' mxu "M x K x N" cycles "RTL cycles/s" "fast cycles/s" ratio
+  for spec in "16x16 256 256 256" "128x128 1024 1024 1024"; do
+    set -- $spec
+    r=$("$tpusim" gemm --level mxu --mxu "$1" --m "$2" --k "$3" --n "$4" --json 2>/dev/null)
+    : >"$out/fast_mxu_$1.jsonl"
+    for run in 1 2 3; do
+      "$tpusim" gemm --level mxu --mxu "$1" --m "$2" --k "$3" --n "$4" --model fast --json 2>/dev/null >>"$out/fast_mxu_$1.jsonl"
+    done
+    f=$(json_field sim_cycles_per_s <"$out/fast_mxu_$1.jsonl" | median)
+    [ "$(json_field cycles <<<"$r")" = "$(json_field cycles <"$out/fast_mxu_$1.jsonl" | head -1)" ] || { echo "bench: fast and RTL cycles differ" >&2; exit 1; }
+    printf '%-9s %-16s %10s %14.0f %14.0f %8.0fx\n' "$1" "$2x$3x$4" "$(json_field cycles <<<"$r")" \
+      "$(json_field sim_cycles_per_s <<<"$r")" "$f" "$(awk -v a="$f" -v b="$(json_field sim_cycles_per_s <<<"$r")" 'BEGIN { print a / b }')"
+  done
+} | tee "$out/fast_mxu.txt" | tee -a "$out/summary.txt"
+
 echo "== MXU simulation speed (median of 3 runs; one core)" >&2
 {
   printf '%-9s %-16s %14s %14s\n' mxu "M x K x N" "cycles/s" "MACs/s"

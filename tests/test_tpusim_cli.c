@@ -487,3 +487,33 @@ Test(tpusim_cli, step_runs_and_checks) {
   expect_usage("step --pod 4x4 --m 0", "--m");
   expect_usage("step --pod 3x1 --algo torus2d --mxu 4x4 --m 4 --k 4 --n 4", "torus2d");
 }
+
+/* The MXU's fast model (--model fast, docs/scale.md): the same JSON as the RTL's but for the
+ * host-time fields and the model's name; refused where it does not exist yet. */
+Test(tpusim_gemm, fast_mxu_model_reports_what_the_rtl_reports) {
+  const char *shapes[] = {"--mxu 8x8 --m 20 --k 17 --n 9 --seed 3", "--mxu 4x8 --m 3 --k 30 --n 33 --seed 5",
+                          "--mxu 16x16 --m 40 --k 16 --n 50 --seed 6 --transposed-b"};
+  const char *fields[] = {"cycles", "tiles", "contract_cycles", "readout_cycles", "mismatches", "compute", "weight_load",
+                          "weight_stall", "input_stall", "idle"};
+  for (int i = 0; i < 3; i++) {
+    char a[256], b[256];
+    snprintf(a, sizeof a, "gemm --level mxu %s --json", shapes[i]);
+    snprintf(b, sizeof b, "gemm --level mxu %s --json --model fast", shapes[i]);
+    run_t r = run(a), f = run(b);
+    cr_assert_eq(f.status, 0, "%s: %s", b, f.err);
+    cr_assert(strstr(f.out, "\"model\":\"fast\"") && strstr(r.out, "\"model\":\"rtl\""), "%s\n%s", r.out, f.out);
+    cr_assert(strstr(f.out, "\"bit_exact\":true"), "%s", f.out);
+    for (unsigned k = 0; k < sizeof fields / sizeof fields[0]; k++)
+      cr_assert_eq(json_int(f.out, fields[k]), json_int(r.out, fields[k]), "%s: %s differs\n%s\n%s", shapes[i],
+                   fields[k], r.out, f.out);
+  }
+  run_t bad = run("gemm --model fast --mxu 4x4 --m 4 --k 4 --n 4");
+  cr_assert_eq(bad.status, 2);
+  cr_assert(strstr(bad.err, "--model fast needs --level mxu"), "%s", bad.err);
+  bad = run("gemm --level mxu --model fast --mxu 4x4 --m 4 --k 4 --n 4 --trace /tmp/never_written.fst");
+  cr_assert_eq(bad.status, 2);
+  cr_assert(strstr(bad.err, "a fast model has no waveform"), "%s", bad.err);
+  bad = run("gemm --level mxu --model quick --mxu 4x4 --m 4 --k 4 --n 4");
+  cr_assert_eq(bad.status, 2);
+  cr_assert(strstr(bad.err, "unknown --model"), "%s", bad.err);
+}

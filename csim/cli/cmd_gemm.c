@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "fast/mxu_fast.h"
 #include "golden/arith_golden.h"
 #include "golden/gemm_golden.h"
 #include "runtime/chip_gemm.h"
@@ -29,10 +30,12 @@ typedef struct {
   unsigned mxu[2];
   uint64_t m, k, n, seed, hbm_bw, hbm_latency;
   int level;  /* LEVEL_CHIP, LEVEL_MXU */
+  int model;  /* MODEL_RTL, MODEL_FAST */
   bool have_m, have_k, have_n, json, relu, bf16_out, transposed_a, transposed_b;
   const char *a_path, *b_path, *out_path, *trace;
 } gemm_opts_t;
 enum { LEVEL_CHIP, LEVEL_MXU };
+enum { MODEL_RTL, MODEL_FAST };
 
 /* What either level measured of one GEMM. */
 typedef struct {
@@ -47,7 +50,7 @@ static void gemm_help(void) {
   printf("usage: tpusim gemm --mxu RxC --m M --k K --n N [--level chip|mxu] [--seed S]\n"
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
          "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-a]\n"
-         "                   [--transposed-b] [--trace FILE.fst] [--json]\n\n"
+         "                   [--transposed-b] [--model rtl|fast] [--trace FILE.fst] [--json]\n\n"
          "Computes C = A x B (A: MxK, B: KxN) with an R x C weight-stationary bf16 systolic\n"
          "array (fp32 accumulation) and checks every output bit against the golden model.\n"
          "--level chip (default): the firmware GEMM runs on a chip, A and B in HBM (bandwidth\n"
@@ -62,6 +65,9 @@ static void gemm_help(void) {
          "activations X) and the chip's transposing DMAs make A's lines from A^T's rows (square\n"
          "MXUs; --level chip only: the MXU alone is fed A's rows by the host, where A^T would only\n"
          "change the order the host reads them in)\n"
+         "--model fast (with --level mxu): the MXU's fast C model (csim/fast/mxu_fast.c: the host\n"
+         "FPU with the same bits, the documented timing; held to the RTL's bits, cycles and\n"
+         "counters by tests/test_mxu_rtl.c); the chip's fast model is still to come (docs/scale.md)\n"
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
@@ -89,6 +95,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       CLI_OPT("transposed-a", CLI_FLAG, &o->transposed_a),
       CLI_OPT("transposed-b", CLI_FLAG, &o->transposed_b),
       CLI_OPT("level", CLI_CHOICE, &o->level, .shape = "chip|mxu"),
+      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast"),
       CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE),
       CLI_OPT("hbm-latency", CLI_U64, &o->hbm_latency, .min = 1, .max = CHIP_MAX_HBM_LATENCY),
       {0}};
@@ -97,6 +104,11 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   chip_geometry_t g;
   if (o->level == LEVEL_MXU && (o->relu || o->bf16_out))
     return cli_usage_error("gemm", "--relu and --bf16-out need --level chip (the vector unit applies them)");
+  if (o->model == MODEL_FAST && o->level != LEVEL_MXU)
+    return cli_usage_error("gemm", "--model fast needs --level mxu: the chip's fast model is still to come "
+                           "(docs/scale.md)");
+  if (o->model == MODEL_FAST && o->trace)
+    return cli_usage_error("gemm", "--trace needs --model rtl: a fast model has no waveform");
   if (o->level == LEVEL_MXU && o->transposed_a)
     return cli_usage_error("gemm", "--transposed-a needs --level chip (its transposing DMAs make A's lines; the MXU "
                            "alone is fed A's rows by the host)");
@@ -277,6 +289,19 @@ out:
   return rc;
 }
 
+/* The MXU alone on its fast model: the same bits, cycles and counters as run_mxu. */
+static void run_mxu_fast(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
+  stopwatch_t w;
+  stopwatch_start(&w);
+  mxu_fast_stats_t fs;
+  mxu_fast_run(o->mxu[0], o->mxu[1], o->m, o->k, o->n, a, b, c, &fs);
+  st->seconds = stopwatch_seconds(&w);
+  st->cycles = fs.cycles;
+  st->readout_cycles = fs.readout_cycles;
+  st->tiles = fs.tiles;
+  st->counters = (mxu_counters_t){fs.compute, fs.weight_load, fs.weight_stall, fs.input_stall, fs.idle};
+}
+
 /* C as float32 .npy (bf16 results widen exactly). */
 static int write_out(const gemm_opts_t *o, const uint32_t *c) {
   float *outf = malloc(o->m * o->n * sizeof *outf);
@@ -304,6 +329,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "mxu_rows", o->mxu[0]);
   report_u64(&r, "mxu_cols", o->mxu[1]);
   report_str(&r, "level", chip ? "chip" : "mxu");
+  report_str(&r, "model", o->model == MODEL_FAST ? "fast" : "rtl");
   report_bool(&r, "transposed_a", o->transposed_a);
   report_bool(&r, "transposed_b", o->transposed_b);
   report_u64(&r, "seed", o->seed);
@@ -379,7 +405,10 @@ int cmd_gemm(int argc, char **argv) {
     goto out;
   }
   gemm_run_t st = {0};
-  rc = o.level == LEVEL_CHIP ? run_chip(&o, a, b, c, &st) : run_mxu(&o, a, b, c, &st);
+  if (o.model == MODEL_FAST)
+    run_mxu_fast(&o, a, b, c, &st), rc = CLI_EXIT_OK;
+  else
+    rc = o.level == LEVEL_CHIP ? run_chip(&o, a, b, c, &st) : run_mxu(&o, a, b, c, &st);
   if (rc != CLI_EXIT_OK) {
     if (rc == CLI_EXIT_FAIL) cli_remove_output(o.trace);  /* the run did not finish: no partial trace */
     goto out;

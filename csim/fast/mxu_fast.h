@@ -19,4 +19,26 @@
  * MXU's R (the K tile). The host's floating-point mode is set for the call and restored. */
 void mxu_fast_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b, uint32_t *out);
 
+/* The fast model of the MXU alone (rtl/mxu_top.sv) driven as csim/runtime/mxu_driver.c drives
+ * it with data offered every cycle: per tile (N tile outer, K tile inner) LOAD_WEIGHTS then
+ * MATMUL. Its timing comes from the RTL's structure as docs/mxu.md states it, not from the
+ * Verilated model: F = ceil(K/R) ceil(N/C) tiles;
+ *   cycles        = R + (F - 1) max(M, R) + M + (R + C - 2) + 5   (the timing contract)
+ *   compute       = F M           (an activation row enters per streamed row)
+ *   weight_load   = F R           (each load shifts in R rows, padded or not)
+ *   weight_stall  = (R - 1) + (F - 1) max(0, R - M)
+ *                                 (the first matmul waits for the first load but its last
+ *                                  row; each later one for the part of its load that its
+ *                                  predecessor's M rows did not cover)
+ *   input_stall   = 0, idle = 0   (data every cycle; the window is the GEMM)
+ *   readout       = ceil(N/C) M   (the accumulator rows read back one per cycle)
+ * tests/test_mxu_rtl.c holds these to the RTL's counters on every built size. */
+typedef struct {
+  uint64_t cycles, readout_cycles, tiles;
+  uint64_t compute, weight_load, weight_stall, input_stall, idle;
+} mxu_fast_stats_t;
+
+void mxu_fast_run(unsigned rows, unsigned cols, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                  uint32_t *out, mxu_fast_stats_t *st);
+
 #endif
