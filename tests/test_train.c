@@ -18,6 +18,7 @@
 #include "golden/train_golden.h"
 #include "runtime/pod_train.h"
 #include "test_util.h"
+#include "util/bits.h"
 #include "util/rng.h"
 
 TestSuite(train, .timeout = 240);
@@ -36,12 +37,6 @@ typedef struct {
   unsigned examples;
 } data_t;
 
-static uint32_t bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
 /* Learnable synthetic data (each class a centre plus noise) and small random weights. */
 static void make_data(const layout_t *l, uint64_t seed, data_t *d) {
   rng_t r;
@@ -55,7 +50,7 @@ static void make_data(const layout_t *l, uint64_t seed, data_t *d) {
     d->label[e] = (uint8_t)rng_below(&r, l->classes);
     for (unsigned f = 0; f < l->features; f++)
       d->x[(size_t)e * l->features + f] = arith_golden_fp32_to_bf16(
-          bits(centre[d->label[e] * l->features + f] + (float)rng_below(&r, 400) / 1000.0f - 0.2f));
+          bits_of_float(centre[d->label[e] * l->features + f] + (float)rng_below(&r, 400) / 1000.0f - 0.2f));
   }
   free(centre);
   const unsigned rows[3] = {l->features, l->hidden, l->hidden}, cols[3] = {l->hidden, l->hidden, l->classes};
@@ -63,8 +58,8 @@ static void make_data(const layout_t *l, uint64_t seed, data_t *d) {
     d->w[k] = malloc((size_t)rows[k] * cols[k] * 4), d->bias[k] = malloc(cols[k] * 4);
     const float a = sqrtf(6.0f / (float)rows[k]);
     for (size_t i = 0; i < (size_t)rows[k] * cols[k]; i++)
-      d->w[k][i] = bits(a * ((float)rng_below(&r, 20001) / 10000.0f - 1.0f));
-    for (unsigned i = 0; i < cols[k]; i++) d->bias[k][i] = bits((float)rng_below(&r, 100) / 1000.0f);
+      d->w[k][i] = bits_of_float(a * ((float)rng_below(&r, 20001) / 10000.0f - 1.0f));
+    for (unsigned i = 0; i < cols[k]; i++) d->bias[k][i] = bits_of_float((float)rng_below(&r, 100) / 1000.0f);
   }
 }
 
@@ -77,7 +72,7 @@ static pod_train_config_t config_of(const layout_t *l, const data_t *d, uint64_t
   const unsigned mxu = l->mxu ? l->mxu : 4;
   pod_train_config_t c = {.pod_w = l->pod_w, .pod_h = l->pod_h, .slice = l->slice, .mxu_rows = mxu, .mxu_cols = mxu,
                           .link_latency = 1, .seed = seed,
-                          .net = {l->features, l->hidden, l->classes, l->batch, l->dp, l->mp, bits(0.5f)},
+                          .net = {l->features, l->hidden, l->classes, l->batch, l->dp, l->mp, bits_of_float(0.5f)},
                           .examples = d->examples, .x = d->x, .label = d->label};
   c.slice.pod_w = l->pod_w, c.slice.pod_h = l->pod_h;
   for (unsigned k = 0; k < 3; k++) c.w[k] = d->w[k], c.bias[k] = d->bias[k];
@@ -230,7 +225,7 @@ static void refuse(unsigned rows, unsigned cols, fw_slice_t s, fw_train_net_t ne
 
 Test(train, the_plan_refuses_every_bad_layout) {
   const fw_slice_t s22 = {0, 0, 2, 2, 2, 2}, s41 = {0, 0, 4, 1, 4, 1};
-  const uint32_t lr = bits(0.1f);
+  const uint32_t lr = bits_of_float(0.1f);
   refuse(4, 4, s22, (fw_train_net_t){8, 8, 4, 18, 4, 1, lr}, 100, "not divisible by the data-parallel degree");
   refuse(4, 4, s22, (fw_train_net_t){8, 10, 4, 16, 1, 4, lr}, 100, "not divisible by the model-parallel degree");
   refuse(4, 4, s22, (fw_train_net_t){8, 8, 4, 16, 2, 1, lr}, 100, "the slice has 4 chips");

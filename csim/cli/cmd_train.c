@@ -19,6 +19,7 @@
 #include "golden/train_golden.h"
 #include "runtime/pod_train.h"
 #include "system/chip.h"
+#include "util/bits.h"
 #include "util/cli.h"
 #include "util/dataset.h"
 #include "util/npy.h"
@@ -31,7 +32,7 @@ typedef struct {
   unsigned trace_chip, trace_steps, print_every;
   uint64_t seed;
   fw_slice_t slice;
-  const char *lr_text, *loss_csv, *plot, *trace, *digits, *export_dir;
+  const char *loss_csv, *plot, *trace, *digits, *export_dir;
   float lr;
   int data;  /* 0 digits, 1 synthetic */
   bool json, have_slice, have_dp, have_mp, have_tchip, have_tsteps, have_examples, have_features, have_classes;
@@ -153,16 +154,6 @@ static int load_data(const train_opts_t *o, dataset_t *train, dataset_t *test) {
   return CLI_EXIT_OK;
 }
 
-static uint32_t bits_of(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static float float_of(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
 
 /* He-uniform initial weights (U(-a, a), a = sqrt(6 / fan_in)), zero biases. */
 static int init_network(const train_opts_t *o, unsigned features, unsigned classes, uint32_t *w[3], uint32_t *bias[3]) {
@@ -174,7 +165,7 @@ static int init_network(const train_opts_t *o, unsigned features, unsigned class
     if (!w[l] || !bias[l]) return -1;
     const double a = sqrt(6.0 / rows[l]);
     for (size_t i = 0; i < (size_t)rows[l] * cols[l]; i++)
-      w[l][i] = bits_of((float)(a * (2.0 * (double)(rng_next(&r) >> 11) / 9007199254740992.0 - 1.0)));
+      w[l][i] = bits_of_float((float)(a * (2.0 * (double)(rng_next(&r) >> 11) / 9007199254740992.0 - 1.0)));
   }
   return 0;
 }
@@ -188,20 +179,20 @@ static double accuracy(const dataset_t *d, unsigned hidden, uint32_t *const w[3]
   for (unsigned e = 0; a1 && a2 && e < d->count; e++) {
     const float *x = d->x + (size_t)e * F;
     for (unsigned n = 0; n < H; n++) {
-      float s = float_of(bias[0][n]);
-      for (unsigned k = 0; k < F; k++) s += x[k] * float_of(w[0][(size_t)k * H + n]);
+      float s = bits_to_float(bias[0][n]);
+      for (unsigned k = 0; k < F; k++) s += x[k] * bits_to_float(w[0][(size_t)k * H + n]);
       a1[n] = s > 0 ? s : 0;
     }
     for (unsigned n = 0; n < H; n++) {
-      float s = float_of(bias[1][n]);
-      for (unsigned k = 0; k < H; k++) s += a1[k] * float_of(w[1][(size_t)k * H + n]);
+      float s = bits_to_float(bias[1][n]);
+      for (unsigned k = 0; k < H; k++) s += a1[k] * bits_to_float(w[1][(size_t)k * H + n]);
       a2[n] = s > 0 ? s : 0;
     }
     unsigned best = 0;
     float best_z = -INFINITY;
     for (unsigned n = 0; n < K; n++) {
-      float s = float_of(bias[2][n]);
-      for (unsigned k = 0; k < H; k++) s += a2[k] * float_of(w[2][(size_t)k * K + n]);
+      float s = bits_to_float(bias[2][n]);
+      for (unsigned k = 0; k < H; k++) s += a2[k] * bits_to_float(w[2][(size_t)k * K + n]);
       if (s > best_z) best_z = s, best = n;
     }
     right += best == d->label[e];
@@ -291,7 +282,7 @@ static int check_step(run_t *r, unsigned s, unsigned batch_first, double *loss) 
     if (pc.mp_rank != 0) continue;
     const unsigned first = batch_first + pc.dp_rank * pl->b;
     for (unsigned e = 0; e < pl->b; e++) {
-      double p = float_of(r->probs[(size_t)e * C + r->train.label[first + e]]);
+      double p = bits_to_float(r->probs[(size_t)e * C + r->train.label[first + e]]);
       sum += -log(p > 1e-30 ? p : 1e-30);
     }
   }
@@ -318,7 +309,7 @@ static int do_export(run_t *r) {
   uint32_t *xf = malloc((size_t)r->train.count * F * 4), *lab = malloc((size_t)r->train.count * 4);
   int bad = !xf || !lab;
   for (size_t i = 0; !bad && i < (size_t)r->train.count * F; i++) xf[i] = arith_golden_bf16_to_fp32(r->xb[i]);
-  for (unsigned i = 0; !bad && i < r->train.count; i++) lab[i] = bits_of((float)r->train.label[i]);
+  for (unsigned i = 0; !bad && i < r->train.count; i++) lab[i] = bits_of_float((float)r->train.label[i]);
   bad = bad || export_npy(d, EXPORTS[0], xf, r->train.count, F) || export_npy(d, EXPORTS[1], lab, r->train.count, 1);
   for (unsigned l = 0; l < 3 && !bad; l++) {
     const char *const *n = EXPORTS + 2 + 4 * l;
@@ -449,7 +440,7 @@ int cmd_train(int argc, char **argv) {
   const unsigned F = r.train.features, K = r.train.classes;
   r.cfg = (pod_train_config_t){.pod_w = o.pod[0], .pod_h = o.pod[1], .slice = o.slice, .mxu_rows = o.mxu[0],
                                .mxu_cols = o.mxu[1], .link_latency = o.link_latency, .seed = o.seed,
-                               .net = {F, o.hidden, K, o.batch, o.dp, o.mp, bits_of(o.lr)},
+                               .net = {F, o.hidden, K, o.batch, o.dp, o.mp, bits_of_float(o.lr)},
                                .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip};
   r.cfg.slice.pod_w = o.pod[0], r.cfg.slice.pod_h = o.pod[1];
   char err[4096];
@@ -474,7 +465,7 @@ int cmd_train(int argc, char **argv) {
     rc = cli_fail("train", "out of memory");
     goto out;
   }
-  for (size_t i = 0; i < (size_t)r.train.count * F; i++) r.xb[i] = arith_golden_fp32_to_bf16(bits_of(r.train.x[i]));
+  for (size_t i = 0; i < (size_t)r.train.count * F; i++) r.xb[i] = arith_golden_fp32_to_bf16(bits_of_float(r.train.x[i]));
   r.cfg.x = r.xb, r.cfg.label = r.train.label;
   for (unsigned l = 0; l < 3; l++) r.cfg.w[l] = r.w[l], r.cfg.bias[l] = r.bias[l];
   stopwatch_t sw;

@@ -5,36 +5,28 @@
 #include <string.h>
 #include <xmmintrin.h>
 
+#include "util/bits.h"
+
 #define MXCSR_DAZ 0x0040u
 #define MXCSR_FTZ 0x8000u
 #define MXCSR_RC 0x6000u
 #define NAN32 0x7FC00000u
 #define NAN16 0x7FC0u
 
-static float f_of(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static uint32_t u_of(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
 static bool is_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
 /* a subnormal reads as the zero of its sign */
 static uint32_t daz(uint32_t u) { return (u & 0x7F800000u) ? u : u & 0x80000000u; }
 static uint32_t canon(uint32_t u) { return is_nan(u) ? NAN32 : u; }
 
 /* The host's add and multiply under FTZ/DAZ are the spec's; any NaN becomes canonical. */
-static uint32_t add(uint32_t a, uint32_t b) { return canon(u_of(f_of(a) + f_of(b))); }
-static uint32_t mul(uint32_t a, uint32_t b) { return canon(u_of(f_of(a) * f_of(b))); }
+static uint32_t add(uint32_t a, uint32_t b) { return canon(bits_of_float(bits_to_float(a) + bits_to_float(b))); }
+static uint32_t mul(uint32_t a, uint32_t b) { return canon(bits_of_float(bits_to_float(a) * bits_to_float(b))); }
 
 static uint32_t max(uint32_t a, uint32_t b) {
   if (is_nan(a) || is_nan(b)) return NAN32;
   a = daz(a), b = daz(b);
   if ((a & 0x7FFFFFFFu) == 0 && (b & 0x7FFFFFFFu) == 0) return a & b; /* -0 only when both are */
-  return f_of(a) >= f_of(b) ? a : b;
+  return bits_to_float(a) >= bits_to_float(b) ? a : b;
 }
 
 static uint16_t to_bf16(uint32_t u) {

@@ -222,7 +222,6 @@ rt_status_t pod_train_comm_cycles(pod_train_t *t, uint64_t *cycles, char *err, s
 rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cycles, char *err, size_t errlen) {
   /* a 1x1 pod whose one chip runs the slice's first chip's program without collectives (the
    * programs of every chip have the same shape) */
-  pod_train_config_t one = *cfg;
   rt_status_t rc;
   fw_train_plan_t plan;
   if ((rc = pod_train_check(cfg, &plan, err, errlen)) != RT_OK) return rc;
@@ -231,7 +230,7 @@ rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cy
     snprintf(err, errlen, "out of memory");
     return RT_FAILED;
   }
-  t->cfg = one;
+  t->cfg = *cfg;
   t->cfg.slice.pod_w = cfg->pod_w, t->cfg.slice.pod_h = cfg->pod_h;
   t->plan = plan;
   pod_config_t pc = {1, 1, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols)};

@@ -18,6 +18,19 @@ static inline double bits_fp32_value(uint32_t bits) {
 
 static inline double bits_bf16_value(uint16_t h) { return bits_fp32_value((uint32_t)h << 16); }
 
+/* An fp32 bit pattern as a float, and a float's bit pattern (exact both ways). */
+static inline float bits_to_float(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static inline uint32_t bits_of_float(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
 static inline uint64_t bits_get(const uint32_t *w, unsigned off, unsigned n) {
   uint64_t v = 0;
   for (unsigned got = 0; got < n;) {
