@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast/noc_fast.h"
 #include "system/link.h"
 #include "system/torus.h"
 #include "util/bits.h"
@@ -13,11 +14,8 @@
 
 #define NOC_FLIT_WORDS_MAX 12 /* 5 ports x 70 bits, in 32-bit words */
 
-typedef struct {
-  uint64_t data;
-  unsigned vc;
-  bool valid, head, tail;
-} flit_t;
+/* One flit type for the links, the NI and both router models. */
+typedef noc_flit_t flit_t;
 
 typedef struct {
   uint32_t *ids;
@@ -25,11 +23,15 @@ typedef struct {
 } id_queue_t;
 
 typedef struct {
+  /* the RTL router (NOC_MODEL_RTL, NOC_MODEL_CHECK) */
   vmodel_t *model;
   uint32_t *in_flit, *out_flit; /* port storage (words) */
   void *credit_in, *credit_out;
-  int p_overflow, p_occupancy, p_dbg_vc, p_dbg_count;
+  int p_overflow, p_occupancy, p_dbg_vc, p_dbg_count, p_drops;
   bool in_valid[NOC_PORTS]; /* a valid flit is poked on input p (so an idle port is not rewritten) */
+  /* the fast router (NOC_MODEL_FAST, NOC_MODEL_CHECK) */
+  noc_fast_t *fast;
+  uint32_t nbr[NOC_PORTS];       /* [p], p = 1..4: the neighbour on port p */
   link_t flit_link[NOC_PORTS];   /* [p]: flits out of output p, towards that neighbour */
   link_t credit_link[NOC_PORTS]; /* [p]: credits out of input p, back to that neighbour */
   /* network interface */
@@ -46,6 +48,11 @@ struct noc_net {
   noc_config_t cfg;
   unsigned nodes, flit_bits, cred_bits;
   node_t *node;
+  flit_t *in;              /* [n * NOC_PORTS + p]: what arrives on router n's input p this cycle */
+  uint32_t *credit_in;     /* [n]: the credits arriving at router n this cycle */
+  uint8_t *has_input;      /* [n]: some flit or credit arrives at router n this cycle */
+  bool diverged;           /* NOC_MODEL_CHECK: the models differed; `divergence` says where */
+  char divergence[640];
   noc_packet_t *pkts;
   uint32_t npkts, cap_pkts;
   uint64_t cycle, last_activity, in_flight, measured_in_flight;
@@ -89,11 +96,6 @@ static void cred_put(const noc_net_t *net, void *p, uint32_t v) {
 
 /* ------------------------------------------------------------------ topology */
 
-/* Router port p (1..4) is the link in torus direction p - 1 (noc_router.h). */
-static unsigned neighbour(const noc_net_t *net, unsigned n, unsigned port) {
-  return torus_neighbour(net->cfg.size_x, net->cfg.size_y, n, (torus_dir_t)(port - NOC_PORT_XPOS));
-}
-
 static unsigned opposite(unsigned port) {
   return NOC_PORT_XPOS + torus_opposite((torus_dir_t)(port - NOC_PORT_XPOS));
 }
@@ -106,6 +108,52 @@ uint64_t noc_payload(uint32_t id, unsigned index) {
 }
 
 /* ------------------------------------------------------------------ set-up */
+
+const char *noc_model_name(noc_model_t model) {
+  return model == NOC_MODEL_FAST ? "fast" : model == NOC_MODEL_CHECK ? "check" : "rtl";
+}
+
+static bool uses_rtl(const noc_net_t *net) { return net->cfg.model != NOC_MODEL_FAST; }
+static bool uses_fast(const noc_net_t *net) { return net->cfg.model != NOC_MODEL_RTL; }
+
+/* The Verilated router of node n, reset, its ports looked up. Returns -1 when out of memory. */
+static int rtl_router_init(noc_net_t *net, unsigned n) {
+  const noc_config_t *cfg = &net->cfg;
+  node_t *nd = &net->node[n];
+  /* each router's reset randomisation differs, all derived from the seed */
+  nd->model = noc_router_new(cfg->vcs, cfg->seed * 1000003u + n);
+  if (!nd->model) return -1;
+  vmodel_t *m = nd->model;
+  vmodel_poke(m, vmodel_port(m, "my_x_i"), n % cfg->size_x);
+  vmodel_poke(m, vmodel_port(m, "my_y_i"), n / cfg->size_x);
+  vmodel_poke(m, vmodel_port(m, "size_x_i"), cfg->size_x);
+  vmodel_poke(m, vmodel_port(m, "size_y_i"), cfg->size_y);
+  vmodel_poke(m, vmodel_port(m, "buf_depth_i"), cfg->buf_depth);
+  vmodel_poke(m, vmodel_port(m, "slice_i"), 0);  /* no slice: the whole torus */
+  uint32_t zero[NOC_FLIT_WORDS_MAX] = {0};
+  vmodel_poke_words(m, vmodel_port(m, "in_flit_i"), zero);
+  vmodel_poke(m, vmodel_port(m, "credit_in_i"), 0);
+  vmodel_reset(m, 2);
+  nd->in_flit = vmodel_port_ptr(m, vmodel_port(m, "in_flit_i"));
+  nd->out_flit = vmodel_port_ptr(m, vmodel_port(m, "out_flit_o"));
+  nd->credit_in = vmodel_port_ptr(m, vmodel_port(m, "credit_in_i"));
+  nd->credit_out = vmodel_port_ptr(m, vmodel_port(m, "credit_out_o"));
+  nd->p_overflow = vmodel_port(m, "overflow_o");
+  nd->p_occupancy = vmodel_port(m, "occupancy_o");
+  nd->p_dbg_vc = vmodel_port(m, "dbg_vc_i");
+  nd->p_dbg_count = vmodel_port(m, "dbg_count_o");
+  nd->p_drops = vmodel_port(m, "drops_o");
+  return 0;
+}
+
+/* The fast router of node n, as after reset. Returns -1 with a message. */
+static int fast_router_init(noc_net_t *net, unsigned n, char *err, size_t errlen) {
+  const noc_config_t *cfg = &net->cfg;
+  noc_fast_config_t fc = {.vcs = cfg->vcs, .num_local = 1, .x = n % cfg->size_x, .y = n / cfg->size_x,
+                          .size_x = cfg->size_x, .size_y = cfg->size_y, .buf_depth = cfg->buf_depth};
+  net->node[n].fast = noc_fast_new(&fc, err, errlen);
+  return net->node[n].fast ? 0 : -1;
+}
 
 noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
   if (cfg->size_x < 2 || cfg->size_y < 2 || cfg->size_x > 255 || cfg->size_y > 255) {
@@ -120,6 +168,10 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
     snprintf(err, errlen, "buffer depth %u: must be 1..%u flits", cfg->buf_depth, NOC_MAX_DEPTH);
     return NULL;
   }
+  if (cfg->model > NOC_MODEL_CHECK) {
+    snprintf(err, errlen, "unknown router model %d", (int)cfg->model);
+    return NULL;
+  }
   noc_net_t *net = calloc(1, sizeof *net);
   if (!net) goto oom;
   net->cfg = *cfg;
@@ -127,35 +179,23 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
   net->flit_bits = NOC_FLIT_BITS(cfg->vcs);
   net->cred_bits = NOC_PORTS * cfg->vcs;
   net->node = calloc(net->nodes, sizeof *net->node);
-  if (!net->node) goto oom;
+  net->in = calloc((size_t)net->nodes * NOC_PORTS, sizeof *net->in);
+  net->credit_in = calloc(net->nodes, sizeof *net->credit_in);
+  net->has_input = calloc(net->nodes, sizeof *net->has_input);
+  if (!net->node || !net->in || !net->credit_in || !net->has_input) goto oom;
   for (unsigned n = 0; n < net->nodes; n++) {
     node_t *nd = &net->node[n];
     nd->inj_pkt = UINT32_MAX;
     for (unsigned v = 0; v < 8; v++) nd->ej_pkt[v] = UINT32_MAX;
-    /* each router's reset randomisation differs, all derived from the seed */
-    nd->model = noc_router_new(cfg->vcs, cfg->seed * 1000003u + n);
-    if (!nd->model) goto oom;
-    vmodel_t *m = nd->model;
-    vmodel_poke(m, vmodel_port(m, "my_x_i"), n % cfg->size_x);
-    vmodel_poke(m, vmodel_port(m, "my_y_i"), n / cfg->size_x);
-    vmodel_poke(m, vmodel_port(m, "size_x_i"), cfg->size_x);
-    vmodel_poke(m, vmodel_port(m, "size_y_i"), cfg->size_y);
-    vmodel_poke(m, vmodel_port(m, "buf_depth_i"), cfg->buf_depth);
-    vmodel_poke(m, vmodel_port(m, "slice_i"), 0);  /* no slice: the whole torus */
-    uint32_t zero[NOC_FLIT_WORDS_MAX] = {0};
-    vmodel_poke_words(m, vmodel_port(m, "in_flit_i"), zero);
-    vmodel_poke(m, vmodel_port(m, "credit_in_i"), 0);
-    vmodel_reset(m, 2);
-    nd->in_flit = vmodel_port_ptr(m, vmodel_port(m, "in_flit_i"));
-    nd->out_flit = vmodel_port_ptr(m, vmodel_port(m, "out_flit_o"));
-    nd->credit_in = vmodel_port_ptr(m, vmodel_port(m, "credit_in_i"));
-    nd->credit_out = vmodel_port_ptr(m, vmodel_port(m, "credit_out_o"));
-    nd->p_overflow = vmodel_port(m, "overflow_o");
-    nd->p_occupancy = vmodel_port(m, "occupancy_o");
-    nd->p_dbg_vc = vmodel_port(m, "dbg_vc_i");
-    nd->p_dbg_count = vmodel_port(m, "dbg_count_o");
+    if (uses_rtl(net) && rtl_router_init(net, n)) goto oom;
+    if (uses_fast(net) && fast_router_init(net, n, err, errlen)) {
+      noc_net_free(net);
+      return NULL;
+    }
     for (unsigned v = 0; v < cfg->vcs; v++) nd->inj_credits[v] = cfg->buf_depth;
     for (unsigned p = 1; p < NOC_PORTS; p++) {
+      /* Router port p (1..4) is the link in torus direction p - 1 (noc_router.h). */
+      nd->nbr[p] = torus_neighbour(cfg->size_x, cfg->size_y, n, (torus_dir_t)(p - NOC_PORT_XPOS));
       if (link_init(&nd->flit_link[p], cfg->link_latency, sizeof(flit_t)) ||
           link_init(&nd->credit_link[p], cfg->link_latency, sizeof(uint32_t)))
         goto oom;
@@ -173,6 +213,7 @@ void noc_net_free(noc_net_t *net) {
   if (net->node) {
     for (unsigned n = 0; n < net->nodes; n++) {
       vmodel_free(net->node[n].model);
+      noc_fast_free(net->node[n].fast);
       for (unsigned p = 1; p < NOC_PORTS; p++) {
         link_free(&net->node[n].flit_link[p]);
         link_free(&net->node[n].credit_link[p]);
@@ -181,6 +222,9 @@ void noc_net_free(noc_net_t *net) {
     }
   }
   free(net->node);
+  free(net->in);
+  free(net->credit_in);
+  free(net->has_input);
   free(net->pkts);
   free(net);
 }
@@ -306,54 +350,208 @@ static void ni_eject(noc_net_t *net, node_t *nd, unsigned n, const flit_t *f) {
   }
 }
 
+/* 1. What arrives at router n this cycle: the flits and credits due on the links, the NI's
+ * injection, and the local credits of last cycle's ejection. */
+static void gather_inputs(noc_net_t *net, unsigned n) {
+  node_t *nd = &net->node[n];
+  flit_t *in = &net->in[(size_t)n * NOC_PORTS];
+  const unsigned V = net->cfg.vcs;
+  uint32_t credits = nd->ej_credit; /* local output: ejection returns credits at once */
+  bool any_flit = false;
+  nd->ej_credit = 0;
+  for (unsigned p = 1; p < NOC_PORTS; p++) {
+    node_t *nb = &net->node[nd->nbr[p]];
+    in[p] = *(const flit_t *)link_slot(&nb->flit_link[opposite(p)]);
+    any_flit |= in[p].valid;
+    credits |= *(const uint32_t *)link_slot(&nb->credit_link[opposite(p)]) << (p * V);
+  }
+  in[NOC_PORT_LOCAL] = ni_inject(net, nd);
+  any_flit |= in[NOC_PORT_LOCAL].valid;
+  net->credit_in[n] = credits;
+  net->has_input[n] = any_flit || credits;
+}
+
+/* Router n's inputs onto its RTL model's ports (a port idle before and now is not rewritten). */
+static void rtl_poke_inputs(noc_net_t *net, unsigned n) {
+  node_t *nd = &net->node[n];
+  const flit_t *in = &net->in[(size_t)n * NOC_PORTS];
+  for (unsigned p = 0; p < NOC_PORTS; p++) {
+    if (in[p].valid || nd->in_valid[p]) {
+      flit_put(net, nd->in_flit, p, &in[p]);
+      nd->in_valid[p] = in[p].valid;
+    }
+  }
+  cred_put(net, nd->credit_in, net->credit_in[n]);
+}
+
+/* The RTL router's outputs: every field of every port when `all` (the lockstep compares them),
+ * else the valid flits only (the others read as not valid). Returns credit_out. */
+static uint32_t rtl_outputs(const noc_net_t *net, const node_t *nd, flit_t *out, bool all) {
+  for (unsigned p = 0; p < NOC_PORTS; p++) {
+    if (all || flit_valid(net, nd->out_flit, p)) out[p] = flit_get(net, nd->out_flit, p);
+    else out[p].valid = false;
+  }
+  return cred_get(net, nd->credit_out);
+}
+
+/* 3. Router n's outputs onto its links, its local output to the NI (ejection), and the
+ * credits for its local input back to the NI. */
+static void deliver_outputs(noc_net_t *net, unsigned n, const flit_t *out, uint32_t credits) {
+  node_t *nd = &net->node[n];
+  const unsigned V = net->cfg.vcs;
+  const uint32_t vc_mask = (1u << V) - 1;
+  for (unsigned p = 1; p < NOC_PORTS; p++) {
+    flit_t *slot = (flit_t *)link_slot(&nd->flit_link[p]);
+    if (out[p].valid) {
+      *slot = out[p];
+      net->last_activity = net->cycle;
+    } else {
+      slot->valid = false;
+    }
+    *(uint32_t *)link_slot(&nd->credit_link[p]) = (credits >> (p * V)) & vc_mask;
+  }
+  if (credits & vc_mask)
+    for (unsigned v = 0; v < V; v++) nd->inj_credits[v] += (credits >> v) & 1;
+  if (out[NOC_PORT_LOCAL].valid) {
+    ni_eject(net, nd, n, &out[NOC_PORT_LOCAL]);
+    nd->ej_credit |= 1u << out[NOC_PORT_LOCAL].vc;
+  }
+}
+
+/* A fast router that holds nothing and receives nothing would not change: it is not stepped,
+ * and its outputs stay clear (the event-driven part of NOC_MODEL_FAST). */
+static void fast_router_step(noc_net_t *net, unsigned n) {
+  noc_fast_t *f = net->node[n].fast;
+  if (net->has_input[n] || !noc_fast_idle(f)) noc_fast_step(f, &net->in[(size_t)n * NOC_PORTS], net->credit_in[n]);
+}
+
+static void step_rtl(noc_net_t *net) {
+  for (unsigned n = 0; n < net->nodes; n++) {
+    gather_inputs(net, n);
+    rtl_poke_inputs(net, n);
+  }
+  for (unsigned n = 0; n < net->nodes; n++) vmodel_step(net->node[n].model, 1);
+  for (unsigned n = 0; n < net->nodes; n++) {
+    flit_t out[NOC_PORTS];
+    uint32_t credits = rtl_outputs(net, &net->node[n], out, false);
+    deliver_outputs(net, n, out, credits);
+  }
+}
+
+/* All inputs are read before any router writes its links, so each router can be stepped and
+ * its outputs delivered in one pass. */
+static void step_fast(noc_net_t *net) {
+  for (unsigned n = 0; n < net->nodes; n++) gather_inputs(net, n);
+  for (unsigned n = 0; n < net->nodes; n++) {
+    const noc_fast_t *f = net->node[n].fast;
+    fast_router_step(net, n);
+    deliver_outputs(net, n, noc_fast_out(f), noc_fast_credit_out(f));
+  }
+}
+
+/* ------------------------------------------------------------------ lockstep */
+
+static const char *const port_names[NOC_PORTS] = {"local", "+X", "-X", "+Y", "-Y"};
+
+static void set_divergence(noc_net_t *net, unsigned n, const char *what) {
+  net->diverged = true;
+  snprintf(net->divergence, sizeof net->divergence, "cycle %llu, router (%u,%u): %s", (unsigned long long)net->cycle,
+           n % net->cfg.size_x, n / net->cfg.size_x, what);
+}
+
+/* The first field of a flit that differs, in the order of the packed port: valid, head, tail,
+ * vc, data; NULL when none does. */
+static const char *flit_difference(const flit_t *a, const flit_t *b) {
+  if (a->valid != b->valid) return "valid";
+  if (a->head != b->head) return "head";
+  if (a->tail != b->tail) return "tail";
+  if (a->vc != b->vc) return "vc";
+  if (a->data != b->data) return "data";
+  return NULL;
+}
+
+static int flit_text(char *buf, size_t len, const flit_t *f) {
+  return snprintf(buf, len, "{valid %d, head %d, tail %d, vc %u, data 0x%016llx}", f->valid, f->head, f->tail,
+                  f->vc, (unsigned long long)f->data);
+}
+
+/* Compares router n's outputs from the two models: every port's flit (all of its fields, valid
+ * or not), credit_out, occupancy_o, overflow_o, drops_o. Returns false with the report set. */
+static bool compare_router(noc_net_t *net, unsigned n, const flit_t *rtl_out, uint32_t rtl_credits) {
+  node_t *nd = &net->node[n];
+  const flit_t *fast_out = noc_fast_out(nd->fast);
+  const unsigned V = net->cfg.vcs;
+  char what[512], a[128], b[128];
+  for (unsigned p = 0; p < NOC_PORTS; p++) {
+    const char *field = flit_difference(&rtl_out[p], &fast_out[p]);
+    if (!field) continue;
+    flit_text(a, sizeof a, &rtl_out[p]);
+    flit_text(b, sizeof b, &fast_out[p]);
+    snprintf(what, sizeof what, "output port %u (%s), VC %u: %s differs: RTL %s, fast %s", p, port_names[p],
+             rtl_out[p].vc, field, a, b);
+    set_divergence(net, n, what);
+    return false;
+  }
+  uint32_t fast_credits = noc_fast_credit_out(nd->fast);
+  if (fast_credits != rtl_credits) {
+    unsigned bit = (unsigned)__builtin_ctz(fast_credits ^ rtl_credits);
+    snprintf(what, sizeof what, "credit_out for input port %u (%s), VC %u differs: RTL %u, fast %u", bit / V,
+             port_names[bit / V], bit % V, (rtl_credits >> bit) & 1, (fast_credits >> bit) & 1);
+    set_divergence(net, n, what);
+    return false;
+  }
+  const struct {
+    const char *name;
+    int port;
+    unsigned fast;
+  } status[] = {{"occupancy_o", nd->p_occupancy, noc_fast_occupancy(nd->fast)},
+                {"overflow_o", nd->p_overflow, noc_fast_overflow(nd->fast)},
+                {"drops_o", nd->p_drops, noc_fast_drops(nd->fast)}};
+  for (unsigned i = 0; i < sizeof status / sizeof status[0]; i++) {
+    unsigned rtl = (unsigned)vmodel_peek(nd->model, status[i].port);
+    if (rtl == status[i].fast) continue;
+    snprintf(what, sizeof what, "%s differs: RTL %u, fast %u", status[i].name, rtl, status[i].fast);
+    set_divergence(net, n, what);
+    return false;
+  }
+  return true;
+}
+
+/* Both models of every router take the same inputs; their outputs are compared before any is
+ * delivered, so at a divergence the network stops where both models last agreed. The fast
+ * routers skip idle cycles as in NOC_MODEL_FAST, so the check covers that too. */
+static bool step_check(noc_net_t *net) {
+  for (unsigned n = 0; n < net->nodes; n++) {
+    gather_inputs(net, n);
+    rtl_poke_inputs(net, n);
+  }
+  for (unsigned n = 0; n < net->nodes; n++) {
+    vmodel_step(net->node[n].model, 1);
+    fast_router_step(net, n);
+  }
+  for (unsigned n = 0; n < net->nodes; n++) {
+    flit_t out[NOC_PORTS];
+    uint32_t credits = rtl_outputs(net, &net->node[n], out, true);
+    if (!compare_router(net, n, out, credits)) return false;
+  }
+  for (unsigned n = 0; n < net->nodes; n++) {
+    flit_t out[NOC_PORTS];
+    uint32_t credits = rtl_outputs(net, &net->node[n], out, false);
+    deliver_outputs(net, n, out, credits);
+  }
+  return true;
+}
+
 void noc_net_step(noc_net_t *net) {
-  const unsigned N = net->nodes, V = net->cfg.vcs;
-  /* 1. Inputs: flits and credits due on the links, the NI's injection, local credits. */
-  for (unsigned n = 0; n < N; n++) {
-    node_t *nd = &net->node[n];
-    uint32_t credits = nd->ej_credit; /* local output: ejection returns credits at once */
-    nd->ej_credit = 0;
-    for (unsigned p = 1; p < NOC_PORTS; p++) {
-      node_t *nb = &net->node[neighbour(net, n, p)];
-      const flit_t *f = (const flit_t *)link_slot(&nb->flit_link[opposite(p)]);
-      if (f->valid || nd->in_valid[p]) {  /* an idle port stays idle without rewriting */
-        flit_put(net, nd->in_flit, p, f);
-        nd->in_valid[p] = f->valid;
-      }
-      credits |= *(const uint32_t *)link_slot(&nb->credit_link[opposite(p)]) << (p * V);
-    }
-    flit_t inj = ni_inject(net, nd);
-    if (inj.valid || nd->in_valid[NOC_PORT_LOCAL]) {
-      flit_put(net, nd->in_flit, NOC_PORT_LOCAL, &inj);
-      nd->in_valid[NOC_PORT_LOCAL] = inj.valid;
-    }
-    cred_put(net, nd->credit_in, credits);
+  if (net->diverged) return;
+  switch (net->cfg.model) {
+    case NOC_MODEL_FAST: step_fast(net); break;
+    case NOC_MODEL_CHECK:
+      if (!step_check(net)) return;
+      break;
+    default: step_rtl(net); break;
   }
-  /* 2. Every router, one clock. */
-  for (unsigned n = 0; n < N; n++) vmodel_step(net->node[n].model, 1);
-  /* 3. Outputs onto the links, ejection, local credits back to the NI. */
-  for (unsigned n = 0; n < N; n++) {
-    node_t *nd = &net->node[n];
-    uint32_t credits = cred_get(net, nd->credit_out);
-    for (unsigned p = 1; p < NOC_PORTS; p++) {
-      flit_t *slot = (flit_t *)link_slot(&nd->flit_link[p]);
-      if (flit_valid(net, nd->out_flit, p)) {
-        *slot = flit_get(net, nd->out_flit, p);
-        net->last_activity = net->cycle;
-      } else {
-        slot->valid = false;
-      }
-      *(uint32_t *)link_slot(&nd->credit_link[p]) = (credits >> (p * V)) & ((1u << V) - 1);
-    }
-    if (credits & ((1u << V) - 1))
-      for (unsigned v = 0; v < V; v++) nd->inj_credits[v] += (credits >> v) & 1;
-    if (flit_valid(net, nd->out_flit, NOC_PORT_LOCAL)) {
-      flit_t f = flit_get(net, nd->out_flit, NOC_PORT_LOCAL);
-      ni_eject(net, nd, n, &f);
-      nd->ej_credit |= 1u << f.vc;
-    }
-  }
-  for (unsigned n = 0; n < N; n++) {
+  for (unsigned n = 0; n < net->nodes; n++) {
     for (unsigned p = 1; p < NOC_PORTS; p++) {
       link_advance(&net->node[n].flit_link[p]);
       link_advance(&net->node[n].credit_link[p]);
@@ -361,6 +559,8 @@ void noc_net_step(noc_net_t *net) {
   }
   net->cycle++;
 }
+
+const char *noc_net_divergence(const noc_net_t *net) { return net->diverged ? net->divergence : NULL; }
 
 /* ------------------------------------------------------------------ queries */
 
@@ -375,11 +575,26 @@ size_t noc_net_backlog(const noc_net_t *net, uint32_t node) { return net->node[n
 uint64_t noc_net_measured_in_flight(const noc_net_t *net) { return net->measured_in_flight; }
 uint64_t noc_net_quiet_cycles(const noc_net_t *net) { return net->cycle - net->last_activity; }
 
+/* The router's status, from the RTL model when there is one (the reference). */
+static unsigned router_occupancy(const node_t *nd) {
+  return nd->model ? (unsigned)vmodel_peek(nd->model, nd->p_occupancy) : noc_fast_occupancy(nd->fast);
+}
+
+static bool router_overflow(const node_t *nd) {
+  return nd->model ? vmodel_peek(nd->model, nd->p_overflow) != 0 : noc_fast_overflow(nd->fast);
+}
+
+static unsigned router_vc_count(const noc_net_t *net, const node_t *nd, unsigned port, unsigned vc) {
+  if (!nd->model) return noc_fast_vc_count(nd->fast, port, vc);
+  vmodel_poke(nd->model, nd->p_dbg_vc, port * net->cfg.vcs + vc);
+  return (unsigned)vmodel_peek(nd->model, nd->p_dbg_count);
+}
+
 uint64_t noc_net_flits_held(noc_net_t *net) {
   uint64_t held = 0;
   for (unsigned n = 0; n < net->nodes; n++) {
     node_t *nd = &net->node[n];
-    held += vmodel_peek(nd->model, nd->p_occupancy) + nd->source.count + (nd->inj_pkt != UINT32_MAX);
+    held += router_occupancy(nd) + nd->source.count + (nd->inj_pkt != UINT32_MAX);
     for (unsigned p = 1; p < NOC_PORTS; p++)
       for (unsigned i = 0; i < nd->flit_link[p].depth; i++)
         held += ((const flit_t *)(nd->flit_link[p].slots + i * nd->flit_link[p].slot_bytes))->valid;
@@ -389,12 +604,11 @@ uint64_t noc_net_flits_held(noc_net_t *net) {
 
 bool noc_net_overflow(const noc_net_t *net) {
   for (unsigned n = 0; n < net->nodes; n++)
-    if (vmodel_peek(net->node[n].model, net->node[n].p_overflow)) return true;
+    if (router_overflow(&net->node[n])) return true;
   return false;
 }
 
 void noc_net_describe_stuck(noc_net_t *net, char *buf, size_t len) {
-  static const char *port_names[NOC_PORTS] = {"local", "+X", "-X", "+Y", "-Y"};
   size_t used = 0;
   buf[0] = 0;
   unsigned shown = 0;
@@ -402,8 +616,7 @@ void noc_net_describe_stuck(noc_net_t *net, char *buf, size_t len) {
     node_t *nd = &net->node[n];
     for (unsigned p = 0; p < NOC_PORTS; p++) {
       for (unsigned v = 0; v < net->cfg.vcs; v++) {
-        vmodel_poke(nd->model, nd->p_dbg_vc, p * net->cfg.vcs + v);
-        unsigned cnt = (unsigned)vmodel_peek(nd->model, nd->p_dbg_count);
+        unsigned cnt = router_vc_count(net, nd, p, v);
         if (cnt && used < len && shown < 16) {
           used += (size_t)snprintf(buf + used, len - used, "%srouter (%u,%u) input %s VC %u holds %u flit%s",
                                    shown ? "; " : "", n % net->cfg.size_x, n / net->cfg.size_x,
@@ -418,6 +631,10 @@ void noc_net_describe_stuck(noc_net_t *net, char *buf, size_t len) {
 }
 
 int noc_net_trace(noc_net_t *net, uint32_t node, const char *path, char *err, size_t errlen) {
+  if (!net->node[0].model) {
+    snprintf(err, errlen, "tracing needs the RTL router (--model rtl or check): a fast model has no waveform");
+    return -1;
+  }
   if (node >= net->nodes) {
     snprintf(err, errlen, "node %u is outside the %ux%u pod", node, net->cfg.size_x, net->cfg.size_y);
     return -1;

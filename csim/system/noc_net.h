@@ -1,6 +1,7 @@
 /*
- * noc_net: an X x Y torus of RTL routers (noc_router.h) wired in C through link models
- * (link.h), with a network interface per node and a scoreboard.
+ * noc_net: an X x Y torus of routers wired in C through link models (link.h), with a network
+ * interface per node and a scoreboard. The routers are the Verilated RTL (noc_router.h), the
+ * fast C model of the same router (fast/noc_fast.h), or both in lockstep (model, below).
  *
  * Network interface (NI): each node has an unbounded source queue; the NI injects one flit
  * per cycle into the router's local port, one packet at a time on a VC with credits, and
@@ -18,12 +19,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Which router model runs at each node. */
+typedef enum {
+  NOC_MODEL_RTL,   /* the Verilated rtl/noc_router.sv */
+  NOC_MODEL_FAST,  /* csim/fast/noc_fast.c only (no Verilated router is built); a router that
+                      holds nothing and receives nothing is not stepped */
+  NOC_MODEL_CHECK  /* both at every node, the same inputs, every output compared every cycle;
+                      the RTL's outputs drive the network; the first difference stops it */
+} noc_model_t;
+
 typedef struct {
   unsigned size_x, size_y;   /* 2..255 each (8-bit coordinates) */
   unsigned vcs;              /* a VC count built into this binary (noc_router.h) */
   unsigned buf_depth;        /* flits per VC buffer, 1..NOC_MAX_DEPTH */
   unsigned link_latency;     /* extra cycles per link, each way (0 = a wire) */
   uint64_t seed;             /* reset randomisation */
+  noc_model_t model;         /* NOC_MODEL_RTL (0) unless set */
 } noc_config_t;
 
 typedef struct {
@@ -42,6 +53,9 @@ typedef struct {
 
 typedef struct noc_net noc_net_t;
 
+/* "rtl", "fast", "check". */
+const char *noc_model_name(noc_model_t model);
+
 /* Returns the network, or NULL with a message (bad size, VC count not built, memory). */
 noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen);
 void noc_net_free(noc_net_t *net);
@@ -50,8 +64,13 @@ void noc_net_free(noc_net_t *net);
  * its id (an index into noc_net_packet), or UINT32_MAX when out of memory. */
 uint32_t noc_net_send(noc_net_t *net, uint32_t src, uint32_t dst, unsigned flits, bool measured);
 
-/* Runs one cycle of the whole network. */
+/* Runs one cycle of the whole network; nothing once a lockstep check has diverged. */
 void noc_net_step(noc_net_t *net);
+
+/* NOC_MODEL_CHECK: NULL while the two models agree, else the report of the first difference:
+ * the cycle (noc_net_cycle when the edge that produced it ran), the router (x,y), the output
+ * port and VC or the credit bit, the signal that differs and both values. */
+const char *noc_net_divergence(const noc_net_t *net);
 
 uint64_t noc_net_cycle(const noc_net_t *net);
 unsigned noc_net_nodes(const noc_net_t *net);
@@ -75,7 +94,9 @@ bool noc_net_overflow(const noc_net_t *net);
 /* Writes where flits are stuck (router coordinates, input port, VC, flits held) into buf. */
 void noc_net_describe_stuck(noc_net_t *net, char *buf, size_t len);
 
-/* Traces one router (node index) into an FST file. Returns 0, or -1 with a message. */
+/* Traces one router (node index) into an FST file: the RTL router (with NOC_MODEL_CHECK, the RTL
+ * one of the pair). Returns 0, or -1 with a message (always with NOC_MODEL_FAST: a fast model
+ * has no waveform). */
 int noc_net_trace(noc_net_t *net, uint32_t node, const char *path, char *err, size_t errlen);
 
 /* Body-flit payload of packet `id`, flit `index` (index >= 1). */

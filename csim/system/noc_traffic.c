@@ -108,6 +108,7 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
       }
     }
     noc_net_step(net);
+    if ((res->diverged = noc_net_divergence(net) != NULL)) break;
     if (run->progress && (noc_net_cycle(net) & 4095) == 0)
       run->progress(run->progress_ctx, now < measure_start ? "warm-up" : now < measure_end ? "measure" : "drain",
                     noc_net_cycle(net));
@@ -121,8 +122,9 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
   }
 
   /* Stop injecting and drain everything; whatever then never arrives is lost. */
-  while (!res->stuck && !gone && noc_net_in_flight(net) > 0) {
+  while (!res->stuck && !gone && !res->diverged && noc_net_in_flight(net) > 0) {
     noc_net_step(net);
+    if ((res->diverged = noc_net_divergence(net) != NULL)) break;
     if (run->progress && (noc_net_cycle(net) & 4095) == 0)
       run->progress(run->progress_ctx, "final drain", noc_net_cycle(net));
     gone = watchdog_fired(net, run, res);
@@ -145,7 +147,7 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
       sum += (double)(p->delivered - p->created);
     }
   }
-  if (res->stuck) res->lost = 0; /* unknown: the run stopped with packets in flight */
+  if (res->stuck || res->diverged) res->lost = 0; /* unknown: the run stopped with packets in flight */
   qsort(lat, res->packets, sizeof *lat, cmp_u64);
   if (res->packets) {
     res->avg_latency = sum / (double)res->packets;
@@ -170,6 +172,6 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
 }
 
 bool noc_result_clean(const noc_result_t *res) {
-  return !res->stuck && !res->overflow && res->lost == 0 && res->duplicated == 0 &&
+  return !res->stuck && !res->diverged && !res->overflow && res->lost == 0 && res->duplicated == 0 &&
          res->corrupted == 0 && res->misrouted == 0;
 }

@@ -56,16 +56,20 @@ typedef struct {
   bool saturated;                 /* measured packets did not all arrive within drain_max */
   bool stuck;                     /* the watchdog fired */
   bool overflow;                  /* a router flagged a VC buffer overflow */
+  bool diverged;                  /* NOC_MODEL_CHECK: the RTL and fast routers differed; the run
+                                     stopped there (noc_net_divergence says where) */
   char stuck_report[1024];
   double sim_seconds, sim_cycles_per_s;
 } noc_result_t;
 
 /* Runs warm-up, measurement (injecting), drain of the measured packets (still injecting,
  * unmeasured), then stops injection and drains everything, so `lost` counts packets that
- * never arrived. Returns 0, or -1 when out of memory. */
+ * never arrived. A lockstep divergence ends the run where it happened. Returns 0, or -1
+ * when out of memory. */
 int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res);
 
-/* True when the result shows no loss, duplication, corruption, misrouting, overflow or hang. */
+/* True when the result shows no loss, duplication, corruption, misrouting, overflow, hang or
+ * lockstep divergence. */
 bool noc_result_clean(const noc_result_t *res);
 
 #endif

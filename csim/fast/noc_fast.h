@@ -1,0 +1,66 @@
+/*
+ * noc_fast: the torus router at host speed (issue 13; docs/scale.md). It mirrors
+ * rtl/noc_router.sv cycle for cycle: the same input VC buffers, dimension-order routing in
+ * the slice, dateline VC classes, round-robin VC and switch allocation (with the same
+ * pointers, so contending packets win in the same order), credits, slice drops and their
+ * credit return, and the same registered outputs, so every flit and credit leaves on the same
+ * port, VC and cycle as from the Verilated router. It shares no code with the Verilated path;
+ * tests/test_noc_fast.c and `tpusim net --model check` hold it to the RTL in lockstep.
+ *
+ * Ports are numbered as in the RTL: 0 local, 1..4 +X -X +Y -Y, then 5.. the other local
+ * ports (num_local = 4: the chip's remote-DMA engines). A router with nothing buffered and
+ * nothing arriving costs a few instructions a cycle (noc_fast_idle).
+ */
+#ifndef FAST_NOC_FAST_H
+#define FAST_NOC_FAST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NOC_FAST_MAX_PORTS 8
+#define NOC_FAST_MAX_VCS 8
+#define NOC_FAST_MAX_DEPTH 8
+
+/* A flit on a port: what the RTL packs as {valid, head, tail, vc, data}. */
+typedef struct {
+  uint64_t data;
+  uint8_t vc;
+  bool valid, head, tail;
+} noc_flit_t;
+
+typedef struct {
+  unsigned vcs;                /* a power of two, 2..NOC_FAST_MAX_VCS */
+  unsigned num_local;          /* 1 or 4 */
+  unsigned x, y, size_x, size_y;
+  unsigned buf_depth;          /* 1..NOC_FAST_MAX_DEPTH: the credits each output VC starts with (sampled at reset) */
+} noc_fast_config_t;
+
+typedef struct noc_fast noc_fast_t;
+
+/* NULL with a message on a bad configuration or without memory. The router starts as after reset. */
+noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long errlen);
+void noc_fast_free(noc_fast_t *r);
+/* The state reset gives (rst_ni low): buffers empty, credits = buf_depth, pointers zero, no
+ * output, counters cleared. */
+void noc_fast_reset(noc_fast_t *r);
+/* The slice input (slice_i = {h, w, y0, x0}, w = 0: the whole pod); may change at any time. */
+void noc_fast_set_slice(noc_fast_t *r, uint32_t slice);
+
+/* One rising clock edge. in[p] is the flit arriving on input p (num ports entries);
+ * credit_in bit p*vcs+v returns a credit for output p, VC v. Afterwards noc_fast_out and
+ * noc_fast_credit_out hold the registered outputs of the cycle that follows the edge. */
+void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in);
+/* The router's outputs: flit of output p at [p]; credit_out bit p*vcs+v: a credit for input p, VC v. */
+const noc_flit_t *noc_fast_out(const noc_fast_t *r);
+uint32_t noc_fast_credit_out(const noc_fast_t *r);
+
+/* Nothing buffered, no output or credit registered, no dropped-flit credit to return: an edge
+ * with no flit and no credit arriving changes nothing but clears outputs that are already clear. */
+bool noc_fast_idle(const noc_fast_t *r);
+unsigned noc_fast_ports(const noc_fast_t *r);
+unsigned noc_fast_occupancy(const noc_fast_t *r);   /* flits held (occupancy_o) */
+bool noc_fast_overflow(const noc_fast_t *r);        /* sticky: a flit hit a full VC (overflow_o) */
+uint16_t noc_fast_drops(const noc_fast_t *r);       /* packets dropped at the slice boundary (drops_o) */
+unsigned noc_fast_vc_count(const noc_fast_t *r, unsigned port, unsigned vc); /* flits held by one input VC (dbg_count_o) */
+
+#endif
