@@ -68,7 +68,26 @@ module chip_top #(
   output logic [63:0]            cnt_input_stall_o,
   output logic [63:0]            cnt_idle_o,
   output logic                   mxu_error_o,
-  output logic                   idle_o             // no queue running, no unit busy
+  output logic                   idle_o,            // no queue running, no unit busy
+  // Visible events, read-only taps of internal signals (docs/scale.md, "Lockstep"): what
+  // `--check` compares with the chip's fast model every cycle, as Ibex's RVFI exposes retired
+  // instructions to a reference model. Nothing inside the chip reads them.
+  output logic [NumSems*32-1:0]  obs_sems_o,          // semaphore s at [32s +: 32]
+  output logic [2:0]             obs_vmem_we_o,       // VMEM line writes: DMA, MXU store, vector unit
+  output logic [3*32-1:0]        obs_vmem_waddr_o,    // their lines
+  output logic [3*LineW-1:0]     obs_vmem_wdata_o,    // their data
+  output logic [NumRdma-1:0]     obs_rdma_we_o,       // VMEM word writes of the remote-DMA receivers
+  output logic [NumRdma*32-1:0]  obs_rdma_waddr_o,    // {word [31:24], line [23:0]}
+  output logic [NumRdma*64-1:0]  obs_rdma_wdata_o,
+  output logic [(4+NumRdma)*FlitW-1:0]  obs_rtr_in_o,  // flits into and out of every router port
+  output logic [(4+NumRdma)*FlitW-1:0]  obs_rtr_out_o,
+  output logic [(4+NumRdma)*NumVcs-1:0] obs_rtr_credit_in_o,
+  output logic [(4+NumRdma)*NumVcs-1:0] obs_rtr_credit_out_o,
+  output logic [8*32-1:0]        obs_progress_o,      // MXU loads, matmuls, stores, VECs: issued, done
+  output logic [NumQueues-1:0]   obs_issue_o,         // a queue hands a command to its unit
+  output logic [15:0]            obs_busy_o,          // units' busy and drained flags (below)
+  output logic                   obs_acc_we_o,        // an accumulator row written
+  output logic [31:0]            obs_acc_waddr_o
 );
   import chip_isa_pkg::*;
 
@@ -169,8 +188,8 @@ module chip_top #(
   logic        dma_sem_signal, dma_busy, mxu_busy;
   logic [4:0]  dma_sem_idx;
   logic [31:0] dma_sem_value;
-  logic        unused_acc_we;
-  logic [$clog2(AccDepth)-1:0] unused_acc_waddr;
+  logic        acc_we;
+  logic [$clog2(AccDepth)-1:0] acc_waddr;
 
   chip_dma #(
     .Cols      (Cols),
@@ -230,8 +249,8 @@ module chip_top #(
     .vmem_wdata_o       (st_wdata),
     .mxu_busy_o         (mxu_busy),
     .mxu_error_o,
-    .acc_we_o           (unused_acc_we),
-    .acc_waddr_o        (unused_acc_waddr),
+    .acc_we_o           (acc_we),
+    .acc_waddr_o        (acc_waddr),
     .cnt_compute_o,
     .cnt_weight_load_o,
     .cnt_weight_stall_o,
@@ -492,6 +511,33 @@ module chip_top #(
   always_comb begin
     for (int p = 0; p < 5; p++) cnt_router_flits_o[32 * p +: 32] = rtr_flits_q[p];
   end
+  // ---------------------------------------------------------------- visible events
+  always_comb begin
+    for (int i = 0; i < NumSems; i++) obs_sems_o[32 * i +: 32] = sems_q[i];
+  end
+  assign obs_vmem_we_o    = {vec_we, st_we, dma_we};
+  assign obs_vmem_waddr_o = {32'(vec_waddr), 32'(st_waddr), 32'(dma_waddr)};
+  assign obs_vmem_wdata_o = {vec_wdata, st_wdata, dma_wdata};
+  always_comb begin
+    for (int e = 0; e < NumRdma; e++) begin
+      obs_rdma_we_o[e]               = rdma_we[e];
+      obs_rdma_waddr_o[32 * e +: 32] = {8'(rdma_wword[e]), 24'(rdma_waddr[e])};
+      obs_rdma_wdata_o[64 * e +: 64] = rdma_wdata[e];
+    end
+  end
+  assign obs_rtr_in_o         = rtr_in;
+  assign obs_rtr_out_o        = rtr_out;
+  assign obs_rtr_credit_in_o  = rtr_credit_in;
+  assign obs_rtr_credit_out_o = rtr_credit_out;
+  assign obs_progress_o = {vecs_done, vecs_issued, stores_done, stores_issued, matmuls_done, matmuls_issued,
+                           loads_done, loads_issued};
+  assign obs_issue_o    = issue_valid & issue_ready;
+  // [0] DMA busy, [1] MXU busy, [2] vector unit busy, [3] MXU unit drained, [7:4] remote-DMA
+  // engines busy, [11:8] sending, [14:12] release fences pending, [15] 0
+  assign obs_busy_o     = {1'b0, rel_count_q, rdma_send_busy_e, rdma_busy_e, mxu_drained, vec_busy, mxu_busy,
+                           dma_busy};
+  assign obs_acc_we_o    = acc_we;
+  assign obs_acc_waddr_o = 32'(acc_waddr);
   assign cnt_dma_busy_o = dma_busy_q;
   assign cnt_mxu_busy_o = mxu_busy_q;
   assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11) && !rdma_busy;

@@ -30,12 +30,11 @@ typedef struct {
   unsigned mxu[2];
   uint64_t m, k, n, seed, hbm_bw, hbm_latency;
   int level;  /* LEVEL_CHIP, LEVEL_MXU */
-  int model;  /* MODEL_RTL, MODEL_FAST */
+  int model;  /* a chip_model_t */
   bool have_m, have_k, have_n, json, relu, bf16_out, transposed_a, transposed_b;
   const char *a_path, *b_path, *out_path, *trace;
 } gemm_opts_t;
 enum { LEVEL_CHIP, LEVEL_MXU };
-enum { MODEL_RTL, MODEL_FAST };
 
 /* What either level measured of one GEMM. */
 typedef struct {
@@ -95,7 +94,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       CLI_OPT("transposed-a", CLI_FLAG, &o->transposed_a),
       CLI_OPT("transposed-b", CLI_FLAG, &o->transposed_b),
       CLI_OPT("level", CLI_CHOICE, &o->level, .shape = "chip|mxu"),
-      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast"),
+      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE),
       CLI_OPT("hbm-latency", CLI_U64, &o->hbm_latency, .min = 1, .max = CHIP_MAX_HBM_LATENCY),
       {0}};
@@ -104,11 +103,11 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   chip_geometry_t g;
   if (o->level == LEVEL_MXU && (o->relu || o->bf16_out))
     return cli_usage_error("gemm", "--relu and --bf16-out need --level chip (the vector unit applies them)");
-  if (o->model == MODEL_FAST && o->level != LEVEL_MXU)
-    return cli_usage_error("gemm", "--model fast needs --level mxu: the chip's fast model is still to come "
-                           "(docs/scale.md)");
-  if (o->model == MODEL_FAST && o->trace)
-    return cli_usage_error("gemm", "--trace needs --model rtl: a fast model has no waveform");
+  if (o->model == CHIP_MODEL_CHECK && o->level == LEVEL_MXU)
+    return cli_usage_error("gemm", "--model check needs --level chip (the MXU alone is held to its fast model by "
+                           "tests/test_mxu_rtl.c)");
+  if (o->model == CHIP_MODEL_FAST && o->trace)
+    return cli_usage_error("gemm", "--trace needs --model rtl or check: a fast model has no waveform");
   if (o->level == LEVEL_MXU && o->transposed_a)
     return cli_usage_error("gemm", "--transposed-a needs --level chip (its transposing DMAs make A's lines; the MXU "
                            "alone is fed A's rows by the host)");
@@ -217,6 +216,7 @@ static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, 
   cfg.hbm_bytes_per_cycle = (unsigned)o->hbm_bw;
   cfg.hbm_latency = (unsigned)o->hbm_latency;
   cfg.seed = o->seed;
+  cfg.model = (chip_model_t)o->model;
   char err[1024];
   int rc = CLI_EXIT_OK;
   chip_t *chip = chip_new(&cfg, err, sizeof err);
@@ -329,7 +329,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "mxu_rows", o->mxu[0]);
   report_u64(&r, "mxu_cols", o->mxu[1]);
   report_str(&r, "level", chip ? "chip" : "mxu");
-  report_str(&r, "model", o->model == MODEL_FAST ? "fast" : "rtl");
+  report_str(&r, "model", chip_model_name((chip_model_t)o->model));
   report_bool(&r, "transposed_a", o->transposed_a);
   report_bool(&r, "transposed_b", o->transposed_b);
   report_u64(&r, "seed", o->seed);
@@ -405,7 +405,7 @@ int cmd_gemm(int argc, char **argv) {
     goto out;
   }
   gemm_run_t st = {0};
-  if (o.model == MODEL_FAST)
+  if (o.model == CHIP_MODEL_FAST && o.level == LEVEL_MXU)
     run_mxu_fast(&o, a, b, c, &st), rc = CLI_EXIT_OK;
   else
     rc = o.level == LEVEL_CHIP ? run_chip(&o, a, b, c, &st) : run_mxu(&o, a, b, c, &st);

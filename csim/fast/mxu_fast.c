@@ -91,6 +91,20 @@ void mxu_fast_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *
   _mm_setcsr(saved);
 }
 
+void mxu_fast_rows(unsigned rows, unsigned cols, size_t n, const uint16_t *a, size_t a_stride, const float *w,
+                   float *psum) {
+  for (size_t i = 0; i < n; i++) {
+    const uint16_t *ai = a + i * a_stride;
+    float *s = psum + i * cols;
+    for (unsigned c = 0; c < cols; c++) s[c] = 0.0f;
+    for (unsigned r = 0; r < rows; r++) {
+      const float x = widen(ai[r]);
+      const float *wr = w + (size_t)r * cols;
+      for (unsigned c = 0; c < cols; c++) s[c] += x * wr[c];
+    }
+  }
+}
+
 /* The pipeline registers the contract counts: command intake, loader start, input skew
  * entry, de-skew exit, accumulator write (docs/mxu.md). */
 #define MXU_FAST_PIPELINE 5

@@ -19,6 +19,15 @@
  * MXU's R (the K tile). The host's floating-point mode is set for the call and restored. */
 void mxu_fast_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b, uint32_t *out);
 
+/* The column sums of one weight tile for n activation rows, as the array forms them (the
+ * chip's MXU unit, csim/fast/mxu_unit_fast.c): psum[i * cols + c] = the sum over r = 0 ..
+ * rows - 1 of a_i[r] * w[r * cols + c], from +0 in the order of r, each product exact and
+ * each add rounded to fp32; NaNs are left as the host makes them (the caller makes them
+ * canonical where they land). a_i is `rows` bf16 at a + i * a_stride; w is the tile widened
+ * to fp32. The caller has set the host's mode (fast/fpmode.h). */
+void mxu_fast_rows(unsigned rows, unsigned cols, size_t n, const uint16_t *a, size_t a_stride, const float *w,
+                   float *psum);
+
 /* The fast model of the MXU alone (rtl/mxu_top.sv) driven as csim/runtime/mxu_driver.c drives
  * it with data offered every cycle: per tile (N tile outer, K tile inner) LOAD_WEIGHTS then
  * MATMUL. Its timing comes from the RTL's structure as docs/mxu.md states it, not from the

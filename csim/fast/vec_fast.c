@@ -116,6 +116,15 @@ static void line_op(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const ui
   }
 }
 
+void vec_fast_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const uint32_t *b, uint32_t scalar,
+                   uint32_t *out) {
+  if (op == ISA_VEC_SUM_LINES || op == ISA_VEC_MAX_LINES) {
+    for (unsigned l = 0; l < lanes; l++) out[l] = op == ISA_VEC_SUM_LINES ? add(b[l], a[l]) : max(b[l], a[l]);
+    return;
+  }
+  line_op(op, lanes, a, b, scalar, out);
+}
+
 unsigned vec_fast_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
                         uint32_t scalar, uint32_t *out) {
   const unsigned saved = _mm_getcsr();

@@ -19,4 +19,11 @@
 unsigned vec_fast_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
                         uint32_t scalar, uint32_t *out);
 
+/* One line as the vector unit makes it in the line's cycle (csim/fast/vec_unit_fast.c), with
+ * the host's mode already set (fast/fpmode.h): an operation that writes a line per line read
+ * (b and scalar where it reads them); or, for SUM_LINES and MAX_LINES, the fold so far `b`
+ * combined with the next line `a` (the first line is taken as it is, without this call). */
+void vec_fast_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const uint32_t *b, uint32_t scalar,
+                   uint32_t *out);
+
 #endif

@@ -5,41 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "system/chip_core.h"
 #include "system/hbm.h"
-#include "vmodel/vmodel.h"
-
-enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RUNNING, P_HALTED,
-       P_ERROR, P_PC, P_OPCODE, P_SEM_IDX, P_SEM_VALUE, P_REQ_VALID, P_REQ_READY, P_REQ_WRITE,
-       P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_DMA_BUSY, P_MXU_BUSY,
-       P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_MY_X, P_MY_Y,
-       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_RTR_FLITS, P_SLICE,
-       P_DROPS, P_START_LEN, P_ABORT, P_COUNT };
-
-static const char *const port_names[P_COUNT] = {
-    "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
-    "q_running_o", "q_halted_o", "q_error_o", "q_pc_o", "q_opcode_o", "sem_rd_idx_i",
-    "sem_rd_value_o", "hbm_req_valid_o", "hbm_req_ready_i", "hbm_req_write_o", "hbm_req_addr_o",
-    "hbm_req_bytes_o", "hbm_req_data_o", "hbm_resp_valid_i", "hbm_resp_data_i", "cnt_dma_busy_o",
-    "cnt_mxu_busy_o", "cnt_compute_o", "cnt_weight_load_o", "cnt_weight_stall_o",
-    "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o", "my_x_i", "my_y_i", "size_x_i",
-    "size_y_i", "buf_depth_i", "net_in_flit_i", "net_out_flit_o", "net_credit_in_i",
-    "net_credit_out_o", "net_occupancy_o", "cnt_router_flits_o", "slice_i", "cnt_slice_drops_o", "start_len_i",
-    "abort_i"};
 
 struct chip {
   chip_config_t cfg;
   chip_geometry_t geo;
-  vmodel_t *m;
-  int p[P_COUNT];
+  chip_core_t *core;
   hbm_t hbm;
   uint32_t *line;  /* scratch, one VMEM line */
   uint32_t *prog[ISA_NUM_QUEUES];  /* the programs loaded, for reports */
   size_t prog_len[ISA_NUM_QUEUES];
   unsigned start_mask;
-  bool start_pending;   /* start_i is high for the next cycle only */
-  bool abort_pending;   /* abort_i likewise */
   uint64_t run_start;
-  uint64_t base[7], hbm0;  /* counters at the start of the run */
+  uint64_t base[CHIP_OBS_COUNTERS], hbm0;  /* counters at the start of the run */
   uint64_t cycle;
 };
 
@@ -47,21 +26,6 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols) {
   return (chip_config_t){.rows = rows, .cols = cols, .hbm_bytes = CHIP_DEFAULT_HBM_BYTES,
                          .hbm_bytes_per_cycle = CHIP_DEFAULT_HBM_BYTES_PER_CYCLE,
                          .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .seed = 1};
-}
-
-/* What the chip sees whenever the host clocks it outside a run (loading a program, reset): no
- * HBM answer or request slot, no start or abort, no flit or credit from the network. A run
- * (chip_tick, pod_run) sets each of these every cycle. */
-static void idle_inputs(chip_t *c) {
-  static const uint32_t zero[16] = {0};
-  vmodel_poke(c->m, c->p[P_HOST_WE], 0);
-  vmodel_poke(c->m, c->p[P_START], 0);
-  vmodel_poke(c->m, c->p[P_ABORT], 0);
-  vmodel_poke(c->m, c->p[P_REQ_READY], 0);
-  vmodel_poke(c->m, c->p[P_RESP_VALID], 0);
-  vmodel_poke(c->m, c->p[P_NET_CIN], 0);
-  vmodel_poke_words(c->m, c->p[P_NET_IN], zero);
-  c->start_pending = c->abort_pending = false;
 }
 
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
@@ -86,20 +50,17 @@ chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   c->geo = geo;
   c->line = calloc(geo.cols, sizeof *c->line);
   if (!c->line || hbm_init(&c->hbm, cfg->hbm_bytes, cfg->hbm_bytes_per_cycle, cfg->hbm_latency, 4 * geo.cols)) goto oom;
-  c->m = chip_top_new(cfg->rows, cfg->cols, cfg->seed);
-  if (!c->m) goto oom;
-  for (int i = 0; i < P_COUNT; i++) c->p[i] = vmodel_port(c->m, port_names[i]);
-  vmodel_poke(c->m, c->p[P_HBM_BYTES], cfg->hbm_bytes == (1ull << 32) ? 0xFFFFFFFFu : cfg->hbm_bytes);
-  vmodel_poke(c->m, c->p[P_SEM_IDX], 0);
-  vmodel_poke(c->m, c->p[P_START_LEN], 0);
-  vmodel_poke(c->m, c->p[P_SIZE_X], cfg->pod_x ? cfg->pod_x : 1);
-  vmodel_poke(c->m, c->p[P_SIZE_Y], cfg->pod_y ? cfg->pod_y : 1);
-  vmodel_poke(c->m, c->p[P_MY_X], cfg->x);
-  vmodel_poke(c->m, c->p[P_MY_Y], cfg->y);
-  vmodel_poke(c->m, c->p[P_BUF_DEPTH], CHIP_ROUTER_DEPTH);
-  vmodel_poke(c->m, c->p[P_SLICE], 0);  /* no slice until chip_set_slice */
-  idle_inputs(c);
-  vmodel_reset(c->m, 2);
+  chip_core_config_t cc = {geo, cfg->hbm_bytes == (1ull << 32) ? 0xFFFFFFFFu : (uint32_t)cfg->hbm_bytes, cfg->x,
+                           cfg->y, cfg->pod_x ? cfg->pod_x : 1, cfg->pod_y ? cfg->pod_y : 1, CHIP_ROUTER_DEPTH, cfg->seed};
+  switch (cfg->model) {
+    case CHIP_MODEL_FAST: c->core = chip_core_fast_new(&cc, err, errlen); break;
+    case CHIP_MODEL_CHECK: c->core = chip_core_check_new(&cc, err, errlen); break;
+    default: c->core = chip_core_rtl_new(&cc, false, err, errlen); break;
+  }
+  if (!c->core) {
+    chip_free(c);
+    return NULL;
+  }
   return c;
 oom:
   snprintf(err, errlen, "out of memory for a chip with %llu bytes of HBM", (unsigned long long)cfg->hbm_bytes);
@@ -109,7 +70,7 @@ oom:
 
 void chip_free(chip_t *c) {
   if (!c) return;
-  vmodel_free(c->m);
+  if (c->core) c->core->ops->free(c->core);
   hbm_free(&c->hbm);
   free(c->line);
   free(c->prog[0]);
@@ -121,6 +82,7 @@ const chip_geometry_t *chip_geometry(const chip_t *c) { return &c->geo; }
 const chip_config_t *chip_config(const chip_t *c) { return &c->cfg; }
 unsigned chip_line_bytes(const chip_t *c) { return 4 * c->geo.cols; }
 uint64_t chip_cycle(const chip_t *c) { return c->cycle; }
+const char *chip_divergence(const chip_t *c) { return c->core->ops->divergence(c->core); }
 
 int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n) {
   if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
@@ -141,7 +103,9 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
     snprintf(err, errlen, "a %zu-command program does not fit the %u-command queue", n, c->geo.queue_depth);
     return -1;
   }
-  if ((vmodel_peek(c->m, c->p[P_RUNNING]) >> queue) & 1) {
+  chip_core_status_t cs;
+  c->core->ops->status(c->core, &cs);
+  if (cs.running[queue]) {
     snprintf(err, errlen, "the %s queue is still running: abort it first (chip_abort)",
              queue == ISA_QUEUE_DMA ? "DMA" : "compute");
     return -1;
@@ -155,123 +119,92 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
   free(c->prog[queue]);
   c->prog[queue] = copy;
   c->prog_len[queue] = n;
-  idle_inputs(c);  /* the writes clock the chip: nothing else may happen in those cycles */
-  vmodel_poke(c->m, c->p[P_HOST_Q], (uint64_t)queue);
-  vmodel_poke(c->m, c->p[P_HOST_WE], 1);
-  for (size_t i = 0; i < n; i++) {
-    vmodel_poke(c->m, c->p[P_HOST_ADDR], i);
-    vmodel_poke_words(c->m, c->p[P_HOST_DATA], cmds + i * ISA_CMD_WORDS);
-    vmodel_step(c->m, 1);
-  }
-  vmodel_poke(c->m, c->p[P_HOST_WE], 0);
+  c->core->ops->load(c->core, (unsigned)queue, cmds, n);
   return 0;
 }
 
-uint32_t chip_sem(chip_t *c, unsigned idx) {
-  vmodel_poke(c->m, c->p[P_SEM_IDX], idx);
-  return (uint32_t)vmodel_peek(c->m, c->p[P_SEM_VALUE]);
-}
+uint32_t chip_sem(chip_t *c, unsigned idx) { return c->core->ops->sem(c->core, idx); }
 
 int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
-  return vmodel_trace_open(c->m, path, err, errlen);
+  return c->core->ops->trace_open(c->core, path, err, errlen);
 }
 
-void chip_trace_close(chip_t *c) { vmodel_trace_close(c->m); }
+void chip_trace_close(chip_t *c) { c->core->ops->trace_close(c->core); }
 
-void chip_net_ports(chip_t *c, chip_net_ports_t *n) {
-  n->in_flit = vmodel_port_ptr(c->m, c->p[P_NET_IN]);
-  n->out_flit = vmodel_port_ptr(c->m, c->p[P_NET_OUT]);
-  n->credit_in = vmodel_port_ptr(c->m, c->p[P_NET_CIN]);
-  n->credit_out = vmodel_port_ptr(c->m, c->p[P_NET_COUT]);
-}
+void chip_net_ports(chip_t *c, chip_net_ports_t *n) { c->core->ops->net_ports(c->core, n); }
 
-void chip_router_flits(chip_t *c, uint32_t flits[5]) { vmodel_peek_words(c->m, c->p[P_RTR_FLITS], flits); }
+void chip_router_flits(chip_t *c, uint32_t flits[5]) { c->core->ops->router_flits(c->core, flits); }
 
-bool chip_quiet(chip_t *c) {
-  return vmodel_peek(c->m, c->p[P_IDLE]) && vmodel_peek(c->m, c->p[P_NET_OCC]) == 0;
-}
+bool chip_quiet(chip_t *c) { return c->core->ops->idle(c->core) && c->core->ops->occupancy(c->core) == 0; }
 
 void chip_start(chip_t *c, unsigned mask) {
-  const unsigned qaw = (unsigned)__builtin_ctz(c->geo.queue_depth);
-  uint64_t lens = 0;  /* each queue's program length, so running past it is an error */
-  for (int q = 0; q < ISA_NUM_QUEUES; q++) lens |= (uint64_t)c->prog_len[q] << ((qaw + 1) * q);
+  uint32_t lens[ISA_NUM_QUEUES];  /* each queue's program length, so running past it is an error */
+  for (int q = 0; q < ISA_NUM_QUEUES; q++) lens[q] = (uint32_t)c->prog_len[q];
   c->start_mask = mask & ISA_QMASK_ALL;
   c->run_start = c->cycle;
-  c->start_pending = true;
-  vmodel_poke(c->m, c->p[P_START_LEN], lens);
-  vmodel_poke(c->m, c->p[P_START], c->start_mask);
+  c->core->ops->start(c->core, c->start_mask, lens);
 }
 
 /* One cycle: the HBM model answers and accepts around the chip's clock edge. */
 void chip_tick(chip_t *c) {
-  vmodel_t *m = c->m;
-  /* The HBM request is registered state: read it before poking anything, so that reading
-   * it costs no extra evaluation of the model. */
+  /* The HBM request is registered state: read before the cycle's inputs are given. */
   bool ready = hbm_begin_cycle(&c->hbm);
-  if (ready && vmodel_peek(m, c->p[P_REQ_VALID])) {
-    bool write = vmodel_peek(m, c->p[P_REQ_WRITE]);
-    uint64_t addr = vmodel_peek(m, c->p[P_REQ_ADDR]);
-    unsigned nbytes = (unsigned)vmodel_peek(m, c->p[P_REQ_BYTES]);
-    if (write) vmodel_peek_words(m, c->p[P_REQ_DATA], c->line);
-    hbm_accept(&c->hbm, c->cycle, write, addr, nbytes, (const uint8_t *)c->line);
+  if (ready) {
+    chip_hbm_req_t q;
+    c->core->ops->hbm_request(c->core, &q);
+    if (q.valid) hbm_accept(&c->hbm, c->cycle, q.write, q.addr, q.bytes, (const uint8_t *)q.data);
   }
-  vmodel_poke(m, c->p[P_REQ_READY], ready);
   const hbm_answer_t *a = hbm_answer_due(&c->hbm, c->cycle);
-  vmodel_poke(m, c->p[P_RESP_VALID], a != NULL);
+  const uint32_t *answer = NULL;
   if (a) {
     if (a->read) memcpy(c->line, a->data, 4 * c->geo.cols);
     else memset(c->line, 0, 4 * c->geo.cols);
-    vmodel_poke_words(m, c->p[P_RESP_DATA], c->line);
+    answer = c->line;
     hbm_answer_pop(&c->hbm);
   }
-  vmodel_step(m, 1);
-  if (c->start_pending) {
-    vmodel_poke(m, c->p[P_START], 0);
-    c->start_pending = false;
-  }
-  if (c->abort_pending) {
-    vmodel_poke(m, c->p[P_ABORT], 0);
-    c->abort_pending = false;
-  }
+  c->core->ops->step(c->core, ready, answer, NULL);
   c->cycle++;
 }
 
 static void read_status(chip_t *c, chip_status_t *st) {
-  vmodel_t *m = c->m;
-  unsigned qaw = (unsigned)__builtin_ctz(c->geo.queue_depth);
-  uint64_t running = vmodel_peek(m, c->p[P_RUNNING]), halted = vmodel_peek(m, c->p[P_HALTED]);
-  uint64_t error = vmodel_peek(m, c->p[P_ERROR]), pc = vmodel_peek(m, c->p[P_PC]);
-  uint64_t opcode = vmodel_peek(m, c->p[P_OPCODE]);
+  chip_core_status_t cs;
+  c->core->ops->status(c->core, &cs);
   for (int q = 0; q < ISA_NUM_QUEUES; q++) {
-    st->running[q] = (running >> q) & 1;
-    st->halted[q] = (halted >> q) & 1;
-    st->error[q] = (error >> (ISA_ERR_BITS * q)) & ((1u << ISA_ERR_BITS) - 1);
-    st->pc[q] = (pc >> (qaw * q)) & ((1u << qaw) - 1);
-    st->opcode[q] = (opcode >> (8 * q)) & 0xFF;
+    st->running[q] = cs.running[q];
+    st->halted[q] = cs.halted[q];
+    st->error[q] = cs.error[q];
+    st->pc[q] = cs.pc[q];
+    st->opcode[q] = cs.opcode[q];
   }
 }
 
-static const int counter_ports[7] = {P_DMA_BUSY, P_MXU_BUSY, P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT};
-
 void chip_begin(chip_t *c, unsigned mask) {
-  for (int i = 0; i < 7; i++) c->base[i] = vmodel_peek(c->m, c->p[counter_ports[i]]);
+  c->core->ops->counters(c->core, c->base);
   c->hbm0 = c->hbm.bytes_moved;
   chip_start(c, mask);
 }
 
 int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
   static const char *const qname[ISA_NUM_QUEUES] = {[ISA_QUEUE_COMPUTE] = "compute", [ISA_QUEUE_DMA] = "DMA"};
-  vmodel_t *m = c->m;
   memset(st, 0, sizeof *st);
   st->timed_out = timed_out;
   read_status(c, st);
   st->cycles = c->cycle - c->run_start;
-  uint64_t *dst[7] = {&st->dma_busy, &st->mxu_busy, &st->compute, &st->weight_load,
-                      &st->weight_stall, &st->input_stall, &st->mxu_idle};
-  for (int i = 0; i < 7; i++) *dst[i] = vmodel_peek(m, c->p[counter_ports[i]]) - c->base[i];
+  uint64_t *dst[CHIP_OBS_COUNTERS] = {[CHIP_CNT_DMA_BUSY] = &st->dma_busy,       [CHIP_CNT_MXU_BUSY] = &st->mxu_busy,
+                                     [CHIP_CNT_COMPUTE] = &st->compute,         [CHIP_CNT_WEIGHT_LOAD] = &st->weight_load,
+                                     [CHIP_CNT_WEIGHT_STALL] = &st->weight_stall, [CHIP_CNT_INPUT_STALL] = &st->input_stall,
+                                     [CHIP_CNT_IDLE] = &st->mxu_idle};
+  uint64_t now[CHIP_OBS_COUNTERS];
+  c->core->ops->counters(c->core, now);
+  for (int i = 0; i < CHIP_OBS_COUNTERS; i++) *dst[i] = now[i] - c->base[i];
   st->hbm_bytes = c->hbm.bytes_moved - c->hbm0;
   int rc = 0;
   size_t used = 0;
+  const char *diverged = chip_divergence(c);
+  if (diverged) { /* the lockstep check's report comes first: nothing after it is the RTL's alone */
+    used += (size_t)snprintf(st->report, sizeof st->report, "%s", diverged);
+    rc = -1;
+  }
   for (int q = 0; q < ISA_NUM_QUEUES; q++) {
     /* the queues this run started, and any other still running */
     if (!(c->start_mask & ISA_QMASK(q)) && !st->running[q]) continue;
@@ -296,7 +229,7 @@ int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
       rc = -1;
     }
   }
-  if (vmodel_peek(m, c->p[P_MXU_ERROR])) {
+  if (c->core->ops->mxu_error(c->core)) {
     used += (size_t)snprintf(st->report + used, sizeof st->report - used, "%sthe MXU dropped a command", used ? "; " : "");
     rc = -1;
   }
@@ -329,11 +262,10 @@ uint64_t chip_cycle_bound(const chip_t *c) {
   return total;
 }
 
-bool chip_idle(chip_t *c) { return vmodel_peek(c->m, c->p[P_IDLE]) != 0; }
+bool chip_idle(chip_t *c) { return c->core->ops->idle(c->core); }
 
 void chip_request_abort(chip_t *c, unsigned mask) {
-  vmodel_poke(c->m, c->p[P_ABORT], mask & ISA_QMASK_ALL);
-  c->abort_pending = true;
+  c->core->ops->abort(c->core, mask & ISA_QMASK_ALL);
 }
 
 int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
@@ -347,8 +279,7 @@ int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
 }
 
 void chip_reset(chip_t *c) {
-  idle_inputs(c);
-  vmodel_reset(c->m, 2);
+  c->core->ops->reset(c->core);
   hbm_flush(&c->hbm);
 }
 
@@ -367,7 +298,7 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   chip_begin(c, mask);
   chip_tick(c);
   bool timed_out = false;
-  while (!chip_idle(c)) {
+  while (!chip_idle(c) && !chip_divergence(c)) {
     if (c->cycle - c->run_start >= max_cycles) {
       timed_out = true;
       break;
@@ -387,7 +318,7 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
 }
 
 void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h) {
-  vmodel_poke(c->m, c->p[P_SLICE], (x0 & 0xFF) | (y0 & 0xFF) << 8 | (w & 0xFF) << 16 | (uint32_t)(h & 0xFF) << 24);
+  c->core->ops->set_slice(c->core, (x0 & 0xFF) | (y0 & 0xFF) << 8 | (w & 0xFF) << 16 | (uint32_t)(h & 0xFF) << 24);
 }
 
-uint32_t chip_slice_drops(chip_t *c) { return (uint32_t)vmodel_peek(c->m, c->p[P_DROPS]); }
+uint32_t chip_slice_drops(chip_t *c) { return c->core->ops->slice_drops(c->core); }

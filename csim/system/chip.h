@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "fw/isa.h"
+#include "system/chip_core.h"
 #include "vmodel/chip_top.h"
 
 #define CHIP_ROUTER_DEPTH 8    /* flits per router VC buffer in use */
@@ -31,6 +32,7 @@ typedef struct {
   unsigned hbm_bytes_per_cycle; /* >= 1 */
   unsigned hbm_latency;         /* >= 1 cycles */
   uint64_t seed;                /* reset randomisation */
+  chip_model_t model;           /* the Verilated RTL (default), the fast model, or both in lockstep */
 } chip_config_t;
 
 typedef struct {
@@ -95,10 +97,6 @@ bool chip_idle(chip_t *c);
 uint32_t chip_sem(chip_t *c, unsigned idx);
 
 /* ---- for pods (csim/system/pod.c): the chip stepped one cycle at a time among others */
-typedef struct {
-  uint32_t *in_flit, *out_flit;  /* 4 flits of CHIP_FLIT_BITS, +X -X +Y -Y */
-  uint8_t *credit_in, *credit_out; /* 4 x CHIP_ROUTER_VCS bits */
-} chip_net_ports_t;
 void chip_net_ports(chip_t *c, chip_net_ports_t *n);
 /* Starts queues (mask), remembering the counters, for chip_finish. */
 void chip_begin(chip_t *c, unsigned mask);
@@ -115,6 +113,9 @@ int chip_trace(chip_t *c, const char *path, char *err, size_t errlen);
 /* Ends the chip's trace (if any), flushing it; the file stays. */
 void chip_trace_close(chip_t *c);
 uint64_t chip_cycle(const chip_t *c);
+/* CHIP_MODEL_CHECK: the first difference between the RTL and the fast model (cycle, unit,
+ * port or address, both values), or NULL while they agree. Runs stop at it. */
+const char *chip_divergence(const chip_t *c);
 
 /* The chip's slice (docs/collectives.md): its router routes inside the rectangle and drops
  * (and counts) packets injected here for chips outside it. w = 0: no slice, the pod. */

@@ -3,13 +3,13 @@
 
 #include <stddef.h>
 
-#define CHIP_VARIANT(r, c, a, v, q) vmodel_t *chip_top_new_##r##x##c(uint64_t seed);
+#define CHIP_VARIANT(r, c, a, v, q) vmodel_t *chip_top_new_##r##x##c(uint64_t seed, int zero_init);
 #include "chip_variants.h"
 #undef CHIP_VARIANT
 
 typedef struct {
   chip_geometry_t g;
-  vmodel_t *(*create)(uint64_t seed);
+  vmodel_t *(*create)(uint64_t seed, int zero_init);
 } chip_variant_t;
 
 static const chip_variant_t variants[] = {
@@ -24,9 +24,9 @@ static const chip_variant_t *find(unsigned rows, unsigned cols) {
   return NULL;
 }
 
-vmodel_t *chip_top_new(unsigned rows, unsigned cols, uint64_t seed) {
+vmodel_t *chip_top_new(unsigned rows, unsigned cols, uint64_t seed, int zero_init) {
   const chip_variant_t *v = find(rows, cols);
-  return v ? v->create(seed) : NULL;
+  return v ? v->create(seed, zero_init) : NULL;
 }
 
 int chip_top_geometry(unsigned rows, unsigned cols, chip_geometry_t *g) {

@@ -3,9 +3,9 @@
 #include "vmodel/chip_top.h"
 #include "vmodel/vmodel_impl.hpp"
 
-extern "C" vmodel_t *CHIP_NEW(uint64_t seed);
+extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init);
 
-extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
+extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
   return vmodel_create<CHIP_CLASS>("chip_top", seed, [](VModelOf<CHIP_CLASS> *m) {
     constexpr unsigned qaw = __builtin_ctz(CHIP_QUEUE_DEPTH);
     constexpr unsigned line = 32 * CHIP_COLS;
@@ -55,5 +55,23 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed) {
     VMODEL_PORT(m, net_credit_out_o, 8, false);
     VMODEL_PORT(m, net_occupancy_o, 8, false);
     VMODEL_PORT(m, cnt_router_flits_o, 5 * 32, false);
-  });
+    // the visible events (fast/chip_obs.h), for the lockstep check
+    constexpr unsigned rports = 4 + ISA_NUM_RDMA_ENGINES;
+    VMODEL_PORT(m, obs_sems_o, 32 * ISA_NUM_SEMS, false);
+    VMODEL_PORT(m, obs_vmem_we_o, 3, false);
+    VMODEL_PORT(m, obs_vmem_waddr_o, 3 * 32, false);
+    VMODEL_PORT(m, obs_vmem_wdata_o, 3 * line, false);
+    VMODEL_PORT(m, obs_rdma_we_o, ISA_NUM_RDMA_ENGINES, false);
+    VMODEL_PORT(m, obs_rdma_waddr_o, ISA_NUM_RDMA_ENGINES * 32, false);
+    VMODEL_PORT(m, obs_rdma_wdata_o, ISA_NUM_RDMA_ENGINES * 64, false);
+    VMODEL_PORT(m, obs_rtr_in_o, rports * flit, false);
+    VMODEL_PORT(m, obs_rtr_out_o, rports * flit, false);
+    VMODEL_PORT(m, obs_rtr_credit_in_o, rports * CHIP_ROUTER_VCS, false);
+    VMODEL_PORT(m, obs_rtr_credit_out_o, rports * CHIP_ROUTER_VCS, false);
+    VMODEL_PORT(m, obs_progress_o, 8 * 32, false);
+    VMODEL_PORT(m, obs_issue_o, ISA_NUM_QUEUES, false);
+    VMODEL_PORT(m, obs_busy_o, 16, false);
+    VMODEL_PORT(m, obs_acc_we_o, 1, false);
+    VMODEL_PORT(m, obs_acc_waddr_o, 32, false);
+  }, zero_init ? 0 : 2);
 }

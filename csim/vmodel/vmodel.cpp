@@ -25,9 +25,9 @@ const VModelPort &port_at(const vmodel *m, int port) {
 }
 }  // namespace
 
-vmodel::vmodel(const char *name, uint64_t seed) : name_(name), ctx_(new VerilatedContext) {
+vmodel::vmodel(const char *name, uint64_t seed, int rand_reset) : name_(name), ctx_(new VerilatedContext) {
   ctx_->traceEverOn(true);
-  ctx_->randReset(2);  // randomise every register and memory without a reset
+  ctx_->randReset(rand_reset);  // 2: randomise every register and memory without a reset
   // Verilator seeds take an int; fold the 64-bit seed and avoid 0 ("use the time").
   int folded = static_cast<int>((seed ^ (seed >> 32)) & 0x7FFFFFFF);
   ctx_->randSeed(folded == 0 ? 1 : folded);

@@ -23,7 +23,9 @@ struct VModelPort {
 };
 
 struct vmodel {
-  explicit vmodel(const char *name, uint64_t seed);
+  // rand_reset: Verilator's randReset mode for every register and memory without a reset
+  // (2: random from the seed, 0: zero)
+  vmodel(const char *name, uint64_t seed, int rand_reset);
   virtual ~vmodel();
 
   virtual void eval() = 0;
@@ -46,7 +48,7 @@ struct vmodel {
 
 template <class Top>
 struct VModelOf final : vmodel {
-  VModelOf(const char *name, uint64_t seed) : vmodel(name, seed) {
+  VModelOf(const char *name, uint64_t seed, int rand_reset) : vmodel(name, seed, rand_reset) {
     top_ = std::make_unique<Top>(ctx_.get(), "TOP");
     clk_ = &top_->clk_i;
     rst_n_ = &top_->rst_ni;
@@ -79,10 +81,10 @@ inline void *vmodel_port_data(VlWide<N> &wide, unsigned width) {
 
 // Wraps construction for the shim's extern "C" factory: no exception crosses into C.
 template <class Top, class Bind>
-vmodel_t *vmodel_create(const char *name, uint64_t seed, Bind bind) {
+vmodel_t *vmodel_create(const char *name, uint64_t seed, Bind bind, int rand_reset = 2) {
   VModelOf<Top> *m = nullptr;
   try {
-    m = new VModelOf<Top>(name, seed);
+    m = new VModelOf<Top>(name, seed, rand_reset);
     bind(m);
     return m;
   } catch (...) {

@@ -1,0 +1,84 @@
+/*
+ * chip_fast: the whole chip at host speed (issue 13; docs/scale.md), cycle-equivalent to
+ * rtl/chip_top.sv: the same results bit for bit and the same cycle for every event seen
+ * outside a unit (command issue and completion, every semaphore change, every VMEM and HBM
+ * write, every flit and credit on every router port). It is chip_top's wiring -- the two
+ * command queues (cmdq_fast), the semaphore bank, the compute queue's release fences, VMEM --
+ * around one C model per unit: dma_fast, mxu_unit_fast, vec_unit_fast, four rdma_fast
+ * engines and the router, noc_fast. Each cycle is evaluated as the RTL's is: every unit reads
+ * the state and memories as they were before the clock edge, then every register and memory
+ * takes its new value. Memories (VMEM, the accumulator, the command memories) are allocated a
+ * page at a time as they are written (util/paged.h), and state nobody wrote reads as zero.
+ *
+ * csim/system/chip_core_fast.c puts it behind the chip_core interface; --check runs it beside
+ * the Verilated RTL and compares chip_obs_t (the cycle's visible events) every cycle.
+ */
+#ifndef FAST_CHIP_FAST_H
+#define FAST_CHIP_FAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fast/chip_obs.h"
+#include "fw/isa.h"
+
+/* The chip's router: 2 VCs, flits packed as the RTL's ports pack them (CHIP_FLIT_BITS). */
+#define CHIP_FAST_VCS 2
+#define CHIP_FAST_FLIT_BITS 68
+#define CHIP_FAST_NET_WORDS ((4 * CHIP_FAST_FLIT_BITS + 31) / 32)
+
+typedef struct {
+  chip_geometry_t geo;
+  uint32_t hbm_bytes;            /* hbm_bytes_i */
+  unsigned x, y, size_x, size_y; /* position and pod size */
+  unsigned buf_depth;            /* the router's buffer depth in use */
+} chip_fast_config_t;
+
+typedef struct chip_fast chip_fast_t;
+
+chip_fast_t *chip_fast_new(const chip_fast_config_t *cfg, char *err, size_t errlen);
+void chip_fast_free(chip_fast_t *c);
+/* rst_ni low for two cycles: what chip_top resets goes back to its reset value. */
+void chip_fast_reset(chip_fast_t *c);
+void chip_fast_set_slice(chip_fast_t *c, uint32_t slice);
+/* n cycles of host writes into a queue's command memory (idle inputs otherwise). */
+int chip_fast_load(chip_fast_t *c, unsigned queue, const uint32_t *cmds, size_t n);
+/* start_i and abort_i for the next step. */
+void chip_fast_start(chip_fast_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]);
+void chip_fast_abort(chip_fast_t *c, unsigned mask);
+/* The HBM request shown this cycle. */
+bool chip_fast_hbm_request(chip_fast_t *c, bool *write, uint32_t *addr, uint32_t *bytes, const uint32_t **data);
+/* One cycle with the HBM port's ready flag and answer (NULL: none) and the network inputs in
+ * chip_fast_net_in / _credit_in; obs (may be NULL) gets the cycle's visible events. 0, or -1
+ * when memory runs out (the chip cannot go on; chip_fast_error says so). */
+int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_obs_t *obs);
+
+/* Network ports in the RTL's layout: 4 flits (+X -X +Y -Y) and 4 x 2 credit bits. */
+uint32_t *chip_fast_net_in(chip_fast_t *c);
+const uint32_t *chip_fast_net_out(const chip_fast_t *c);
+uint8_t *chip_fast_credit_in(chip_fast_t *c);
+const uint8_t *chip_fast_credit_out(const chip_fast_t *c);
+
+/* Status as chip_top's ports show it. */
+void chip_fast_queue(const chip_fast_t *c, unsigned q, bool *running, bool *halted, unsigned *error, unsigned *pc,
+                     unsigned *opcode);
+uint32_t chip_fast_sem(const chip_fast_t *c, unsigned idx);
+void chip_fast_counters(const chip_fast_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]);
+bool chip_fast_mxu_error(const chip_fast_t *c);
+bool chip_fast_idle(const chip_fast_t *c);
+unsigned chip_fast_occupancy(const chip_fast_t *c);
+void chip_fast_router_flits(const chip_fast_t *c, uint32_t flits[5]);
+uint32_t chip_fast_slice_drops(const chip_fast_t *c);
+/* Why the model stopped (out of memory), or NULL. */
+const char *chip_fast_error(const chip_fast_t *c);
+
+/* Event-driven time: the cycles from now in which nothing can change if no flit or credit
+ * arrives and no HBM answer comes (0: this cycle may; UINT64_MAX: none until an input does),
+ * and skipping them (the counters move as the skipped cycles would move them). */
+uint64_t chip_fast_quiet_for(const chip_fast_t *c);
+void chip_fast_skip(chip_fast_t *c, uint64_t n);
+/* Bytes of memory pages the chip holds (VMEM, accumulator, command memories). */
+size_t chip_fast_memory(const chip_fast_t *c);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * chip_obs: what can be seen of a chip in one cycle (docs/scale.md, "Lockstep"): the
+ * registered state as the cycle starts and the events of the cycle, exactly what
+ * rtl/chip_top.sv shows on its status, HBM, counter and obs_* ports (read there by
+ * csim/system/chip_core_rtl.c) and what the fast chip (chip_fast.h) reports for the same
+ * cycle. `--check` compares the two every cycle (csim/system/chip_check.c).
+ */
+#ifndef FAST_CHIP_OBS_H
+#define FAST_CHIP_OBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fast/noc_fast.h"
+#include "fw/isa.h"
+
+enum {
+  CHIP_OBS_ROUTER_PORTS = 4 + ISA_NUM_RDMA_ENGINES, /* local 0, +X -X +Y -Y, local 5..7 */
+  CHIP_OBS_VMEM_PORTS = 3,                          /* the line writers: DMA, MXU store, vector unit */
+  CHIP_OBS_COUNTERS = 7
+};
+/* obs_busy_o's bits */
+enum {
+  CHIP_BUSY_DMA = 1u << 0, CHIP_BUSY_MXU = 1u << 1, CHIP_BUSY_VEC = 1u << 2, CHIP_MXU_DRAINED = 1u << 3,
+  CHIP_BUSY_RDMA_SHIFT = 4, CHIP_SENDING_RDMA_SHIFT = 8, CHIP_FENCES_SHIFT = 12
+};
+/* Counter order (chip_top's cnt_* ports). */
+enum { CHIP_CNT_DMA_BUSY, CHIP_CNT_MXU_BUSY, CHIP_CNT_COMPUTE, CHIP_CNT_WEIGHT_LOAD, CHIP_CNT_WEIGHT_STALL,
+       CHIP_CNT_INPUT_STALL, CHIP_CNT_IDLE };
+
+typedef struct {
+  /* registered state as the cycle starts */
+  bool running[ISA_NUM_QUEUES], halted[ISA_NUM_QUEUES];
+  uint8_t error[ISA_NUM_QUEUES];
+  uint32_t pc[ISA_NUM_QUEUES];
+  uint32_t sems[ISA_NUM_SEMS];
+  uint32_t progress[8];   /* MXU loads, matmuls, stores, VECs: issued then done each */
+  uint16_t busy;          /* CHIP_BUSY_* */
+  bool acc_we;            /* an accumulator row written at the last edge */
+  uint32_t acc_waddr;
+  uint64_t counters[CHIP_OBS_COUNTERS];
+  bool mxu_error;
+  bool idle;
+  /* the cycle's events */
+  uint8_t issue;          /* bit q: queue q hands its command to a unit */
+  bool hbm_req_valid, hbm_req_write;
+  uint32_t hbm_req_addr, hbm_req_bytes;
+  const uint32_t *hbm_req_data;                 /* a line (cols words) */
+  uint8_t vmem_we;                              /* bit p: line writer p */
+  uint32_t vmem_waddr[CHIP_OBS_VMEM_PORTS];
+  const uint32_t *vmem_wdata[CHIP_OBS_VMEM_PORTS];
+  uint8_t rdma_we;                              /* bit e: engine e writes a 64-bit word */
+  uint32_t rdma_waddr[ISA_NUM_RDMA_ENGINES];    /* word << 24 | line */
+  uint64_t rdma_wdata[ISA_NUM_RDMA_ENGINES];
+  noc_flit_t rtr_in[CHIP_OBS_ROUTER_PORTS], rtr_out[CHIP_OBS_ROUTER_PORTS];
+  uint32_t rtr_credit_in, rtr_credit_out;       /* bit p * vcs + v */
+} chip_obs_t;
+
+#endif

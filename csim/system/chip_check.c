@@ -1,0 +1,259 @@
+/* chip_check: the lockstep chip_core (chip_core.h, chip_core_check_new): the Verilated RTL
+ * and the fast model side by side, the same inputs every cycle, every visible event
+ * (fast/chip_obs.h) compared every cycle; the first difference is kept as the divergence
+ * report (cycle, unit, port or address, both values) and the runs above stop at it. The
+ * outputs passed on (status, network ports) are the RTL's. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "system/chip_core.h"
+#include "vmodel/chip_top.h"
+
+typedef struct {
+  chip_core_t core;
+  chip_core_t *rtl, *fast;
+  chip_net_ports_t rtl_net, fast_net;
+  unsigned cols;
+  uint64_t cycle;          /* steps so far: chip.c's cycle count */
+  chip_obs_t obs_rtl, obs_fast;
+  char report[512];
+} check_core_t;
+
+static check_core_t *K(chip_core_t *c) { return (check_core_t *)c; }
+
+static void diverged(check_core_t *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void diverged(check_core_t *k, const char *fmt, ...) {
+  int n = snprintf(k->report, sizeof k->report, "the fast model diverged from the RTL at cycle %" PRIu64 ": ", k->cycle);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(k->report + n, sizeof k->report - (size_t)n, fmt, ap);
+  va_end(ap);
+}
+
+static const char *const qname[ISA_NUM_QUEUES] = {"compute", "DMA"};
+static const char *const progress_name[8] = {"MXU loads issued", "MXU loads done",  "matmuls issued", "matmuls done",
+                                             "MXU stores issued", "MXU stores done", "VECs issued",    "VECs done"};
+static const char *const counter_name[CHIP_OBS_COUNTERS] = {"DMA busy", "MXU busy", "compute", "weight load",
+                                                            "weight stall", "input stall", "MXU idle"};
+static const char *const writer_name[CHIP_OBS_VMEM_PORTS] = {"the DMA", "the MXU store", "the vector unit"};
+
+static bool same_flit(const noc_flit_t *a, const noc_flit_t *b) {
+  if (a->valid != b->valid) return false;
+  return !a->valid || (a->head == b->head && a->tail == b->tail && a->vc == b->vc && a->data == b->data);
+}
+
+static void flit_text(const noc_flit_t *f, char *buf, size_t len) {
+  if (!f->valid) snprintf(buf, len, "no flit");
+  else snprintf(buf, len, "%s%sflit vc %u data 0x%016" PRIx64, f->head ? "head " : "", f->tail ? "tail " : "", f->vc,
+                f->data);
+}
+
+/* The first difference between the RTL's cycle (r) and the fast model's (f), or 0. */
+static int compare(check_core_t *k, const chip_obs_t *r, const chip_obs_t *f) {
+  for (unsigned q = 0; q < ISA_NUM_QUEUES; q++)
+    if (r->running[q] != f->running[q] || r->halted[q] != f->halted[q] || r->error[q] != f->error[q] ||
+        r->pc[q] != f->pc[q]) {
+      diverged(k, "%s queue: RTL running %d halted %d error %u pc %u, fast running %d halted %d error %u pc %u",
+               qname[q], r->running[q], r->halted[q], r->error[q], r->pc[q], f->running[q], f->halted[q], f->error[q],
+               f->pc[q]);
+      return -1;
+    }
+  if (r->issue != f->issue) {
+    diverged(k, "command issue (bit q: queue q hands a command to its unit): RTL 0x%x, fast 0x%x", r->issue, f->issue);
+    return -1;
+  }
+  for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
+    if (r->sems[s] != f->sems[s]) {
+      diverged(k, "semaphore %u: RTL %u, fast %u", s, r->sems[s], f->sems[s]);
+      return -1;
+    }
+  for (unsigned i = 0; i < 8; i++)
+    if (r->progress[i] != f->progress[i]) {
+      diverged(k, "%s: RTL %u, fast %u", progress_name[i], r->progress[i], f->progress[i]);
+      return -1;
+    }
+  if (r->busy != f->busy) {
+    diverged(k, "units' busy flags (docs/scale.md, obs_busy_o): RTL 0x%04x, fast 0x%04x", r->busy, f->busy);
+    return -1;
+  }
+  if (r->acc_we != f->acc_we || (r->acc_we && r->acc_waddr != f->acc_waddr)) {
+    diverged(k, "accumulator write: RTL %s row %u, fast %s row %u", r->acc_we ? "writes" : "no write", r->acc_waddr,
+             f->acc_we ? "writes" : "no write", f->acc_waddr);
+    return -1;
+  }
+  for (unsigned i = 0; i < CHIP_OBS_COUNTERS; i++)
+    if (r->counters[i] != f->counters[i]) {
+      diverged(k, "counter '%s': RTL %" PRIu64 ", fast %" PRIu64, counter_name[i], r->counters[i], f->counters[i]);
+      return -1;
+    }
+  if (r->mxu_error != f->mxu_error || r->idle != f->idle) {
+    diverged(k, "MXU error / chip idle: RTL %d/%d, fast %d/%d", r->mxu_error, r->idle, f->mxu_error, f->idle);
+    return -1;
+  }
+  if (r->hbm_req_valid != f->hbm_req_valid ||
+      (r->hbm_req_valid && (r->hbm_req_write != f->hbm_req_write || r->hbm_req_addr != f->hbm_req_addr ||
+                            r->hbm_req_bytes != f->hbm_req_bytes))) {
+    diverged(k, "HBM request: RTL %s %s addr 0x%x bytes %u, fast %s %s addr 0x%x bytes %u",
+             r->hbm_req_valid ? "valid" : "none", r->hbm_req_write ? "write" : "read", r->hbm_req_addr, r->hbm_req_bytes,
+             f->hbm_req_valid ? "valid" : "none", f->hbm_req_write ? "write" : "read", f->hbm_req_addr, f->hbm_req_bytes);
+    return -1;
+  }
+  if (r->hbm_req_write)
+    for (unsigned w = 0; w < k->cols; w++)
+      if (r->hbm_req_data[w] != f->hbm_req_data[w]) {
+        diverged(k, "HBM write at 0x%x, word %u: RTL 0x%08x, fast 0x%08x", r->hbm_req_addr, w, r->hbm_req_data[w],
+                 f->hbm_req_data[w]);
+        return -1;
+      }
+  if (r->vmem_we != f->vmem_we) {
+    diverged(k, "VMEM line writes (bit 0 DMA, 1 MXU store, 2 vector unit): RTL 0x%x, fast 0x%x", r->vmem_we, f->vmem_we);
+    return -1;
+  }
+  for (unsigned p = 0; p < CHIP_OBS_VMEM_PORTS; p++) {
+    if (!((r->vmem_we >> p) & 1)) continue;
+    if (r->vmem_waddr[p] != f->vmem_waddr[p]) {
+      diverged(k, "VMEM write of %s: RTL line %u, fast line %u", writer_name[p], r->vmem_waddr[p], f->vmem_waddr[p]);
+      return -1;
+    }
+    for (unsigned w = 0; w < k->cols; w++)
+      if (r->vmem_wdata[p][w] != f->vmem_wdata[p][w]) {
+        diverged(k, "VMEM write of %s to line %u, lane %u: RTL 0x%08x, fast 0x%08x", writer_name[p], r->vmem_waddr[p],
+                 w, r->vmem_wdata[p][w], f->vmem_wdata[p][w]);
+        return -1;
+      }
+  }
+  if (r->rdma_we != f->rdma_we) {
+    diverged(k, "VMEM word writes of the remote-DMA receivers (bit e: engine e): RTL 0x%x, fast 0x%x", r->rdma_we,
+             f->rdma_we);
+    return -1;
+  }
+  for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++)
+    if (((r->rdma_we >> e) & 1) && (r->rdma_waddr[e] != f->rdma_waddr[e] || r->rdma_wdata[e] != f->rdma_wdata[e])) {
+      diverged(k, "remote-DMA engine %u receiving: RTL line %u word %u data 0x%016" PRIx64 ", fast line %u word %u data "
+               "0x%016" PRIx64, e, r->rdma_waddr[e] & 0xFFFFFFu, r->rdma_waddr[e] >> 24, r->rdma_wdata[e],
+               f->rdma_waddr[e] & 0xFFFFFFu, f->rdma_waddr[e] >> 24, f->rdma_wdata[e]);
+      return -1;
+    }
+  static const char *const port_name[CHIP_OBS_ROUTER_PORTS] = {"local 0", "+X", "-X", "+Y", "-Y",
+                                                               "local 1", "local 2", "local 3"};
+  for (unsigned p = 0; p < CHIP_OBS_ROUTER_PORTS; p++)
+    for (int dir = 0; dir < 2; dir++) {
+      const noc_flit_t *a = dir ? &r->rtr_out[p] : &r->rtr_in[p], *b = dir ? &f->rtr_out[p] : &f->rtr_in[p];
+      if (same_flit(a, b)) continue;
+      char ta[96], tb[96];
+      flit_text(a, ta, sizeof ta);
+      flit_text(b, tb, sizeof tb);
+      diverged(k, "router port %u (%s) %s: RTL %s, fast %s", p, port_name[p], dir ? "output" : "input", ta, tb);
+      return -1;
+    }
+  if (r->rtr_credit_in != f->rtr_credit_in || r->rtr_credit_out != f->rtr_credit_out) {
+    diverged(k, "router credits (bit port * 2 + VC) in/out: RTL 0x%04x/0x%04x, fast 0x%04x/0x%04x", r->rtr_credit_in,
+             r->rtr_credit_out, f->rtr_credit_in, f->rtr_credit_out);
+    return -1;
+  }
+  return 0;
+}
+
+static void check_free(chip_core_t *c) {
+  if (!c) return;
+  if (K(c)->rtl) K(c)->rtl->ops->free(K(c)->rtl);
+  if (K(c)->fast) K(c)->fast->ops->free(K(c)->fast);
+  free(c);
+}
+
+#define BOTH(op, ...)                              \
+  do {                                             \
+    K(c)->rtl->ops->op(K(c)->rtl, __VA_ARGS__);    \
+    K(c)->fast->ops->op(K(c)->fast, __VA_ARGS__);  \
+  } while (0)
+
+static void check_reset(chip_core_t *c) {
+  K(c)->rtl->ops->reset(K(c)->rtl);
+  K(c)->fast->ops->reset(K(c)->fast);
+}
+static void check_set_slice(chip_core_t *c, uint32_t slice) { BOTH(set_slice, slice); }
+static void check_load(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_t n) { BOTH(load, queue, cmds, n); }
+static void check_start(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]) { BOTH(start, mask, len); }
+static void check_abort(chip_core_t *c, unsigned mask) { BOTH(abort, mask); }
+static void check_hbm_request(chip_core_t *c, chip_hbm_req_t *r) { K(c)->rtl->ops->hbm_request(K(c)->rtl, r); }
+
+static void check_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_obs_t *obs) {
+  check_core_t *k = K(c);
+  /* the network inputs the pod gave the RTL's ports, to the fast model's too */
+  memcpy(k->fast_net.in_flit, k->rtl_net.in_flit, (4 * CHIP_FLIT_BITS + 31) / 32 * 4);
+  *k->fast_net.credit_in = *k->rtl_net.credit_in;
+  k->rtl->ops->step(k->rtl, ready, answer, &k->obs_rtl);
+  k->fast->ops->step(k->fast, ready, answer, &k->obs_fast);
+  if (!k->report[0]) {
+    const char *why = k->fast->ops->divergence(k->fast);
+    if (why) diverged(k, "%s", why);
+    else compare(k, &k->obs_rtl, &k->obs_fast);
+  }
+  if (obs) *obs = k->obs_rtl;
+  k->cycle++;
+}
+
+static void check_skip(chip_core_t *c, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) check_step(c, false, NULL, NULL);
+}
+static uint64_t check_quiet_for(chip_core_t *c) {
+  (void)c;
+  return 0;
+}
+
+#define RTL_OP(ret, name, args, call) \
+  static ret check_##name args { return K(c)->rtl->ops->name call; }
+RTL_OP(void, status, (chip_core_t *c, chip_core_status_t *st), (K(c)->rtl, st))
+RTL_OP(uint32_t, sem, (chip_core_t *c, unsigned idx), (K(c)->rtl, idx))
+RTL_OP(void, counters, (chip_core_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]), (K(c)->rtl, cnt))
+RTL_OP(bool, mxu_error, (chip_core_t *c), (K(c)->rtl))
+RTL_OP(bool, idle, (chip_core_t *c), (K(c)->rtl))
+RTL_OP(unsigned, occupancy, (chip_core_t *c), (K(c)->rtl))
+RTL_OP(void, router_flits, (chip_core_t *c, uint32_t flits[5]), (K(c)->rtl, flits))
+RTL_OP(uint32_t, slice_drops, (chip_core_t *c), (K(c)->rtl))
+RTL_OP(void, net_ports, (chip_core_t *c, chip_net_ports_t *n), (K(c)->rtl, n))
+RTL_OP(int, trace_open, (chip_core_t *c, const char *path, char *err, size_t errlen), (K(c)->rtl, path, err, errlen))
+RTL_OP(void, trace_close, (chip_core_t *c), (K(c)->rtl))
+
+static const char *check_divergence(chip_core_t *c) { return K(c)->report[0] ? K(c)->report : NULL; }
+
+static const chip_core_ops_t check_ops = {
+    check_free,      check_reset,      check_set_slice,   check_load,      check_start,       check_abort,
+    check_hbm_request, check_step,     check_skip,        check_quiet_for, check_status,      check_sem,
+    check_counters,  check_mxu_error,  check_idle,        check_occupancy, check_router_flits, check_slice_drops,
+    check_net_ports, check_trace_open, check_trace_close, check_divergence};
+
+chip_core_t *chip_core_check_new(const chip_core_config_t *cfg, char *err, size_t errlen) {
+  check_core_t *k = calloc(1, sizeof *k);
+  if (!k) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  k->core.ops = &check_ops;
+  k->core.model = CHIP_MODEL_CHECK;
+  k->cols = cfg->geo.cols;
+  if (!(k->rtl = chip_core_rtl_new(cfg, true, err, errlen)) || !(k->fast = chip_core_fast_new(cfg, err, errlen))) {
+    check_free(&k->core);
+    return NULL;
+  }
+  k->rtl->ops->net_ports(k->rtl, &k->rtl_net);
+  k->fast->ops->net_ports(k->fast, &k->fast_net);
+  return &k->core;
+}
+
+const char *chip_model_name(chip_model_t m) {
+  static const char *const names[CHIP_MODELS] = {"rtl", "fast", "check"};
+  return m < CHIP_MODELS ? names[m] : "?";
+}
+
+int chip_model_parse(const char *s, chip_model_t *m) {
+  for (int i = 0; i < CHIP_MODELS; i++)
+    if (!strcmp(s, chip_model_name((chip_model_t)i))) {
+      *m = (chip_model_t)i;
+      return 0;
+    }
+  return -1;
+}

@@ -1,0 +1,105 @@
+/*
+ * chip_core: one chip's model behind the boundary of rtl/chip_top.sv, whichever model runs
+ * it (issue 13; docs/scale.md): the Verilated RTL (chip_core_rtl.c), the fast C model
+ * (chip_core_fast.c over csim/fast/chip_fast.h), or both in lockstep (chip_check.c), which
+ * compares everything visible every cycle and stops at the first difference. csim/system/
+ * chip.c drives a core: the HBM model, program loading, runs and reports sit above it, the
+ * same for every model.
+ *
+ * A cycle: the host reads the HBM request (registered state), the HBM model accepts it or
+ * not, then chip_core_step clocks the chip with the ready flag and the answer due (if any).
+ * The network ports are the RTL's packed words (CHIP_FLIT_BITS per flit): csim/system/pod.c
+ * writes the inputs before a step and reads the outputs after it.
+ */
+#ifndef SYSTEM_CHIP_CORE_H
+#define SYSTEM_CHIP_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fast/chip_obs.h"
+#include "fw/isa.h"
+
+typedef enum { CHIP_MODEL_RTL, CHIP_MODEL_FAST, CHIP_MODEL_CHECK, CHIP_MODELS } chip_model_t;
+
+/* "rtl", "fast", "check"; chip_model_parse returns -1 for anything else. */
+const char *chip_model_name(chip_model_t m);
+int chip_model_parse(const char *s, chip_model_t *m);
+
+typedef struct {
+  bool valid, write;
+  uint32_t addr, bytes;
+  const uint32_t *data;   /* the line written (valid while the cycle lasts) */
+} chip_hbm_req_t;
+
+typedef struct {
+  bool running[ISA_NUM_QUEUES], halted[ISA_NUM_QUEUES];
+  unsigned error[ISA_NUM_QUEUES], pc[ISA_NUM_QUEUES], opcode[ISA_NUM_QUEUES];
+} chip_core_status_t;
+
+typedef struct {
+  uint32_t *in_flit, *out_flit;     /* 4 flits of CHIP_FLIT_BITS, +X -X +Y -Y */
+  uint8_t *credit_in, *credit_out;  /* 4 x CHIP_ROUTER_VCS bits */
+} chip_net_ports_t;
+
+typedef struct chip_core chip_core_t;
+
+typedef struct {
+  void (*free)(chip_core_t *c);
+  /* rst_ni low for two cycles with idle inputs: queues, units, semaphores, router reset; the
+   * memories keep their contents */
+  void (*reset)(chip_core_t *c);
+  void (*set_slice)(chip_core_t *c, uint32_t slice);
+  /* n cycles of host writes into a queue's command memory, idle inputs otherwise */
+  void (*load)(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_t n);
+  /* start and abort: sampled at the next step only */
+  void (*start)(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]);
+  void (*abort)(chip_core_t *c, unsigned mask);
+  void (*hbm_request)(chip_core_t *c, chip_hbm_req_t *r);
+  /* One cycle; answer: the line the HBM answers with, NULL for none; write answers carry zeros.
+   * obs (may be NULL) gets the cycle's visible events (chip_obs.h), for the lockstep check. */
+  void (*step)(chip_core_t *c, bool hbm_ready, const uint32_t *answer, chip_obs_t *obs);
+  /* Skips n cycles in which nothing can happen (chip_core_quiet_until says how many):
+   * the counters move as they would. */
+  void (*skip)(chip_core_t *c, uint64_t n);
+  /* The first cycle from now (0: this one) at which the chip could change anything visible
+   * if no flit or credit arrives; UINT64_MAX: never. A Verilated model always says 0. */
+  uint64_t (*quiet_for)(chip_core_t *c);
+  void (*status)(chip_core_t *c, chip_core_status_t *st);
+  uint32_t (*sem)(chip_core_t *c, unsigned idx);
+  void (*counters)(chip_core_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]);
+  bool (*mxu_error)(chip_core_t *c);
+  bool (*idle)(chip_core_t *c);         /* no queue running, no unit busy */
+  unsigned (*occupancy)(chip_core_t *c); /* flits in the router */
+  void (*router_flits)(chip_core_t *c, uint32_t flits[5]);
+  uint32_t (*slice_drops)(chip_core_t *c);
+  void (*net_ports)(chip_core_t *c, chip_net_ports_t *n);
+  /* -1 with a message when the model has no waveform */
+  int (*trace_open)(chip_core_t *c, const char *path, char *err, size_t errlen);
+  void (*trace_close)(chip_core_t *c);
+  /* the first difference the lockstep found, or NULL */
+  const char *(*divergence)(chip_core_t *c);
+} chip_core_ops_t;
+
+struct chip_core {
+  const chip_core_ops_t *ops;
+  chip_model_t model;
+};
+
+/* What every model needs to build a chip. */
+typedef struct {
+  chip_geometry_t geo;
+  uint32_t hbm_bytes;          /* hbm_bytes_i: the size, 0xFFFFFFFF for 4 GiB */
+  unsigned x, y, size_x, size_y, buf_depth;
+  uint64_t seed;               /* the RTL's reset randomisation */
+} chip_core_config_t;
+
+chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, char *err, size_t errlen);
+chip_core_t *chip_core_fast_new(const chip_core_config_t *cfg, char *err, size_t errlen);
+/* The RTL and the fast model side by side: the RTL starts with every register and memory
+ * zero (what the fast model assumes of state nobody wrote), both get the same inputs, every
+ * visible event is compared every cycle; the outputs passed on are the RTL's. */
+chip_core_t *chip_core_check_new(const chip_core_config_t *cfg, char *err, size_t errlen);
+
+#endif

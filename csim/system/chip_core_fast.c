@@ -1,0 +1,87 @@
+/* chip_core_fast: the chip_core (chip_core.h) of the fast chip model, csim/fast/chip_fast.h. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fast/chip_fast.h"
+#include "system/chip_core.h"
+#include "vmodel/chip_top.h"
+
+_Static_assert(CHIP_FAST_FLIT_BITS == CHIP_FLIT_BITS && CHIP_FAST_VCS == CHIP_ROUTER_VCS,
+               "the fast chip packs its network ports as the RTL's");
+
+typedef struct {
+  chip_core_t core;
+  chip_fast_t *f;
+} fast_core_t;
+
+static chip_fast_t *F(chip_core_t *c) { return ((fast_core_t *)c)->f; }
+
+static void fast_free(chip_core_t *c) {
+  if (!c) return;
+  chip_fast_free(F(c));
+  free(c);
+}
+static void fast_reset(chip_core_t *c) { chip_fast_reset(F(c)); }
+static void fast_set_slice(chip_core_t *c, uint32_t slice) { chip_fast_set_slice(F(c), slice); }
+static void fast_load(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_t n) {
+  (void)chip_fast_load(F(c), queue, cmds, n);  /* out of memory: chip_fast_error, the run stops */
+}
+static void fast_start(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]) {
+  chip_fast_start(F(c), mask, len);
+}
+static void fast_abort(chip_core_t *c, unsigned mask) { chip_fast_abort(F(c), mask); }
+static void fast_hbm_request(chip_core_t *c, chip_hbm_req_t *r) {
+  r->valid = chip_fast_hbm_request(F(c), &r->write, &r->addr, &r->bytes, &r->data);
+}
+static void fast_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_obs_t *obs) {
+  (void)chip_fast_step(F(c), ready, answer, obs);  /* out of memory: chip_fast_error, the run stops */
+}
+static void fast_skip(chip_core_t *c, uint64_t n) { chip_fast_skip(F(c), n); }
+static uint64_t fast_quiet_for(chip_core_t *c) { return chip_fast_quiet_for(F(c)); }
+static void fast_status(chip_core_t *c, chip_core_status_t *st) {
+  for (unsigned q = 0; q < ISA_NUM_QUEUES; q++)
+    chip_fast_queue(F(c), q, &st->running[q], &st->halted[q], &st->error[q], &st->pc[q], &st->opcode[q]);
+}
+static uint32_t fast_sem(chip_core_t *c, unsigned idx) { return chip_fast_sem(F(c), idx); }
+static void fast_counters(chip_core_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) { chip_fast_counters(F(c), cnt); }
+static bool fast_mxu_error(chip_core_t *c) { return chip_fast_mxu_error(F(c)); }
+static bool fast_idle(chip_core_t *c) { return chip_fast_idle(F(c)); }
+static unsigned fast_occupancy(chip_core_t *c) { return chip_fast_occupancy(F(c)); }
+static void fast_router_flits(chip_core_t *c, uint32_t flits[5]) { chip_fast_router_flits(F(c), flits); }
+static uint32_t fast_slice_drops(chip_core_t *c) { return chip_fast_slice_drops(F(c)); }
+static void fast_net_ports(chip_core_t *c, chip_net_ports_t *n) {
+  n->in_flit = chip_fast_net_in(F(c));
+  n->out_flit = (uint32_t *)chip_fast_net_out(F(c));
+  n->credit_in = chip_fast_credit_in(F(c));
+  n->credit_out = (uint8_t *)chip_fast_credit_out(F(c));
+}
+static int fast_trace_open(chip_core_t *c, const char *path, char *err, size_t errlen) {
+  (void)c;
+  snprintf(err, errlen, "cannot trace '%s': a fast chip model has no waveform (use --model rtl, or --rtl-chips for "
+           "this chip)", path);
+  return -1;
+}
+static void fast_trace_close(chip_core_t *c) { (void)c; }
+static const char *fast_divergence(chip_core_t *c) { return chip_fast_error(F(c)); }
+
+static const chip_core_ops_t fast_ops = {
+    fast_free,      fast_reset,      fast_set_slice,   fast_load,       fast_start,       fast_abort,
+    fast_hbm_request, fast_step,     fast_skip,        fast_quiet_for,  fast_status,      fast_sem,
+    fast_counters,  fast_mxu_error,  fast_idle,        fast_occupancy,  fast_router_flits, fast_slice_drops,
+    fast_net_ports, fast_trace_open, fast_trace_close, fast_divergence};
+
+chip_core_t *chip_core_fast_new(const chip_core_config_t *cfg, char *err, size_t errlen) {
+  fast_core_t *c = calloc(1, sizeof *c);
+  if (!c) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  c->core.ops = &fast_ops;
+  c->core.model = CHIP_MODEL_FAST;
+  const chip_fast_config_t fc = {cfg->geo, cfg->hbm_bytes, cfg->x, cfg->y, cfg->size_x, cfg->size_y, cfg->buf_depth};
+  if (!(c->f = chip_fast_new(&fc, err, errlen))) {
+    free(c);
+    return NULL;
+  }
+  return &c->core;
+}

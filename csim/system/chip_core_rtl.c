@@ -1,0 +1,304 @@
+/* chip_core_rtl: the chip_core (chip_core.h) of the Verilated RTL, rtl/chip_top.sv through
+ * csim/vmodel/chip_top.h: each operation pokes and peeks the model's ports. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "system/chip_core.h"
+#include "util/bits.h"
+#include "vmodel/chip_top.h"
+#include "vmodel/vmodel.h"
+
+enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RUNNING, P_HALTED,
+       P_ERROR, P_PC, P_OPCODE, P_SEM_IDX, P_SEM_VALUE, P_REQ_VALID, P_REQ_READY, P_REQ_WRITE,
+       P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_DMA_BUSY, P_MXU_BUSY,
+       P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_MY_X, P_MY_Y,
+       P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_RTR_FLITS, P_SLICE,
+       P_DROPS, P_START_LEN, P_ABORT,
+       P_OBS_SEMS, P_OBS_VMEM_WE, P_OBS_VMEM_WADDR, P_OBS_VMEM_WDATA, P_OBS_RDMA_WE, P_OBS_RDMA_WADDR,
+       P_OBS_RDMA_WDATA, P_OBS_RTR_IN, P_OBS_RTR_OUT, P_OBS_RTR_CIN, P_OBS_RTR_COUT, P_OBS_PROGRESS, P_OBS_ISSUE,
+       P_OBS_BUSY, P_OBS_ACC_WE, P_OBS_ACC_WADDR, P_COUNT };
+
+static const char *const port_names[P_COUNT] = {
+    "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
+    "q_running_o", "q_halted_o", "q_error_o", "q_pc_o", "q_opcode_o", "sem_rd_idx_i",
+    "sem_rd_value_o", "hbm_req_valid_o", "hbm_req_ready_i", "hbm_req_write_o", "hbm_req_addr_o",
+    "hbm_req_bytes_o", "hbm_req_data_o", "hbm_resp_valid_i", "hbm_resp_data_i", "cnt_dma_busy_o",
+    "cnt_mxu_busy_o", "cnt_compute_o", "cnt_weight_load_o", "cnt_weight_stall_o",
+    "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o", "my_x_i", "my_y_i", "size_x_i",
+    "size_y_i", "buf_depth_i", "net_in_flit_i", "net_out_flit_o", "net_credit_in_i",
+    "net_credit_out_o", "net_occupancy_o", "cnt_router_flits_o", "slice_i", "cnt_slice_drops_o", "start_len_i",
+    "abort_i",
+    "obs_sems_o", "obs_vmem_we_o", "obs_vmem_waddr_o", "obs_vmem_wdata_o", "obs_rdma_we_o", "obs_rdma_waddr_o",
+    "obs_rdma_wdata_o", "obs_rtr_in_o", "obs_rtr_out_o", "obs_rtr_credit_in_o", "obs_rtr_credit_out_o",
+    "obs_progress_o", "obs_issue_o", "obs_busy_o", "obs_acc_we_o", "obs_acc_waddr_o"};
+
+static const int counter_ports[CHIP_OBS_COUNTERS] = {P_DMA_BUSY, P_MXU_BUSY, P_COMPUTE, P_WLOAD,
+                                                     P_WSTALL,   P_ISTALL,   P_IDLE_CNT};
+
+typedef struct {
+  chip_core_t core;
+  chip_geometry_t geo;
+  vmodel_t *m;
+  int p[P_COUNT];
+  uint32_t *line;              /* scratch: one VMEM line */
+  uint32_t *vmem_wdata;        /* obs: the three line writers' data */
+  bool start_pending, abort_pending;
+} rtl_core_t;
+
+static rtl_core_t *rtl(chip_core_t *c) { return (rtl_core_t *)c; }
+
+/* What the chip sees whenever the host clocks it outside a run (loading a program, reset): no
+ * HBM answer or request slot, no start or abort, no flit or credit from the network. A run
+ * (step) sets each of these every cycle. */
+static void idle_inputs(rtl_core_t *r) {
+  static const uint32_t zero[16] = {0};
+  vmodel_poke(r->m, r->p[P_HOST_WE], 0);
+  vmodel_poke(r->m, r->p[P_START], 0);
+  vmodel_poke(r->m, r->p[P_ABORT], 0);
+  vmodel_poke(r->m, r->p[P_REQ_READY], 0);
+  vmodel_poke(r->m, r->p[P_RESP_VALID], 0);
+  vmodel_poke(r->m, r->p[P_NET_CIN], 0);
+  vmodel_poke_words(r->m, r->p[P_NET_IN], zero);
+  r->start_pending = r->abort_pending = false;
+}
+
+static void rtl_free(chip_core_t *c) {
+  if (!c) return;
+  vmodel_free(rtl(c)->m);
+  free(rtl(c)->line);
+  free(rtl(c)->vmem_wdata);
+  free(c);
+}
+
+static void rtl_reset(chip_core_t *c) {
+  idle_inputs(rtl(c));
+  vmodel_reset(rtl(c)->m, 2);
+}
+
+static void rtl_set_slice(chip_core_t *c, uint32_t slice) { vmodel_poke(rtl(c)->m, rtl(c)->p[P_SLICE], slice); }
+
+static void rtl_load(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_t n) {
+  rtl_core_t *r = rtl(c);
+  idle_inputs(r);  /* the writes clock the chip: nothing else may happen in those cycles */
+  vmodel_poke(r->m, r->p[P_HOST_Q], queue);
+  vmodel_poke(r->m, r->p[P_HOST_WE], 1);
+  for (size_t i = 0; i < n; i++) {
+    vmodel_poke(r->m, r->p[P_HOST_ADDR], i);
+    vmodel_poke_words(r->m, r->p[P_HOST_DATA], cmds + i * ISA_CMD_WORDS);
+    vmodel_step(r->m, 1);
+  }
+  vmodel_poke(r->m, r->p[P_HOST_WE], 0);
+}
+
+static void rtl_start(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]) {
+  rtl_core_t *r = rtl(c);
+  const unsigned qaw = (unsigned)__builtin_ctz(r->geo.queue_depth);
+  uint64_t lens = 0;  /* each queue's program length, so running past it is an error */
+  for (int q = 0; q < ISA_NUM_QUEUES; q++) lens |= (uint64_t)len[q] << ((qaw + 1) * q);
+  vmodel_poke(r->m, r->p[P_START_LEN], lens);
+  vmodel_poke(r->m, r->p[P_START], mask & ISA_QMASK_ALL);
+  r->start_pending = true;
+}
+
+static void rtl_abort(chip_core_t *c, unsigned mask) {
+  vmodel_poke(rtl(c)->m, rtl(c)->p[P_ABORT], mask & ISA_QMASK_ALL);
+  rtl(c)->abort_pending = true;
+}
+
+/* The HBM request is registered state: reading it costs no extra evaluation of the model. */
+static void rtl_hbm_request(chip_core_t *c, chip_hbm_req_t *q) {
+  rtl_core_t *r = rtl(c);
+  q->valid = vmodel_peek(r->m, r->p[P_REQ_VALID]);
+  if (!q->valid) return;
+  q->write = vmodel_peek(r->m, r->p[P_REQ_WRITE]);
+  q->addr = (uint32_t)vmodel_peek(r->m, r->p[P_REQ_ADDR]);
+  q->bytes = (uint32_t)vmodel_peek(r->m, r->p[P_REQ_BYTES]);
+  q->data = NULL;
+  if (q->write) {
+    vmodel_peek_words(r->m, r->p[P_REQ_DATA], r->line);
+    q->data = r->line;
+  }
+}
+
+static void rtl_drive_hbm(rtl_core_t *r, bool ready, const uint32_t *answer) {
+  vmodel_poke(r->m, r->p[P_REQ_READY], ready);
+  vmodel_poke(r->m, r->p[P_RESP_VALID], answer != NULL);
+  if (answer) vmodel_poke_words(r->m, r->p[P_RESP_DATA], answer);
+}
+
+static void rtl_clock(rtl_core_t *r) {
+  vmodel_step(r->m, 1);
+  if (r->start_pending) {
+    vmodel_poke(r->m, r->p[P_START], 0);
+    r->start_pending = false;
+  }
+  if (r->abort_pending) {
+    vmodel_poke(r->m, r->p[P_ABORT], 0);
+    r->abort_pending = false;
+  }
+}
+
+static void rtl_observe(chip_core_t *c, chip_obs_t *o);
+
+static void rtl_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_obs_t *obs) {
+  rtl_drive_hbm(rtl(c), ready, answer);
+  if (obs) rtl_observe(c, obs);  /* with the cycle's inputs, before the edge */
+  rtl_clock(rtl(c));
+}
+
+static void rtl_skip(chip_core_t *c, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) rtl_step(c, false, NULL, NULL);
+}
+
+static uint64_t rtl_quiet_for(chip_core_t *c) {
+  (void)c;
+  return 0;
+}
+
+static void rtl_status(chip_core_t *c, chip_core_status_t *st) {
+  rtl_core_t *r = rtl(c);
+  vmodel_t *m = r->m;
+  unsigned qaw = (unsigned)__builtin_ctz(r->geo.queue_depth);
+  uint64_t running = vmodel_peek(m, r->p[P_RUNNING]), halted = vmodel_peek(m, r->p[P_HALTED]);
+  uint64_t error = vmodel_peek(m, r->p[P_ERROR]), pc = vmodel_peek(m, r->p[P_PC]);
+  uint64_t opcode = vmodel_peek(m, r->p[P_OPCODE]);
+  for (int q = 0; q < ISA_NUM_QUEUES; q++) {
+    st->running[q] = (running >> q) & 1;
+    st->halted[q] = (halted >> q) & 1;
+    st->error[q] = (error >> (ISA_ERR_BITS * q)) & ((1u << ISA_ERR_BITS) - 1);
+    st->pc[q] = (pc >> (qaw * q)) & ((1u << qaw) - 1);
+    st->opcode[q] = (opcode >> (8 * q)) & 0xFF;
+  }
+}
+
+static uint32_t rtl_sem(chip_core_t *c, unsigned idx) {
+  vmodel_poke(rtl(c)->m, rtl(c)->p[P_SEM_IDX], idx);
+  return (uint32_t)vmodel_peek(rtl(c)->m, rtl(c)->p[P_SEM_VALUE]);
+}
+
+static void rtl_counters(chip_core_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) {
+  for (int i = 0; i < CHIP_OBS_COUNTERS; i++) cnt[i] = vmodel_peek(rtl(c)->m, rtl(c)->p[counter_ports[i]]);
+}
+
+static bool rtl_mxu_error(chip_core_t *c) { return vmodel_peek(rtl(c)->m, rtl(c)->p[P_MXU_ERROR]) != 0; }
+static bool rtl_idle(chip_core_t *c) { return vmodel_peek(rtl(c)->m, rtl(c)->p[P_IDLE]) != 0; }
+static unsigned rtl_occupancy(chip_core_t *c) { return (unsigned)vmodel_peek(rtl(c)->m, rtl(c)->p[P_NET_OCC]); }
+static void rtl_router_flits(chip_core_t *c, uint32_t flits[5]) {
+  vmodel_peek_words(rtl(c)->m, rtl(c)->p[P_RTR_FLITS], flits);
+}
+static uint32_t rtl_slice_drops(chip_core_t *c) { return (uint32_t)vmodel_peek(rtl(c)->m, rtl(c)->p[P_DROPS]); }
+
+static void rtl_net_ports(chip_core_t *c, chip_net_ports_t *n) {
+  rtl_core_t *r = rtl(c);
+  n->in_flit = vmodel_port_ptr(r->m, r->p[P_NET_IN]);
+  n->out_flit = vmodel_port_ptr(r->m, r->p[P_NET_OUT]);
+  n->credit_in = vmodel_port_ptr(r->m, r->p[P_NET_CIN]);
+  n->credit_out = vmodel_port_ptr(r->m, r->p[P_NET_COUT]);
+}
+
+static int rtl_trace_open(chip_core_t *c, const char *path, char *err, size_t errlen) {
+  return vmodel_trace_open(rtl(c)->m, path, err, errlen);
+}
+
+static void rtl_trace_close(chip_core_t *c) { vmodel_trace_close(rtl(c)->m); }
+
+static noc_flit_t unpack_flit(const uint32_t *w, unsigned port) {
+  const unsigned off = port * CHIP_FLIT_BITS, vcb = NOC_VC_BITS(CHIP_ROUTER_VCS);
+  return (noc_flit_t){.data = bits_get(w, off, NOC_DATA_BITS),
+                      .vc = (uint8_t)bits_get(w, off + NOC_DATA_BITS, vcb),
+                      .tail = bits_get(w, off + NOC_DATA_BITS + vcb, 1) != 0,
+                      .head = bits_get(w, off + NOC_DATA_BITS + vcb + 1, 1) != 0,
+                      .valid = bits_get(w, off + NOC_DATA_BITS + vcb + 2, 1) != 0};
+}
+
+/* The cycle's visible events with the inputs poked so far (read before the clock edge). */
+static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
+  rtl_core_t *r = rtl(c);
+  vmodel_t *m = r->m;
+  const unsigned cols = r->geo.cols;
+  chip_core_status_t st;
+  rtl_status(c, &st);
+  for (int q = 0; q < ISA_NUM_QUEUES; q++) {
+    o->running[q] = st.running[q], o->halted[q] = st.halted[q];
+    o->error[q] = (uint8_t)st.error[q], o->pc[q] = st.pc[q];
+  }
+  vmodel_peek_words(m, r->p[P_OBS_SEMS], o->sems);
+  vmodel_peek_words(m, r->p[P_OBS_PROGRESS], o->progress);
+  o->busy = (uint16_t)vmodel_peek(m, r->p[P_OBS_BUSY]);
+  o->acc_we = vmodel_peek(m, r->p[P_OBS_ACC_WE]) != 0;
+  o->acc_waddr = (uint32_t)vmodel_peek(m, r->p[P_OBS_ACC_WADDR]);
+  rtl_counters(c, o->counters);
+  o->mxu_error = rtl_mxu_error(c);
+  o->idle = rtl_idle(c);
+  o->issue = (uint8_t)vmodel_peek(m, r->p[P_OBS_ISSUE]);
+  chip_hbm_req_t q = {0};
+  rtl_hbm_request(c, &q);
+  o->hbm_req_valid = q.valid;
+  o->hbm_req_write = q.valid && q.write;
+  o->hbm_req_addr = q.valid ? q.addr : 0;
+  o->hbm_req_bytes = q.valid ? q.bytes : 0;
+  o->hbm_req_data = o->hbm_req_write ? q.data : NULL;
+  o->vmem_we = (uint8_t)vmodel_peek(m, r->p[P_OBS_VMEM_WE]);
+  uint32_t addrs[CHIP_OBS_VMEM_PORTS];
+  vmodel_peek_words(m, r->p[P_OBS_VMEM_WADDR], addrs);
+  vmodel_peek_words(m, r->p[P_OBS_VMEM_WDATA], r->vmem_wdata);
+  for (int p = 0; p < CHIP_OBS_VMEM_PORTS; p++) {
+    o->vmem_waddr[p] = addrs[p];
+    o->vmem_wdata[p] = r->vmem_wdata + (size_t)p * cols;
+  }
+  uint32_t words[ISA_NUM_RDMA_ENGINES * 2];
+  o->rdma_we = (uint8_t)vmodel_peek(m, r->p[P_OBS_RDMA_WE]);
+  vmodel_peek_words(m, r->p[P_OBS_RDMA_WADDR], o->rdma_waddr);
+  vmodel_peek_words(m, r->p[P_OBS_RDMA_WDATA], words);
+  for (int e = 0; e < ISA_NUM_RDMA_ENGINES; e++) o->rdma_wdata[e] = words[2 * e] | (uint64_t)words[2 * e + 1] << 32;
+  uint32_t fin[(CHIP_OBS_ROUTER_PORTS * CHIP_FLIT_BITS + 31) / 32], fout[(CHIP_OBS_ROUTER_PORTS * CHIP_FLIT_BITS + 31) / 32];
+  vmodel_peek_words(m, r->p[P_OBS_RTR_IN], fin);
+  vmodel_peek_words(m, r->p[P_OBS_RTR_OUT], fout);
+  for (unsigned p = 0; p < CHIP_OBS_ROUTER_PORTS; p++) {
+    o->rtr_in[p] = unpack_flit(fin, p);
+    o->rtr_out[p] = unpack_flit(fout, p);
+  }
+  o->rtr_credit_in = (uint32_t)vmodel_peek(m, r->p[P_OBS_RTR_CIN]);
+  o->rtr_credit_out = (uint32_t)vmodel_peek(m, r->p[P_OBS_RTR_COUT]);
+}
+
+static const char *rtl_divergence(chip_core_t *c) {
+  (void)c;
+  return NULL;
+}
+
+static const chip_core_ops_t rtl_ops = {
+    rtl_free,     rtl_reset,       rtl_set_slice, rtl_load,       rtl_start,      rtl_abort,
+    rtl_hbm_request, rtl_step,     rtl_skip,      rtl_quiet_for,  rtl_status,     rtl_sem,
+    rtl_counters, rtl_mxu_error,   rtl_idle,      rtl_occupancy,  rtl_router_flits, rtl_slice_drops,
+    rtl_net_ports, rtl_trace_open, rtl_trace_close, rtl_divergence};
+
+chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, char *err, size_t errlen) {
+  rtl_core_t *r = calloc(1, sizeof *r);
+  if (!r) goto oom;
+  r->core.ops = &rtl_ops;
+  r->core.model = CHIP_MODEL_RTL;
+  r->geo = cfg->geo;
+  r->line = calloc(cfg->geo.cols, sizeof *r->line);
+  r->vmem_wdata = calloc((size_t)CHIP_OBS_VMEM_PORTS * cfg->geo.cols, sizeof *r->vmem_wdata);
+  if (!r->line || !r->vmem_wdata) goto oom;
+  r->m = chip_top_new(cfg->geo.rows, cfg->geo.cols, cfg->seed, zero_init);
+  if (!r->m) goto oom;
+  for (int i = 0; i < P_COUNT; i++) r->p[i] = vmodel_port(r->m, port_names[i]);
+  vmodel_poke(r->m, r->p[P_HBM_BYTES], cfg->hbm_bytes);
+  vmodel_poke(r->m, r->p[P_SEM_IDX], 0);
+  vmodel_poke(r->m, r->p[P_START_LEN], 0);
+  vmodel_poke(r->m, r->p[P_SIZE_X], cfg->size_x);
+  vmodel_poke(r->m, r->p[P_SIZE_Y], cfg->size_y);
+  vmodel_poke(r->m, r->p[P_MY_X], cfg->x);
+  vmodel_poke(r->m, r->p[P_MY_Y], cfg->y);
+  vmodel_poke(r->m, r->p[P_BUF_DEPTH], cfg->buf_depth);
+  vmodel_poke(r->m, r->p[P_SLICE], 0);  /* no slice until set_slice */
+  rtl_reset(&r->core);
+  return &r->core;
+oom:
+  snprintf(err, errlen, "out of memory for a %ux%u chip", cfg->geo.rows, cfg->geo.cols);
+  rtl_free(r ? &r->core : NULL);
+  return NULL;
+}
