@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Runs the Criterion test binaries: suites named *_golden or *_soak once, every other suite once per
-# reset seed (TPU_SEED). Prints each suite's summary and a closing total line; exits
-# non-zero if any test failed or crashed, or if no test ran.
-# usage: scripts/run_tests.sh "SEED..." BIN...
+# reset seed (TPU_SEED) on the RTL. The suites listed in MODEL_SUITES (the chip, pod, collective,
+# training and random-program suites) run again under each model in MODELS (TPU_MODEL, seed 1):
+# fast (the fast model alone must give the same results and cycles the tests assert) and check
+# (the RTL and the fast model in lockstep, every visible event compared every cycle). Prints
+# each suite's summary and a closing total line; exits non-zero if any test failed or crashed,
+# or if no test ran.
+# usage: [MODELS="fast check"] [MODEL_SUITES="test_x ..."] scripts/run_tests.sh "SEED..." BIN...
 set -u
 seeds=$1
 shift
+models=${MODELS-}
+model_suites=" ${MODEL_SUITES-} "
 passed=0
 failed=0
 runs=0
@@ -15,10 +21,17 @@ for bin in "$@"; do
     *_golden | *_soak) run_seeds=1 ;;
     *) run_seeds=$seeds ;;
   esac
-  for seed in $run_seeds; do
+  runs_of=""
+  for seed in $run_seeds; do runs_of="$runs_of rtl:$seed"; done
+  case "$model_suites" in
+    *" $name "*) for m in $models; do runs_of="$runs_of $m:1"; done ;;
+  esac
+  for run in $runs_of; do
+    model=${run%%:*}
+    seed=${run#*:}
     log=$(mktemp)
     start=$(date +%s)
-    TPU_SEED=$seed "$bin" --jobs 2 >"$log" 2>&1
+    TPU_MODEL=$model TPU_SEED=$seed "$bin" --jobs 2 >"$log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - start ))
     line=$(grep -a 'Synthesis:' "$log" | tail -n 1)
@@ -32,9 +45,9 @@ for bin in "$@"; do
     if [ "$rc" -ne 0 ] || [ "$tested" -eq 0 ] || [ "$passing" -ne "$tested" ]; then
       cat "$log"
       [ "$tested" -eq "$passing" ] && failed=$((failed + 1))  # crashed before a summary
-      echo "FAIL $name (TPU_SEED=$seed, exit $rc)"
+      echo "FAIL $name (TPU_MODEL=$model TPU_SEED=$seed, exit $rc)"
     else
-      printf 'ok   %-28s seed %-3s %4s tests  %4ss\n' "$name" "$seed" "$tested" "$secs"
+      printf 'ok   %-28s %-5s seed %-3s %4s tests  %4ss\n' "$name" "$model" "$seed" "$tested" "$secs"
     fi
     rm -f "$log"
   done

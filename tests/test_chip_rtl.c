@@ -20,7 +20,7 @@
 #include "util/rng.h"
 
 static chip_t *make_chip(unsigned size, unsigned bw, unsigned latency) {
-  chip_config_t cfg = {.rows = size, .cols = size, .hbm_bytes = 1u << 22, .hbm_bytes_per_cycle = bw, .hbm_latency = latency, .seed = test_seed()};
+  chip_config_t cfg = {.rows = size, .cols = size, .hbm_bytes = 1u << 22, .hbm_bytes_per_cycle = bw, .hbm_latency = latency, .seed = test_seed(), .model = test_model()};
   char err[256];
   chip_t *c = chip_new(&cfg, err, sizeof err);
   cr_assert_not_null(c, "%s", err);

@@ -25,7 +25,7 @@ static uint32_t random_fp32(rng_t *r) {
 static void check_args(unsigned pw, unsigned ph, fw_slice_t s, const fw_coll_args_t *args, uint64_t elems) {
   const fw_coll_op_t op = args->op;
   const fw_coll_algo_t algo = args->algo;
-  pod_coll_config_t cfg = {0};
+  pod_coll_config_t cfg = {.model = test_model()};
   cfg.pod_w = pw, cfg.pod_h = ph, cfg.slice = s;
   cfg.args = *args;
   cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
@@ -119,7 +119,7 @@ Test(collective, mesh_and_full_torus_slices) {
 }
 
 Test(collective, bad_slices_and_sizes_are_refused) {
-  pod_coll_config_t cfg = {0};
+  pod_coll_config_t cfg = {.model = test_model()};
   cfg.pod_w = 4, cfg.pod_h = 4, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.elems = 16, cfg.seed = 1;
   uint32_t in[16 * 16] = {0}, out[16 * 16];
   pod_coll_stats_t st;
@@ -191,7 +191,7 @@ Test(collective, bad_slices_and_sizes_are_refused) {
  * a ring in Y), each checked against its own golden model. */
 Test(collective, concurrent_slices_each_get_their_own_sums) {
   const unsigned lanes = 4, lines = 150;
-  pod_config_t pc = {4, 4, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed()}};
+  pod_config_t pc = {4, 4, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -257,7 +257,7 @@ Test(collective, all_to_all_on_torus_mesh_and_rings) {
 /* Chip i works (a vector op of 300 (i + 1) lines) before the barrier; nobody may get past
  * it before the slowest has arrived. Without the barrier the fast chips finish early. */
 static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy[16]) {
-  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed()}};
+  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL};
   char err[1024];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -364,7 +364,7 @@ Test(collective, one_line_broadcast_meets_its_timing_contract) {
                {5, 3, {0, 0, 5, 3, 5, 3}, 7}};
   for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (unsigned L = 0; L <= 3; L += 3) {
-      pod_coll_config_t cfg = {0};
+      pod_coll_config_t cfg = {.model = test_model()};
       cfg.pod_w = cases[i].pw, cfg.pod_h = cases[i].ph, cfg.slice = cases[i].s;
       cfg.args.op = FW_COLL_BROADCAST, cfg.args.root = cases[i].root;
       cfg.elems = 4, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = L, cfg.seed = test_seed();
@@ -394,7 +394,7 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
   for (uint64_t i = 0; i < 16 * elems; i++) in[i] = random_fp32(&r);
   uint64_t cycles[2];
   for (unsigned k = 0; k < 2; k++) {
-    pod_coll_config_t cfg = {0};
+    pod_coll_config_t cfg = {.model = test_model()};
     cfg.pod_w = 4, cfg.pod_h = 4, cfg.slice = whole(4, 4);
     cfg.args.op = FW_COLL_ALLREDUCE, cfg.args.algo = FW_COLL_TORUS2D;
     cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 2, cfg.seed = 1000 * test_seed() + k;
@@ -414,7 +414,7 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
  * disturb them (semaphores 30 and 31 only). Results exact, every semaphore back at zero. */
 Test(collective, barrier_right_after_a_collective) {
   const unsigned w = 4, h = 4, n = 16, lanes = 4, lines = 301;
-  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed()}};
+  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);

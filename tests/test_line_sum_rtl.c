@@ -60,6 +60,7 @@ static void run_on_chip(chip_t *c, const uint32_t *in, uint32_t rows, uint32_t c
 static void check_chip(unsigned size, const uint32_t *rows_list, size_t nrows, uint32_t chunk, const char *trace) {
   chip_config_t cfg = chip_config_default(size, size);
   cfg.seed = test_seed();
+  cfg.model = test_model();
   char err[256];
   chip_t *c = chip_new(&cfg, err, sizeof err);
   cr_assert_not_null(c, "%s", err);
@@ -127,8 +128,9 @@ Test(line_sum_rtl, bad_arguments_are_refused) {
  * chips still inside line_sum (16..20), docs/kernels.md. */
 static void check_slice(unsigned pw, unsigned ph, fw_slice_t s, uint32_t rows, uint32_t extra) {
   const unsigned size = 4, lanes = 4, chips = s.w * s.h, line = 4 * lanes;
-  pod_config_t pc = {pw, ph, 1, chip_config_default(size, size)};
+  pod_config_t pc = {pw, ph, 1, chip_config_default(size, size), NULL};
   pc.chip.seed = test_seed();
+  pc.chip.model = test_model();
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);

@@ -21,7 +21,7 @@ TestSuite(randprog, .timeout = 600);
 /* Runs `count` sets of each kind on a pod_x x pod_y bench; every one must end as its kind says. */
 static void run_sets(unsigned pod_x, unsigned pod_y, unsigned size, unsigned count) {
   char err[512], why[1024];
-  randprog_bench_t *b = randprog_bench_new(pod_x, pod_y, size, size, test_seed(), err, sizeof err);
+  randprog_bench_t *b = randprog_bench_new(pod_x, pod_y, size, size, test_seed(), test_model(), err, sizeof err);
   cr_assert_not_null(b, "%s", err);
   randprog_stats_t st = {0};
   for (unsigned n = 0; n < count * RANDPROG_KINDS; n++) {
@@ -52,7 +52,7 @@ Test(randprog, sets_on_a_2x2_pod_end_as_their_kind_says) { run_sets(2, 2, 4, 12)
 /* Every error code comes up among the invalid sets, each at its command. */
 Test(randprog, invalid_sets_provoke_every_error_code) {
   char err[512], why[1024];
-  randprog_bench_t *b = randprog_bench_new(1, 1, 4, 4, test_seed(), err, sizeof err);
+  randprog_bench_t *b = randprog_bench_new(1, 1, 4, 4, test_seed(), test_model(), err, sizeof err);
   cr_assert_not_null(b, "%s", err);
   randprog_stats_t st = {0};
   for (uint64_t seed = 0; seed < 18; seed++) {
@@ -72,6 +72,7 @@ Test(randprog, invalid_sets_provoke_every_error_code) {
 Test(randprog, golden_command_checker_agrees_with_the_command_processor) {
   chip_config_t cfg = chip_config_default(4, 4);
   cfg.hbm_bytes = 1u << 20, cfg.hbm_latency = 3, cfg.seed = test_seed();
+  cfg.model = test_model();
   char err[256];
   chip_t *c = chip_new(&cfg, err, sizeof err);
   cr_assert_not_null(c, "%s", err);

@@ -488,29 +488,47 @@ Test(tpusim_cli, step_runs_and_checks) {
   expect_usage("step --pod 3x1 --algo torus2d --mxu 4x4 --m 4 --k 4 --n 4", "torus2d");
 }
 
-/* The MXU's fast model (--model fast, docs/scale.md): the same JSON as the RTL's but for the
- * host-time fields and the model's name; refused where it does not exist yet. */
-Test(tpusim_gemm, fast_mxu_model_reports_what_the_rtl_reports) {
-  const char *shapes[] = {"--mxu 8x8 --m 20 --k 17 --n 9 --seed 3", "--mxu 4x8 --m 3 --k 30 --n 33 --seed 5",
-                          "--mxu 16x16 --m 40 --k 16 --n 50 --seed 6 --transposed-b"};
-  const char *fields[] = {"cycles", "tiles", "contract_cycles", "readout_cycles", "mismatches", "compute", "weight_load",
-                          "weight_stall", "input_stall", "idle"};
-  for (int i = 0; i < 3; i++) {
-    char a[256], b[256];
-    snprintf(a, sizeof a, "gemm --level mxu %s --json", shapes[i]);
-    snprintf(b, sizeof b, "gemm --level mxu %s --json --model fast", shapes[i]);
-    run_t r = run(a), f = run(b);
+/* The fast models (--model fast, docs/scale.md), of the MXU alone and of the chip: the same JSON
+ * as the RTL's but for the host-time fields and the model's name; --model check (the chip's
+ * RTL and fast model in lockstep) too. Refused where they cannot be. */
+Test(tpusim_gemm, fast_models_report_what_the_rtl_reports) {
+  const char *shapes[] = {"--level mxu --mxu 8x8 --m 20 --k 17 --n 9 --seed 3",
+                          "--level mxu --mxu 4x8 --m 3 --k 30 --n 33 --seed 5",
+                          "--level mxu --mxu 16x16 --m 40 --k 16 --n 50 --seed 6 --transposed-b",
+                          "--mxu 4x4 --m 13 --k 22 --n 9 --seed 7 --relu",
+                          "--mxu 16x16 --m 40 --k 33 --n 50 --seed 8 --transposed-a --bf16-out"};
+  const char *mxu_fields[] = {"cycles", "tiles", "contract_cycles", "readout_cycles", "mismatches", "compute",
+                              "weight_load", "weight_stall", "input_stall", "idle"};
+  const char *chip_fields[] = {"cycles", "hbm_bytes", "dma_busy_cycles", "mxu_busy_cycles", "compute_commands",
+                               "dma_commands", "mismatches", "compute", "weight_load", "weight_stall", "input_stall",
+                               "idle"};
+  for (int i = 0; i < 5; i++) {
+    char a[256], b[256], c[256];
+    snprintf(a, sizeof a, "gemm %s --json", shapes[i]);
+    snprintf(b, sizeof b, "gemm %s --json --model fast", shapes[i]);
+    snprintf(c, sizeof c, "gemm %s --json --model check", shapes[i]);
+    const bool chip = !strstr(shapes[i], "--level mxu");
+    run_t r = run(a), f = run(b), k = chip ? run(c) : r;
     cr_assert_eq(f.status, 0, "%s: %s", b, f.err);
+    cr_assert_eq(k.status, 0, "%s: %s", c, k.err);
     cr_assert(strstr(f.out, "\"model\":\"fast\"") && strstr(r.out, "\"model\":\"rtl\""), "%s\n%s", r.out, f.out);
     cr_assert(strstr(f.out, "\"bit_exact\":true"), "%s", f.out);
-    for (unsigned k = 0; k < sizeof fields / sizeof fields[0]; k++)
-      cr_assert_eq(json_int(f.out, fields[k]), json_int(r.out, fields[k]), "%s: %s differs\n%s\n%s", shapes[i],
-                   fields[k], r.out, f.out);
+    const char *const *fields = chip ? chip_fields : mxu_fields;
+    const unsigned nfields = chip ? sizeof chip_fields / sizeof *chip_fields : sizeof mxu_fields / sizeof *mxu_fields;
+    for (unsigned n = 0; n < nfields; n++) {
+      cr_assert_eq(json_int(f.out, fields[n]), json_int(r.out, fields[n]), "%s: %s differs\n%s\n%s", shapes[i],
+                   fields[n], r.out, f.out);
+      cr_assert_eq(json_int(k.out, fields[n]), json_int(r.out, fields[n]), "%s: %s differs\n%s\n%s", shapes[i],
+                   fields[n], r.out, k.out);
+    }
   }
-  run_t bad = run("gemm --model fast --mxu 4x4 --m 4 --k 4 --n 4");
+  run_t bad = run("gemm --level mxu --model check --mxu 4x4 --m 4 --k 4 --n 4");
   cr_assert_eq(bad.status, 2);
-  cr_assert(strstr(bad.err, "--model fast needs --level mxu"), "%s", bad.err);
+  cr_assert(strstr(bad.err, "--model check needs --level chip"), "%s", bad.err);
   bad = run("gemm --level mxu --model fast --mxu 4x4 --m 4 --k 4 --n 4 --trace /tmp/never_written.fst");
+  cr_assert_eq(bad.status, 2);
+  cr_assert(strstr(bad.err, "a fast model has no waveform"), "%s", bad.err);
+  bad = run("gemm --model fast --mxu 4x4 --m 4 --k 4 --n 4 --trace /tmp/never_written.fst");
   cr_assert_eq(bad.status, 2);
   cr_assert(strstr(bad.err, "a fast model has no waveform"), "%s", bad.err);
   bad = run("gemm --level mxu --model quick --mxu 4x4 --m 4 --k 4 --n 4");

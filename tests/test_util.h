@@ -4,13 +4,19 @@
  * The reset-randomisation seed of every RTL model built in a test comes from the
  * environment variable TPU_SEED (Criterion's argv never reaches the model); `make test`
  * runs each RTL suite once per seed in SEEDS. Operand streams derive from the same seed,
- * so each seed also covers different data.
+ * so each seed also covers different data. The chips' model comes from TPU_MODEL (rtl,
+ * fast or check; rtl when unset): `make test` runs the chip, pod, collective and training
+ * suites under each, so every one of them holds the fast model to the same results and
+ * cycles, and under check to the RTL in every event of every cycle.
  */
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "system/chip_core.h"
 
 static inline uint64_t test_seed(void) {
   const char *s = getenv("TPU_SEED");
@@ -18,6 +24,13 @@ static inline uint64_t test_seed(void) {
   char *end;
   unsigned long long v = strtoull(s, &end, 10);
   return *end ? 1 : (uint64_t)v;
+}
+
+static inline chip_model_t test_model(void) {
+  const char *s = getenv("TPU_MODEL");
+  chip_model_t m = CHIP_MODEL_RTL;
+  if (s && *s && chip_model_parse(s, &m)) abort(); /* a typo must not quietly test the RTL */
+  return m;
 }
 
 #endif

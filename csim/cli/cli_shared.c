@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,4 +43,63 @@ int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, cons
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* One item of an --rtl-chips list: "a" or "a-b". */
+static bool list_item(const char *item, unsigned n, unsigned *lo, unsigned *hi) {
+  char buf[32];
+  uint64_t a, b;
+  if (strlen(item) >= sizeof buf) return false;
+  snprintf(buf, sizeof buf, "%s", item);
+  char *dash = strchr(buf, '-');
+  if (dash) *dash = 0;
+  if (!cli_number(buf, 0, UINT32_MAX, &a)) return false;
+  b = a;
+  if (dash && !cli_number(dash + 1, 0, UINT32_MAX, &b)) return false;
+  if (a > b) return false;
+  *lo = (unsigned)(a < n ? a : n), *hi = (unsigned)(b < n ? b : n);
+  return b < n;
+}
+
+int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
+                       bool **rtl_chips) {
+  *rtl_chips = NULL;
+  const unsigned n = w * h;
+  if (m->rtl_chips) {
+    if (m->model == CHIP_MODEL_RTL)
+      return cli_usage_error(cmd, "--rtl-chips picks chips to run the RTL among fast ones: it needs --model fast or "
+                             "--model check");
+    bool *flags = calloc(n ? n : 1, sizeof *flags);
+    char *text = strdup(m->rtl_chips);
+    if (!flags || !text) {
+      free(flags), free(text);
+      return cli_fail(cmd, "out of memory");
+    }
+    char *save = NULL;
+    bool any = false;
+    for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+      unsigned lo, hi;
+      if (!list_item(item, n, &lo, &hi)) {
+        int rc = cli_usage_error(cmd, "--rtl-chips: '%s' is not a chip of the %ux%u pod (chips 0..%u, index y*%u+x; "
+                                 "ranges a-b)", item, w, h, n - 1, w);
+        free(flags), free(text);
+        return rc;
+      }
+      for (unsigned i = lo; i <= hi; i++) flags[i] = true;
+      any = true;
+    }
+    free(text);
+    if (!any) {
+      free(flags);
+      return cli_usage_error(cmd, "--rtl-chips names no chip");
+    }
+    *rtl_chips = flags;
+  }
+  if (trace_chip >= 0 && m->model == CHIP_MODEL_FAST && !(*rtl_chips && (*rtl_chips)[trace_chip])) {
+    free(*rtl_chips);
+    *rtl_chips = NULL;
+    return cli_usage_error(cmd, "chip %ld runs the fast model, which has no waveform: add it to --rtl-chips to trace "
+                           "it", trace_chip);
+  }
+  return CLI_EXIT_OK;
 }

@@ -24,6 +24,8 @@ typedef struct {
   uint64_t bytes;
   unsigned clock_mhz;
   bool json, have_slice, have_pod, have_op, have_tchip;
+  cmd_models_t models;
+  bool *rtl_chips;  /* --rtl-chips, resolved */
 } coll_opts_t;
 
 static const char *const op_names = "allreduce|reduce_scatter|all_gather|broadcast|all_to_all";
@@ -31,7 +33,7 @@ static const char *const op_names = "allreduce|reduce_scatter|all_gather|broadca
 static void coll_help(void) {
   printf("usage: tpusim collective --pod XxY [--slice X0,Y0,WxH] --op OP --bytes B [--algo ring|torus2d]\n"
          "                         [--root N] [--bf16-in] [--mxu RxC] [--chunk-lines N] [--link-latency L]\n"
-         "                         [--seed S]\n"
+         "                         [--seed S] [--model rtl|fast|check] [--rtl-chips LIST]\n"
          "                         [--clock-mhz F] [--trace-chip N --trace FILE.fst] [--json]\n\n"
          "Runs a collective as firmware on every chip of a slice (default: the whole pod): remote\n"
          "DMA over the torus, reductions on the vector units, semaphores. OP: allreduce,\n"
@@ -41,7 +43,7 @@ static void coll_help(void) {
          "widened to fp32 on the chips, reduced and returned in fp32. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
          "half the data X then Y, the other half Y then X). Every chip's result is checked\n"
          "bit-exact against the golden model. docs/collectives.md has the algorithms and the\n"
-         "bandwidth conventions (nccl-tests).\n" CLI_EXIT_STATUS_HELP);
+         "bandwidth conventions (nccl-tests).\n" CMD_MODEL_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, coll_opts_t *o) {
@@ -65,6 +67,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("bf16-in", CLI_FLAG, &o->cfg.args.bf16_in),
       CLI_OPT("root", CLI_UINT, &o->cfg.args.root, .min = 0, .max = 65535),
+      CMD_MODEL_OPTS(&o->models),
       {0}};
   int rc = cli_parse("collective", argc, argv, opts, coll_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -80,6 +83,11 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
     return cli_usage_error("collective", "--trace-chip %u is outside the %ux%u pod", cfg->trace_chip, cfg->pod_w,
                            cfg->pod_h);
   cfg->slice.pod_w = cfg->pod_w, cfg->slice.pod_h = cfg->pod_h;
+  rc = cmd_models_resolve("collective", &o->models, cfg->pod_w, cfg->pod_h,
+                          cfg->trace_path ? (long)cfg->trace_chip : -1, &o->rtl_chips);
+  if (rc != CLI_EXIT_OK) return rc;
+  cfg->model = (chip_model_t)o->models.model;
+  cfg->rtl_chips = o->rtl_chips;
   const unsigned esize = cfg->args.bf16_in ? 2 : 4;
   if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,
@@ -164,8 +172,14 @@ static int report(const coll_opts_t *o, const pod_coll_stats_t *st, const coll_c
 int cmd_collective(int argc, char **argv) {
   coll_opts_t o;
   int rc = parse(argc, argv, &o);
-  if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
-  if (cli_check_only()) return cli_checked("collective");
+  if (rc != CLI_EXIT_OK) {
+    free(o.rtl_chips);
+    return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  }
+  if (cli_check_only()) {
+    free(o.rtl_chips);
+    return cli_checked("collective");
+  }
   const unsigned chips = o.cfg.slice.w * o.cfg.slice.h;
   uint32_t *in = calloc(chips * o.cfg.elems, 4), *dev_in = calloc(chips * o.cfg.elems, 4);
   uint32_t *out = calloc(chips * o.cfg.elems, 4);
@@ -191,5 +205,6 @@ int cmd_collective(int argc, char **argv) {
   rc = report(&o, &st, &chk);
 out:
   free(in), free(dev_in), free(out);
+  free(o.rtl_chips);
   return rc;
 }

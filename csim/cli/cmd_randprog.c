@@ -25,11 +25,13 @@ typedef struct {
   int kind;  /* a randprog_kind_t, or RANDPROG_KINDS for all of them in turn */
   bool print, json;
   const char *save_dir;
+  int model;  /* a chip_model_t */
 } randprog_opts_t;
 
 static void randprog_help(void) {
   printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--count N] [--seed S] [--reset-seed R]\n"
-         "                       [--kind valid|invalid|mutated|all] [--print] [--save DIR] [--json]\n\n"
+         "                       [--kind valid|invalid|mutated|all] [--model rtl|fast|check] [--print]\n"
+         "                       [--save DIR] [--json]\n\n"
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
          "--kind) for a pod of X x Y chips (default 1x1: a lone chip; MXU RxC, default 4x4)\n"
          "and runs each on the same pod, judging how it ended: a valid set halts, leaves every\n"
@@ -39,7 +41,9 @@ static void randprog_help(void) {
          "mutated one ends where the golden command checker allows. Set n has seed S + n\n"
          "(default S = 1); --print lists each set's programs; --save writes each (lone-chip) set to DIR as an input of the command-\n"
          "program fuzzer (tests/fuzz/fuzz_cmdprog.c). The pods' reset values come from R (default\n"
-         "S). docs/robustness.md describes the programs. Sizes built: %s\n"
+         "S). docs/robustness.md describes the programs. --model: the chips under test run the RTL\n"
+         "(default), the fast model, or both in lockstep (check: every visible event compared every\n"
+         "cycle; the reference pod then runs the fast model). Sizes built: %s\n"
          CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
@@ -56,6 +60,7 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
       CLI_OPT("print", CLI_FLAG, &o->print),
       CLI_OPT("save", CLI_STR, &o->save_dir),
       CLI_OPT("json", CLI_FLAG, &o->json),
+      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       {0}};
   int rc = cli_parse("randprog", argc, argv, opts, randprog_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -138,7 +143,8 @@ int cmd_randprog(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   if (cli_check_only()) return cli_checked("randprog");
   char err[512], why[2048];
-  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.reset_seed, err, sizeof err);
+  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.reset_seed,
+                                           (chip_model_t)o.model, err, sizeof err);
   if (!b) return cli_usage_error("randprog", "%s", err);
   randprog_stats_t st = {0};
   stopwatch_t w;
@@ -161,9 +167,9 @@ int cmd_randprog(int argc, char **argv) {
     }
     if (randprog_bench_run(b, &p, &st, why, sizeof why)) {
       rc = cli_fail("randprog", "set %" PRIu64 " (%s, seed %" PRIu64 "%s%s): %s\n  reproduce: tpusim randprog --pod "
-                    "%ux%u --mxu %ux%u --seed %" PRIu64 " --reset-seed %" PRIu64 " --count %" PRIu64 "%s%s",
+                    "%ux%u --mxu %ux%u --model %s --seed %" PRIu64 " --reset-seed %" PRIu64 " --count %" PRIu64 "%s%s",
                     n, randprog_kind_name(kind), o.seed + n, p.what[0] ? ", " : "", p.what, why, o.pod[0], o.pod[1],
-                    o.mxu[0], o.mxu[1], o.seed, o.reset_seed, n + 1, o.kind == RANDPROG_KINDS ? "" : " --kind ",
+                    o.mxu[0], o.mxu[1], chip_model_name((chip_model_t)o.model), o.seed, o.reset_seed, n + 1, o.kind == RANDPROG_KINDS ? "" : " --kind ",
                     o.kind == RANDPROG_KINDS ? "" : randprog_kind_name(kind));
       randprog_free(&p);
       break;

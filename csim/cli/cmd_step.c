@@ -23,17 +23,19 @@ typedef struct {
   unsigned pod[2], mxu[2], clock_mhz;
   int algo;
   bool json, have_tchip;
+  cmd_models_t models;
+  bool *rtl_chips;  /* --rtl-chips, resolved */
 } step_opts_t;
 
 static void step_help(void) {
   printf("usage: tpusim step [--pod XxY] [--mxu RxC] [--m M] [--k K] [--n N] [--algo ring|torus2d]\n"
          "                   [--link-latency L] [--seed S] [--clock-mhz F] [--trace-chip N --trace FILE.fst]\n"
-         "                   [--json]\n\n"
+         "                   [--model rtl|fast|check] [--rtl-chips LIST] [--json]\n\n"
          "A data-parallel training step in miniature (defaults: a 4x4 pod of 16x16-MXU chips,\n"
          "M=K=N=128, torus2d): every chip multiplies its own A (MxK) by its own B (KxN) with the\n"
          "firmware GEMM from HBM, then the pod all-reduces the MxN fp32 results. Prints per-phase\n"
          "cycles, MXU utilisation, all-reduce bus bandwidth, and whether every chip's result\n"
-         "agrees with the golden models.\n" CLI_EXIT_STATUS_HELP);
+         "agrees with the golden models.\n" CMD_MODEL_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, step_opts_t *o) {
@@ -53,6 +55,7 @@ static int parse(int argc, char **argv, step_opts_t *o) {
       CLI_OPT("trace-chip", CLI_UINT, &c->trace_chip, .min = 0, .max = 65535, .given = &o->have_tchip),
       CLI_OPT("trace", CLI_OUTPUT, &c->trace_path),
       CLI_OPT("json", CLI_FLAG, &o->json),
+      CMD_MODEL_OPTS(&o->models),
       {0}};
   int rc = cli_parse("step", argc, argv, opts, step_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -61,6 +64,11 @@ static int parse(int argc, char **argv, step_opts_t *o) {
   if (o->have_tchip && !c->trace_path) return cli_usage_error("step", "--trace-chip needs --trace FILE.fst");
   if (c->trace_chip >= c->pod_w * c->pod_h)
     return cli_usage_error("step", "--trace-chip %u is outside the %ux%u pod", c->trace_chip, c->pod_w, c->pod_h);
+  rc = cmd_models_resolve("step", &o->models, c->pod_w, c->pod_h, c->trace_path ? (long)c->trace_chip : -1,
+                          &o->rtl_chips);
+  if (rc != CLI_EXIT_OK) return rc;
+  c->model = (chip_model_t)o->models.model;
+  c->rtl_chips = o->rtl_chips;
   char err[4096];
   if (pod_step_check(c, err, sizeof err)) return cli_usage_error("step", "%s", err);
   return CLI_EXIT_OK;
@@ -134,8 +142,14 @@ static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden
 int cmd_step(int argc, char **argv) {
   step_opts_t o;
   int rc = parse(argc, argv, &o);
-  if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
-  if (cli_check_only()) return cli_checked("step");
+  if (rc != CLI_EXIT_OK) {
+    free(o.rtl_chips);
+    return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  }
+  if (cli_check_only()) {
+    free(o.rtl_chips);
+    return cli_checked("step");
+  }
   const pod_step_config_t *c = &o.cfg;
   const unsigned chips = c->pod_w * c->pod_h;
   const uint64_t mn = c->m * c->n;
@@ -166,5 +180,6 @@ int cmd_step(int argc, char **argv) {
   rc = report(&o, &st, &gemm, &coll);
 out:
   free(a), free(b), free(prod), free(sum), free(want);
+  free(o.rtl_chips);
   return rc;
 }

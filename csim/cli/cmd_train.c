@@ -37,6 +37,8 @@ typedef struct {
   int data;  /* 0 digits, 1 synthetic */
   bool json, have_slice, have_dp, have_mp, have_tchip, have_tsteps, have_examples, have_features, have_classes;
   char exe_dir[4096];
+  cmd_models_t models;
+  bool *rtl_chips;  /* --rtl-chips, resolved */
 } train_opts_t;
 
 static void train_help(void) {
@@ -44,7 +46,8 @@ static void train_help(void) {
          "                    [--steps S] [--lr LR] [--data digits|synthetic] [--examples N] [--features F]\n"
          "                    [--classes K] [--mxu RxC] [--seed S] [--loss-csv FILE] [--plot FILE.png]\n"
          "                    [--trace-chip N --trace FILE.fst [--trace-steps N]] [--digits FILE]\n"
-         "                    [--export DIR] [--print-every N] [--clock-mhz F] [--link-latency L] [--json]\n\n"
+         "                    [--export DIR] [--print-every N] [--clock-mhz F] [--link-latency L]\n"
+         "                    [--model rtl|fast|check] [--rtl-chips LIST] [--json]\n\n"
          "Trains an MLP (input -> H -> H -> classes, ReLU, softmax cross-entropy, SGD) on a slice of\n"
          "RTL chips (default: the whole 4x4 pod of 16x16-MXU chips, data parallel, the digits data\n"
          "set, hidden 64, batch 256, 300 steps, lr 0.5). Every step runs as firmware: forward,\n"
@@ -56,7 +59,7 @@ static void train_help(void) {
          "TFLOPS. --export DIR writes the data in step order and the initial and final weights as\n"
          ".npy (for scripts/train_numpy.py). Synthetic data: --examples, --features, --classes.\n"
          "--trace-steps N: the FST holds the first N steps only.\n"
-         CLI_EXIT_STATUS_HELP);
+         CMD_MODEL_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static bool parse_lr(const char *cmd, const char *opt, const char *text, void *dst) {
@@ -104,6 +107,7 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       CLI_OPT("clock-mhz", CLI_UINT, &o->clock_mhz, .min = 1, .max = 100000),
       CLI_OPT("link-latency", CLI_UINT, &o->link_latency, .min = 0, .max = 1000),
       CLI_OPT("json", CLI_FLAG, &o->json),
+      CMD_MODEL_OPTS(&o->models),
       {0}};
   int rc = cli_parse("train", argc, argv, opts, train_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -125,7 +129,10 @@ static int parse(int argc, char **argv, train_opts_t *o) {
   else if (!o->have_mp) o->mp = o->dp && chips % o->dp == 0 && chips >= o->dp ? chips / o->dp : 1;
   if (o->plot || o->export_dir)
     if (!cli_exe_dir(o->exe_dir, sizeof o->exe_dir)) return cli_fail("train", "cannot find the tpusim binary's directory");
-  return CLI_EXIT_OK;
+  if (o->trace && o->trace_chip >= o->pod[0] * o->pod[1])
+    return cli_usage_error("train", "--trace-chip %u is outside the %ux%u pod", o->trace_chip, o->pod[0], o->pod[1]);
+  return cmd_models_resolve("train", &o->models, o->pod[0], o->pod[1], o->trace ? (long)o->trace_chip : -1,
+                            &o->rtl_chips);
 }
 
 /* The data: the digits' fixed split or synthetic examples (80/20 the same way), the training
@@ -434,14 +441,18 @@ static int report(run_t *r, uint64_t compute, uint64_t comm, double wall) {
 int cmd_train(int argc, char **argv) {
   train_opts_t o;
   int rc = parse(argc, argv, &o);
-  if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  if (rc != CLI_EXIT_OK) {
+    free(o.rtl_chips);
+    return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+  }
   run_t r = {.o = &o};
   if ((rc = load_data(&o, &r.train, &r.test)) != CLI_EXIT_OK) goto out;
   const unsigned F = r.train.features, K = r.train.classes;
   r.cfg = (pod_train_config_t){.pod_w = o.pod[0], .pod_h = o.pod[1], .slice = o.slice, .mxu_rows = o.mxu[0],
                                .mxu_cols = o.mxu[1], .link_latency = o.link_latency, .seed = o.seed,
                                .net = {F, o.hidden, K, o.batch, o.dp, o.mp, bits_of_float(o.lr)},
-                               .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip};
+                               .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip,
+                               .model = (chip_model_t)o.models.model, .rtl_chips = o.rtl_chips};
   r.cfg.slice.pod_w = o.pod[0], r.cfg.slice.pod_h = o.pod[1];
   char err[4096];
   if (pod_train_check(&r.cfg, &r.plan, err, sizeof err) != RT_OK) {
@@ -512,5 +523,6 @@ fail:
   if (wrote_plot) cli_remove_output(o.plot);
 out:
   run_free(&r);
+  free(o.rtl_chips);
   return rc;
 }

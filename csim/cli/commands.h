@@ -9,6 +9,8 @@
 #include <stdbool.h>
 
 #include "fw/collective_args.h"
+#include "system/chip_core.h"
+#include "util/cli.h"
 
 int cmd_dot(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
@@ -22,6 +24,28 @@ int cmd_train(int argc, char **argv);
 /* Shared by the commands (cli_shared.c). --slice X0,Y0,WxH into an fw_slice_t (a CLI_CUSTOM
  * parser: numbers 0..255, an empty slice is refused later with the pod). */
 bool cmd_parse_slice(const char *cmd, const char *opt, const char *text, void *dst);
+/* The chips' model on the commands that run chips (docs/scale.md): --model rtl|fast|check,
+ * and --rtl-chips LIST (chip indices y * w + x and ranges a-b, comma-separated): those chips
+ * run the Verilated RTL inside a pod of fast (or checked) ones, e.g. to trace one. */
+typedef struct {
+  int model;              /* a chip_model_t (CLI_CHOICE index) */
+  const char *rtl_chips;  /* the LIST, or NULL */
+} cmd_models_t;
+#define CMD_MODEL_OPTS(m)                                                        \
+  CLI_OPT("model", CLI_CHOICE, &(m)->model, .shape = "rtl|fast|check"),         \
+  CLI_OPT("rtl-chips", CLI_STR, &(m)->rtl_chips)
+#define CMD_MODEL_HELP                                                                                 \
+  "--model rtl|fast|check: the chips' model (default rtl): the Verilated RTL, the fast C model\n"      \
+  "(csim/fast, cycle-equal to the RTL), or both in lockstep, compared every cycle (a difference\n"    \
+  "stops the run, exit 1, naming the cycle, chip, unit and both values). --rtl-chips LIST (chip\n"  \
+  "indices y*w+x and ranges a-b, comma-separated): those chips run the RTL in a pod of fast or\n"  \
+  "checked ones, e.g. to trace one (a fast chip has no waveform). docs/scale.md.\n"
+/* The per-chip flags of --rtl-chips for a w x h pod (*rtl_chips NULL when not given; the caller
+ * frees it), checking that the list names chips of the pod, that it comes with a fast model,
+ * and that the chip to trace (trace_chip, or -1) runs the RTL: CLI_EXIT_OK, or a usage error. */
+int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
+                       bool **rtl_chips);
+
 /* Runs scripts/<script_name> (found from the tpusim binary's directory) with python3 on csv,
  * writing png with a title. 0 on success. */
 int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, const char *png, const char *title);

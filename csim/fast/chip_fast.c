@@ -409,11 +409,37 @@ int chip_fast_load(chip_fast_t *c, unsigned queue, const uint32_t *cmds, size_t 
   return rc;
 }
 
-uint64_t chip_fast_quiet_for(const chip_fast_t *c) {
-  (void)c;
-  return 0;
+/* Whether a queue can do nothing until an input changes something: stopped, or waiting at a
+ * SEM_WAIT its semaphore does not satisfy (the other queue being parked too, nothing else can
+ * add to it). */
+static bool queue_parked(const chip_fast_t *c, unsigned q) {
+  const cmdq_fast_t *x = &c->q[q];
+  if (!x->running) return true;
+  cmdq_fast_view_t v;
+  cmdq_fast_decode(x, &c->limits, &v);
+  return v.sem_wait && c->sems[v.sem_idx] < v.sem_value;
 }
 
+/* Nothing in the chip can change without an input: every unit idle (the DMA at most waiting for
+ * HBM answers, a remote-DMA receiver at most waiting for the rest of a packet), no release
+ * fence, no row in the MXU, the router empty, no start, abort or host write pending, and each
+ * queue stopped or blocked at a SEM_WAIT. Only the MXU's idle counter and the DMA's busy
+ * counter move in such cycles (chip_fast_skip). */
+static bool parked(const chip_fast_t *c) {
+  if (c->start || c->abort || c->host_we || c->rel_count) return false;
+  const dma_fast_t *d = &c->dma;
+  if (d->fifo_count || d->cur_active || d->drain) return false;
+  if (!mxu_unit_fast_drained(&c->mxu) || c->mxu.acc_we || c->mxu.rd_valid || c->mxu.if_count) return false;
+  if (vec_unit_fast_busy(&c->vec)) return false;
+  for (unsigned e = 0; e < NE; e++)
+    if (rdma_fast_sending(&c->rdma[e]) || c->rdma[e].credit_q) return false;
+  if (!noc_fast_idle(c->router)) return false;
+  return queue_parked(c, 0) && queue_parked(c, 1);
+}
+
+uint64_t chip_fast_quiet_for(const chip_fast_t *c) { return parked(c) ? UINT64_MAX : 0; }
+
 void chip_fast_skip(chip_fast_t *c, uint64_t n) {
+  if (!dma_fast_drained(&c->dma)) c->dma_busy_cnt += n; /* waiting for HBM answers */
   mxu_unit_fast_skip(&c->mxu, n);
 }

@@ -166,7 +166,3 @@ int dma_fast_cycle(dma_fast_t *d, const paged_t *vmem, bool desc_valid, const ui
   d->pend_count = d->pend_count + pend_push - answer_last;
   return 0;
 }
-
-bool dma_fast_waits_only_for_answers(const dma_fast_t *d) {
-  return d->fifo_count == 0 && !d->cur_active && !d->drain;
-}

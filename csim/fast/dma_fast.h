@@ -76,8 +76,5 @@ bool dma_fast_request(const dma_fast_t *d, const paged_t *vmem, bool *write, uin
  * edge's. -1 without memory. */
 int dma_fast_cycle(dma_fast_t *d, const paged_t *vmem, bool desc_valid, const uint32_t *cmd, bool hbm_ready,
                    const uint32_t *answer, dma_fast_out_t *out);
-/* Cycles from now to the next one in which the DMA can act on its own (0: this one), given
- * that no answer arrives before: UINT64_MAX when it waits only for answers or holds nothing. */
-bool dma_fast_waits_only_for_answers(const dma_fast_t *d);
 
 #endif

@@ -301,7 +301,8 @@ rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uin
   layout_t lay;
   rt_status_t rc = plan(cfg, &g, &s, &a, &lay, err, errlen);
   if (rc != RT_OK) return rc;
-  pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols)};
+  pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips};
+  pc.chip.model = cfg->model;
   pc.chip.seed = cfg->seed;
   if ((uint64_t)a.lines * 4 * g.cols > pc.chip.hbm_bytes) pc.chip.hbm_bytes = (uint64_t)a.lines * 4 * g.cols;
   pod_t *pod = pod_new(&pc, err, errlen);

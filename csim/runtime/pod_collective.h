@@ -22,6 +22,8 @@ typedef struct {
   unsigned mxu_rows, mxu_cols; /* chip size (a built chip) */
   unsigned link_latency;
   uint64_t seed;               /* reset randomisation */
+  chip_model_t model;          /* the chips' model (chip_core.h) */
+  const bool *rtl_chips;       /* NULL, or pod_w * pod_h flags: those chips run the RTL (pod_config_t) */
   const char *trace_path;      /* FST of one chip's collective run, or NULL */
   unsigned trace_chip;         /* index y * pod_w + x */
 } pod_coll_config_t;

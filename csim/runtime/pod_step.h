@@ -11,6 +11,7 @@
 
 #include "fw/collective.h"
 #include "runtime/status.h"
+#include "system/chip_core.h"
 
 typedef struct {
   unsigned pod_w, pod_h;         /* the pod; the step runs on all of it */
@@ -19,6 +20,8 @@ typedef struct {
   uint64_t m, k, n;              /* each chip's GEMM: M x K times K x N */
   fw_coll_algo_t algo;           /* of the all-reduce */
   uint64_t seed;                 /* reset randomisation */
+  chip_model_t model;            /* the chips' model (chip_core.h) */
+  const bool *rtl_chips;         /* NULL, or pod_w * pod_h flags: those chips run the RTL (pod_config_t) */
   const char *trace_path;        /* FST of one chip over both phases, or NULL */
   unsigned trace_chip;           /* y * pod_w + x */
 } pod_step_config_t;

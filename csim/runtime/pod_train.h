@@ -12,6 +12,7 @@
 
 #include "fw/train.h"
 #include "runtime/status.h"
+#include "system/chip_core.h"
 
 typedef struct {
   unsigned pod_w, pod_h;
@@ -19,6 +20,8 @@ typedef struct {
   unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
   unsigned link_latency;
   uint64_t seed;                /* reset randomisation */
+  chip_model_t model;           /* the chips' model (chip_core.h) */
+  const bool *rtl_chips;        /* NULL, or pod_w * pod_h flags: those chips run the RTL (pod_config_t) */
   fw_train_net_t net;
   unsigned examples;            /* training examples, in the order the steps take them */
   const uint16_t *x;            /* examples x features bf16 bit patterns */

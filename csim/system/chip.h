@@ -117,6 +117,13 @@ uint64_t chip_cycle(const chip_t *c);
  * port or address, both values), or NULL while they agree. Runs stop at it. */
 const char *chip_divergence(const chip_t *c);
 
+/* Event-driven time: the cycles from now in which the chip cannot change anything unless a flit
+ * or credit arrives (0: it must be stepped now; UINT64_MAX: not before an input), its HBM
+ * answers included; and skipping n <= that many cycles (the counters move as they would). A
+ * Verilated chip always says 0. */
+uint64_t chip_quiet_for(chip_t *c);
+void chip_skip(chip_t *c, uint64_t n);
+
 /* The chip's slice (docs/collectives.md): its router routes inside the rectangle and drops
  * (and counts) packets injected here for chips outside it. w = 0: no slice, the pod. */
 void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h);

@@ -90,6 +90,14 @@ bool hbm_begin_cycle(hbm_t *h) {
   return h->budget > 0 && h->count < h->ring_len;
 }
 
+void hbm_skip(hbm_t *h, uint64_t n) {
+  if (n == 0) return;
+  /* the budget after n cycles of growth, capped at one cycle's worth */
+  const int64_t room = (int64_t)h->bytes_per_cycle - h->budget;
+  h->budget = (uint64_t)room <= n * (uint64_t)h->bytes_per_cycle ? (int64_t)h->bytes_per_cycle
+                                                                : h->budget + (int64_t)(n * h->bytes_per_cycle);
+}
+
 const hbm_answer_t *hbm_answer_due(const hbm_t *h, uint64_t cycle) {
   if (!h->count || h->ring[h->head].due != cycle) return NULL;
   return &h->ring[h->head];

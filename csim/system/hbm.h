@@ -49,6 +49,12 @@ void hbm_flush(hbm_t *h);
 
 /* Start of a cycle: adds the bandwidth budget; true if a request can be accepted now. */
 bool hbm_begin_cycle(hbm_t *h);
+/* n cycles in which no request is offered (event-driven time): the budget grows as
+ * hbm_begin_cycle would grow it. */
+void hbm_skip(hbm_t *h, uint64_t n);
+/* The cycle the oldest answer in flight is due, or UINT64_MAX when none is. */
+static inline uint64_t hbm_next_due(const hbm_t *h) { return h->count ? h->ring[h->head].due : UINT64_MAX; }
+
 /* The answer due at `cycle`, or NULL. */
 const hbm_answer_t *hbm_answer_due(const hbm_t *h, uint64_t cycle);
 /* Retires the answer returned by hbm_answer_due. */

@@ -24,6 +24,8 @@ struct pod {
   pod_config_t cfg;
   unsigned n;
   pod_node_t *node;
+  unsigned *checked, nchecked;  /* the chips in lockstep (CHIP_MODEL_CHECK) */
+  char divergence[640];
 };
 
 static unsigned neighbour(const pod_t *p, unsigned i, unsigned d) {
@@ -51,7 +53,9 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   p->cfg = *cfg;
   p->n = cfg->size_x * cfg->size_y;
   p->node = calloc(p->n, sizeof *p->node);
-  if (!p->node) goto oom;
+  p->checked = calloc(p->n, sizeof *p->checked);
+  if (!p->node || !p->checked) goto oom;
+  p->cfg.rtl_chips = NULL;  /* the caller's array is not kept */
   for (unsigned i = 0; i < p->n; i++) {
     chip_config_t c = cfg->chip;
     c.x = i % cfg->size_x;
@@ -59,6 +63,8 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
     c.pod_x = cfg->size_x;
     c.pod_y = cfg->size_y;
     c.seed = cfg->chip.seed * 1000003u + i;
+    if (cfg->rtl_chips && cfg->rtl_chips[i]) c.model = CHIP_MODEL_RTL;
+    if (c.model == CHIP_MODEL_CHECK) p->checked[p->nchecked++] = i;
     p->node[i].chip = chip_new(&c, err, errlen);
     if (!p->node[i].chip) {
       pod_free(p);
@@ -87,6 +93,7 @@ void pod_free(pod_t *p) {
     }
   }
   free(p->node);
+  free(p->checked);
   free(p);
 }
 
@@ -193,6 +200,22 @@ int pod_abort(pod_t *p, uint64_t max_cycles) {
   return 0;
 }
 
+const char *pod_divergence(const pod_t *p) { return p->divergence[0] ? p->divergence : NULL; }
+
+/* Whether a chip in lockstep has found a difference (kept, with the chip's place, in p). */
+static bool diverged(pod_t *p) {
+  if (p->divergence[0]) return true;
+  for (unsigned k = 0; k < p->nchecked; k++) {
+    const unsigned i = p->checked[k];
+    const char *why = chip_divergence(p->node[i].chip);
+    if (why) {
+      snprintf(p->divergence, sizeof p->divergence, "chip (%u,%u): %s", i % p->cfg.size_x, i / p->cfg.size_x, why);
+      return true;
+    }
+  }
+  return false;
+}
+
 int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len) {
   uint32_t *drops0 = calloc(p->n, sizeof *drops0);
   if (!drops0) {
@@ -205,10 +228,11 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     drops0[i] = chip_slice_drops(p->node[i].chip);
   }
   uint64_t n = 0;
-  bool timed_out = false, dropped = false;
+  bool timed_out = false, dropped = false, split = false;
   for (;;) {
     pod_tick(p);
     n++;
+    if (p->nchecked && (split = diverged(p))) break;
     if ((n & 255) == 0)  /* a dropped packet will never arrive: stop early, with the reason */
       for (unsigned i = 0; i < p->n && !dropped; i++) dropped = chip_slice_drops(p->node[i].chip) != drops0[i];
     if (dropped) break;
@@ -228,6 +252,7 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   int rc = 0;
   size_t used = 0;
   if (len) report[0] = 0;
+
   if (timed_out) used = (size_t)snprintf(report, len, "timed out after %llu cycles: ", (unsigned long long)max_cycles);
   const size_t head = used;
   if (used < len) used += report_drops(p, drops0, report + used, len - used);
@@ -235,7 +260,7 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   free(drops0);
   for (unsigned i = 0; i < p->n; i++) {
     chip_status_t st;
-    if (chip_finish(p->node[i].chip, timed_out || dropped, &st) && used < len) {
+    if (chip_finish(p->node[i].chip, timed_out || dropped || split, &st) && used < len) {
       used += (size_t)snprintf(report + used, len - used, "%schip (%u,%u): %s", used > head ? "; " : "",
                                i % p->cfg.size_x, i / p->cfg.size_x, st.report);
       rc = -1;
@@ -245,7 +270,7 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     if (used < len) used += (size_t)snprintf(report + used, len - used, "flits still in the network");
     rc = -1;
   }
-  if (timed_out || dropped) { /* leave the pod ready for the next programs */
+  if (timed_out || dropped || split) { /* leave the pod ready for the next programs */
     bool drained = pod_abort(p, CHIP_DRAIN_CYCLES) == 0;
     if (!drained) pod_reset(p);
     if (used < len)

@@ -16,6 +16,9 @@ typedef struct {
   unsigned size_x, size_y;    /* 1..255 each */
   unsigned link_latency;      /* extra cycles per link, each way */
   chip_config_t chip;         /* every chip's configuration (position filled in per chip) */
+  /* NULL, or size_x * size_y flags (chip y * size_x + x): those chips run the Verilated RTL
+   * whatever chip.model says (a waveform of one chip in a pod of fast ones) */
+  const bool *rtl_chips;
 } pod_config_t;
 
 typedef struct pod pod_t;
@@ -47,6 +50,10 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
  * up after max_cycles (-1); pod_reset resets every chip (chip_reset) and empties the links. */
 int pod_abort(pod_t *p, uint64_t max_cycles);
 void pod_reset(pod_t *p);
+
+/* The first chip whose lockstep check (CHIP_MODEL_CHECK) found a difference from the RTL, its
+ * report; NULL when none did. pod_run stops at it. */
+const char *pod_divergence(const pod_t *p);
 
 /* The last cycle of the last pod_run in which chip (x, y) was busy (a queue running, a unit
  * busy or a flit in its router); 0 if it was quiet from the start. */

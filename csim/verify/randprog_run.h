@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "system/chip_core.h"
 #include "verify/randprog.h"
 
 typedef struct randprog_bench randprog_bench_t;
@@ -39,9 +40,11 @@ typedef struct {
   uint64_t cycle_checked;                 /* valid sets without RDMA, held to the reference's cycles */
 } randprog_stats_t;
 
-/* A bench of two pod_x x pod_y pods of rows x cols chips (reset seeds from `seed`). */
+/* A bench of two pod_x x pod_y pods of rows x cols chips (reset seeds from `seed`), the one
+ * under test of `model`; with CHIP_MODEL_CHECK every chip under test runs the RTL and the fast
+ * model in lockstep (a divergence fails the set), and the reference runs the fast model. */
 randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned rows, unsigned cols, uint64_t seed,
-                                     char *err, size_t errlen);
+                                     chip_model_t model, char *err, size_t errlen);
 void randprog_bench_free(randprog_bench_t *b);
 /* What programs for this bench are generated for. */
 const randprog_target_t *randprog_bench_target(const randprog_bench_t *b);
