@@ -12,7 +12,6 @@
 #include "fast/noc_fast.h"
 #include "fast/rdma_fast.h"
 #include "fast/vec_unit_fast.h"
-#include "util/bits.h"
 #include "util/paged.h"
 
 enum { NQ = ISA_NUM_QUEUES, NE = ISA_NUM_RDMA_ENGINES, PORTS = CHIP_OBS_ROUTER_PORTS, REL_DEPTH = 4,
@@ -44,8 +43,8 @@ struct chip_fast {
   bool host_we;
   unsigned host_queue;
   uint32_t host_addr, host_data[ISA_CMD_WORDS];
-  uint32_t net_in[CHIP_FAST_NET_WORDS], net_out[CHIP_FAST_NET_WORDS];
-  uint8_t credit_in, credit_out;
+  noc_flit_t net_in[4];
+  uint8_t credit_in;
   uint32_t *obs_line;  /* the HBM request's data, as the cycle starts (obs) */
   char error[128];
 };
@@ -105,8 +104,7 @@ void chip_fast_reset(chip_fast_t *c) {
   c->start = c->abort = 0;
   c->host_we = false;
   memset(c->net_in, 0, sizeof c->net_in);
-  memset(c->net_out, 0, sizeof c->net_out);
-  c->credit_in = c->credit_out = 0;
+  c->credit_in = 0;
 }
 
 void chip_fast_set_slice(chip_fast_t *c, uint32_t slice) { noc_fast_set_slice(c->router, slice); }
@@ -122,24 +120,16 @@ bool chip_fast_hbm_request(chip_fast_t *c, bool *write, uint32_t *addr, uint32_t
   return dma_fast_request(&c->dma, &c->vmem, write, addr, bytes, data);
 }
 
-/* ---- the network ports, packed as chip_top's (util/bits.h layout) */
-static noc_flit_t port_flit(const uint32_t *w, unsigned port) {
-  const unsigned off = port * CHIP_FAST_FLIT_BITS;
-  const uint64_t ctl = bits_get(w, off + 64, 4);
-  return (noc_flit_t){.data = bits_get(w, off, 64), .vc = ctl & 1, .tail = (ctl >> 1) & 1, .head = (ctl >> 2) & 1,
-                      .valid = (ctl >> 3) & 1};
+/* ---- the network ports */
+void chip_fast_net_in(chip_fast_t *c, const noc_flit_t in[4], uint8_t credits) {
+  memcpy(c->net_in, in, sizeof c->net_in);
+  c->credit_in = credits;
 }
 
-static void put_flit(uint32_t *w, unsigned port, const noc_flit_t *f) {
-  const unsigned off = port * CHIP_FAST_FLIT_BITS;
-  bits_put(w, off, 64, f->data);
-  bits_put(w, off + 64, 4, (uint64_t)(f->vc & 1) | (uint64_t)f->tail << 1 | (uint64_t)f->head << 2 | (uint64_t)f->valid << 3);
+void chip_fast_net_out(const chip_fast_t *c, noc_flit_t out[4], uint8_t *credits) {
+  memcpy(out, noc_fast_out(c->router) + 1, 4 * sizeof *out);  /* router ports 1..4 are the links */
+  *credits = (uint8_t)((noc_fast_credit_out(c->router) >> CHIP_FAST_VCS) & 0xFF);
 }
-
-uint32_t *chip_fast_net_in(chip_fast_t *c) { return c->net_in; }
-const uint32_t *chip_fast_net_out(const chip_fast_t *c) { return c->net_out; }
-uint8_t *chip_fast_credit_in(chip_fast_t *c) { return &c->credit_in; }
-const uint8_t *chip_fast_credit_out(const chip_fast_t *c) { return &c->credit_out; }
 
 /* ---- status */
 void chip_fast_queue(const chip_fast_t *c, unsigned q, bool *running, bool *halted, unsigned *error, unsigned *pc,
@@ -314,7 +304,7 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
                     (rtr_credit_out >> (p * V)) & 1, &rout[e]);
     rtr_in[p] = rout[e].inj;
   }
-  for (unsigned d = 0; d < 4; d++) rtr_in[1 + d] = port_flit(c->net_in, d);
+  memcpy(rtr_in + 1, c->net_in, sizeof c->net_in);
   rtr_credit_in |= (uint32_t)c->credit_in << V;
   if (obs) {
     obs->vmem_we = (uint8_t)(dout.vmem_we | mout.vmem_we << 1 | vout.we << 2);
@@ -384,10 +374,6 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
     for (unsigned p = 0; p < PORTS && !any; p++) any = rtr_in[p].valid;
     if (any) noc_fast_step(c->router, rtr_in, rtr_credit_in);
   }
-  const noc_flit_t *out = noc_fast_out(c->router);
-  const uint32_t cout = noc_fast_credit_out(c->router);
-  for (unsigned d = 0; d < 4; d++) put_flit(c->net_out, d, &out[1 + d]);
-  c->credit_out = (uint8_t)((cout >> V) & 0xFF);
   if (fp) fast_fpmode_leave(saved_mode);
   c->start = c->abort = 0;  /* start_i and abort_i are high for one cycle */
   return rc ? out_of_memory(c) : 0;

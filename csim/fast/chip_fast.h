@@ -23,10 +23,8 @@
 #include "fast/chip_obs.h"
 #include "fw/isa.h"
 
-/* The chip's router: 2 VCs, flits packed as the RTL's ports pack them (CHIP_FLIT_BITS). */
+/* The chip's router has 2 VCs (chip_top's NumVcs). */
 #define CHIP_FAST_VCS 2
-#define CHIP_FAST_FLIT_BITS 68
-#define CHIP_FAST_NET_WORDS ((4 * CHIP_FAST_FLIT_BITS + 31) / 32)
 
 typedef struct {
   chip_geometry_t geo;
@@ -50,15 +48,14 @@ void chip_fast_abort(chip_fast_t *c, unsigned mask);
 /* The HBM request shown this cycle. */
 bool chip_fast_hbm_request(chip_fast_t *c, bool *write, uint32_t *addr, uint32_t *bytes, const uint32_t **data);
 /* One cycle with the HBM port's ready flag and answer (NULL: none) and the network inputs in
- * chip_fast_net_in / _credit_in; obs (may be NULL) gets the cycle's visible events. 0, or -1
+ * chip_fast_net_in; obs (may be NULL) gets the cycle's visible events. 0, or -1
  * when memory runs out (the chip cannot go on; chip_fast_error says so). */
 int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_obs_t *obs);
 
-/* Network ports in the RTL's layout: 4 flits (+X -X +Y -Y) and 4 x 2 credit bits. */
-uint32_t *chip_fast_net_in(chip_fast_t *c);
-const uint32_t *chip_fast_net_out(const chip_fast_t *c);
-uint8_t *chip_fast_credit_in(chip_fast_t *c);
-const uint8_t *chip_fast_credit_out(const chip_fast_t *c);
+/* The network ports: the flits arriving on the four links (+X -X +Y -Y) and the credits (bit
+ * d * 2 + v) for the next step; the flits and credits the last step registered on them. */
+void chip_fast_net_in(chip_fast_t *c, const noc_flit_t in[4], uint8_t credits);
+void chip_fast_net_out(const chip_fast_t *c, noc_flit_t out[4], uint8_t *credits);
 
 /* Status as chip_top's ports show it. */
 void chip_fast_queue(const chip_fast_t *c, unsigned q, bool *running, bool *halted, unsigned *error, unsigned *pc,

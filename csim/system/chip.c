@@ -131,7 +131,8 @@ int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
 
 void chip_trace_close(chip_t *c) { c->core->ops->trace_close(c->core); }
 
-void chip_net_ports(chip_t *c, chip_net_ports_t *n) { c->core->ops->net_ports(c->core, n); }
+void chip_net_in(chip_t *c, const chip_net_t *in) { c->core->ops->net_in(c->core, in); }
+void chip_net_out(chip_t *c, chip_net_t *out) { c->core->ops->net_out(c->core, out); }
 
 void chip_router_flits(chip_t *c, uint32_t flits[5]) { c->core->ops->router_flits(c->core, flits); }
 

@@ -97,7 +97,10 @@ bool chip_idle(chip_t *c);
 uint32_t chip_sem(chip_t *c, unsigned idx);
 
 /* ---- for pods (csim/system/pod.c): the chip stepped one cycle at a time among others */
-void chip_net_ports(chip_t *c, chip_net_ports_t *n);
+/* The flits and credits arriving on the chip's links this cycle (for the next chip_tick), and
+ * what the last chip_tick sent (chip_core.h). */
+void chip_net_in(chip_t *c, const chip_net_t *in);
+void chip_net_out(chip_t *c, chip_net_t *out);
 /* Starts queues (mask), remembering the counters, for chip_finish. */
 void chip_begin(chip_t *c, unsigned mask);
 void chip_tick(chip_t *c);

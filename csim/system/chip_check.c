@@ -15,7 +15,6 @@
 typedef struct {
   chip_core_t core;
   chip_core_t *rtl, *fast;
-  chip_net_ports_t rtl_net, fast_net;
   unsigned cols;
   uint64_t cycle;          /* steps so far: chip.c's cycle count */
   chip_obs_t obs_rtl, obs_fast;
@@ -175,6 +174,7 @@ static void check_reset(chip_core_t *c) {
   K(c)->fast->ops->reset(K(c)->fast);
 }
 static void check_set_slice(chip_core_t *c, uint32_t slice) { BOTH(set_slice, slice); }
+static void check_net_in(chip_core_t *c, const chip_net_t *in) { BOTH(net_in, in); }
 static void check_load(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_t n) { BOTH(load, queue, cmds, n); }
 static void check_start(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]) { BOTH(start, mask, len); }
 static void check_abort(chip_core_t *c, unsigned mask) { BOTH(abort, mask); }
@@ -182,9 +182,6 @@ static void check_hbm_request(chip_core_t *c, chip_hbm_req_t *r) { K(c)->rtl->op
 
 static void check_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_obs_t *obs) {
   check_core_t *k = K(c);
-  /* the network inputs the pod gave the RTL's ports, to the fast model's too */
-  memcpy(k->fast_net.in_flit, k->rtl_net.in_flit, (4 * CHIP_FLIT_BITS + 31) / 32 * 4);
-  *k->fast_net.credit_in = *k->rtl_net.credit_in;
   k->rtl->ops->step(k->rtl, ready, answer, &k->obs_rtl);
   k->fast->ops->step(k->fast, ready, answer, &k->obs_fast);
   if (!k->report[0]) {
@@ -215,6 +212,9 @@ static bool rtl_quiet(const check_core_t *k, const chip_obs_t *r, const chip_obs
 static void check_skip(chip_core_t *c, uint64_t n) {
   check_core_t *k = K(c);
   chip_obs_t first;
+  static const chip_net_t none = {0};  /* nothing arrives in skipped cycles */
+  k->rtl->ops->net_in(k->rtl, &none);
+  k->fast->ops->net_in(k->fast, &none);
   for (uint64_t i = 0; i < n; i++) {
     k->rtl->ops->step(k->rtl, false, NULL, i ? &k->obs_rtl : &first);
     if (i && !k->report[0] && !rtl_quiet(k, &k->obs_rtl, &first))
@@ -240,7 +240,7 @@ RTL_OP(bool, idle, (chip_core_t *c), (K(c)->rtl))
 RTL_OP(unsigned, occupancy, (chip_core_t *c), (K(c)->rtl))
 RTL_OP(void, router_flits, (chip_core_t *c, uint32_t flits[5]), (K(c)->rtl, flits))
 RTL_OP(uint32_t, slice_drops, (chip_core_t *c), (K(c)->rtl))
-RTL_OP(void, net_ports, (chip_core_t *c, chip_net_ports_t *n), (K(c)->rtl, n))
+RTL_OP(void, net_out, (chip_core_t *c, chip_net_t *out), (K(c)->rtl, out))
 RTL_OP(int, trace_open, (chip_core_t *c, const char *path, char *err, size_t errlen), (K(c)->rtl, path, err, errlen))
 RTL_OP(void, trace_close, (chip_core_t *c), (K(c)->rtl))
 
@@ -250,7 +250,7 @@ static const chip_core_ops_t check_ops = {
     check_free,      check_reset,      check_set_slice,   check_load,      check_start,       check_abort,
     check_hbm_request, check_step,     check_skip,        check_quiet_for, check_status,      check_sem,
     check_counters,  check_mxu_error,  check_idle,        check_occupancy, check_router_flits, check_slice_drops,
-    check_net_ports, check_trace_open, check_trace_close, check_divergence};
+    check_net_in,    check_net_out,    check_trace_open, check_trace_close, check_divergence};
 
 chip_core_t *chip_core_check_new(const chip_core_config_t *cfg, char *err, size_t errlen) {
   check_core_t *k = calloc(1, sizeof *k);
@@ -265,8 +265,6 @@ chip_core_t *chip_core_check_new(const chip_core_config_t *cfg, char *err, size_
     check_free(&k->core);
     return NULL;
   }
-  k->rtl->ops->net_ports(k->rtl, &k->rtl_net);
-  k->fast->ops->net_ports(k->fast, &k->fast_net);
   return &k->core;
 }
 

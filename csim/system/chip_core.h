@@ -8,8 +8,8 @@
  *
  * A cycle: the host reads the HBM request (registered state), the HBM model accepts it or
  * not, then chip_core_step clocks the chip with the ready flag and the answer due (if any).
- * The network ports are the RTL's packed words (CHIP_FLIT_BITS per flit): csim/system/pod.c
- * writes the inputs before a step and reads the outputs after it.
+ * The network ports carry a flit each way per link (+X -X +Y -Y) and a credit bit per VC:
+ * csim/system/pod.c gives the inputs before a step and takes the outputs after it.
  */
 #ifndef SYSTEM_CHIP_CORE_H
 #define SYSTEM_CHIP_CORE_H
@@ -38,10 +38,12 @@ typedef struct {
   unsigned error[ISA_NUM_QUEUES], pc[ISA_NUM_QUEUES], opcode[ISA_NUM_QUEUES];
 } chip_core_status_t;
 
+/* What crosses a chip's four links in a cycle: a flit each (+X -X +Y -Y) and the credits, bit
+ * d * vcs + v for direction d, VC v (CHIP_ROUTER_VCS VCs). */
 typedef struct {
-  uint32_t *in_flit, *out_flit;     /* 4 flits of CHIP_FLIT_BITS, +X -X +Y -Y */
-  uint8_t *credit_in, *credit_out;  /* 4 x CHIP_ROUTER_VCS bits */
-} chip_net_ports_t;
+  noc_flit_t flit[4];
+  uint8_t credits;
+} chip_net_t;
 
 typedef struct chip_core chip_core_t;
 
@@ -74,7 +76,9 @@ typedef struct {
   unsigned (*occupancy)(chip_core_t *c); /* flits in the router */
   void (*router_flits)(chip_core_t *c, uint32_t flits[5]);
   uint32_t (*slice_drops)(chip_core_t *c);
-  void (*net_ports)(chip_core_t *c, chip_net_ports_t *n);
+  /* the network inputs of the next step; the outputs the last step registered */
+  void (*net_in)(chip_core_t *c, const chip_net_t *in);
+  void (*net_out)(chip_core_t *c, chip_net_t *out);
   /* -1 with a message when the model has no waveform */
   int (*trace_open)(chip_core_t *c, const char *path, char *err, size_t errlen);
   void (*trace_close)(chip_core_t *c);

@@ -6,8 +6,7 @@
 #include "system/chip_core.h"
 #include "vmodel/chip_top.h"
 
-_Static_assert(CHIP_FAST_FLIT_BITS == CHIP_FLIT_BITS && CHIP_FAST_VCS == CHIP_ROUTER_VCS,
-               "the fast chip packs its network ports as the RTL's");
+_Static_assert(CHIP_FAST_VCS == CHIP_ROUTER_VCS, "the fast chip's router has the RTL's VCs");
 
 typedef struct {
   chip_core_t core;
@@ -49,12 +48,8 @@ static bool fast_idle(chip_core_t *c) { return chip_fast_idle(F(c)); }
 static unsigned fast_occupancy(chip_core_t *c) { return chip_fast_occupancy(F(c)); }
 static void fast_router_flits(chip_core_t *c, uint32_t flits[5]) { chip_fast_router_flits(F(c), flits); }
 static uint32_t fast_slice_drops(chip_core_t *c) { return chip_fast_slice_drops(F(c)); }
-static void fast_net_ports(chip_core_t *c, chip_net_ports_t *n) {
-  n->in_flit = chip_fast_net_in(F(c));
-  n->out_flit = (uint32_t *)chip_fast_net_out(F(c));
-  n->credit_in = chip_fast_credit_in(F(c));
-  n->credit_out = (uint8_t *)chip_fast_credit_out(F(c));
-}
+static void fast_net_in(chip_core_t *c, const chip_net_t *in) { chip_fast_net_in(F(c), in->flit, in->credits); }
+static void fast_net_out(chip_core_t *c, chip_net_t *out) { chip_fast_net_out(F(c), out->flit, &out->credits); }
 static int fast_trace_open(chip_core_t *c, const char *path, char *err, size_t errlen) {
   (void)c;
   snprintf(err, errlen, "cannot trace '%s': a fast chip model has no waveform (use --model rtl, or --rtl-chips for "
@@ -68,7 +63,7 @@ static const chip_core_ops_t fast_ops = {
     fast_free,      fast_reset,      fast_set_slice,   fast_load,       fast_start,       fast_abort,
     fast_hbm_request, fast_step,     fast_skip,        fast_quiet_for,  fast_status,      fast_sem,
     fast_counters,  fast_mxu_error,  fast_idle,        fast_occupancy,  fast_router_flits, fast_slice_drops,
-    fast_net_ports, fast_trace_open, fast_trace_close, fast_divergence};
+    fast_net_in,    fast_net_out,    fast_trace_open,  fast_trace_close, fast_divergence};
 
 chip_core_t *chip_core_fast_new(const chip_core_config_t *cfg, char *err, size_t errlen) {
   fast_core_t *c = calloc(1, sizeof *c);

@@ -147,7 +147,11 @@ static void rtl_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_ob
   rtl_clock(rtl(c));
 }
 
+static void rtl_net_in(chip_core_t *c, const chip_net_t *in);
+
 static void rtl_skip(chip_core_t *c, uint64_t n) {
+  static const chip_net_t none = {0};  /* nothing arrives in skipped cycles */
+  rtl_net_in(c, &none);
   for (uint64_t i = 0; i < n; i++) rtl_step(c, false, NULL, NULL);
 }
 
@@ -189,12 +193,27 @@ static void rtl_router_flits(chip_core_t *c, uint32_t flits[5]) {
 }
 static uint32_t rtl_slice_drops(chip_core_t *c) { return (uint32_t)vmodel_peek(rtl(c)->m, rtl(c)->p[P_DROPS]); }
 
-static void rtl_net_ports(chip_core_t *c, chip_net_ports_t *n) {
+static void put_flit(uint32_t *w, unsigned port, const noc_flit_t *f) {
+  const unsigned off = port * CHIP_FLIT_BITS, vcb = NOC_VC_BITS(CHIP_ROUTER_VCS);
+  bits_put(w, off, NOC_DATA_BITS, f->data);
+  bits_put(w, off + NOC_DATA_BITS, vcb + 3,
+           (uint64_t)f->vc | (uint64_t)f->tail << vcb | (uint64_t)f->head << (vcb + 1) | (uint64_t)f->valid << (vcb + 2));
+}
+
+static noc_flit_t unpack_flit(const uint32_t *w, unsigned port);
+
+static void rtl_net_in(chip_core_t *c, const chip_net_t *in) {
   rtl_core_t *r = rtl(c);
-  n->in_flit = vmodel_port_ptr(r->m, r->p[P_NET_IN]);
-  n->out_flit = vmodel_port_ptr(r->m, r->p[P_NET_OUT]);
-  n->credit_in = vmodel_port_ptr(r->m, r->p[P_NET_CIN]);
-  n->credit_out = vmodel_port_ptr(r->m, r->p[P_NET_COUT]);
+  uint32_t *words = vmodel_port_ptr(r->m, r->p[P_NET_IN]);
+  for (unsigned d = 0; d < 4; d++) put_flit(words, d, &in->flit[d]);
+  *(uint8_t *)vmodel_port_ptr(r->m, r->p[P_NET_CIN]) = in->credits;
+}
+
+static void rtl_net_out(chip_core_t *c, chip_net_t *out) {
+  rtl_core_t *r = rtl(c);
+  const uint32_t *words = vmodel_port_ptr(r->m, r->p[P_NET_OUT]);
+  for (unsigned d = 0; d < 4; d++) out->flit[d] = unpack_flit(words, d);
+  out->credits = *(const uint8_t *)vmodel_port_ptr(r->m, r->p[P_NET_COUT]);
 }
 
 static int rtl_trace_open(chip_core_t *c, const char *path, char *err, size_t errlen) {
@@ -272,7 +291,7 @@ static const chip_core_ops_t rtl_ops = {
     rtl_free,     rtl_reset,       rtl_set_slice, rtl_load,       rtl_start,      rtl_abort,
     rtl_hbm_request, rtl_step,     rtl_skip,      rtl_quiet_for,  rtl_status,     rtl_sem,
     rtl_counters, rtl_mxu_error,   rtl_idle,      rtl_occupancy,  rtl_router_flits, rtl_slice_drops,
-    rtl_net_ports, rtl_trace_open, rtl_trace_close, rtl_divergence};
+    rtl_net_in,   rtl_net_out,     rtl_trace_open, rtl_trace_close, rtl_divergence};
 
 chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, char *err, size_t errlen) {
   rtl_core_t *r = calloc(1, sizeof *r);

@@ -1,36 +1,50 @@
-/* pod: see pod.h. */
+/* pod: see pod.h.
+ *
+ * Time is event-driven (issue 13; docs/scale.md): every cycle the pod looks at what arrives on
+ * each chip's links, and steps a chip only when something arrives or the chip says it may act
+ * (chip_quiet_for); a chip left alone catches up the cycles it slept (chip_skip: its counters
+ * move as they would) before it is stepped again or read. When no chip acts and nothing is on
+ * a link, the pod jumps to the next cycle a chip wakes. A Verilated chip always says it may act,
+ * so a pod of RTL chips runs every chip every cycle, as before.
+ *
+ * Links: each chip has a ring of latency + 2 slots per direction. What it sends at cycle t goes
+ * into slot t mod D, and the neighbour reads slot (t + 1) mod D, which was written latency + 1
+ * cycles earlier: the two never touch the same slot in a cycle, so the chips can be visited in
+ * any order. A slot is cleared when it is read, so a link's slots hold only what is in flight. */
 #include "system/pod.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "system/link.h"
 #include "system/torus.h"
-#include "util/bits.h"
 
 #define DIRS TORUS_DIRS /* +X, -X, +Y, -Y: the chip's net port index */
-#define FLIT_WORDS ((CHIP_FLIT_BITS + 31) / 32)
+
+typedef struct {
+  noc_flit_t flit;
+  uint8_t credits;       /* the credit bits of this direction (CHIP_ROUTER_VCS) */
+} link_slot_t;
 
 typedef struct {
   chip_t *chip;
-  chip_net_ports_t port;
-  link_t flit[DIRS];   /* out of net port d, towards that neighbour */
-  link_t credit[DIRS]; /* credits out of net port d, back to that neighbour */
-  uint64_t busy_until; /* the last cycle of the last run in which the chip was not quiet */
+  unsigned nb[DIRS];          /* the neighbour in each direction */
+  link_slot_t *out[DIRS];     /* ring of `depth` slots: what this chip sends that way */
+  uint64_t wake;              /* the tick it must next be stepped at (UINT64_MAX: when something arrives) */
+  uint64_t at;                /* the tick it has run up to */
+  uint64_t busy_until;        /* the last cycle of the last run in which the chip was not quiet */
+  bool quiet;                 /* after its last step: no queue running, no unit busy, no flit held */
 } pod_node_t;
 
 struct pod {
   pod_config_t cfg;
-  unsigned n;
+  unsigned n, depth;
   pod_node_t *node;
+  uint64_t tick;                /* cycles the pod has run, ever: the links' slot positions */
+  uint64_t in_flight;           /* link slots holding a flit or a credit */
   unsigned *checked, nchecked;  /* the chips in lockstep (CHIP_MODEL_CHECK) */
   char divergence[640];
 };
-
-static unsigned neighbour(const pod_t *p, unsigned i, unsigned d) {
-  return torus_neighbour(p->cfg.size_x, p->cfg.size_y, i, (torus_dir_t)d);
-}
 
 int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, chip_geometry_t *g, char *err,
               size_t errlen) {
@@ -52,6 +66,7 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   if (!p) goto oom;
   p->cfg = *cfg;
   p->n = cfg->size_x * cfg->size_y;
+  p->depth = cfg->link_latency + 2;
   p->node = calloc(p->n, sizeof *p->node);
   p->checked = calloc(p->n, sizeof *p->checked);
   if (!p->node || !p->checked) goto oom;
@@ -70,11 +85,10 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
       pod_free(p);
       return NULL;
     }
-    chip_net_ports(p->node[i].chip, &p->node[i].port);
-    for (unsigned d = 0; d < DIRS; d++)
-      if (link_init(&p->node[i].flit[d], cfg->link_latency, FLIT_WORDS * 4) ||
-          link_init(&p->node[i].credit[d], cfg->link_latency, 1))
-        goto oom;
+    for (unsigned d = 0; d < DIRS; d++) {
+      p->node[i].nb[d] = torus_neighbour(cfg->size_x, cfg->size_y, i, (torus_dir_t)d);
+      if (!(p->node[i].out[d] = calloc(p->depth, sizeof *p->node[i].out[d]))) goto oom;
+    }
   }
   return p;
 oom:
@@ -87,10 +101,7 @@ void pod_free(pod_t *p) {
   if (!p) return;
   for (unsigned i = 0; p->node && i < p->n; i++) {
     chip_free(p->node[i].chip);
-    for (unsigned d = 0; d < DIRS; d++) {
-      link_free(&p->node[i].flit[d]);
-      link_free(&p->node[i].credit[d]);
-    }
+    for (unsigned d = 0; d < DIRS; d++) free(p->node[i].out[d]);
   }
   free(p->node);
   free(p->checked);
@@ -106,48 +117,82 @@ void pod_size(const pod_t *p, unsigned *size_x, unsigned *size_y) {
   *size_y = p->cfg.size_y;
 }
 
-/* One cycle of the whole pod: links in, every chip, links out. */
-static bool pod_tick(pod_t *p) {
-  const unsigned V = CHIP_ROUTER_VCS;
-  bool traffic = false;
-  for (unsigned i = 0; i < p->n; i++) {
-    pod_node_t *nd = &p->node[i];
-    uint8_t credits = 0;
-    for (unsigned d = 0; d < DIRS; d++) {
-      pod_node_t *nb = &p->node[neighbour(p, i, d)];
-      const uint32_t *f = (const uint32_t *)link_slot(&nb->flit[torus_opposite((torus_dir_t)d)]);
-      bits_copy(nd->port.in_flit, d * CHIP_FLIT_BITS, f, 0, CHIP_FLIT_BITS);
-      credits |= (uint8_t)(*link_slot(&nb->credit[torus_opposite((torus_dir_t)d)]) << (d * V));
-    }
-    *nd->port.credit_in = credits;
-  }
-  for (unsigned i = 0; i < p->n; i++) chip_tick(p->node[i].chip);
-  for (unsigned i = 0; i < p->n; i++) {
-    pod_node_t *nd = &p->node[i];
-    for (unsigned d = 0; d < DIRS; d++) {
-      uint32_t *f = (uint32_t *)link_slot(&nd->flit[d]);
-      memset(f, 0, FLIT_WORDS * 4);
-      bits_copy(f, 0, nd->port.out_flit, d * CHIP_FLIT_BITS, CHIP_FLIT_BITS);
-      traffic |= bits_get(f, CHIP_FLIT_BITS - 1, 1) != 0;
-      *link_slot(&nd->credit[d]) = (uint8_t)((*nd->port.credit_out >> (d * V)) & ((1u << V) - 1));
-    }
-  }
-  for (unsigned i = 0; i < p->n; i++)
-    for (unsigned d = 0; d < DIRS; d++) {
-      link_advance(&p->node[i].flit[d]);
-      link_advance(&p->node[i].credit[d]);
-    }
-  return traffic;
+/* Brings a chip up to tick t, the cycles it slept skipped (nothing happened in them). */
+static void catch_up(pod_t *p, pod_node_t *nd, uint64_t t, uint64_t run_start) {
+  if (nd->at >= t) return;
+  chip_skip(nd->chip, t - nd->at);
+  if (!nd->quiet && t > run_start) nd->busy_until = t - run_start;
+  nd->at = t;
+  (void)p;
 }
 
-static bool links_empty(const pod_t *p) {
-  for (unsigned i = 0; i < p->n; i++)
+/* One cycle of the pod: every chip with something arriving or something to do is stepped,
+ * its outputs put on its links. Returns how many chips were stepped. */
+static unsigned pod_tick(pod_t *p, uint64_t run_start) {
+  const uint64_t t = p->tick;
+  const unsigned V = CHIP_ROUTER_VCS, rd = (unsigned)((t + 1) % p->depth), wr = (unsigned)(t % p->depth);
+  const uint64_t arrive = t + p->cfg.link_latency + 1;
+  unsigned stepped = 0;
+  for (unsigned i = 0; i < p->n; i++) {
+    pod_node_t *nd = &p->node[i];
+    chip_net_t in;
+    bool arrived = false;
     for (unsigned d = 0; d < DIRS; d++) {
-      const link_t *l = &p->node[i].flit[d];
-      for (unsigned s = 0; s < l->depth; s++)
-        if (bits_get((const uint32_t *)(l->slots + s * l->slot_bytes), CHIP_FLIT_BITS - 1, 1)) return false;
+      link_slot_t *s = &p->node[nd->nb[d]].out[torus_opposite((torus_dir_t)d)][rd];
+      in.flit[d] = s->flit;
+      in.credits = (uint8_t)((d ? in.credits : 0) | s->credits << (d * V));
+      if (s->flit.valid || s->credits) {
+        arrived = true;
+        *s = (link_slot_t){0};
+        p->in_flight--;
+      }
     }
+    if (!arrived && nd->wake > t) continue;
+    catch_up(p, nd, t, run_start);
+    chip_net_in(nd->chip, &in);
+    chip_tick(nd->chip);
+    nd->at = t + 1;
+    stepped++;
+    chip_net_t out;
+    chip_net_out(nd->chip, &out);
+    for (unsigned d = 0; d < DIRS; d++) {
+      const uint8_t cr = (out.credits >> (d * V)) & ((1u << V) - 1);
+      if (!out.flit[d].valid && !cr) continue;
+      nd->out[d][wr] = (link_slot_t){out.flit[d], cr};
+      p->in_flight++;
+      pod_node_t *to = &p->node[nd->nb[d]];
+      if (to->wake > arrive) to->wake = arrive;
+    }
+    nd->quiet = chip_quiet(nd->chip);
+    if (!nd->quiet) nd->busy_until = t + 1 - run_start;
+    const uint64_t q = chip_quiet_for(nd->chip);
+    nd->wake = q == UINT64_MAX ? UINT64_MAX : t + 1 + q;
+  }
+  p->tick = t + 1;
+  return stepped;
+}
+
+/* The first tick after now at which a chip wakes (or UINT64_MAX), when nothing is in flight. */
+static uint64_t next_wake(const pod_t *p) {
+  uint64_t w = UINT64_MAX;
+  for (unsigned i = 0; i < p->n; i++)
+    if (p->node[i].wake < w) w = p->node[i].wake;
+  return w;
+}
+
+static bool pod_quiet(pod_t *p) {
+  if (p->in_flight) return false;
+  for (unsigned i = 0; i < p->n; i++)
+    if (!p->node[i].quiet) return false;
   return true;
+}
+
+/* Every chip brought up to now, and to be looked at again (the host is about to act on them). */
+static void sync_all(pod_t *p, uint64_t run_start) {
+  for (unsigned i = 0; i < p->n; i++) {
+    catch_up(p, &p->node[i], p->tick, run_start);
+    p->node[i].wake = p->tick;
+  }
 }
 
 int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h) {
@@ -172,32 +217,47 @@ static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t 
   return used;
 }
 
-/* Every chip quiet and every link empty. */
-static bool pod_quiet(pod_t *p) {
-  for (unsigned i = 0; i < p->n; i++)
-    if (!chip_quiet(p->node[i].chip)) return false;
-  return links_empty(p);
-}
-
 void pod_reset(pod_t *p) {
   for (unsigned i = 0; i < p->n; i++) {
-    chip_reset(p->node[i].chip);
-    for (unsigned d = 0; d < DIRS; d++) {
-      link_t *f = &p->node[i].flit[d], *c = &p->node[i].credit[d];
-      memset(f->slots, 0, f->depth * f->slot_bytes);
-      memset(c->slots, 0, c->depth * c->slot_bytes);
+    pod_node_t *nd = &p->node[i];
+    catch_up(p, nd, p->tick, p->tick);
+    chip_reset(nd->chip);
+    for (unsigned d = 0; d < DIRS; d++) memset(nd->out[d], 0, p->depth * sizeof *nd->out[d]);
+    nd->quiet = chip_quiet(nd->chip);
+    nd->wake = p->tick;
+  }
+  p->in_flight = 0;
+}
+
+/* Runs the pod until it is quiet: 0, or -1 after max_cycles. */
+static int run_until_quiet(pod_t *p, uint64_t max_cycles) {
+  const uint64_t start = p->tick;
+  sync_all(p, start);
+  for (uint64_t n = 0;; n++) {
+    if (n >= max_cycles) {
+      sync_all(p, start);
+      return -1;
+    }
+    if (!pod_tick(p, start) && !p->in_flight) {
+      if (pod_quiet(p)) break;
+      const uint64_t w = next_wake(p); /* nothing acts: jump to the next chip that wakes */
+      if (w == UINT64_MAX || w - start >= max_cycles) {
+        p->tick = start + max_cycles;
+        sync_all(p, start);
+        return -1;
+      }
+      if (w > p->tick) p->tick = w;
+    } else if (pod_quiet(p)) {
+      break;
     }
   }
+  sync_all(p, start);
+  return 0;
 }
 
 int pod_abort(pod_t *p, uint64_t max_cycles) {
   for (unsigned i = 0; i < p->n; i++) chip_request_abort(p->node[i].chip, ISA_QMASK_ALL);
-  pod_tick(p);
-  for (uint64_t n = 0; !pod_quiet(p); n++) {
-    if (n >= max_cycles) return -1;
-    pod_tick(p);
-  }
-  return 0;
+  return run_until_quiet(p, max_cycles + 1);
 }
 
 const char *pod_divergence(const pod_t *p) { return p->divergence[0] ? p->divergence : NULL; }
@@ -227,27 +287,35 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     chip_begin(p->node[i].chip, mask);
     drops0[i] = chip_slice_drops(p->node[i].chip);
   }
-  uint64_t n = 0;
+  const uint64_t start = p->tick;
+  sync_all(p, start);
+  uint64_t n = 0, drop_check = 256;
   bool timed_out = false, dropped = false, split = false;
   for (;;) {
-    pod_tick(p);
-    n++;
+    const unsigned stepped = pod_tick(p, start);
+    n = p->tick - start;
     if (p->nchecked && (split = diverged(p))) break;
-    if ((n & 255) == 0)  /* a dropped packet will never arrive: stop early, with the reason */
+    if (n >= drop_check) { /* a dropped packet will never arrive: stop early, with the reason */
+      drop_check = n + 256;
       for (unsigned i = 0; i < p->n && !dropped; i++) dropped = chip_slice_drops(p->node[i].chip) != drops0[i];
-    if (dropped) break;
-    bool quiet = true;
-    for (unsigned i = 0; i < p->n; i++)
-      if (!chip_quiet(p->node[i].chip)) {
-        p->node[i].busy_until = n;
-        quiet = false;
-      }
-    if (quiet && links_empty(p)) break;
+      if (dropped) break;
+    }
+    if (!p->in_flight && pod_quiet(p)) break;
     if (n >= max_cycles) {
       timed_out = true;
       break;
     }
+    if (!stepped && !p->in_flight) { /* nothing acts and nothing is on a link: jump to the next chip that wakes */
+      const uint64_t w = next_wake(p);
+      p->tick = w == UINT64_MAX || w - start > max_cycles ? start + max_cycles : w > p->tick ? w : p->tick;
+      if (p->tick - start >= max_cycles) {
+        n = max_cycles;
+        timed_out = true;
+        break;
+      }
+    }
   }
+  sync_all(p, start);
   *cycles = n;
   int rc = 0;
   size_t used = 0;
