@@ -15,7 +15,7 @@
 #include "system/chip.h"
 #include "util/cli.h"
 #include "util/report.h"
-#include "util/rng.h"
+#include "util/stopwatch.h"
 
 typedef struct {
   pod_coll_config_t cfg;
@@ -24,6 +24,7 @@ typedef struct {
   uint64_t bytes;
   unsigned clock_mhz;
   bool json, have_slice, have_pod, have_op, have_tchip;
+  double seconds;  /* host time of the run (staging, collective, check) */
   cmd_models_t models;
   bool *rtl_chips;  /* --rtl-chips, resolved */
 } coll_opts_t;
@@ -98,18 +99,54 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   return CLI_EXIT_OK;
 }
 
-/* Random fp32 values of moderate range and both signs, elems a chip: `golden` as the golden
- * model takes them, `device` as the chips get them (bf16 bits with bf16_in, which widen to
- * the golden values exactly). */
-static void make_inputs(const coll_opts_t *o, unsigned chips, uint32_t *golden, uint32_t *device) {
-  rng_t r;
-  rng_seed(&r, o->cfg.seed);
-  for (uint64_t i = 0; i < chips * o->cfg.elems; i++) {
-    uint64_t x = rng_next(&r);
-    uint32_t bits = (uint32_t)((x >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (x >> 8) % 16) << 23);
-    device[i] = o->cfg.args.bf16_in ? bits >> 16 : bits;
-    golden[i] = o->cfg.args.bf16_in ? bits & 0xFFFF0000u : bits;
+/* The inputs: random fp32 values of moderate range and both signs, each made from the seed,
+ * the chip and its index alone (a counter-based generator), so any chip's values can be made
+ * again at any time and a pod of any size needs no host copy of them. As the chips get them:
+ * bf16 bits with --bf16-in; as the golden model takes them: widened (the same values). */
+static uint32_t input_bits(uint64_t seed, unsigned chip, uint64_t e) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)chip << 40 | e) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (uint32_t)((z >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (z >> 8) % 16) << 23);
+}
+
+typedef struct {
+  const coll_opts_t *o;
+  coll_check_t chk;
+  pod_coll_results_t *res;
+} stream_t;
+
+static void device_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  const coll_opts_t *o = ((const stream_t *)ctx)->o;
+  for (uint64_t k = 0; k < n; k++) {
+    const uint32_t bits = input_bits(o->cfg.seed, chip, first + k);
+    vals[k] = o->cfg.args.bf16_in ? bits >> 16 : bits;
   }
+}
+
+static void golden_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  const coll_opts_t *o = ((const stream_t *)ctx)->o;
+  for (uint64_t k = 0; k < n; k++) {
+    const uint32_t bits = input_bits(o->cfg.seed, chip, first + k);
+    vals[k] = o->cfg.args.bf16_in ? bits & 0xFFFF0000u : bits;
+  }
+}
+
+static int device_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  return pod_coll_read(((stream_t *)ctx)->res, chip, first, n, vals);
+}
+
+/* Every chip's results against the golden model, a block of values of every chip at a time. */
+static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, size_t errlen) {
+  stream_t *x = ctx;
+  x->res = r;
+  const coll_golden_io_t io = {x, golden_input, device_output};
+  if (coll_golden_check_stream(&x->o->cfg.slice, &x->o->cfg.args, x->o->mxu[1], x->o->cfg.elems, &io, &x->chk)) {
+    snprintf(err, errlen, "the results cannot be read, or no memory for the golden model");
+    return RT_FAILED;
+  }
+  return RT_OK;
 }
 
 static int report(const coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t *chk) {
@@ -136,6 +173,10 @@ static int report(const coll_opts_t *o, const pod_coll_stats_t *st, const coll_c
   report_f64(&r, "max_rel_error_vs_float64", chk->max_rel_error);
   report_u64(&r, "float64_bound_violations", chk->bound_violations);
   report_u64(&r, "semaphores_left", st->sems_left);
+  report_f64(&r, "sim_seconds", o->seconds);
+  report_f64(&r, "chip_memory_MB", (double)st->memory_bytes / (1 << 20));
+  report_f64(&r, "peak_rss_MB", (double)stopwatch_peak_rss() / (1 << 20));
+  report_str(&r, "model", chip_model_name((chip_model_t)o->models.model));
   report_u64(&r, "mismatches", chk->mismatches);
   report_bool(&r, "correct", correct);
   report_text_str(&r, "op", names[op]);
@@ -155,6 +196,8 @@ static int report(const coll_opts_t *o, const pod_coll_stats_t *st, const coll_c
     report_line(&r, "  busbw           {busbw_GBps:%.3f} GB/s  ({busbw_fraction*100:%.1f}% of {busbw_bound_GBps:%.2f} "
                     "GB/s: {links} links of {link_GBps:%.2f} GB/s)");
   report_line(&r, "  golden model    {correct?agrees on every bit of every chip|DISAGREES}");
+  report_line(&r, "  host            {sim_seconds:%.1f} s ({model} model), chips' memories {chip_memory_MB:%.0f} MB, peak "
+                  "RSS {peak_rss_MB:%.0f} MB");
   if (reduction)
     report_line(&r, "  vs float64      max |err| / sum|x| = {max_rel_error_vs_float64:%.3g} (bound (n-1)u/(1-(n-1)u) = "
                     "{float64_bound:%.3g}: {within_bound?within|EXCEEDED})");
@@ -181,30 +224,23 @@ int cmd_collective(int argc, char **argv) {
     return cli_checked("collective");
   }
   const unsigned chips = o.cfg.slice.w * o.cfg.slice.h;
-  uint32_t *in = calloc(chips * o.cfg.elems, 4), *dev_in = calloc(chips * o.cfg.elems, 4);
-  uint32_t *out = calloc(chips * o.cfg.elems, 4);
-  if (!in || !dev_in || !out) {
-    rc = cli_fail("collective", "out of memory for %u x %" PRIu64 " bytes", chips, o.bytes);
-    goto out;
-  }
-  make_inputs(&o, chips, in, dev_in);
   fprintf(stderr, "collective: %u chips, %" PRIu64 " bytes each, running...\n", chips, o.bytes);
   pod_coll_stats_t st;
   char err[4096];
-  rt_status_t run = pod_collective(&o.cfg, dev_in, out, &st, err, sizeof err);
+  stream_t x = {.o = &o};
+  const pod_coll_io_t io = {&x, device_input, check_results};
+  stopwatch_t w;
+  stopwatch_start(&w);
+  rt_status_t run = pod_collective_io(&o.cfg, &io, &st, err, sizeof err);
+  o.seconds = stopwatch_seconds(&w);
   if (run != RT_OK) {
     rc = run == RT_INVALID ? cli_usage_error("collective", "%s", err) : cli_fail("collective", "%s", err);
     cli_remove_output(o.cfg.trace_path);  /* the run did not finish */
     goto out;
   }
-  coll_check_t chk;
-  if (coll_golden_check(&o.cfg.slice, &o.cfg.args, o.mxu[1], o.cfg.elems, in, out, &chk)) {
-    rc = cli_fail("collective", "out of memory for the golden model");
-    goto out;
-  }
+  coll_check_t chk = x.chk;
   rc = report(&o, &st, &chk);
 out:
-  free(in), free(dev_in), free(out);
   free(o.rtl_chips);
   return rc;
 }

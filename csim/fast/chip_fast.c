@@ -180,6 +180,13 @@ void chip_fast_router_flits(const chip_fast_t *c, uint32_t flits[5]) { memcpy(fl
 uint32_t chip_fast_slice_drops(const chip_fast_t *c) { return noc_fast_drops(c->router); }
 const char *chip_fast_error(const chip_fast_t *c) { return c->error[0] ? c->error : NULL; }
 
+int chip_fast_vmem_read(const chip_fast_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
+  if (line > c->cfg.geo.vmem_lines || n > c->cfg.geo.vmem_lines - line) return -1;
+  for (uint32_t i = 0; i < n; i++)
+    memcpy(dst + (size_t)i * c->cfg.geo.cols, paged_read(&c->vmem, line + i), 4ull * c->cfg.geo.cols);
+  return 0;
+}
+
 size_t chip_fast_memory(const chip_fast_t *c) {
   return paged_bytes(&c->vmem) + paged_bytes(&c->mxu.acc) + paged_bytes(&c->q[0].mem) + paged_bytes(&c->q[1].mem);
 }
@@ -398,8 +405,8 @@ int chip_fast_load(chip_fast_t *c, unsigned queue, const uint32_t *cmds, size_t 
 /* Whether a queue can do nothing until an input changes something: stopped, or waiting at a
  * SEM_WAIT its semaphore does not satisfy (the other queue being parked too, nothing else can
  * add to it). */
-static bool queue_parked(const chip_fast_t *c, unsigned q) {
-  const cmdq_fast_t *x = &c->q[q];
+static bool queue_parked(chip_fast_t *c, unsigned q) {
+  cmdq_fast_t *x = &c->q[q];
   if (!x->running) return true;
   cmdq_fast_view_t v;
   cmdq_fast_decode(x, &c->limits, &v);
@@ -411,7 +418,7 @@ static bool queue_parked(const chip_fast_t *c, unsigned q) {
  * fence, no row in the MXU, the router empty, no start, abort or host write pending, and each
  * queue stopped or blocked at a SEM_WAIT. Only the MXU's idle counter and the DMA's busy
  * counter move in such cycles (chip_fast_skip). */
-static bool parked(const chip_fast_t *c) {
+static bool parked(chip_fast_t *c) {
   if (c->start || c->abort || c->host_we || c->rel_count) return false;
   const dma_fast_t *d = &c->dma;
   if (d->fifo_count || d->cur_active || d->drain) return false;
@@ -423,7 +430,7 @@ static bool parked(const chip_fast_t *c) {
   return queue_parked(c, 0) && queue_parked(c, 1);
 }
 
-uint64_t chip_fast_quiet_for(const chip_fast_t *c) { return parked(c) ? UINT64_MAX : 0; }
+uint64_t chip_fast_quiet_for(chip_fast_t *c) { return parked(c) ? UINT64_MAX : 0; }
 
 void chip_fast_skip(chip_fast_t *c, uint64_t n) {
   if (!dma_fast_drained(&c->dma)) c->dma_busy_cnt += n; /* waiting for HBM answers */

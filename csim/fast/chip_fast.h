@@ -73,8 +73,10 @@ const char *chip_fast_error(const chip_fast_t *c);
 /* Event-driven time: the cycles from now in which nothing can change if no flit or credit
  * arrives and no HBM answer comes (0: this cycle may; UINT64_MAX: none until an input does),
  * and skipping them (the counters move as the skipped cycles would move them). */
-uint64_t chip_fast_quiet_for(const chip_fast_t *c);
+uint64_t chip_fast_quiet_for(chip_fast_t *c);
 void chip_fast_skip(chip_fast_t *c, uint64_t n);
+/* The host reads n VMEM lines from `line` (cols words each): 0, or -1 outside VMEM. */
+int chip_fast_vmem_read(const chip_fast_t *c, uint32_t line, uint32_t n, uint32_t *dst);
 /* Bytes of memory pages the chip holds (VMEM, accumulator, command memories). */
 size_t chip_fast_memory(const chip_fast_t *c);
 

@@ -15,6 +15,7 @@ int cmdq_fast_init(cmdq_fast_t *q, bool is_dma, uint32_t depth) {
 void cmdq_fast_free(cmdq_fast_t *q) { paged_free(&q->mem); }
 
 void cmdq_fast_reset(cmdq_fast_t *q) {
+  q->view_valid = false;
   q->running = q->halted = false;
   q->error = ISA_ERR_NONE;
   q->pc = q->len = 0;
@@ -93,7 +94,11 @@ static bool is_unit_op(uint32_t op) {
          op == ISA_OP_VEC || op == ISA_OP_RDMA;
 }
 
-void cmdq_fast_decode(const cmdq_fast_t *q, const cmdq_fast_limits_t *lim, cmdq_fast_view_t *v) {
+void cmdq_fast_decode(cmdq_fast_t *q, const cmdq_fast_limits_t *lim, cmdq_fast_view_t *v) {
+  if (q->view_valid) {
+    *v = q->view;
+    return;
+  }
   const cmdq_fast_cmd_t *c = paged_read(&q->mem, q->pc);
   const isa_queue_t self = q->is_dma ? ISA_QUEUE_DMA : ISA_QUEUE_COMPUTE;
   v->cmd = c->w;
@@ -111,6 +116,8 @@ void cmdq_fast_decode(const cmdq_fast_t *q, const cmdq_fast_limits_t *lim, cmdq_
   v->sem_wait = v->ok && v->op == ISA_OP_SEM_WAIT;
   v->sem_idx = ISA_GET(c->w, SEM_WAIT, sem) & 31;
   v->sem_value = ISA_GET(c->w, SEM_WAIT, value);
+  q->view = *v;
+  q->view_valid = true;
 }
 
 bool cmdq_fast_advance(const cmdq_fast_view_t *v, bool drained, bool sem_grant, bool signal_ready, bool issue_ready) {
@@ -126,6 +133,8 @@ bool cmdq_fast_advance(const cmdq_fast_view_t *v, bool drained, bool sem_grant, 
 
 void cmdq_fast_commit(cmdq_fast_t *q, const cmdq_fast_view_t *v, bool abort, bool start, uint32_t start_len,
                       bool advance) {
+  if (abort || start || (q->running && (v->err != ISA_ERR_NONE || v->op == ISA_OP_HALT || advance)))
+    q->view_valid = false; /* the queue moves: decode again */
   if (abort) {
     if (q->running) {
       q->running = false;
@@ -158,6 +167,7 @@ void cmdq_fast_commit(cmdq_fast_t *q, const cmdq_fast_view_t *v, bool abort, boo
 int cmdq_fast_write(cmdq_fast_t *q, uint32_t addr, const uint32_t cmd[ISA_CMD_WORDS]) {
   cmdq_fast_cmd_t *c = paged_write(&q->mem, addr & (q->depth - 1));
   if (!c) return -1;
+  q->view_valid = false;
   memcpy(c->w, cmd, sizeof c->w);
   c->reserved_set = 0;
   for (unsigned w = 0; w < ISA_CMD_WORDS; w++) c->reserved_set |= cmd[w] & ~isa_defined_bits(isa_opcode(cmd), w);

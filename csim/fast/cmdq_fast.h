@@ -28,15 +28,6 @@ typedef struct {
 } cmdq_fast_cmd_t;
 
 typedef struct {
-  bool is_dma;
-  paged_t mem;                 /* queue_depth commands, allocated as written */
-  bool running, halted;
-  uint8_t error;
-  uint32_t pc, len, depth;
-} cmdq_fast_t;
-
-/* The queue this cycle (chip_cmdq's combinational outputs). */
-typedef struct {
   const uint32_t *cmd;         /* the command at pc */
   uint32_t op;
   uint8_t err;                 /* the check's error, ISA_ERR_NONE when it passes (or not running) */
@@ -46,10 +37,23 @@ typedef struct {
   uint32_t sem_value;
 } cmdq_fast_view_t;
 
+typedef struct {
+  bool is_dma;
+  paged_t mem;                 /* queue_depth commands, allocated as written */
+  bool running, halted;
+  uint8_t error;
+  uint32_t pc, len, depth;
+  cmdq_fast_view_t view;       /* the last decode, kept while nothing it depends on changes */
+  bool view_valid;
+} cmdq_fast_t;
+
+
 int cmdq_fast_init(cmdq_fast_t *q, bool is_dma, uint32_t depth);
 void cmdq_fast_free(cmdq_fast_t *q);
 void cmdq_fast_reset(cmdq_fast_t *q);
-void cmdq_fast_decode(const cmdq_fast_t *q, const cmdq_fast_limits_t *lim, cmdq_fast_view_t *v);
+/* The queue this cycle (chip_cmdq's combinational outputs); a decode is kept until the queue
+ * moves or its memory is written (a queue waiting at a command decodes it once). */
+void cmdq_fast_decode(cmdq_fast_t *q, const cmdq_fast_limits_t *lim, cmdq_fast_view_t *v);
 /* Whether the command may move on this cycle (the RTL's advance), given the chip's answers. */
 bool cmdq_fast_advance(const cmdq_fast_view_t *v, bool drained, bool sem_grant, bool signal_ready, bool issue_ready);
 /* The clock edge: abort, start (with the program's length), or the command's own effect. */

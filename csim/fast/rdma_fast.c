@@ -39,6 +39,14 @@ static rdma_fast_desc_t desc_of(const rdma_fast_t *r, const uint32_t *cmd) {
 
 void rdma_fast_cycle(rdma_fast_t *r, const paged_t *vmem, bool desc_valid, const uint32_t *cmd, const noc_flit_t *ej,
                      bool inj_credit, rdma_fast_out_t *out) {
+  if (!r->cur_active && !r->fifo_count && !desc_valid && !ej->valid) {
+    /* nothing to send or take: only a returning credit counts (most engines, most cycles) */
+    out->inj.valid = false;
+    out->vmem_we = out->lsig = out->rsig = false;
+    r->credits = (r->credits + inj_credit) & 15;
+    r->credit_q = 0;
+    return;
+  }
   const uint32_t mask = r->vmem_lines - 1;
   /* ---- sending */
   const rdma_fast_desc_t *c = &r->cur;

@@ -45,4 +45,16 @@ typedef struct {
 int coll_golden_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, uint64_t elems,
                       const uint32_t *in, const uint32_t *out, coll_check_t *c);
 
+/* The same check with the data fetched as it is needed, a block of values of every chip at a
+ * time, so a pod of any size is checked without holding every chip's data: input(chip, first,
+ * n) gives chip's inputs [first, first + n) (bf16 widened), output(...) what the chip holds
+ * there after the collective (0, or -1 when it cannot be read: the check stops, -1). */
+typedef struct {
+  void *ctx;
+  void (*input)(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals);
+  int (*output)(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals);
+} coll_golden_io_t;
+int coll_golden_check_stream(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, uint64_t elems,
+                             const coll_golden_io_t *io, coll_check_t *c);
+
 #endif

@@ -38,15 +38,15 @@ static int job_of(const pod_coll_job_t *jobs, unsigned njobs, unsigned x, unsign
   return -1;
 }
 
-/* One pod run of the DMA queues: every chip of every job copies its buffer between HBM and
- * VMEM; chips outside the jobs run HALT. */
-static int copy_stage(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, unsigned lb, bool store, char *err,
-                      size_t errlen) {
+/* One pod run of the DMA queues: every chip of every job (of `only`, pod-indexed flags, when
+ * given) copies its buffer between HBM and VMEM; the other chips run HALT. */
+static int copy_stage(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, unsigned lb, bool store,
+                      const bool *only, char *err, size_t errlen) {
   const fw_slice_t *s0 = &jobs[0].slice;
   uint32_t most = 0;
   for (unsigned y = 0; y < s0->pod_h; y++)
     for (unsigned x = 0; x < s0->pod_w; x++) {
-      int j = job_of(jobs, njobs, x, y);
+      int j = only && !only[y * s0->pod_w + x] ? -1 : job_of(jobs, njobs, x, y);
       fw_prog_t p;
       fw_prog_init(&p);
       if (j >= 0) {
@@ -129,8 +129,9 @@ static rt_status_t load_programs(pod_t *pod, const pod_coll_job_t *jobs, unsigne
   return rc;
 }
 
-rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path,
-                              unsigned trace_chip, char *err, size_t errlen) {
+/* pod_coll_run_jobs, with or without its copies between HBM and VMEM before and after. */
+static rt_status_t run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path,
+                            unsigned trace_chip, bool copy_in, bool copy_out, char *err, size_t errlen) {
   if (njobs == 0) {
     snprintf(err, errlen, "no collective to run");
     return RT_INVALID;
@@ -168,7 +169,7 @@ rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, 
     pod_set_slice(pod, s->x0, s->y0, s->w, s->h);
   }
   const unsigned lb = chip_line_bytes(pod_chip(pod, 0, 0));
-  if (copy_stage(pod, jobs, njobs, lb, false, err, errlen)) return RT_FAILED;
+  if (copy_in && copy_stage(pod, jobs, njobs, lb, false, NULL, err, errlen)) return RT_FAILED;
   uint64_t limit;
   rt_status_t rc = load_programs(pod, jobs, njobs, g, &limit, err, errlen);
   if (rc != RT_OK) return rc;
@@ -191,7 +192,12 @@ rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, 
       for (unsigned x = s->x0; x < s->x0 + s->w; x++)
         for (unsigned k = 0; k < ISA_NUM_SEMS; k++) jobs[j].stats.sems_left += chip_sem(pod_chip(pod, x, y), k) != 0;
   }
-  return copy_stage(pod, jobs, njobs, lb, true, err, errlen) ? RT_FAILED : RT_OK;
+  return copy_out && copy_stage(pod, jobs, njobs, lb, true, NULL, err, errlen) ? RT_FAILED : RT_OK;
+}
+
+rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, const char *trace_path,
+                              unsigned trace_chip, char *err, size_t errlen) {
+  return run_jobs(pod, jobs, njobs, trace_path, trace_chip, true, true, err, errlen);
 }
 
 rt_status_t pod_coll_run(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, uint64_t hbm_addr,
@@ -246,42 +252,94 @@ static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_sli
   return fw_coll_check(g, s, a, err, errlen) ? RT_INVALID : RT_OK;
 }
 
-/* Copies every slice chip's values (chip i of the slice at i * elems) from `in` into its
- * HBM at 0, or, with in NULL, from its HBM into `out`, a VMEM line's worth at a time, padded
- * with zeros. Into HBM with bf16_in: bf16 values, two to a 32-bit word, in the line's low
- * half. */
-static rt_status_t copy_buffers(pod_t *pod, const fw_slice_t *s, const fw_coll_args_t *a, const layout_t *lay,
-                                const uint32_t *in, uint32_t *out, char *err, size_t errlen) {
-  const unsigned lb = 4 * lay->lanes;
-  uint32_t *line = calloc(lay->lanes, sizeof *line);
-  if (!line) {
-    snprintf(err, errlen, "out of memory");
-    return RT_FAILED;
+/* Where value e of a chip lives: its VMEM line (from the buffer's first) and lane. */
+static void place_of(const layout_t *lay, uint64_t e, uint32_t *line, unsigned *lane) {
+  uint64_t o = e;
+  uint32_t base = 0;
+  if (lay->block) {
+    base = (uint32_t)(e / lay->block) * lay->bl;
+    o = e % lay->block;
   }
-  rt_status_t rc = RT_OK;
-  for (unsigned i = 0; i < s->w * s->h && rc == RT_OK; i++) {
-    chip_t *c = pod_chip(pod, s->x0 + i % s->w, s->y0 + i / s->w);
-    const uint64_t mine = (uint64_t)i * lay->elems;
-    for (uint32_t l = 0; l < a->lines && rc == RT_OK; l++) {
-      uint64_t e0, n;
-      line_values(lay->elems, lay->block, lay->bl, lay->lanes, l, &e0, &n);
-      if (in) {
+  *line = base + (uint32_t)(o / lay->lanes);
+  *lane = (unsigned)(o % lay->lanes);
+}
+
+/* Bytes of inputs staged in HBM at a time: the chips are loaded a group at a time, each
+ * group's HBM cleared once its buffers are in VMEM, so a big pod holds its data once. */
+enum { STAGE_BYTES = 256u << 20 };
+
+/* Every slice chip's values from io->input into VMEM line 0 on (padded with zeros; with bf16_in
+ * two bf16 to a 32-bit word in the line's low half), through HBM a group of chips at a time. */
+static rt_status_t stage_in(pod_t *pod, pod_coll_job_t *job, const layout_t *lay, const pod_coll_io_t *io,
+                            char *err, size_t errlen) {
+  const fw_slice_t *s = &job->slice;
+  const fw_coll_args_t *a = &job->args;
+  const unsigned lb = 4 * lay->lanes, chips = s->w * s->h;
+  const uint64_t chip_bytes = (uint64_t)a->lines * lb;
+  const unsigned group = chip_bytes >= STAGE_BYTES ? 1 : (unsigned)(STAGE_BYTES / chip_bytes);
+  uint32_t *line = calloc(lay->lanes, sizeof *line), *vals = calloc(lay->lanes, sizeof *vals);
+  bool *only = calloc((size_t)s->pod_w * s->pod_h, sizeof *only);
+  rt_status_t rc = line && vals && only ? RT_OK : RT_FAILED;
+  if (rc != RT_OK) snprintf(err, errlen, "out of memory");
+  for (unsigned g0 = 0; g0 < chips && rc == RT_OK; g0 += group) {
+    const unsigned g1 = g0 + group < chips ? g0 + group : chips;
+    memset(only, 0, (size_t)s->pod_w * s->pod_h * sizeof *only);
+    for (unsigned i = g0; i < g1 && rc == RT_OK; i++) {
+      const unsigned x = s->x0 + i % s->w, y = s->y0 + i / s->w;
+      chip_t *c = pod_chip(pod, x, y);
+      only[y * s->pod_w + x] = true;
+      for (uint32_t l = 0; l < a->lines && rc == RT_OK; l++) {
+        uint64_t e0, n;
+        line_values(lay->elems, lay->block, lay->bl, lay->lanes, l, &e0, &n);
         memset(line, 0, lb);
+        if (n) io->input(io->ctx, i, e0, n, vals);
         if (a->bf16_in)
-          for (uint64_t k = 0; k < n; k++) line[k / 2] |= (in[mine + e0 + k] & 0xFFFFu) << (16 * (k % 2));
+          for (uint64_t k = 0; k < n; k++) line[k / 2] |= (vals[k] & 0xFFFFu) << (16 * (k % 2));
         else
-          memcpy(line, in + mine + e0, n * 4);
-        if (chip_hbm_write(c, (uint64_t)l * lb, line, lb)) rc = RT_FAILED;
-      } else if (chip_hbm_read(c, (uint64_t)l * lb, line, lb)) {
-        rc = RT_FAILED;
-      } else {
-        memcpy(out + mine + e0, line, n * 4);
+          memcpy(line, vals, n * 4);
+        if (chip_hbm_write(c, job->hbm_addr + (uint64_t)l * lb, line, lb)) {
+          snprintf(err, errlen, "buffer outside HBM, or out of memory");
+          rc = RT_FAILED;
+        }
       }
     }
+    if (rc == RT_OK && copy_stage(pod, job, 1, lb, false, only, err, errlen)) rc = RT_FAILED;
+    for (unsigned i = g0; i < g1 && rc == RT_OK; i++)
+      if (chip_hbm_zero(pod_chip(pod, s->x0 + i % s->w, s->y0 + i / s->w), job->hbm_addr, chip_bytes)) rc = RT_FAILED;
   }
-  if (rc != RT_OK) snprintf(err, errlen, "buffer outside HBM");
-  free(line);
+  free(line), free(vals), free(only);
   return rc;
+}
+
+struct pod_coll_results {
+  pod_t *pod;
+  const pod_coll_job_t *job;
+  layout_t lay;
+  bool from_hbm;       /* the results were copied back to HBM (a model without a host path to VMEM) */
+  uint32_t *line;      /* one line, and which one it is (cached: values are read in runs) */
+  unsigned line_chip;
+  uint32_t line_no;
+  bool have_line;
+};
+
+int pod_coll_read(pod_coll_results_t *r, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  const fw_slice_t *s = &r->job->slice;
+  if (chip >= s->w * s->h || first > r->lay.elems || n > r->lay.elems - first) return -1;
+  chip_t *c = pod_chip(r->pod, s->x0 + chip % s->w, s->y0 + chip / s->w);
+  for (uint64_t k = 0; k < n; k++) {
+    uint32_t l;
+    unsigned lane;
+    place_of(&r->lay, first + k, &l, &lane);
+    if (!r->have_line || r->line_chip != chip || r->line_no != l) {
+      const int bad = r->from_hbm ? chip_hbm_read(c, r->job->hbm_addr + (uint64_t)l * 4 * r->lay.lanes, r->line,
+                                                  4 * r->lay.lanes)
+                                  : chip_vmem_read(c, l, 1, r->line);
+      if (bad) return -1;
+      r->have_line = true, r->line_chip = chip, r->line_no = l;
+    }
+    vals[k] = r->line[lane];
+  }
+  return 0;
 }
 
 rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errlen) {
@@ -292,27 +350,70 @@ rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errle
   return plan(cfg, &g, &s, &a, &lay, err, errlen);
 }
 
-rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
-                           char *err, size_t errlen) {
+rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t *io, pod_coll_stats_t *st, char *err,
+                              size_t errlen) {
   memset(st, 0, sizeof *st);
   chip_geometry_t g;
-  fw_slice_t s;
-  fw_coll_args_t a;
+  pod_coll_job_t job = {0};
   layout_t lay;
-  rt_status_t rc = plan(cfg, &g, &s, &a, &lay, err, errlen);
+  rt_status_t rc = plan(cfg, &g, &job.slice, &job.args, &lay, err, errlen);
   if (rc != RT_OK) return rc;
   pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips};
   pc.chip.model = cfg->model;
   pc.chip.seed = cfg->seed;
-  if ((uint64_t)a.lines * 4 * g.cols > pc.chip.hbm_bytes) pc.chip.hbm_bytes = (uint64_t)a.lines * 4 * g.cols;
+  pc.chip.hbm_bytes = (uint64_t)job.args.lines * 4 * g.cols;
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return RT_FAILED;
-  /* the buffers into HBM, the collective, the results out */
-  if ((rc = copy_buffers(pod, &s, &a, &lay, in, NULL, err, errlen)) == RT_OK &&
-      (rc = pod_coll_run(pod, &s, &a, 0, cfg->trace_path, cfg->trace_chip, st, err, errlen)) == RT_OK)
-    rc = copy_buffers(pod, &s, &a, &lay, NULL, out, err, errlen);
+  pod_coll_results_t res = {pod, &job, lay, false, calloc(g.cols, sizeof(uint32_t)), 0, 0, false};
+  /* the results stay in VMEM where the host can read them there (the fast models), else come
+   * back to HBM */
+  for (unsigned i = 0; i < job.slice.w * job.slice.h && !res.from_hbm; i++) {
+    uint32_t *one = res.line;
+    res.from_hbm = !one || chip_vmem_read(pod_chip(pod, job.slice.x0 + i % job.slice.w, job.slice.y0 + i / job.slice.w),
+                                          0, 1, one) != 0;
+  }
+  if (!res.line) {
+    snprintf(err, errlen, "out of memory");
+    rc = RT_FAILED;
+  } else if ((rc = stage_in(pod, &job, &lay, io, err, errlen)) != RT_OK) {
+  } else if ((rc = run_jobs(pod, &job, 1, cfg->trace_path, cfg->trace_chip, false, res.from_hbm, err, errlen)) == RT_OK) {
+    *st = job.stats;
+    for (unsigned y = 0; y < cfg->pod_h; y++)
+      for (unsigned x = 0; x < cfg->pod_w; x++) st->memory_bytes += chip_memory(pod_chip(pod, x, y));
+    rc = io->results(io->ctx, &res, err, errlen);
+  }
+  free(res.line);
   pod_free(pod);
   return rc;
+}
+
+/* The arrays of pod_collective as a pod_coll_io_t. */
+typedef struct {
+  const uint32_t *in;
+  uint32_t *out;
+  uint64_t elems;
+} arrays_t;
+
+static void array_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  const arrays_t *x = ctx;
+  memcpy(vals, x->in + chip * x->elems + first, n * sizeof *vals);
+}
+
+static rt_status_t array_results(void *ctx, pod_coll_results_t *r, char *err, size_t errlen) {
+  arrays_t *x = ctx;
+  for (unsigned i = 0; i < r->job->slice.w * r->job->slice.h; i++)
+    if (pod_coll_read(r, i, 0, x->elems, x->out + i * x->elems)) {
+      snprintf(err, errlen, "chip %u's results cannot be read", i);
+      return RT_FAILED;
+    }
+  return RT_OK;
+}
+
+rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
+                           char *err, size_t errlen) {
+  arrays_t x = {in, out, cfg->elems};
+  const pod_coll_io_t io = {&x, array_input, array_results};
+  return pod_collective_io(cfg, &io, st, err, errlen);
 }
 
 pod_coll_bw_t pod_coll_bandwidth(const fw_slice_t *s, fw_coll_op_t op, uint64_t bytes, uint64_t cycles,

@@ -33,6 +33,7 @@ typedef struct {
   uint32_t lines, chunk_lines;
   uint64_t flits_sent;         /* by every router port facing a link, summed over the slice */
   uint32_t sems_left;          /* semaphores not back at zero after the kernel (must be 0) */
+  uint64_t memory_bytes;       /* memory pages the chips' memories hold after it (chip_memory) */
 } pod_coll_stats_t;
 
 /* in/out: slice chips (index y * w + x within the slice) x elems fp32 bit patterns (with
@@ -47,6 +48,24 @@ rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errle
 
 rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
                            char *err, size_t errlen);
+
+/* The same with the values supplied and taken chip by chip, so a pod of any size needs no
+ * host copy of every chip's data (docs/scale.md): input(chip, first, n) gives slice chip's
+ * values [first, first + n) (as `in` holds them); once the collective has run, results() is
+ * called with a reader of what every chip holds (pod_coll_read) and its return is the run's.
+ * The inputs reach VMEM through HBM a group of chips at a time, each group's HBM cleared after
+ * (chip_hbm_zero); the results are read from VMEM where the chips' model lets the host (the fast
+ * models), else copied back to HBM first. */
+typedef struct pod_coll_results pod_coll_results_t;
+typedef struct {
+  void *ctx;
+  void (*input)(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals);
+  rt_status_t (*results)(void *ctx, pod_coll_results_t *r, char *err, size_t errlen);
+} pod_coll_io_t;
+rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t *io, pod_coll_stats_t *st, char *err,
+                              size_t errlen);
+/* Slice chip's values [first, first + n) after the collective (fp32 bit patterns): 0, or -1. */
+int pod_coll_read(pod_coll_results_t *r, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals);
 
 /* On a pod that exists: every slice chip's buffer (a->lines lines) is at HBM address
  * hbm_addr; it is copied into VMEM line 0, reduced, and written back to the same place.

@@ -94,6 +94,19 @@ int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) {
   return hbm_read(&c->hbm, addr, dst, n);
 }
 
+int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n) {
+  if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
+  return hbm_zero(&c->hbm, addr, n);
+}
+
+size_t chip_memory(chip_t *c) {
+  return c->hbm.pages_used * (size_t)HBM_PAGE_BYTES + c->core->ops->memory(c->core);
+}
+
+int chip_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
+  return c->core->ops->vmem_read(c->core, line, n, dst);
+}
+
 int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
   if (queue < 0 || queue >= ISA_NUM_QUEUES) {
     snprintf(err, errlen, "no queue %d (the chip has %d)", queue, ISA_NUM_QUEUES);

@@ -56,9 +56,19 @@ const chip_geometry_t *chip_geometry(const chip_t *c);
 const chip_config_t *chip_config(const chip_t *c);
 unsigned chip_line_bytes(const chip_t *c);
 
-/* Host access to HBM. Returns 0, or -1 if [addr, addr+n) is outside HBM. */
+/* Host access to HBM. Returns 0, or -1 if [addr, addr+n) is outside HBM. chip_hbm_zero writes
+ * zeros, and gives back the memory of every whole page in the range (hbm.h: unwritten pages
+ * read as zeros): the host clears a buffer it no longer needs, so a big pod holds only what
+ * is live. */
 int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n);
 int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n);
+int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n);
+/* The host reads n VMEM lines from `line`: 0, or -1 when outside VMEM or when the chip's model
+ * has no host path to VMEM (the Verilated RTL: DMA the lines to HBM instead). */
+int chip_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst);
+/* Bytes of memory pages held for the chip's memories: its HBM's, and the model's VMEM,
+ * accumulator and command memories where it pages them (the fast model; docs/scale.md). */
+size_t chip_memory(chip_t *c);
 
 /* Writes a program (n commands of ISA_CMD_WORDS words) into a queue's command memory.
  * Returns 0, or -1 with a message if it does not fit. */

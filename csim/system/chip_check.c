@@ -246,11 +246,19 @@ RTL_OP(void, trace_close, (chip_core_t *c), (K(c)->rtl))
 
 static const char *check_divergence(chip_core_t *c) { return K(c)->report[0] ? K(c)->report : NULL; }
 
+/* The fast model's VMEM: the lockstep has held every write to it to the RTL's. */
+static int check_vmem_read(chip_core_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
+  return K(c)->fast->ops->vmem_read(K(c)->fast, line, n, dst);
+}
+
+static size_t check_memory(chip_core_t *c) { return K(c)->fast->ops->memory(K(c)->fast); }
+
 static const chip_core_ops_t check_ops = {
     check_free,      check_reset,      check_set_slice,   check_load,      check_start,       check_abort,
     check_hbm_request, check_step,     check_skip,        check_quiet_for, check_status,      check_sem,
     check_counters,  check_mxu_error,  check_idle,        check_occupancy, check_router_flits, check_slice_drops,
-    check_net_in,    check_net_out,    check_trace_open, check_trace_close, check_divergence};
+    check_net_in,    check_net_out,    check_trace_open, check_trace_close, check_divergence,
+    check_vmem_read, check_memory};
 
 chip_core_t *chip_core_check_new(const chip_core_config_t *cfg, char *err, size_t errlen) {
   check_core_t *k = calloc(1, sizeof *k);

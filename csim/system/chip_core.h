@@ -84,6 +84,11 @@ typedef struct {
   void (*trace_close)(chip_core_t *c);
   /* the first difference the lockstep found, or NULL */
   const char *(*divergence)(chip_core_t *c);
+  /* The host reads n VMEM lines from `line` (cols words each): 0, or -1 where the model has no
+   * such path (the Verilated chip's VMEM is inside the model: copy to HBM by DMA). */
+  int (*vmem_read)(chip_core_t *c, uint32_t line, uint32_t n, uint32_t *dst);
+  /* Bytes of memory pages the model holds for the chip's memories (0: not known, the RTL's) */
+  size_t (*memory)(chip_core_t *c);
 } chip_core_ops_t;
 
 struct chip_core {

@@ -287,11 +287,22 @@ static const char *rtl_divergence(chip_core_t *c) {
   return NULL;
 }
 
+static int rtl_vmem_read(chip_core_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
+  (void)c, (void)line, (void)n, (void)dst;
+  return -1;
+}
+
+static size_t rtl_memory(chip_core_t *c) {
+  (void)c;
+  return 0;
+}
+
 static const chip_core_ops_t rtl_ops = {
     rtl_free,     rtl_reset,       rtl_set_slice, rtl_load,       rtl_start,      rtl_abort,
     rtl_hbm_request, rtl_step,     rtl_skip,      rtl_quiet_for,  rtl_status,     rtl_sem,
     rtl_counters, rtl_mxu_error,   rtl_idle,      rtl_occupancy,  rtl_router_flits, rtl_slice_drops,
-    rtl_net_in,   rtl_net_out,     rtl_trace_open, rtl_trace_close, rtl_divergence};
+    rtl_net_in,   rtl_net_out,     rtl_trace_open, rtl_trace_close, rtl_divergence,
+    rtl_vmem_read, rtl_memory};
 
 chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, char *err, size_t errlen) {
   rtl_core_t *r = calloc(1, sizeof *r);

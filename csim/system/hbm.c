@@ -78,6 +78,20 @@ int hbm_read(const hbm_t *h, uint64_t addr, void *dst, size_t n) {
   return 0;
 }
 
+int hbm_zero(hbm_t *h, uint64_t addr, size_t n) {
+  if (h->oom) return -1;
+  FOR_PIECES(addr, n, {
+    if (h->pages[page] && len == HBM_PAGE_BYTES) {
+      free(h->pages[page]);
+      h->pages[page] = NULL;
+      h->pages_used--;
+    } else if (h->pages[page]) {
+      memset(h->pages[page] + off, 0, len);
+    }
+  })
+  return 0;
+}
+
 void hbm_flush(hbm_t *h) {
   h->head = 0;
   h->count = 0;

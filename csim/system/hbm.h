@@ -67,5 +67,7 @@ void hbm_accept(hbm_t *h, uint64_t cycle, bool write, uint64_t addr, unsigned nb
  * caller). 0, or -1 when a page cannot be allocated or a write was lost before. */
 int hbm_write(hbm_t *h, uint64_t addr, const void *src, size_t n);
 int hbm_read(const hbm_t *h, uint64_t addr, void *dst, size_t n);
+/* Zeros in [addr, addr + n): whole pages are freed (they read as zeros again), partial ones cleared. */
+int hbm_zero(hbm_t *h, uint64_t addr, size_t n);
 
 #endif

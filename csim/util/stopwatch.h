@@ -7,6 +7,8 @@
 #define UTIL_STOPWATCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
 #include <time.h>
 
 typedef struct {
@@ -24,6 +26,12 @@ static inline void stopwatch_start(stopwatch_t *w) { clock_gettime(CLOCK_MONOTON
 /* Seconds since stopwatch_start. */
 static inline double stopwatch_seconds(const stopwatch_t *w) {
   return stopwatch_now() - ((double)w->t0.tv_sec + 1e-9 * (double)w->t0.tv_nsec);
+}
+
+/* The most memory this process has held so far (its peak resident set), in bytes. */
+static inline uint64_t stopwatch_peak_rss(void) {
+  struct rusage u;
+  return getrusage(RUSAGE_SELF, &u) ? 0 : (uint64_t)u.ru_maxrss * 1024;
 }
 
 typedef struct {
