@@ -1,7 +1,8 @@
 /*
- * cmd_net: `tpusim net`, synthetic traffic on an X x Y torus of RTL routers (noc_net,
+ * cmd_net: `tpusim net`, synthetic traffic on an X x Y torus of routers (noc_net,
  * noc_traffic): one load point with latency, throughput and a clean scoreboard, or a
- * latency-versus-load sweep written as CSV and plotted to PNG.
+ * latency-versus-load sweep written as CSV and plotted to PNG. --model picks the RTL routers,
+ * their fast C model, or both in lockstep.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,15 +29,17 @@ typedef struct {
   char exe_dir[4096];       /* where tpusim is: build/, beside scripts/ */
   char default_csv[4200];
   uint64_t trace_node;
+  int model;                /* noc_model_t: the index in "rtl|fast|check" */
   bool json, sweep;
 } net_opts_t;
 
 static void net_help(void) {
   printf("usage: tpusim net --pod XxY [--traffic PATTERN] [--rate R] [--packet-flits F]\n"
          "                  [--vcs V] [--buf D] [--link-latency L] [--cycles N] [--warmup W]\n"
-         "                  [--seed S] [--trace FILE.fst [--trace-node N]] [--json]\n"
+         "                  [--seed S] [--model rtl|fast|check] [--trace FILE.fst [--trace-node N]]\n"
+         "                  [--json]\n"
          "       tpusim net --pod XxY --sweep [--sweep-csv FILE.csv] [same options]\n\n"
-         "Runs Bernoulli traffic on an X x Y torus of RTL routers wired through C link models:\n"
+         "Runs Bernoulli traffic on an X x Y torus of routers wired through C link models:\n"
          "warm-up W cycles (default 1000), measurement N cycles (default 10000), then drain.\n"
          "PATTERN: uniform (default), transpose, bitcomp, tornado, neighbor, hotspot.\n"
          "R: offered load in flits/node/cycle, 0..1 (default 0.1). F: flits per packet, 1..255\n"
@@ -45,7 +48,11 @@ static void net_help(void) {
          "waveform (default node 0). --sweep runs rates 0.05, 0.10, ... until saturation and\n"
          "writes a latency-versus-load CSV (default net_sweep.csv beside the tpusim binary, in\n"
          "build/) and a PNG next to it (scripts/plot_sweep.py, found from the binary: any working\n"
-         "directory will do). A scoreboard error or a stuck network is a failed run.\n" CLI_EXIT_STATUS_HELP,
+         "directory will do). --model: rtl (default) the Verilated routers; fast their C model\n"
+         "(csim/fast/noc_fast.c, cycle-equal to the RTL: the same results, many times faster; no\n"
+         "--trace); check both at every node, every output compared every cycle, and the first\n"
+         "difference reported (exit 1). A scoreboard error or a stuck network is a failed run.\n"
+         CLI_EXIT_STATUS_HELP,
          noc_router_vcs_list(), NOC_MAX_DEPTH);
 }
 
@@ -88,6 +95,7 @@ static int parse(int argc, char **argv, net_opts_t *o) {
       CLI_OPT("cycles", CLI_U64, &o->run.measure, .min = 1, .max = 100000000),
       CLI_OPT("warmup", CLI_U64, &o->run.warmup, .min = 0, .max = 100000000),
       CLI_OPT("seed", CLI_U64, &o->run.seed, .min = 0, .max = UINT64_MAX),
+      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       CLI_OPT("trace", CLI_OUTPUT, &o->trace),
       CLI_OPT("trace-node", CLI_U64, &o->trace_node, .min = 0, .max = NET_MAX_NODES - 1),
       CLI_OPT("json", CLI_FLAG, &o->json),
@@ -100,6 +108,7 @@ static int parse(int argc, char **argv, net_opts_t *o) {
   o->cfg.size_x = pod[0];
   o->cfg.size_y = pod[1];
   o->cfg.seed = o->run.seed;
+  o->cfg.model = (noc_model_t)o->model;
   if (!noc_router_available(o->cfg.vcs))
     return cli_usage_error("net", "no router with %u VCs in this build (built: %s)", o->cfg.vcs,
                            noc_router_vcs_list());
@@ -110,6 +119,8 @@ static int parse(int argc, char **argv, net_opts_t *o) {
     return cli_usage_error("net", "--trace-node %llu is outside the %ux%u pod", (unsigned long long)o->trace_node,
                            o->cfg.size_x, o->cfg.size_y);
   if (o->trace && o->sweep) return cli_usage_error("net", "--trace and --sweep cannot be combined");
+  if (o->trace && o->cfg.model == NOC_MODEL_FAST)
+    return cli_usage_error("net", "--trace needs --model rtl or check: a fast model has no waveform");
   char why[4400];
   if (o->sweep && !cli_output_ok(o->sweep_csv, why, sizeof why)) return cli_usage_error("net", "--sweep-csv: %s", why);
   /* Wait long enough for the slowest credit loop before declaring the network stuck. */
@@ -141,6 +152,11 @@ static int run_point(const net_opts_t *o, double rate, noc_result_t *res, bool *
   run.progress = show_progress;
   run.progress_ctx = &ticker;
   int rc = noc_run_traffic(net, &run, res);
+  if (!rc && noc_net_divergence(net)) {
+    rc = cli_fail("net", "rate %.2f: the fast router differs from the RTL: %s", rate, noc_net_divergence(net));
+    noc_net_free(net);
+    return rc;
+  }
   noc_net_free(net);
   return rc ? cli_fail("net", "out of memory") : CLI_EXIT_OK;
 }
@@ -157,6 +173,7 @@ static int print_result(const net_opts_t *o, double rate, const noc_result_t *r)
   report_u64(&rep, "buf", o->cfg.buf_depth);
   report_u64(&rep, "link_latency", o->cfg.link_latency);
   report_u64(&rep, "seed", o->run.seed);
+  report_str(&rep, "model", noc_model_name(o->cfg.model));
   report_f64(&rep, "offered", r->offered);
   report_f64(&rep, "accepted", r->accepted);
   report_f64(&rep, "avg_latency", r->avg_latency);
@@ -176,7 +193,7 @@ static int print_result(const net_opts_t *o, double rate, const noc_result_t *r)
   report_f64(&rep, "sim_seconds", r->sim_seconds);
   report_f64(&rep, "sim_cycles_per_s", r->sim_cycles_per_s);
   report_line(&rep, "{pod_x}x{pod_y} torus, {traffic} traffic, {packet_flits}-flit packets, {vcs} VCs x {buf} flits, "
-                    "link latency {link_latency}");
+                    "link latency {link_latency}, {model} routers");
   report_line(&rep, "  offered         {offered:%.4f} flits/node/cycle");
   report_line(&rep, "  accepted        {accepted:%.4f} flits/node/cycle{saturated?  (saturated)|}");
   report_line(&rep, "  latency         avg {avg_latency:%.2f}, p50 {p50_latency:%.0f}, p99 {p99_latency:%.0f}, max "

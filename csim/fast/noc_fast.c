@@ -33,47 +33,71 @@
 #define CNT_MASK 0xFu   /* CntW = $clog2(MaxDepth + 1) = 4 bits */
 #define PTR_MASK 0x7u   /* PtrW = $clog2(MaxDepth) = 3 bits */
 #define MAX_IVCS 32u    /* P * V: the credit vectors of this API (and dbg_vc_i) are 32 bits */
+/* Small helpers of the per-edge path, inlined where they are used (a call costs as much). */
+#define INLINE static inline __attribute__((always_inline))
 
+/* One input VC in 8 bytes: a ring of NOC_FAST_MAX_DEPTH slots (the RTL's buf_*, rd_ptr,
+ * wr_ptr, count) and the output VC its front packet holds. */
 typedef struct {
-  uint64_t data;
-  bool head, tail;
-} slot_t;
+  uint8_t rd, wr, count;    /* ring pointers (PtrW = 3 bits) and flits held (CntW = 4 bits) */
+  uint8_t heads, tails;     /* head and tail flags of the slots, bit s for slot s */
+  uint8_t out_port, out_vc; /* ivc_port, ivc_vc: valid while ivc_active */
+  uint8_t spare;
+} ivc_t;
+
+/* One output VC: its credits (CntW bits), VC allocation's round-robin pointer, and the input
+ * VC that holds it (valid while ovc_busy). */
+typedef struct {
+  uint8_t credits, rr_va, owner;
+} ovc_t;
+
+/* The state is laid out for the cache: a thousand routers stepped every cycle do not all fit
+ * in the host's L2, so what an edge touches is packed together: the masks and counts every
+ * edge tests, the output registers, the per-VC records, and, apart, the flit data and what
+ * only slice drops use. */
+typedef unsigned (*step_fn_t)(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in);
+
+static step_fn_t step_for(unsigned vcs, unsigned ports);
 
 struct noc_fast {
+  step_fn_t step;       /* the edge compiled for this router's VC and port counts */
+  /* masks over input VCs i = p * V + v (output VCs o * V + w for ovc_busy, ovc_credit) */
+  uint32_t nonempty;    /* count != 0 */
+  uint32_t ivc_active;  /* the packet at the front of i holds an output VC */
+  uint32_t ovc_busy;    /* an output VC is held by a packet */
+  uint32_t ovc_credit;  /* that output VC's credits are not zero */
+  uint32_t ivc_ok;      /* bit i, while i holds an output VC: that VC has a credit */
+  uint32_t credit_out;  /* registered: credits for the input VCs */
+  uint32_t dropping;    /* a local input VC is discarding the rest of a dropped packet */
+  uint8_t asked;        /* outputs with a request (req) */
+  uint8_t out_valid;    /* registered: the output ports with a valid flit */
+  bool out_any;         /* registered: some flit or credit went out last edge */
+  bool overflow;        /* sticky: a flit hit a full VC */
+  uint8_t depth;        /* depth_q: buf_depth sampled at reset */
+  uint16_t drops;
+  uint16_t occupancy;   /* OccW bits */
+  uint16_t drop_pending; /* sum of drop_credits (OccW bits) */
   /* configuration */
-  unsigned ports, vcs, vc_shift, nivc; /* P, V, log2 V, P * V */
-  uint32_t vc_mask;                    /* V ones */
+  uint8_t ports, vcs, vc_shift, nivc, num_local; /* P, V, log2 V, P * V */
   uint8_t my_x, my_y, size_x, size_y;
-  unsigned num_local, buf_depth_in;    /* buf_depth_i as configured, sampled at reset */
+  bool mesh_x, mesh_y;  /* the slice part-covers X, Y: route straight (set_mesh) */
+  uint8_t dateline;     /* bit o: output o's hop crosses a wraparound link */
+  uint16_t occ_mask;    /* OccW = $clog2(P * V * MaxDepth + 1) ones */
+  uint32_t vc_mask;     /* V ones */
   uint32_t slice;
-  /* input VC buffers, input VC i = p * V + v at [i * NOC_FAST_MAX_DEPTH + slot] */
-  slot_t buf[MAX_IVCS * NOC_FAST_MAX_DEPTH];
-  uint8_t rd_ptr[MAX_IVCS], wr_ptr[MAX_IVCS], count[MAX_IVCS];
-  unsigned port_count[NOC_FAST_MAX_PORTS];
-  uint32_t nonempty;                   /* count[i] != 0 */
-  /* input VC state: the output port and VC the packet at the front holds */
-  uint32_t ivc_active;
-  uint8_t ivc_port[MAX_IVCS], ivc_vc[MAX_IVCS];
-  /* output VC state, output VC o * V + w */
-  uint32_t ovc_busy;
-  uint8_t credits[MAX_IVCS];
-  /* round-robin pointers */
-  uint8_t rr_va[MAX_IVCS];             /* per output VC: the input VC to favour next */
+  unsigned buf_depth_in; /* buf_depth_i as configured */
+  /* per port: round-robin pointers of switch allocation */
   uint8_t rr_sa_in[NOC_FAST_MAX_PORTS];  /* per input port, over its VCs */
   uint8_t rr_sa_out[NOC_FAST_MAX_PORTS]; /* per output port, over input ports */
-  /* registered outputs */
-  noc_flit_t out[NOC_FAST_MAX_PORTS];
-  uint32_t credit_out;
-  bool out_any;
-  /* status */
-  unsigned occupancy;
-  bool overflow;
-  uint32_t dropping;                   /* a local input VC is discarding the rest of a dropped packet */
-  uint8_t drop_credits[MAX_IVCS];      /* credits of dropped flits not yet returned */
-  unsigned drop_pending;               /* their sum (OccW bits, as occupancy) */
-  unsigned occ_mask;                   /* OccW = $clog2(P * V * MaxDepth + 1) ones */
-  uint16_t drops;
-  uint8_t depth;                       /* depth_q */
+  /* VC allocation's requests, kept as the state changes instead of gathered every edge: input
+   * VC i is in req[o][c] while it has a head at its front, holds no output VC, and its route
+   * is output o with class c allowed (exactly the RTL's req[o][c] at the start of an edge) */
+  uint32_t req[NOC_FAST_MAX_PORTS][2];
+  noc_flit_t out[NOC_FAST_MAX_PORTS];    /* registered output flits */
+  ovc_t ovc[MAX_IVCS];
+  ivc_t ivc[MAX_IVCS];
+  uint64_t data[MAX_IVCS * NOC_FAST_MAX_DEPTH]; /* slot s of input VC i at [i * MaxDepth + s] */
+  uint8_t drop_credits[MAX_IVCS];               /* credits of dropped flits not yet returned */
 };
 
 /* ------------------------------------------------------------------ noc_pkg's functions */
@@ -86,33 +110,35 @@ static unsigned eject_port(const noc_fast_t *r, unsigned p) {
   return p == PORT_XPOS ? PORT_LOCAL : p + 3;
 }
 
-/* One ring of noc_pkg::route: the port towards dst the shorter way, or 0 when dst == me.
- * dx is 9 bits and (dx << 1) is compared in 9 bits, as the RTL sizes them. */
-static unsigned route_ring(uint8_t me, uint8_t dst, uint8_t size, unsigned pos, unsigned neg, bool *moves) {
-  unsigned d = dst >= me ? (unsigned)(dst - me) : (unsigned)dst + size - me;
-  *moves = d != 0;
-  if (!d) return 0;
-  if (size == 2) return (me & 1) ? neg : pos;
-  unsigned twice = (d << 1) & 0x1FFu;
-  if (twice == size) return (dst & 1) ? neg : pos;
+/* One ring of noc_pkg::route, for dst != me: the port towards dst the shorter way. The
+ * distance is 9 bits and (d << 1) is compared in 9 bits, as the RTL sizes them. */
+static unsigned route_ring(uint8_t me, uint8_t dst, uint8_t size, unsigned pos, unsigned neg) {
+  const unsigned d = dst >= me ? (unsigned)(dst - me) : (unsigned)dst + size - me;
+  if (size == 2) return (me & 1) ? neg : pos;  /* both ways are one hop: not the wraparound */
+  const unsigned twice = (d << 1) & 0x1FFu;
+  if (twice == size) return (dst & 1) ? neg : pos; /* half way round: split by parity */
   return twice < size ? pos : neg;
 }
 
-static unsigned route(const noc_fast_t *r, uint8_t dst_x, uint8_t dst_y) {
-  bool moves;
-  unsigned o = route_ring(r->my_x, dst_x, r->size_x, PORT_XPOS, PORT_XNEG, &moves);
-  if (moves) return o;
-  o = route_ring(r->my_y, dst_y, r->size_y, PORT_YPOS, PORT_YNEG, &moves);
-  return moves ? o : PORT_LOCAL;
+/* noc_pkg::route_in_slice with noc_pkg::route inside it: X first, then Y; in a dimension the
+ * slice part-covers (mesh_x, mesh_y) straight towards dst, else the shorter way round. */
+static unsigned route_in_slice(const noc_fast_t *r, uint8_t dst_x, uint8_t dst_y) {
+  if (dst_x != r->my_x) {
+    if (r->mesh_x) return dst_x > r->my_x ? PORT_XPOS : PORT_XNEG;
+    return route_ring(r->my_x, dst_x, r->size_x, PORT_XPOS, PORT_XNEG);
+  }
+  if (dst_y != r->my_y) {
+    if (r->mesh_y) return dst_y > r->my_y ? PORT_YPOS : PORT_YNEG;
+    return route_ring(r->my_y, dst_y, r->size_y, PORT_YPOS, PORT_YNEG);
+  }
+  return PORT_LOCAL;
 }
 
-/* noc_pkg::route_in_slice: a dimension the slice part-covers is a mesh (straight there). */
-static unsigned route_in_slice(const noc_fast_t *r, uint8_t dst_x, uint8_t dst_y) {
-  uint8_t w = (uint8_t)(r->slice >> 16), h = (uint8_t)(r->slice >> 24);
-  bool mesh_x = w != 0 && w != r->size_x, mesh_y = h != 0 && h != r->size_y;
-  if (dst_x != r->my_x && mesh_x) return dst_x > r->my_x ? PORT_XPOS : PORT_XNEG;
-  if (dst_x == r->my_x && dst_y != r->my_y && mesh_y) return dst_y > r->my_y ? PORT_YPOS : PORT_YNEG;
-  return route(r, dst_x, dst_y);
+/* The slice's part in routing (route_in_slice's mesh_x, mesh_y). */
+static void set_mesh(noc_fast_t *r) {
+  const uint8_t w = (uint8_t)(r->slice >> 16), h = (uint8_t)(r->slice >> 24);
+  r->mesh_x = w != 0 && w != r->size_x;
+  r->mesh_y = h != 0 && h != r->size_y;
 }
 
 /* noc_pkg::in_slice: slice = {h, w, y0, x0}, w = 0: the whole pod. */
@@ -122,6 +148,7 @@ static bool in_slice(uint8_t x, uint8_t y, uint32_t slice) {
   return x >= x0 && x < x0 + w && y >= y0 && y < y0 + h;
 }
 
+/* Worked out once per router: bit o of r->dateline. */
 static bool crosses_dateline(const noc_fast_t *r, unsigned port) {
   switch (port) {
     case PORT_XPOS: return r->my_x == (uint8_t)(r->size_x - 1);
@@ -144,7 +171,8 @@ static bool crosses_ahead(const noc_fast_t *r, unsigned port, uint8_t dst_x, uin
 
 /* 0 local, 1 X, 2 Y. */
 static unsigned port_dim(unsigned port) {
-  return port == PORT_XPOS || port == PORT_XNEG ? 1 : port == PORT_YPOS || port == PORT_YNEG ? 2 : 0;
+  static const uint8_t dim[NOC_FAST_MAX_PORTS] = {0, 1, 1, 2, 2, 0, 0, 0};
+  return dim[port];
 }
 
 /* ------------------------------------------------------------------ set-up */
@@ -178,10 +206,10 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
     snprintf(err, errlen, "noc_fast: out of memory");
     return NULL;
   }
-  r->ports = ports;
-  r->vcs = cfg->vcs;
-  r->vc_shift = (unsigned)__builtin_ctz(cfg->vcs);
-  r->nivc = ports * cfg->vcs;
+  r->ports = (uint8_t)ports;
+  r->vcs = (uint8_t)cfg->vcs;
+  r->vc_shift = (uint8_t)__builtin_ctz(cfg->vcs);
+  r->nivc = (uint8_t)(ports * cfg->vcs);
   r->vc_mask = (1u << cfg->vcs) - 1;
   r->my_x = (uint8_t)cfg->x;
   r->my_y = (uint8_t)cfg->y;
@@ -190,8 +218,11 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
   r->num_local = cfg->num_local;
   r->buf_depth_in = cfg->buf_depth;
   unsigned occ_bits = 0;
-  while ((1u << occ_bits) < r->nivc * NOC_FAST_MAX_DEPTH + 1) occ_bits++;
-  r->occ_mask = (1u << occ_bits) - 1;
+  while ((1u << occ_bits) < r->nivc * NOC_FAST_MAX_DEPTH + 1u) occ_bits++;
+  r->occ_mask = (uint16_t)((1u << occ_bits) - 1);
+  for (unsigned o = PORT_XPOS; o <= PORT_YNEG; o++) r->dateline |= (uint8_t)(crosses_dateline(r, o) << o);
+  set_mesh(r);
+  r->step = step_for(r->vcs, r->ports);
   noc_fast_reset(r);
   return r;
 }
@@ -199,19 +230,23 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
 void noc_fast_free(noc_fast_t *r) { free(r); }
 
 /* The RTL's reset branch. The buffer contents and ivc_port/ivc_vc have no reset there (they
- * are read only behind count and ivc_active), so they are left as they are. */
+ * are read only behind count and ivc_active), so they are left as they are (the routes of
+ * front heads too: read only while one waits). */
 void noc_fast_reset(noc_fast_t *r) {
-  memset(r->rd_ptr, 0, sizeof r->rd_ptr);
-  memset(r->wr_ptr, 0, sizeof r->wr_ptr);
-  memset(r->count, 0, sizeof r->count);
-  memset(r->port_count, 0, sizeof r->port_count);
-  memset(r->rr_va, 0, sizeof r->rr_va);
+  memset(r->drop_credits, 0, sizeof r->drop_credits);
+  for (unsigned i = 0; i < MAX_IVCS; i++) {
+    r->ivc[i].rd = r->ivc[i].wr = r->ivc[i].count = 0;
+    r->ovc[i] = (ovc_t){.credits = (uint8_t)(r->buf_depth_in & CNT_MASK), .rr_va = 0, .owner = 0};
+  }
+  r->ovc_credit = (r->buf_depth_in & CNT_MASK) ? ~0u : 0;
+  r->ivc_ok = 0;
   memset(r->rr_sa_in, 0, sizeof r->rr_sa_in);
   memset(r->rr_sa_out, 0, sizeof r->rr_sa_out);
-  memset(r->drop_credits, 0, sizeof r->drop_credits);
   memset(r->out, 0, sizeof r->out);
-  for (unsigned i = 0; i < MAX_IVCS; i++) r->credits[i] = (uint8_t)(r->buf_depth_in & CNT_MASK);
   r->nonempty = r->ivc_active = r->ovc_busy = r->dropping = 0;
+  memset(r->req, 0, sizeof r->req);
+  r->asked = 0;
+  r->out_valid = 0;
   r->credit_out = 0;
   r->out_any = false;
   r->occupancy = 0;
@@ -221,90 +256,144 @@ void noc_fast_reset(noc_fast_t *r) {
   r->depth = (uint8_t)(r->buf_depth_in & CNT_MASK);
 }
 
-void noc_fast_set_slice(noc_fast_t *r, uint32_t slice) { r->slice = slice; }
-
 /* ------------------------------------------------------------------ one edge */
 
+/* The edge is written once, with the VC count V and port count P as arguments of inlined
+ * functions, and compiled for each (V, P) a router can have (step_for): with them constant,
+ * the masks and shifts over input VCs (i = p * V + v) become immediates. */
+#define VC_SHIFT(V) ((unsigned)__builtin_ctz(V))
+#define VC_MASK(V) ((1u << (V)) - 1u)
+
+/* The output port and allowed classes (bit c: class c) of a head for dst at the front of input
+ * VC i = (p, v): noc_router's route computation and class rule, from the same destination,
+ * input and slice, worked out when the head reaches the front (and again if the slice changes). */
+INLINE unsigned route_of(const noc_fast_t *r, unsigned p, unsigned v, uint64_t dst, const unsigned V) {
+  const uint8_t dst_x = (uint8_t)dst, dst_y = (uint8_t)(dst >> 8);
+  unsigned o = route_in_slice(r, dst_x, dst_y), cls = 3;
+  if (o == PORT_LOCAL) o = eject_port(r, p);
+  if (!is_local(o)) {
+    if (((r->dateline >> o) & 1) || (port_dim(o) == port_dim(p) && v >= V / 2u)) cls = 2;
+    else if (crosses_ahead(r, o, dst_x, dst_y)) cls = 1;
+  }
+  return o | cls << 4;
+}
+
+/* Input VC i asks VC allocation for the output of a head for dst (the head's data). */
+INLINE void request_route(noc_fast_t *r, unsigned i, uint64_t dst, const unsigned V) {
+  const unsigned route = route_of(r, i >> VC_SHIFT(V), i & (V - 1u), dst, V);
+  const unsigned o = route & 0xFu, cls = route >> 4;
+  if (cls & 1) r->req[o][0] |= 1u << i;
+  if (cls & 2) r->req[o][1] |= 1u << i;
+  r->asked |= (uint8_t)(1u << o);
+}
+
+/* Input VC i, holding no output VC, has a new flit at its front: if it is a head, it asks. */
+INLINE void request_vc(noc_fast_t *r, unsigned i, const unsigned V) {
+  const ivc_t *q = &r->ivc[i];
+  if ((q->heads >> q->rd) & 1) request_route(r, i, r->data[i * NOC_FAST_MAX_DEPTH + q->rd], V);
+}
+
 /* The first set bit of mask at or after bit `from`, wrapping (mask != 0). */
-static unsigned first_from(uint32_t mask, unsigned from) {
-  uint32_t upper = mask & (~0u << from);
+INLINE unsigned first_from(uint32_t mask, unsigned from) {
+  const uint32_t upper = mask & (~0u << from);
   return (unsigned)__builtin_ctz(upper ? upper : mask);
 }
 
-/* VC allocation. Each input VC with a head at its front and no output VC yet asks for the
- * output port its route names, in the classes the dateline rule allows; then every free
- * output VC, in port and VC order, grants the first asker at or after its pointer. */
-static void vc_allocate(noc_fast_t *r, uint32_t waiting) {
-  const unsigned V = r->vcs;
-  uint32_t req[NOC_FAST_MAX_PORTS][2];
-  uint32_t asked = 0; /* output ports with a request */
-  bool any = false;
-  for (uint32_t m = waiting; m; m &= m - 1) {
-    unsigned i = (unsigned)__builtin_ctz(m), p = i >> r->vc_shift, v = i & (V - 1);
-    const slot_t *s = &r->buf[i * NOC_FAST_MAX_DEPTH + r->rd_ptr[i]];
-    if (!s->head) continue;
-    uint8_t dst_x = (uint8_t)s->data, dst_y = (uint8_t)(s->data >> 8);
-    unsigned o = route_in_slice(r, dst_x, dst_y);
-    unsigned cls = 3; /* bit c: class c allowed */
-    if (o == PORT_LOCAL) o = eject_port(r, p);
-    if (!is_local(o)) {
-      if (crosses_dateline(r, o) || (port_dim(o) == port_dim(p) && v >= V / 2)) cls = 2;
-      else if (crosses_ahead(r, o, dst_x, dst_y)) cls = 1;
-    }
-    if (!(asked & (1u << o))) req[o][0] = req[o][1] = 0;
-    asked |= 1u << o;
-    if (cls & 1) req[o][0] |= 1u << i;
-    if (cls & 2) req[o][1] |= 1u << i;
-    any = true;
-  }
-  if (!any) return;
-  uint32_t granted = 0;
-  for (uint32_t om = asked; om; om &= om - 1) {
-    unsigned o = (unsigned)__builtin_ctz(om);
-    bool local = is_local(o);
-    for (unsigned w = 0; w < V; w++) {
-      unsigned ovc = o * V + w;
-      if (r->ovc_busy & (1u << ovc)) continue;
-      uint32_t cand = (local ? (req[o][0] | req[o][1]) : req[o][w >= V / 2]) & ~granted;
-      if (!cand) continue;
-      unsigned pick = first_from(cand, r->rr_va[ovc]);
-      granted |= 1u << pick;
-      r->ivc_active |= 1u << pick;
-      r->ivc_port[pick] = (uint8_t)o;
-      r->ivc_vc[pick] = (uint8_t)w;
-      r->ovc_busy |= 1u << ovc;
-      r->rr_va[ovc] = (uint8_t)(pick + 1 == r->nivc ? 0 : pick + 1);
-    }
+/* Output VC ovc's credits become c (CntW bits); ovc_credit and its holder's ivc_ok follow. */
+INLINE void set_credits(noc_fast_t *r, unsigned ovc, unsigned c) {
+  const uint8_t credits = (uint8_t)(c & CNT_MASK);
+  const uint32_t bit = 1u << ovc, has = credits ? ~0u : 0;
+  r->ovc[ovc].credits = credits;
+  r->ovc_credit = (r->ovc_credit & ~bit) | (bit & has);
+  if (r->ovc_busy & bit) {
+    const uint32_t held = 1u << r->ovc[ovc].owner;
+    r->ivc_ok = (r->ivc_ok & ~held) | (held & has);
   }
 }
 
-/* The flit at the front of input VC i crosses the switch to output o. */
-static void traverse(noc_fast_t *r, unsigned o, unsigned p, unsigned v) {
-  const unsigned i = (p << r->vc_shift) | v;
-  const unsigned w = r->ivc_vc[i], ovc = o * r->vcs + w;
-  const slot_t *s = &r->buf[i * NOC_FAST_MAX_DEPTH + r->rd_ptr[i]];
-  r->out[o] = (noc_flit_t){.data = s->data, .vc = (uint8_t)w, .valid = true, .head = s->head, .tail = s->tail};
-  r->credits[ovc] = (uint8_t)((r->credits[ovc] - 1) & CNT_MASK);
+/* Output VC o * V + w grants input VC `pick`, which then no longer asks. */
+INLINE void grant_vc(noc_fast_t *r, unsigned o, unsigned w, unsigned pick, const unsigned V, const unsigned P) {
+  const unsigned ovc = o * V + w;
+  r->req[o][0] &= ~(1u << pick);
+  r->req[o][1] &= ~(1u << pick);
+  r->ivc_ok = (r->ivc_ok & ~(1u << pick)) | (((r->ovc_credit >> ovc) & 1u) << pick);
+  r->ivc_active |= 1u << pick;
+  r->ovc_busy |= 1u << ovc;
+  r->ivc[pick].out_port = (uint8_t)o;
+  r->ivc[pick].out_vc = (uint8_t)w;
+  r->ovc[ovc].owner = (uint8_t)pick;
+  r->ovc[ovc].rr_va = (uint8_t)(pick + 1 == P * V ? 0 : pick + 1);
+}
+
+/* The free VCs `free` (a mask over w) of output o grant, in VC order, the first of the
+ * requesters (in req[o][c], or either class) at or after each one's pointer, while any are left. */
+INLINE void grant_in_order(noc_fast_t *r, unsigned o, uint32_t free, bool any_class, unsigned c, const unsigned V,
+                           const unsigned P) {
+  for (; free; free &= free - 1) {
+    const uint32_t cand = any_class ? (r->req[o][0] | r->req[o][1]) : r->req[o][c];
+    if (!cand) return;
+    const unsigned w = (unsigned)__builtin_ctz(free);
+    grant_vc(r, o, w, first_from(cand, r->ovc[o * V + w].rr_va), V, P);
+  }
+}
+
+/* VC allocation: every free output VC, in port and VC order, grants the first requesting
+ * input VC at or after its round-robin pointer (ejection: any requester; a network port: those
+ * allowed the VC's class, class 0 being the lower VCs, so granted in VC order). An input VC
+ * asks for one output only, so outputs do not interact, and an output whose VCs are all held,
+ * or free only in a class nobody asks for, costs a test or two. */
+INLINE void vc_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
+  const uint32_t low = VC_MASK(V / 2);
+  for (uint32_t om = r->asked; om; om &= om - 1) {
+    const unsigned o = (unsigned)__builtin_ctz(om);
+    const uint32_t free = ~(r->ovc_busy >> (o * V)) & VC_MASK(V);
+    if (is_local(o)) {
+      if (free) grant_in_order(r, o, free, true, 0, V, P);
+    } else {
+      if ((free & low) && r->req[o][0]) grant_in_order(r, o, free & low, false, 0, V, P);
+      if ((free & ~low) && r->req[o][1]) grant_in_order(r, o, free & ~low, false, 1, V, P);
+    }
+    if (!(r->req[o][0] | r->req[o][1])) r->asked &= (uint8_t)~(1u << o);
+  }
+}
+
+/* The flit at the front of input VC i = (p, v) crosses the switch to output o. */
+INLINE void traverse(noc_fast_t *r, unsigned o, unsigned p, unsigned v, const unsigned V, const unsigned P) {
+  const unsigned i = (p << VC_SHIFT(V)) | v;
+  ivc_t *q = &r->ivc[i];
+  const unsigned w = q->out_vc, ovc = o * V + w, slot = q->rd, count = q->count - 1u;
+  const bool head = (q->heads >> slot) & 1, tail = (q->tails >> slot) & 1;
+  r->out[o] = (noc_flit_t){.data = r->data[i * NOC_FAST_MAX_DEPTH + slot], .vc = (uint8_t)w, .valid = true,
+                           .head = head, .tail = tail};
+  q->rd = (uint8_t)((slot + 1) & PTR_MASK);
+  q->count = (uint8_t)count;
+  set_credits(r, ovc, r->ovc[ovc].credits - 1u);
+  r->out_valid |= (uint8_t)(1u << o);
   r->credit_out |= 1u << i;
   r->out_any = true;
-  r->rd_ptr[i] = (uint8_t)((r->rd_ptr[i] + 1) & PTR_MASK);
-  if (--r->count[i] == 0) r->nonempty &= ~(1u << i);
-  r->port_count[p]--;
-  r->occupancy--;
-  if (s->tail) {
+  if (!count) r->nonempty &= ~(1u << i);
+  r->occupancy = (uint16_t)((r->occupancy - 1) & r->occ_mask);
+  if (tail) {
     r->ivc_active &= ~(1u << i);
     r->ovc_busy &= ~(1u << ovc);
+    if (count) request_vc(r, i, V); /* the next packet's head, at the next edge */
   }
-  r->rr_sa_in[p] = (uint8_t)((v + 1) & (r->vcs - 1));
-  r->rr_sa_out[o] = (uint8_t)(p == r->ports - 1 ? 0 : p + 1);
+  r->rr_sa_in[p] = (uint8_t)((v + 1) & (V - 1u));
+  r->rr_sa_out[o] = (uint8_t)(p + 1u == P ? 0 : p + 1);
+}
+
+/* The first of the VCs in `vcs` (a mask over a port's V VCs) from VC rr on. */
+INLINE unsigned first_vc(uint32_t vcs, unsigned rr, const unsigned V) {
+  const uint32_t rot = ((vcs >> rr) | (vcs << (V - rr))) & VC_MASK(V); /* bit k: VC rr + k */
+  return (rr + (unsigned)__builtin_ctz(rot)) & (V - 1u);
 }
 
 /* Switch allocation, separable, round-robin, two iterations: each input port offers the
- * first VC from its pointer that holds a flit, owns an output VC with a credit, and (second
- * iteration) is bound for an output not yet taken; each output takes the first offering
- * input from its pointer. The second iteration runs only if an input offered and lost. */
-static void switch_allocate(noc_fast_t *r) {
-  const unsigned P = r->ports, V = r->vcs;
+ * first VC from its pointer that holds a flit, owns an output VC with a credit (ivc_ok), and
+ * (second iteration) is bound for an output not yet taken; each output takes the first
+ * offering input from its pointer. The second iteration runs only if an input offered and
+ * lost. */
+INLINE void switch_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
   uint32_t in_done = 0, out_won = 0;
   bool retry = true;
   for (int iter = 0; iter < 2 && retry; iter++) {
@@ -312,30 +401,32 @@ static void switch_allocate(noc_fast_t *r) {
     uint32_t in_req = 0;
     uint32_t want[NOC_FAST_MAX_PORTS]; /* per output: the input ports offering to it */
     uint32_t wanted = 0;               /* outputs with an offer */
-    const uint32_t ready = r->nonempty & r->ivc_active;
-    for (unsigned p = 0; p < P; p++) {
+    uint32_t ready = r->nonempty & r->ivc_active & r->ivc_ok;
+    while (ready) { /* the ports with a ready VC, in order */
+      const unsigned p = (unsigned)__builtin_ctz(ready) >> VC_SHIFT(V);
+      uint32_t vcs = (ready >> (p << VC_SHIFT(V))) & VC_MASK(V);
+      ready &= ~(VC_MASK(V) << (p << VC_SHIFT(V)));
       if ((in_done >> p) & 1) continue;
-      uint32_t vcs = (ready >> (p << r->vc_shift)) & r->vc_mask;
-      if (!vcs) continue;
-      for (unsigned k = 0; k < V; k++) {
-        unsigned v = (r->rr_sa_in[p] + k) & (V - 1);
-        if (!((vcs >> v) & 1)) continue;
-        unsigned i = (p << r->vc_shift) | v, o = r->ivc_port[i];
-        if (((out_won >> o) & 1) || r->credits[o * V + r->ivc_vc[i]] == 0) continue;
-        in_req |= 1u << p;
-        in_vc[p] = (uint8_t)v;
-        if (!((wanted >> o) & 1)) want[o] = 0;
-        wanted |= 1u << o;
-        want[o] |= 1u << p;
-        break;
+      unsigned v = first_vc(vcs, r->rr_sa_in[p], V), o = r->ivc[(p << VC_SHIFT(V)) | v].out_port;
+      while ((out_won >> o) & 1) { /* second iteration: only VCs for outputs still free */
+        vcs &= ~(1u << v);
+        if (!vcs) break;
+        v = first_vc(vcs, r->rr_sa_in[p], V);
+        o = r->ivc[(p << VC_SHIFT(V)) | v].out_port;
       }
+      if (!vcs) continue;
+      in_req |= 1u << p;
+      in_vc[p] = (uint8_t)v;
+      if (!((wanted >> o) & 1)) want[o] = 0;
+      wanted |= 1u << o;
+      want[o] |= 1u << p;
     }
     for (uint32_t om = wanted; om; om &= om - 1) {
-      unsigned o = (unsigned)__builtin_ctz(om);
-      unsigned p = first_from(want[o], r->rr_sa_out[o]);
+      const unsigned o = (unsigned)__builtin_ctz(om);
+      const unsigned p = first_from(want[o], r->rr_sa_out[o]);
       out_won |= 1u << o;
       in_done |= 1u << p;
-      traverse(r, o, p, in_vc[p]);
+      traverse(r, o, p, in_vc[p], V, P);
     }
     retry = (in_req & ~in_done) != 0;
   }
@@ -348,63 +439,127 @@ static void return_drop_credits(noc_fast_t *r) {
       r->credit_out |= 1u << i;
       r->out_any = true;
       r->drop_credits[i] = (uint8_t)((r->drop_credits[i] - 1) & CNT_MASK);
-      r->drop_pending = (r->drop_pending - 1) & r->occ_mask;
+      r->drop_pending = (uint16_t)((r->drop_pending - 1) & r->occ_mask);
     }
   }
 }
 
-/* A flit arriving on input p: dropped with its packet (a local head for outside the slice),
- * lost to a full buffer (overflow), or written into its VC buffer. */
-static void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f) {
-  const unsigned v = f->vc & (r->vcs - 1), i = (p << r->vc_shift) | v;
-  if (is_local(p)) {
-    if (f->head && !in_slice((uint8_t)f->data, (uint8_t)(f->data >> 8), r->slice)) {
-      r->dropping |= 1u << i;
-      r->drops++;
-    }
-    if ((r->dropping >> i) & 1) {
-      r->drop_credits[i] = (uint8_t)((r->drop_credits[i] + 1) & CNT_MASK);
-      r->drop_pending = (r->drop_pending + 1) & r->occ_mask;
-      if (f->tail) r->dropping &= ~(1u << i);
-      return;
-    }
+/* A head on local input VC i for outside the slice drops its packet: this flit and the rest of
+ * the packet are discarded (their credits returned later). Returns whether f is discarded. */
+static bool drop_local(noc_fast_t *r, unsigned i, const noc_flit_t *f) {
+  if (f->head && !in_slice((uint8_t)f->data, (uint8_t)(f->data >> 8), r->slice)) {
+    r->dropping |= 1u << i;
+    r->drops++;
   }
-  if (r->count[i] == r->depth) {
+  if (!((r->dropping >> i) & 1)) return false;
+  r->drop_credits[i] = (uint8_t)((r->drop_credits[i] + 1) & CNT_MASK);
+  r->drop_pending = (uint16_t)((r->drop_pending + 1) & r->occ_mask);
+  if (f->tail) r->dropping &= ~(1u << i);
+  return true;
+}
+
+/* A flit arriving on input p: dropped with its packet (local inputs), lost to a full buffer
+ * (overflow), or written into its VC buffer. */
+INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigned V) {
+  const unsigned v = f->vc & (V - 1u), i = (p << VC_SHIFT(V)) | v;
+  ivc_t *q = &r->ivc[i];
+  if (is_local(p) && drop_local(r, i, f)) return;
+  const unsigned count = q->count;
+  if (count == r->depth) {
     r->overflow = true;
     return;
   }
-  r->buf[i * NOC_FAST_MAX_DEPTH + r->wr_ptr[i]] = (slot_t){f->data, f->head, f->tail};
-  r->wr_ptr[i] = (uint8_t)((r->wr_ptr[i] + 1) & PTR_MASK);
-  r->count[i]++;
+  const unsigned slot = q->wr;
+  const uint8_t bit = (uint8_t)(1u << slot);
+  r->data[i * NOC_FAST_MAX_DEPTH + slot] = f->data;
+  q->heads = (uint8_t)(f->head ? q->heads | bit : q->heads & ~bit);
+  q->tails = (uint8_t)(f->tail ? q->tails | bit : q->tails & ~bit);
+  q->wr = (uint8_t)((slot + 1) & PTR_MASK);
+  q->count = (uint8_t)(count + 1);
   r->nonempty |= 1u << i;
-  r->port_count[p]++;
-  r->occupancy++;
+  r->occupancy = (uint16_t)((r->occupancy + 1) & r->occ_mask);
+  if (!count && f->head && !((r->ivc_active >> i) & 1)) request_route(r, i, f->data, V); /* at the front */
 }
 
-void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in) {
+/* The edge, in the RTL's order. */
+INLINE unsigned step(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in, const unsigned V,
+                     const unsigned P) {
   const bool busy_before = r->occupancy != 0;
-  if (r->out_any) { /* the previous cycle's outputs are gone */
-    for (unsigned p = 0; p < r->ports; p++) r->out[p].valid = false;
+  if (r->out_any) { /* the previous cycle's outputs are gone (their valid bits only) */
+    for (uint32_t m = r->out_valid; m; m &= m - 1) r->out[__builtin_ctz(m)].valid = false;
+    r->out_valid = 0;
     r->credit_out = 0;
     r->out_any = false;
   }
   if (busy_before) {
-    uint32_t waiting = r->nonempty & ~r->ivc_active;
-    if (waiting) vc_allocate(r, waiting);
-    switch_allocate(r);
+    if (r->asked) vc_allocate(r, V, P);
+    switch_allocate(r, V, P);
   }
-  for (uint32_t m = credit_in; m; m &= m - 1) {
-    unsigned i = (unsigned)__builtin_ctz(m);
-    if (i < r->nivc) r->credits[i] = (uint8_t)((r->credits[i] + 1) & CNT_MASK);
+  for (uint32_t m = credit_in & (uint32_t)((1ull << (P * V)) - 1); m; m &= m - 1) {
+    const unsigned ovc = (unsigned)__builtin_ctz(m);
+    set_credits(r, ovc, r->ovc[ovc].credits + 1u);
   }
   if (r->drop_pending) return_drop_credits(r);
-  for (unsigned p = 0; p < r->ports; p++)
-    if (in[p].valid) arrive(r, p, &in[p]);
+  for (unsigned m = in_ports & ((1u << P) - 1); m; m &= m - 1) {
+    const unsigned p = (unsigned)__builtin_ctz(m);
+    if (in[p].valid) arrive(r, p, &in[p], V);
+  }
+  return r->out_valid;
+}
+
+static unsigned step_v2_p5(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
+  return step(r, in, ports, credits, 2, 5);
+}
+static unsigned step_v4_p5(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
+  return step(r, in, ports, credits, 4, 5);
+}
+static unsigned step_v2_p8(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
+  return step(r, in, ports, credits, 2, 8);
+}
+static unsigned step_v4_p8(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
+  return step(r, in, ports, credits, 4, 8);
+}
+
+/* The edge compiled for the router's (V, P): 2 or 4 VCs (8 do not fit the 32-bit credit
+ * vectors), 5 or 8 ports. */
+static step_fn_t step_for(unsigned vcs, unsigned ports) {
+  if (ports == 5) return vcs == 2 ? step_v2_p5 : step_v4_p5;
+  return vcs == 2 ? step_v2_p8 : step_v4_p8;
+}
+
+void noc_fast_set_slice(noc_fast_t *r, uint32_t slice) {
+  if (slice == r->slice) return;
+  r->slice = slice;
+  set_mesh(r);
+  memset(r->req, 0, sizeof r->req); /* the waiting heads ask again, routed in the new slice */
+  r->asked = 0;
+  for (uint32_t m = r->nonempty & ~r->ivc_active; m; m &= m - 1) request_vc(r, (unsigned)__builtin_ctz(m), r->vcs);
+}
+
+unsigned noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in) {
+  return r->step(r, in, in_ports, credit_in);
+}
+
+void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in) {
+  unsigned in_ports = 0;
+  for (unsigned p = 0; p < r->ports; p++) in_ports |= (unsigned)in[p].valid << p;
+  r->step(r, in, in_ports, credit_in);
+}
+
+/* The lines every edge touches: the masks and counts, the requests and the output registers
+ * (a caller stepping many routers asks for the next ones ahead). */
+void noc_fast_prefetch(const noc_fast_t *r) {
+  const char *p = (const char *)r;
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + 64);
+  __builtin_prefetch(p + 128);
+  __builtin_prefetch(p + 192);
 }
 
 /* ------------------------------------------------------------------ outputs and status */
 
 const noc_flit_t *noc_fast_out(const noc_fast_t *r) { return r->out; }
+unsigned noc_fast_out_ports(const noc_fast_t *r) { return r->out_valid; }
 uint32_t noc_fast_credit_out(const noc_fast_t *r) { return r->credit_out; }
 bool noc_fast_idle(const noc_fast_t *r) { return r->occupancy == 0 && !r->out_any && r->drop_pending == 0; }
 unsigned noc_fast_ports(const noc_fast_t *r) { return r->ports; }
@@ -413,5 +568,5 @@ bool noc_fast_overflow(const noc_fast_t *r) { return r->overflow; }
 uint16_t noc_fast_drops(const noc_fast_t *r) { return r->drops; }
 
 unsigned noc_fast_vc_count(const noc_fast_t *r, unsigned port, unsigned vc) {
-  return port < r->ports && vc < r->vcs ? r->count[(port << r->vc_shift) | vc] : 0;
+  return port < r->ports && vc < r->vcs ? r->ivc[(port << r->vc_shift) | vc].count : 0;
 }

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "fast/noc_fast.h"
-#include "system/link.h"
 #include "system/torus.h"
 #include "util/bits.h"
 #include "vmodel/noc_router.h"
@@ -22,35 +21,49 @@ typedef struct {
   size_t head, count, cap;
 } id_queue_t;
 
+/* A node: its router (RTL, fast, or both) and its network interface. What every cycle reads
+ * comes first, in one cache line. */
 typedef struct {
+  noc_fast_t *fast;        /* the fast router (NOC_MODEL_FAST, NOC_MODEL_CHECK) */
+  const flit_t *fast_out;  /* its output flits (noc_fast_out: fixed for its life) */
+  uint32_t nbr[NOC_PORTS]; /* [p], p = 1..4: the neighbour on port p (its input opposite(p)) */
+  unsigned ej_credit;      /* local output credits to return next cycle (bit mask) */
+  uint32_t inj_pkt;        /* packet being injected, UINT32_MAX when none */
+  id_queue_t source;       /* packets waiting to be injected */
+  /* network interface */
+  unsigned inj_index, inj_vc;
+  unsigned inj_credits[8];
+  unsigned next_vc;
+  uint32_t ej_pkt[8];     /* per local-output VC: packet being reassembled */
   /* the RTL router (NOC_MODEL_RTL, NOC_MODEL_CHECK) */
   vmodel_t *model;
   uint32_t *in_flit, *out_flit; /* port storage (words) */
   void *credit_in, *credit_out;
   int p_overflow, p_occupancy, p_dbg_vc, p_dbg_count, p_drops;
   bool in_valid[NOC_PORTS]; /* a valid flit is poked on input p (so an idle port is not rewritten) */
-  /* the fast router (NOC_MODEL_FAST, NOC_MODEL_CHECK) */
-  noc_fast_t *fast;
-  uint32_t nbr[NOC_PORTS];       /* [p], p = 1..4: the neighbour on port p */
-  link_t flit_link[NOC_PORTS];   /* [p]: flits out of output p, towards that neighbour */
-  link_t credit_link[NOC_PORTS]; /* [p]: credits out of input p, back to that neighbour */
-  /* network interface */
-  id_queue_t source;
-  uint32_t inj_pkt;       /* packet being injected, UINT32_MAX when none */
-  unsigned inj_index, inj_vc;
-  unsigned inj_credits[8];
-  unsigned next_vc;
-  uint32_t ej_pkt[8];     /* per local-output VC: packet being reassembled */
-  unsigned ej_credit;     /* local output credits to return next cycle (bit mask) */
 } node_t;
+
+/* The links. Every link has the same latency L, so all of them are one delay line of cycle
+ * slots: what a router sends at cycle t lands in slot (t + 1 + L) mod D, where its neighbour
+ * reads it at cycle t + 1 + L and then clears it. D = L + 2 keeps the slot written in a cycle
+ * apart from the one read in it, so routers can be stepped in any order. */
+typedef struct {
+  flit_t *flit;      /* [n * NOC_PORTS + p]: the flit arriving on router n's input p (p = 0: the
+                        NI's injection, written when read) */
+  uint64_t *arrive;  /* [n]: the credits arriving at router n (credit_in_i) in bits 0..31, and
+                        in bit 32 + p, a flit on input p: zero when nothing arrives */
+} slot_t;
+#define ARRIVE_PORTS 32
+/* FAST: while router n steps, router n + PREFETCH_AHEAD's state is fetched (the routers of a
+ * large pod do not fit in the host's cache together). */
+#define PREFETCH_AHEAD 4u
 
 struct noc_net {
   noc_config_t cfg;
   unsigned nodes, flit_bits, cred_bits;
   node_t *node;
-  flit_t *in;              /* [n * NOC_PORTS + p]: what arrives on router n's input p this cycle */
-  uint32_t *credit_in;     /* [n]: the credits arriving at router n this cycle */
-  uint8_t *has_input;      /* [n]: some flit or credit arrives at router n this cycle */
+  unsigned depth;          /* D = link latency + 2 cycle slots */
+  slot_t *slot;            /* [D] */
   bool diverged;           /* NOC_MODEL_CHECK: the models differed; `divergence` says where */
   char divergence[640];
   noc_packet_t *pkts;
@@ -152,7 +165,9 @@ static int fast_router_init(noc_net_t *net, unsigned n, char *err, size_t errlen
   noc_fast_config_t fc = {.vcs = cfg->vcs, .num_local = 1, .x = n % cfg->size_x, .y = n / cfg->size_x,
                           .size_x = cfg->size_x, .size_y = cfg->size_y, .buf_depth = cfg->buf_depth};
   net->node[n].fast = noc_fast_new(&fc, err, errlen);
-  return net->node[n].fast ? 0 : -1;
+  if (!net->node[n].fast) return -1;
+  net->node[n].fast_out = noc_fast_out(net->node[n].fast);
+  return 0;
 }
 
 noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
@@ -179,10 +194,7 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
   net->flit_bits = NOC_FLIT_BITS(cfg->vcs);
   net->cred_bits = NOC_PORTS * cfg->vcs;
   net->node = calloc(net->nodes, sizeof *net->node);
-  net->in = calloc((size_t)net->nodes * NOC_PORTS, sizeof *net->in);
-  net->credit_in = calloc(net->nodes, sizeof *net->credit_in);
-  net->has_input = calloc(net->nodes, sizeof *net->has_input);
-  if (!net->node || !net->in || !net->credit_in || !net->has_input) goto oom;
+  if (!net->node) goto oom;
   for (unsigned n = 0; n < net->nodes; n++) {
     node_t *nd = &net->node[n];
     nd->inj_pkt = UINT32_MAX;
@@ -196,10 +208,15 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
     for (unsigned p = 1; p < NOC_PORTS; p++) {
       /* Router port p (1..4) is the link in torus direction p - 1 (noc_router.h). */
       nd->nbr[p] = torus_neighbour(cfg->size_x, cfg->size_y, n, (torus_dir_t)(p - NOC_PORT_XPOS));
-      if (link_init(&nd->flit_link[p], cfg->link_latency, sizeof(flit_t)) ||
-          link_init(&nd->credit_link[p], cfg->link_latency, sizeof(uint32_t)))
-        goto oom;
     }
+  }
+  net->depth = cfg->link_latency + 2;
+  net->slot = calloc(net->depth, sizeof *net->slot);
+  if (!net->slot) goto oom;
+  for (unsigned t = 0; t < net->depth; t++) {
+    net->slot[t].flit = calloc((size_t)net->nodes * NOC_PORTS, sizeof(flit_t));
+    net->slot[t].arrive = calloc(net->nodes, sizeof(uint64_t));
+    if (!net->slot[t].flit || !net->slot[t].arrive) goto oom;
   }
   return net;
 oom:
@@ -214,17 +231,17 @@ void noc_net_free(noc_net_t *net) {
     for (unsigned n = 0; n < net->nodes; n++) {
       vmodel_free(net->node[n].model);
       noc_fast_free(net->node[n].fast);
-      for (unsigned p = 1; p < NOC_PORTS; p++) {
-        link_free(&net->node[n].flit_link[p]);
-        link_free(&net->node[n].credit_link[p]);
-      }
       free(net->node[n].source.ids);
     }
   }
+  if (net->slot) {
+    for (unsigned t = 0; t < net->depth; t++) {
+      free(net->slot[t].flit);
+      free(net->slot[t].arrive);
+    }
+  }
+  free(net->slot);
   free(net->node);
-  free(net->in);
-  free(net->credit_in);
-  free(net->has_input);
   free(net->pkts);
   free(net);
 }
@@ -277,6 +294,7 @@ uint32_t noc_net_send(noc_net_t *net, uint32_t src, uint32_t dst, unsigned flits
  * queued one on a VC (round-robin) that has credit. */
 static flit_t ni_inject(noc_net_t *net, node_t *nd) {
   flit_t f = {0};
+  if (nd->inj_pkt == UINT32_MAX && !nd->source.count) return f;
   if (nd->inj_pkt == UINT32_MAX && nd->source.count) {
     for (unsigned i = 0; i < net->cfg.vcs; i++) {
       unsigned v = (nd->next_vc + i) % net->cfg.vcs;
@@ -350,38 +368,50 @@ static void ni_eject(noc_net_t *net, node_t *nd, unsigned n, const flit_t *f) {
   }
 }
 
-/* 1. What arrives at router n this cycle: the flits and credits due on the links, the NI's
- * injection, and the local credits of last cycle's ejection. */
-static void gather_inputs(noc_net_t *net, unsigned n) {
+/* The cycle slots read and written this cycle. */
+static slot_t *slot_read(const noc_net_t *net) { return &net->slot[net->cycle % net->depth]; }
+static slot_t *slot_write(const noc_net_t *net) {
+  return &net->slot[(net->cycle + 1 + net->cfg.link_latency) % net->depth];
+}
+
+/* 1. What arrives at router n this cycle: the flits and credits the links deliver (already in
+ * the read slot), the NI's injection (written there now), and last cycle's ejection credits.
+ * Returns the credit vector; *ports gets a bit per input with a valid flit. */
+static uint32_t gather_inputs(noc_net_t *net, slot_t *rd, unsigned n, unsigned *ports) {
   node_t *nd = &net->node[n];
-  flit_t *in = &net->in[(size_t)n * NOC_PORTS];
-  const unsigned V = net->cfg.vcs;
-  uint32_t credits = nd->ej_credit; /* local output: ejection returns credits at once */
-  bool any_flit = false;
+  const uint64_t arrive = rd->arrive[n];
+  const uint32_t credits = nd->ej_credit | (uint32_t)arrive;
   nd->ej_credit = 0;
-  for (unsigned p = 1; p < NOC_PORTS; p++) {
-    node_t *nb = &net->node[nd->nbr[p]];
-    in[p] = *(const flit_t *)link_slot(&nb->flit_link[opposite(p)]);
-    any_flit |= in[p].valid;
-    credits |= *(const uint32_t *)link_slot(&nb->credit_link[opposite(p)]) << (p * V);
+  *ports = (unsigned)(arrive >> ARRIVE_PORTS);
+  if (nd->inj_pkt != UINT32_MAX || nd->source.count) {
+    flit_t f = ni_inject(net, nd);
+    if (f.valid) {
+      rd->flit[(size_t)n * NOC_PORTS + NOC_PORT_LOCAL] = f;
+      *ports |= 1u << NOC_PORT_LOCAL;
+    }
   }
-  in[NOC_PORT_LOCAL] = ni_inject(net, nd);
-  any_flit |= in[NOC_PORT_LOCAL].valid;
-  net->credit_in[n] = credits;
-  net->has_input[n] = any_flit || credits;
+  return credits;
+}
+
+/* After the router has read them, router n's inputs are cleared for the cycle that next uses
+ * this slot (inputs without a flit are never written, so they stay clear). */
+static void clear_inputs(slot_t *rd, unsigned n, unsigned ports) {
+  for (; ports; ports &= ports - 1) rd->flit[(size_t)n * NOC_PORTS + (unsigned)__builtin_ctz(ports)].valid = false;
+  rd->arrive[n] = 0;
 }
 
 /* Router n's inputs onto its RTL model's ports (a port idle before and now is not rewritten). */
-static void rtl_poke_inputs(noc_net_t *net, unsigned n) {
+static void rtl_poke_inputs(noc_net_t *net, const flit_t *in, unsigned ports, uint32_t credits, unsigned n) {
   node_t *nd = &net->node[n];
-  const flit_t *in = &net->in[(size_t)n * NOC_PORTS];
+  static const flit_t none = {0};
   for (unsigned p = 0; p < NOC_PORTS; p++) {
-    if (in[p].valid || nd->in_valid[p]) {
-      flit_put(net, nd->in_flit, p, &in[p]);
-      nd->in_valid[p] = in[p].valid;
+    const bool valid = (ports >> p) & 1;
+    if (valid || nd->in_valid[p]) {
+      flit_put(net, nd->in_flit, p, valid ? &in[p] : &none);
+      nd->in_valid[p] = valid;
     }
   }
-  cred_put(net, nd->credit_in, net->credit_in[n]);
+  cred_put(net, nd->credit_in, credits);
 }
 
 /* The RTL router's outputs: every field of every port when `all` (the lockstep compares them),
@@ -394,58 +424,76 @@ static uint32_t rtl_outputs(const noc_net_t *net, const node_t *nd, flit_t *out,
   return cred_get(net, nd->credit_out);
 }
 
-/* 3. Router n's outputs onto its links, its local output to the NI (ejection), and the
- * credits for its local input back to the NI. */
-static void deliver_outputs(noc_net_t *net, unsigned n, const flit_t *out, uint32_t credits) {
+/* 3. Router n's outputs onto its links (into the write slot, at the neighbours' inputs), its
+ * local output to the NI (ejection), and the credits for its local input back to the NI.
+ * out_ports: bit p for each valid out[p] (the others are not read). */
+static void deliver_outputs(noc_net_t *net, slot_t *wr, unsigned n, const flit_t *out, unsigned out_ports,
+                            uint32_t credits) {
   node_t *nd = &net->node[n];
   const unsigned V = net->cfg.vcs;
   const uint32_t vc_mask = (1u << V) - 1;
-  for (unsigned p = 1; p < NOC_PORTS; p++) {
-    flit_t *slot = (flit_t *)link_slot(&nd->flit_link[p]);
-    if (out[p].valid) {
-      *slot = out[p];
-      net->last_activity = net->cycle;
-    } else {
-      slot->valid = false;
-    }
-    *(uint32_t *)link_slot(&nd->credit_link[p]) = (credits >> (p * V)) & vc_mask;
+  if (out_ports & ~1u) net->last_activity = net->cycle;
+  for (unsigned m = out_ports & ~1u; m; m &= m - 1) {
+    const unsigned p = (unsigned)__builtin_ctz(m), to = nd->nbr[p];
+    wr->flit[(size_t)to * NOC_PORTS + opposite(p)] = out[p];
+    wr->arrive[to] |= 1ull << (ARRIVE_PORTS + opposite(p));
   }
-  if (credits & vc_mask)
-    for (unsigned v = 0; v < V; v++) nd->inj_credits[v] += (credits >> v) & 1;
-  if (out[NOC_PORT_LOCAL].valid) {
+  for (uint32_t m = credits >> V; m;) { /* the network inputs that return credits */
+    const unsigned p = 1 + (unsigned)__builtin_ctz(m) / V;
+    wr->arrive[nd->nbr[p]] |= (uint64_t)((credits >> (p * V)) & vc_mask) << (opposite(p) * V);
+    m &= ~(vc_mask << ((p - 1) * V));
+  }
+  for (uint32_t m = credits & vc_mask; m; m &= m - 1) nd->inj_credits[__builtin_ctz(m)]++;
+  if (out_ports & 1u) {
     ni_eject(net, nd, n, &out[NOC_PORT_LOCAL]);
     nd->ej_credit |= 1u << out[NOC_PORT_LOCAL].vc;
   }
 }
 
 /* A fast router that holds nothing and receives nothing would not change: it is not stepped,
- * and its outputs stay clear (the event-driven part of NOC_MODEL_FAST). */
-static void fast_router_step(noc_net_t *net, unsigned n) {
-  noc_fast_t *f = net->node[n].fast;
-  if (net->has_input[n] || !noc_fast_idle(f)) noc_fast_step(f, &net->in[(size_t)n * NOC_PORTS], net->credit_in[n]);
+ * and its outputs stay clear (the event-driven part of NOC_MODEL_FAST). Returns whether it
+ * was stepped, with its valid outputs in *out_ports. */
+static bool fast_router_step(noc_fast_t *f, const flit_t *in, unsigned ports, uint32_t credits, unsigned *out_ports) {
+  if (!ports && !credits && noc_fast_idle(f)) return false;
+  *out_ports = noc_fast_step_ports(f, in, ports, credits);
+  return true;
+}
+
+/* The valid bits of a router's outputs, as a mask. */
+static unsigned valid_ports(const flit_t *out) {
+  unsigned m = 0;
+  for (unsigned p = 0; p < NOC_PORTS; p++) m |= (unsigned)out[p].valid << p;
+  return m;
 }
 
 static void step_rtl(noc_net_t *net) {
+  slot_t *rd = slot_read(net), *wr = slot_write(net);
   for (unsigned n = 0; n < net->nodes; n++) {
-    gather_inputs(net, n);
-    rtl_poke_inputs(net, n);
+    unsigned ports;
+    uint32_t credits = gather_inputs(net, rd, n, &ports);
+    rtl_poke_inputs(net, &rd->flit[(size_t)n * NOC_PORTS], ports, credits, n);
+    clear_inputs(rd, n, ports);
   }
   for (unsigned n = 0; n < net->nodes; n++) vmodel_step(net->node[n].model, 1);
   for (unsigned n = 0; n < net->nodes; n++) {
     flit_t out[NOC_PORTS];
     uint32_t credits = rtl_outputs(net, &net->node[n], out, false);
-    deliver_outputs(net, n, out, credits);
+    deliver_outputs(net, wr, n, out, valid_ports(out), credits);
   }
 }
 
-/* All inputs are read before any router writes its links, so each router can be stepped and
- * its outputs delivered in one pass. */
+/* Each router reads one slot and writes another, so each is stepped and delivers its outputs
+ * in one pass; one that was not stepped has nothing to deliver. */
 static void step_fast(noc_net_t *net) {
-  for (unsigned n = 0; n < net->nodes; n++) gather_inputs(net, n);
+  slot_t *rd = slot_read(net), *wr = slot_write(net);
   for (unsigned n = 0; n < net->nodes; n++) {
-    const noc_fast_t *f = net->node[n].fast;
-    fast_router_step(net, n);
-    deliver_outputs(net, n, noc_fast_out(f), noc_fast_credit_out(f));
+    const node_t *nd = &net->node[n];
+    unsigned ports, out_ports;
+    if (n + PREFETCH_AHEAD < net->nodes) noc_fast_prefetch(net->node[n + PREFETCH_AHEAD].fast);
+    uint32_t credits = gather_inputs(net, rd, n, &ports);
+    if (fast_router_step(nd->fast, &rd->flit[(size_t)n * NOC_PORTS], ports, credits, &out_ports))
+      deliver_outputs(net, wr, n, nd->fast_out, out_ports, noc_fast_credit_out(nd->fast));
+    clear_inputs(rd, n, ports);
   }
 }
 
@@ -521,13 +569,16 @@ static bool compare_router(noc_net_t *net, unsigned n, const flit_t *rtl_out, ui
  * delivered, so at a divergence the network stops where both models last agreed. The fast
  * routers skip idle cycles as in NOC_MODEL_FAST, so the check covers that too. */
 static bool step_check(noc_net_t *net) {
+  slot_t *rd = slot_read(net), *wr = slot_write(net);
   for (unsigned n = 0; n < net->nodes; n++) {
-    gather_inputs(net, n);
-    rtl_poke_inputs(net, n);
-  }
-  for (unsigned n = 0; n < net->nodes; n++) {
+    unsigned ports;
+    const flit_t *in = &rd->flit[(size_t)n * NOC_PORTS];
+    uint32_t credits = gather_inputs(net, rd, n, &ports);
+    unsigned out_ports;
+    rtl_poke_inputs(net, in, ports, credits, n);
     vmodel_step(net->node[n].model, 1);
-    fast_router_step(net, n);
+    fast_router_step(net->node[n].fast, in, ports, credits, &out_ports);
+    clear_inputs(rd, n, ports);
   }
   for (unsigned n = 0; n < net->nodes; n++) {
     flit_t out[NOC_PORTS];
@@ -537,7 +588,7 @@ static bool step_check(noc_net_t *net) {
   for (unsigned n = 0; n < net->nodes; n++) {
     flit_t out[NOC_PORTS];
     uint32_t credits = rtl_outputs(net, &net->node[n], out, false);
-    deliver_outputs(net, n, out, credits);
+    deliver_outputs(net, wr, n, out, valid_ports(out), credits);
   }
   return true;
 }
@@ -550,12 +601,6 @@ void noc_net_step(noc_net_t *net) {
       if (!step_check(net)) return;
       break;
     default: step_rtl(net); break;
-  }
-  for (unsigned n = 0; n < net->nodes; n++) {
-    for (unsigned p = 1; p < NOC_PORTS; p++) {
-      link_advance(&net->node[n].flit_link[p]);
-      link_advance(&net->node[n].credit_link[p]);
-    }
   }
   net->cycle++;
 }
@@ -595,10 +640,9 @@ uint64_t noc_net_flits_held(noc_net_t *net) {
   for (unsigned n = 0; n < net->nodes; n++) {
     node_t *nd = &net->node[n];
     held += router_occupancy(nd) + nd->source.count + (nd->inj_pkt != UINT32_MAX);
-    for (unsigned p = 1; p < NOC_PORTS; p++)
-      for (unsigned i = 0; i < nd->flit_link[p].depth; i++)
-        held += ((const flit_t *)(nd->flit_link[p].slots + i * nd->flit_link[p].slot_bytes))->valid;
   }
+  for (unsigned t = 0; t < net->depth; t++) /* on the links */
+    for (size_t i = 0; i < (size_t)net->nodes * NOC_PORTS; i++) held += net->slot[t].flit[i].valid;
   return held;
 }
 
