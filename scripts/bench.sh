@@ -78,6 +78,8 @@ echo "== the MXU's fast model against the RTL (tpusim gemm --level mxu --model r
   done
 } | tee "$out/fast_mxu.txt" | tee -a "$out/summary.txt"
 
+scripts/bench_mxu_fast.sh "$out" | tee -a "$out/summary.txt"
+
 echo "== MXU simulation speed (median of 3 runs; one core)" >&2
 {
   printf '%-9s %-16s %14s %14s\n' mxu "M x K x N" "cycles/s" "MACs/s"
