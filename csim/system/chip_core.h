@@ -89,6 +89,11 @@ typedef struct {
   int (*vmem_read)(chip_core_t *c, uint32_t line, uint32_t n, uint32_t *dst);
   /* Bytes of memory pages the model holds for the chip's memories (0: not known, the RTL's) */
   size_t (*memory)(chip_core_t *c);
+  /* One cycle with no input at all, as the lockstep check runs the RTL through cycles the fast
+   * model skips: nonzero when anything could be seen happening in it (a command issued, a VMEM
+   * write, an HBM request, a flit in the router, a unit's busy flags other than `busy`, a queue
+   * moving); *busy gets the busy flags (fast/chip_obs.h). Cheaper than a step with obs. */
+  int (*step_idle)(chip_core_t *c, uint16_t *busy);
 } chip_core_ops_t;
 
 struct chip_core {

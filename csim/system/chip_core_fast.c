@@ -65,12 +65,21 @@ static int fast_vmem_read(chip_core_t *c, uint32_t line, uint32_t n, uint32_t *d
 
 static size_t fast_memory(chip_core_t *c) { return chip_fast_memory(F(c)); }
 
+static int fast_step_idle(chip_core_t *c, uint16_t *busy) {
+  chip_obs_t o;
+  static const chip_net_t none = {0};
+  fast_net_in(c, &none);
+  (void)chip_fast_step(F(c), false, NULL, &o);
+  *busy = o.busy;
+  return o.issue || o.vmem_we || o.rdma_we || o.hbm_req_valid;
+}
+
 static const chip_core_ops_t fast_ops = {
     fast_free,      fast_reset,      fast_set_slice,   fast_load,       fast_start,       fast_abort,
     fast_hbm_request, fast_step,     fast_skip,        fast_quiet_for,  fast_status,      fast_sem,
     fast_counters,  fast_mxu_error,  fast_idle,        fast_occupancy,  fast_router_flits, fast_slice_drops,
     fast_net_in,    fast_net_out,    fast_trace_open,  fast_trace_close, fast_divergence,
-    fast_vmem_read, fast_memory};
+    fast_vmem_read, fast_memory, fast_step_idle};
 
 chip_core_t *chip_core_fast_new(const chip_core_config_t *cfg, char *err, size_t errlen) {
   fast_core_t *c = calloc(1, sizeof *c);

@@ -204,9 +204,10 @@ static noc_flit_t unpack_flit(const uint32_t *w, unsigned port);
 
 static void rtl_net_in(chip_core_t *c, const chip_net_t *in) {
   rtl_core_t *r = rtl(c);
-  uint32_t *words = vmodel_port_ptr(r->m, r->p[P_NET_IN]);
+  uint32_t words[(4 * CHIP_FLIT_BITS + 31) / 32] = {0};
   for (unsigned d = 0; d < 4; d++) put_flit(words, d, &in->flit[d]);
-  *(uint8_t *)vmodel_port_ptr(r->m, r->p[P_NET_CIN]) = in->credits;
+  vmodel_poke_words(r->m, r->p[P_NET_IN], words);  /* (a poke: the next peek evaluates them) */
+  vmodel_poke(r->m, r->p[P_NET_CIN], in->credits);
 }
 
 static void rtl_net_out(chip_core_t *c, chip_net_t *out) {
@@ -222,13 +223,19 @@ static int rtl_trace_open(chip_core_t *c, const char *path, char *err, size_t er
 
 static void rtl_trace_close(chip_core_t *c) { vmodel_trace_close(rtl(c)->m); }
 
+/* The 64 bits from bit `off` of little-endian words (they lie inside the words). */
+static uint64_t word64_at(const uint32_t *w, unsigned off) {
+  const unsigned i = off / 32, sh = off % 32;
+  const uint64_t lo = w[i] | (uint64_t)w[i + 1] << 32;
+  return sh ? lo >> sh | (uint64_t)w[i + 2] << (64 - sh) : lo;
+}
+
 static noc_flit_t unpack_flit(const uint32_t *w, unsigned port) {
   const unsigned off = port * CHIP_FLIT_BITS, vcb = NOC_VC_BITS(CHIP_ROUTER_VCS);
-  return (noc_flit_t){.data = bits_get(w, off, NOC_DATA_BITS),
-                      .vc = (uint8_t)bits_get(w, off + NOC_DATA_BITS, vcb),
-                      .tail = bits_get(w, off + NOC_DATA_BITS + vcb, 1) != 0,
-                      .head = bits_get(w, off + NOC_DATA_BITS + vcb + 1, 1) != 0,
-                      .valid = bits_get(w, off + NOC_DATA_BITS + vcb + 2, 1) != 0};
+  const unsigned ctl = (unsigned)bits_get(w, off + NOC_DATA_BITS, vcb + 3); /* vc, tail, head, valid */
+  if (!((ctl >> (vcb + 2)) & 1)) return (noc_flit_t){0};  /* no flit: the rest is not looked at */
+  return (noc_flit_t){.data = word64_at(w, off), .vc = (uint8_t)(ctl & ((1u << vcb) - 1)),
+                      .tail = (ctl >> vcb) & 1, .head = (ctl >> (vcb + 1)) & 1, .valid = true};
 }
 
 /* The cycle's visible events with the inputs poked so far (read before the clock edge). */
@@ -297,12 +304,26 @@ static size_t rtl_memory(chip_core_t *c) {
   return 0;
 }
 
+static int rtl_step_idle(chip_core_t *c, uint16_t *busy) {
+  rtl_core_t *r = rtl(c);
+  vmodel_t *m = r->m;
+  rtl_drive_hbm(r, false, NULL);
+  const uint64_t before = vmodel_peek(m, r->p[P_PC]) << 2 | vmodel_peek(m, r->p[P_RUNNING]);
+  const int active = vmodel_peek(m, r->p[P_OBS_ISSUE]) || vmodel_peek(m, r->p[P_OBS_VMEM_WE]) ||
+                     vmodel_peek(m, r->p[P_OBS_RDMA_WE]) || vmodel_peek(m, r->p[P_REQ_VALID]) ||
+                     vmodel_peek(m, r->p[P_NET_OCC]) || vmodel_peek(m, r->p[P_NET_COUT]);
+  *busy = (uint16_t)vmodel_peek(m, r->p[P_OBS_BUSY]);
+  rtl_clock(r);
+  const uint64_t after = vmodel_peek(m, r->p[P_PC]) << 2 | vmodel_peek(m, r->p[P_RUNNING]);
+  return active || before != after;
+}
+
 static const chip_core_ops_t rtl_ops = {
     rtl_free,     rtl_reset,       rtl_set_slice, rtl_load,       rtl_start,      rtl_abort,
     rtl_hbm_request, rtl_step,     rtl_skip,      rtl_quiet_for,  rtl_status,     rtl_sem,
     rtl_counters, rtl_mxu_error,   rtl_idle,      rtl_occupancy,  rtl_router_flits, rtl_slice_drops,
     rtl_net_in,   rtl_net_out,     rtl_trace_open, rtl_trace_close, rtl_divergence,
-    rtl_vmem_read, rtl_memory};
+    rtl_vmem_read, rtl_memory, rtl_step_idle};
 
 chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, char *err, size_t errlen) {
   rtl_core_t *r = calloc(1, sizeof *r);

@@ -77,11 +77,12 @@ void vmodel_poke(vmodel_t *m, int port, uint64_t value) {
   if (!p.is_input) misuse(m, "poke of an output", port);
   if (p.width > 64) misuse(m, "vmodel_poke on a port wider than 64 bits", port);
   if (p.width < 64) value &= (uint64_t{1} << p.width) - 1;
-  if (p.width <= 8) *static_cast<CData *>(p.data) = static_cast<CData>(value);
-  else if (p.width <= 16) *static_cast<SData *>(p.data) = static_cast<SData>(value);
-  else if (p.width <= 32) *static_cast<IData *>(p.data) = static_cast<IData>(value);
-  else *static_cast<QData *>(p.data) = value;
-  m->dirty_ = true;
+  uint64_t old;
+  if (p.width <= 8) old = *static_cast<CData *>(p.data), *static_cast<CData *>(p.data) = static_cast<CData>(value);
+  else if (p.width <= 16) old = *static_cast<SData *>(p.data), *static_cast<SData *>(p.data) = static_cast<SData>(value);
+  else if (p.width <= 32) old = *static_cast<IData *>(p.data), *static_cast<IData *>(p.data) = static_cast<IData>(value);
+  else old = *static_cast<QData *>(p.data), *static_cast<QData *>(p.data) = value;
+  if (old != value) m->dirty_ = true;  // an unchanged input needs no evaluation before the next peek
 }
 
 uint64_t vmodel_peek(vmodel_t *m, int port) {
