@@ -149,6 +149,10 @@ SOAK_PROGRAMS ?= 100000
 soak: $(TPUSIM) $(FUZZ_BINS) ## The long runs: SOAK_PROGRAMS random program sets (default 100,000), 10^6 fuzzed .npy inputs, a minute of each fuzzer
 	@scripts/soak.sh $(TPUSIM) $(FUZZ) $(SOAK_PROGRAMS)
 
+.PHONY: mutants
+mutants: $(BUILD)/tests/test_noc_fast ## Plant one-bit and one-cycle errors in the fast router (csim/fast/noc_fast.c) and check the lockstep tests catch each (not part of 'make test')
+	@scripts/mutants.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $$(pkg-config --libs criterion) $(LDLIBS)"
+
 memcheck: $(TPUSIM) $(BUILD)/tests/test_tpusim_cli ## Run the CLI tests with tpusim under valgrind: no leaks, no memory errors (part of 'make test')
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
 

@@ -449,6 +449,78 @@ static void expect_usage(const char *args, const char *needle) {
   cr_expect_eq(r.out[0], 0, "'%s' printed a result", args);
 }
 
+/* The text of a field's value in a flat JSON object (up to the next comma or brace). */
+static void json_text(const char *json, const char *key, char *buf, size_t len) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(json, pat);
+  cr_assert_not_null(p, "no key %s in %s", key, json);
+  p += strlen(pat);
+  size_t n = strcspn(p, ",}");
+  cr_assert_lt(n, len);
+  memcpy(buf, p, n);
+  buf[n] = 0;
+}
+
+/* The fast router (--model fast, docs/scale.md) gives the RTL's results to the last digit, and
+ * the lockstep (--model check) finds no difference; only the model's name and host time differ. */
+Test(tpusim_cli, net_fast_and_check_models_report_what_the_rtl_reports, .timeout = 120) {
+  const char *runs[] = {"net --pod 4x4 --traffic uniform --rate 0.3 --packet-flits 2 --cycles 500 --warmup 100 --seed 3",
+                        "net --pod 5x3 --traffic tornado --rate 0.9 --vcs 2 --buf 2 --link-latency 2 --cycles 300",
+                        "net --pod 4x4 --traffic hotspot --rate 0.5 --packet-flits 4 --buf 1 --cycles 300 --seed 7"};
+  const char *fields[] = {"offered", "accepted", "avg_latency", "p50_latency", "p99_latency", "max_latency", "packets",
+                          "created", "lost", "duplicated", "corrupted", "misrouted", "saturated", "stuck", "overflow",
+                          "cycles"};
+  for (unsigned i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    char args[512];
+    run_t r[3];
+    const char *models[] = {"rtl", "fast", "check"};
+    for (int m = 0; m < 3; m++) {
+      snprintf(args, sizeof args, "%s --model %s --json", runs[i], models[m]);
+      r[m] = run(args);
+      cr_assert_eq(r[m].status, 0, "%s: %s", args, r[m].err);
+      char want[32], got[32];
+      snprintf(want, sizeof want, "\"%s\"", models[m]);
+      json_text(r[m].out, "model", got, sizeof got);
+      cr_assert_str_eq(got, want, "%s", r[m].out);
+    }
+    for (unsigned k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+      char a[64], b[64], c[64];
+      json_text(r[0].out, fields[k], a, sizeof a);
+      json_text(r[1].out, fields[k], b, sizeof b);
+      json_text(r[2].out, fields[k], c, sizeof c);
+      cr_expect_str_eq(b, a, "%s: %s fast %s, RTL %s", runs[i], fields[k], b, a);
+      cr_expect_str_eq(c, a, "%s: %s check %s, RTL %s", runs[i], fields[k], c, a);
+    }
+  }
+  run_t text = run("net --pod 2x2 --model fast --cycles 100");
+  cr_assert_eq(text.status, 0, "%s", text.err);
+  cr_assert(strstr(text.out, "fast routers"), "%s", text.out);
+}
+
+Test(tpusim_cli, net_model_refusals) {
+  expect_usage("net --pod 4x4 --model quick", "unknown --model 'quick' (rtl, fast, check)");
+  expect_usage("net --pod 4x4 --model", "--model");
+  remove("/tmp/tpusim_net_fast_never.fst");
+  expect_usage("net --pod 4x4 --model fast --trace /tmp/tpusim_net_fast_never.fst",
+               "--trace needs --model rtl or check: a fast model has no waveform");
+  cr_expect_neq(access("/tmp/tpusim_net_fast_never.fst", F_OK), 0, "a refused run wrote its trace");
+  expect_usage("net --pod 4x4 --model fast --sweep --trace /tmp/tpusim_net_fast_never.fst", "--trace");
+}
+
+Test(tpusim_cli, net_check_model_traces_the_rtl_router) {
+  const char *fst = "/tmp/tpusim_net_check_trace.fst";
+  remove(fst);
+  char args[256];
+  snprintf(args, sizeof args, "net --pod 3x3 --rate 0.2 --cycles 100 --warmup 10 --model check --trace %s --trace-node 4", fst);
+  run_t r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  struct stat st;
+  cr_assert_eq(stat(fst, &st), 0, "no trace written");
+  cr_assert_gt(st.st_size, 0);
+  remove(fst);
+}
+
 Test(tpusim_cli, collective_json_and_bad_input) {
   run_t r = run("collective --pod 2x2 --op allreduce --algo torus2d --bytes 4000 --mxu 4x4 --json");
   cr_assert_eq(r.status, 0, "%s", r.err);

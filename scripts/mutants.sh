@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Mutation check of the fast router (`make mutants`, not part of `make test`): plants one-bit
+# and one-cycle errors in csim/fast/noc_fast.c, one at a time, and runs the lockstep tests
+# (tests/test_noc_fast.c, networks in NOC_MODEL_CHECK under every traffic pattern and load)
+# against each. A mutant is caught when the lockstep fails; the first divergence report is
+# printed. Exits 1 if any mutant survives, 2 if a mutation no longer applies (the source moved
+# on: update its pattern here).
+#
+# Each mutant is built in build/mutants/NAME/ from a copy of noc_fast.c: only that object is
+# recompiled, swapped into a copy of libtpusim.a, and the test binary relinked against it.
+#
+# usage: scripts/mutants.sh BUILD_DIR "CC CFLAGS" CXX "LINK_LIBS LDLIBS"
+#   (the Makefile's `mutants` target passes its own compiler, flags and libraries)
+set -euo pipefail
+build=$1 cc=$2 cxx=$3 libs=$4
+src=csim/fast/noc_fast.c
+test_obj=$build/obj/tests/test_noc_fast.o
+filter='noc_fast/lockstep_every_pattern_and_load'
+out=$build/mutants
+mkdir -p "$out"
+
+# name | what it plants | sed expression on noc_fast.c
+mutants=(
+  "sa_input_pointer_stuck|switch allocation's per-input round-robin pointer not advanced|s/r->rr_sa_in\[p\] = (uint8_t)((v + 1) \& (V - 1u));/r->rr_sa_in[p] = (uint8_t)(v \& (V - 1u));/"
+  "sa_output_pointer_off_by_one|switch allocation's per-output pointer set to the winner, not the one after|s/r->rr_sa_out\[o\] = (uint8_t)(p + 1u == P ? 0 : p + 1);/r->rr_sa_out[o] = (uint8_t)p;/"
+  "va_pointer_stuck|VC allocation's round-robin pointer not advanced|s/r->ovc\[ovc\].rr_va = (uint8_t)(pick + 1 == P \* V ? 0 : pick + 1);/r->ovc[ovc].rr_va = (uint8_t)pick;/"
+  "credit_one_cycle_late|a departing flit's credit returned one cycle late (queued as a dropped flit's, returned at the start of the next edge)|s/^  r->credit_out |= 1u << i;$/  r->drop_credits[i]++, r->drop_pending++;/; /^  if (r->drop_pending) return_drop_credits(r);$/d; s/^  if (busy_before) {$/  if (r->drop_pending) return_drop_credits(r);\n  if (busy_before) {/"
+  "dateline_class_bit|the hop over the dateline also allowed class 0 (one bit of the class mask)|s/v >= V \/ 2u)) cls = 2;/v >= V \/ 2u)) cls = 3;/"
+  "tail_bit_flipped|the tail bit of every output flit inverted|s/.head = head, .tail = tail}/.head = head, .tail = !tail}/"
+  "switch_one_iteration|switch allocation without its second iteration|s/for (int iter = 0; iter < 2 \&\& retry; iter++)/for (int iter = 0; iter < 1 \&\& retry; iter++)/"
+)
+
+echo "mutants: the unmutated fast router first (it must pass)" >&2
+if ! TPU_SEED=1 "$build/tests/test_noc_fast" --jobs 2 --filter "$filter" >"$out/baseline.log" 2>&1; then
+  cat "$out/baseline.log" >&2
+  echo "mutants: the lockstep tests fail without a mutant; fix that first" >&2
+  exit 1
+fi
+
+survived=0
+for m in "${mutants[@]}"; do
+  IFS='|' read -r name what expr <<<"$m"
+  dir=$out/$name
+  rm -rf "$dir" && mkdir -p "$dir"
+  cp "$src" "$dir/noc_fast.c"
+  sed -i "$expr" "$dir/noc_fast.c"
+  if cmp -s "$src" "$dir/noc_fast.c"; then
+    echo "mutants: $name: the pattern no longer matches $src" >&2
+    exit 2
+  fi
+  # shellcheck disable=SC2086  # the flags and libraries are word lists
+  # a mutant may leave a parameter unused: warnings go to the mutant's build log
+  if ! $cc -Wno-error -c "$dir/noc_fast.c" -o "$dir/noc_fast.o" 2>"$dir/build.log"; then
+    cat "$dir/build.log" >&2
+    echo "mutants: $name does not compile" >&2
+    exit 2
+  fi
+  cp "$build/libtpusim.a" "$dir/libtpusim.a"
+  ar r "$dir/libtpusim.a" "$dir/noc_fast.o" 2>/dev/null
+  # shellcheck disable=SC2086
+  $cxx -o "$dir/test_noc_fast" "$test_obj" ${libs//$build\/libtpusim.a/$dir/libtpusim.a}
+  if TPU_SEED=1 "$dir/test_noc_fast" --jobs 2 --filter "$filter" >"$dir/test.log" 2>&1; then
+    printf '%-30s SURVIVED  %s\n' "$name" "$what"
+    survived=$((survived + 1))
+  else
+    report=$(grep -m1 -oE 'cycle [0-9]+, router \([0-9]+,[0-9]+\): .*' "$dir/test.log" || true)
+    printf '%-30s caught    %s\n%32s%s\n' "$name" "$what" "" "${report:-(the lockstep test failed without a divergence report: see $dir/test.log)}"
+  fi
+done
+if [ "$survived" -gt 0 ]; then
+  echo "mutants: $survived of ${#mutants[@]} survived the lockstep tests" >&2
+  exit 1
+fi
+echo "mutants: all ${#mutants[@]} caught by the lockstep tests" >&2
