@@ -49,6 +49,10 @@ Test(randprog, sets_on_a_lone_chip_end_as_their_kind_says) { run_sets(1, 1, 4, 6
 
 Test(randprog, sets_on_a_2x2_pod_end_as_their_kind_says) { run_sets(2, 2, 4, 12); }
 
+Test(randprog, sets_on_a_4x4_pod_end_as_their_kind_says) { run_sets(4, 4, 4, 6); }
+
+Test(randprog, sets_on_a_16x16_chip_end_as_their_kind_says) { run_sets(1, 1, 16, 8); }
+
 /* Every error code comes up among the invalid sets, each at its command. */
 Test(randprog, invalid_sets_provoke_every_error_code) {
   char err[512], why[1024];

@@ -453,7 +453,7 @@ int randprog_generate(const randprog_target_t *t, randprog_kind_t kind, uint64_t
   for (unsigned i = 0; i < chips; i++) epilogue(&g, i);
   for (unsigned i = 0; i < chips; i++)
     if (!fw_prog_ok(&p->prog[i][0]) || !fw_prog_ok(&p->prog[i][1])) goto oom;
-  p->max_cycles = 4 * g.cost + 20000;
+  p->max_cycles = g.cost + 2000; /* every command after the other, each at its longest */
   if (kind == RANDPROG_INVALID) make_invalid(&g, p);
   if (kind == RANDPROG_MUTATED) mutate(&g, p);
   free(g.c);
