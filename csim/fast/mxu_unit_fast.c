@@ -2,6 +2,7 @@
  * command acceptance, feeders and store unit around mxu_control.sv's loader and streamer. */
 #include "fast/mxu_unit_fast.h"
 
+#include <emmintrin.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,13 +137,20 @@ static int accumulate_due(mxu_unit_fast_t *u, bool *we, uint32_t *addr) {
   mxu_fast_row_t *r = &u->inflight[u->if_head];
   if (r->due != u->tick) return 0;
   if (!r->computed) compute_rows(u, -1);
-  uint32_t *acc = paged_write(&u->acc, r->addr);
+  float *acc = paged_write(&u->acc, r->addr);  /* (the accumulator is only ever read as float or copied) */
   if (!acc) return -1;
   const float *s = u->psums + (size_t)u->if_head * u->cols;
-  for (unsigned c = 0; c < u->cols; c++) {
-    const float v = r->accumulate ? bits_to_float(acc[c]) + s[c] : s[c];
-    const uint32_t b = bits_of_float(v);
-    acc[c] = (b & 0x7FFFFFFFu) > 0x7F800000u ? CANONICAL_NAN : b;
+  /* fp32 adds (or the sums themselves), NaNs made canonical: four lanes at a time */
+  const __m128 nan = _mm_castsi128_ps(_mm_set1_epi32((int)CANONICAL_NAN));
+  unsigned c = 0;
+  for (; c + 4 <= u->cols; c += 4) {
+    const __m128 v = r->accumulate ? _mm_add_ps(_mm_loadu_ps(acc + c), _mm_loadu_ps(s + c)) : _mm_loadu_ps(s + c);
+    const __m128 is_nan = _mm_cmpunord_ps(v, v);
+    _mm_storeu_ps(acc + c, _mm_or_ps(_mm_and_ps(is_nan, nan), _mm_andnot_ps(is_nan, v)));
+  }
+  for (; c < u->cols; c++) {
+    const float v = r->accumulate ? acc[c] + s[c] : s[c];
+    acc[c] = v != v ? bits_to_float(CANONICAL_NAN) : v;
   }
   *we = true;
   *addr = r->addr;
