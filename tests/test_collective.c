@@ -191,7 +191,7 @@ Test(collective, bad_slices_and_sizes_are_refused) {
  * a ring in Y), each checked against its own golden model. */
 Test(collective, concurrent_slices_each_get_their_own_sums) {
   const unsigned lanes = 4, lines = 150;
-  pod_config_t pc = {4, 4, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL};
+  pod_config_t pc = {4, 4, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -257,7 +257,7 @@ Test(collective, all_to_all_on_torus_mesh_and_rings) {
 /* Chip i works (a vector op of 300 (i + 1) lines) before the barrier; nobody may get past
  * it before the slowest has arrived. Without the barrier the fast chips finish early. */
 static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy[16]) {
-  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL};
+  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL};
   char err[1024];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -414,7 +414,7 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
  * disturb them (semaphores 30 and 31 only). Results exact, every semaphore back at zero. */
 Test(collective, barrier_right_after_a_collective) {
   const unsigned w = 4, h = 4, n = 16, lanes = 4, lines = 301;
-  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL};
+  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);

@@ -1,5 +1,6 @@
 /* cli_shared: helpers more than one command uses (commands.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,4 +103,18 @@ int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsig
                            "it", trace_chip);
   }
   return CLI_EXIT_OK;
+}
+
+void cmd_progress_init(cmd_progress_t *p, const char *cmd) {
+  p->cmd = cmd;
+  ticker_init(&p->ticker, 2.0);
+  stopwatch_start(&p->watch);
+}
+
+void cmd_progress(void *ctx, uint64_t cycles) {
+  cmd_progress_t *p = ctx;
+  if (!ticker_due(&p->ticker)) return;
+  const double secs = stopwatch_seconds(&p->watch);
+  fprintf(stderr, "%s: cycle %" PRIu64 " of the pod's run, %.0f s, %.0f cycles/s\n", p->cmd, cycles, secs,
+          secs > 0 ? (double)cycles / secs : 0.0);
 }

@@ -83,7 +83,7 @@ out:
 /* ns per cycle and chip of a 3x1 pod in which chip 0 streams lines to chip 2. */
 static int measure_routers(const chip_config_t *cfg, double *router_ns, uint64_t *pod_cycles, char *err,
                            size_t errlen) {
-  pod_config_t pc = {3, 1, 0, *cfg, NULL};
+  pod_config_t pc = {3, 1, 0, *cfg, NULL, NULL, NULL};
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return -1;
   const unsigned lines = 2000;

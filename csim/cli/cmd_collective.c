@@ -141,6 +141,7 @@ static int device_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, u
 static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, size_t errlen) {
   stream_t *x = ctx;
   x->res = r;
+  fprintf(stderr, "collective: checking every chip's results against the golden model...\n");
   const coll_golden_io_t io = {x, golden_input, device_output};
   if (coll_golden_check_stream(&x->o->cfg.slice, &x->o->cfg.args, x->o->mxu[1], x->o->cfg.elems, &io, &x->chk)) {
     snprintf(err, errlen, "the results cannot be read, or no memory for the golden model");
@@ -229,6 +230,10 @@ int cmd_collective(int argc, char **argv) {
   char err[4096];
   stream_t x = {.o = &o};
   const pod_coll_io_t io = {&x, device_input, check_results};
+  cmd_progress_t progress;
+  cmd_progress_init(&progress, "collective");
+  o.cfg.progress = cmd_progress;
+  o.cfg.progress_ctx = &progress;
   stopwatch_t w;
   stopwatch_start(&w);
   rt_status_t run = pod_collective_io(&o.cfg, &io, &st, err, sizeof err);

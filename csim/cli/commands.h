@@ -11,6 +11,7 @@
 #include "fw/collective_args.h"
 #include "system/chip_core.h"
 #include "util/cli.h"
+#include "util/stopwatch.h"
 
 int cmd_dot(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
@@ -45,6 +46,16 @@ typedef struct {
  * and that the chip to trace (trace_chip, or -1) runs the RTL: CLI_EXIT_OK, or a usage error. */
 int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
                        bool **rtl_chips);
+
+/* Progress of a long pod run on stderr (pod_config_t.progress): a line at most every two
+ * seconds with the cycles so far and the rate. */
+typedef struct {
+  const char *cmd;
+  ticker_t ticker;
+  stopwatch_t watch;
+} cmd_progress_t;
+void cmd_progress_init(cmd_progress_t *p, const char *cmd);
+void cmd_progress(void *ctx, uint64_t cycles);
 
 /* Runs scripts/<script_name> (found from the tpusim binary's directory) with python3 on csv,
  * writing png with a title. 0 on success. */

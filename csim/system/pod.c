@@ -289,7 +289,7 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   }
   const uint64_t start = p->tick;
   sync_all(p, start);
-  uint64_t n = 0, drop_check = 256;
+  uint64_t n = 0, drop_check = 256, progress = 1u << 16;
   bool timed_out = false, dropped = false, split = false;
   for (;;) {
     const unsigned stepped = pod_tick(p, start);
@@ -304,6 +304,10 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     if (n >= max_cycles) {
       timed_out = true;
       break;
+    }
+    if (n >= progress && p->cfg.progress) {
+      progress = n + (1u << 16);
+      p->cfg.progress(p->cfg.progress_ctx, n);
     }
     if (!stepped && !p->in_flight) { /* nothing acts and nothing is on a link: jump to the next chip that wakes */
       const uint64_t w = next_wake(p);

@@ -19,6 +19,10 @@ typedef struct {
   /* NULL, or size_x * size_y flags (chip y * size_x + x): those chips run the Verilated RTL
    * whatever chip.model says (a waveform of one chip in a pod of fast ones) */
   const bool *rtl_chips;
+  /* NULL, or called every 65,536 cycles of a pod_run with the cycles run so far (the commands
+   * print progress on stderr from it) */
+  void (*progress)(void *ctx, uint64_t cycles);
+  void *progress_ctx;
 } pod_config_t;
 
 typedef struct pod pod_t;

@@ -23,7 +23,7 @@ struct randprog_bench {
 
 static pod_t *make_pod(const randprog_target_t *t, unsigned rows, unsigned cols, uint64_t seed, chip_model_t model,
                        char *err, size_t errlen) {
-  pod_config_t pc = {t->pod_x, t->pod_y, LINK_LATENCY, chip_config_default(rows, cols), NULL};
+  pod_config_t pc = {t->pod_x, t->pod_y, LINK_LATENCY, chip_config_default(rows, cols), NULL, NULL, NULL};
   pc.chip.model = model;
   pc.chip.hbm_bytes = t->hbm_bytes;
   pc.chip.hbm_bytes_per_cycle = HBM_BYTES_PER_CYCLE;
