@@ -45,3 +45,33 @@ echo "== torus simulation speed (one core, median of 3; 4 VCs, 8-flit buffers, u
     done
   done
 } | tee "$out/speed.txt"
+
+echo "== the fast router against the RTL router (tpusim net --model rtl|fast; docs/scale.md)" >&2
+# 32x32 torus, uniform traffic, 4 VCs x 8 flits, 1-flit packets; the same cycles and warm-up for
+# both models (at 0.3 the pod saturates, so the run includes the long drain of its backlog). The
+# RTL runs once, the fast router three times (median); the two must report the same results.
+# BookSim2 on this machine: 173 cycles/s at 32x32 and 0.05 (docs/benchmarks.md).
+booksim=173
+{
+  printf '%-6s %7s %9s %14s %14s %8s %12s\n' load cycles simulated "RTL cycles/s" "fast cycles/s" ratio "x BookSim2"
+  for spec in "0.05 20000 1000" "0.3 1000 200"; do
+    set -- $spec
+    args="--pod 32x32 --rate $1 --cycles $2 --warmup $3 --seed 1 --json"
+    r=$("$tpusim" net $args --model rtl 2>/dev/null)
+    echo "$r" >"$out/fast_router_rtl_$1.json"
+    : >"$out/fast_router_fast_$1.jsonl"
+    for run in 1 2 3; do "$tpusim" net $args --model fast 2>/dev/null >>"$out/fast_router_fast_$1.jsonl"; done
+    # the results (everything but the model's name and host time) must be the RTL's
+    strip() { sed -E 's/"model":"[a-z]+",//; s/,"sim_seconds":[^,}]*//; s/,"sim_cycles_per_s":[^,}]*//'; }
+    if [ "$(strip <<<"$r")" != "$(head -1 "$out/fast_router_fast_$1.jsonl" | strip)" ]; then
+      echo "bench: fast and RTL routers report different results at load $1" >&2
+      exit 1
+    fi
+    rtl=$(sed -nE 's/.*"sim_cycles_per_s":([0-9.e+]+).*/\1/p' <<<"$r")
+    fast=$(sed -nE 's/.*"sim_cycles_per_s":([0-9.e+]+).*/\1/p' "$out/fast_router_fast_$1.jsonl" | median)
+    cycles=$(sed -nE 's/.*"cycles":([0-9]+).*/\1/p' <<<"$r")
+    printf '%-6s %7s %9s %14.0f %14.0f %7.1fx %11.1fx\n' "$1" "$2" "$cycles" "$rtl" "$fast" \
+      "$(awk -v a="$fast" -v b="$rtl" 'BEGIN { print a / b }')" "$(awk -v a="$fast" -v b="$booksim" 'BEGIN { print a / b }')"
+  done
+} | tee "$out/fast_router.txt"
+echo "(cycles: measured cycles; simulated: all the run's cycles, drain included; x BookSim2: fast cycles/s over BookSim2's $booksim at 32x32, 0.05)"

@@ -55,7 +55,7 @@ typedef struct {
  * in the host's L2, so what an edge touches is packed together: the masks and counts every
  * edge tests, the output registers, the per-VC records, and, apart, the flit data and what
  * only slice drops use. */
-typedef unsigned (*step_fn_t)(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in);
+typedef noc_fast_outputs_t (*step_fn_t)(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in);
 
 static step_fn_t step_for(unsigned vcs, unsigned ports);
 
@@ -394,6 +394,15 @@ INLINE unsigned first_vc(uint32_t vcs, unsigned rr, const unsigned V) {
  * offering input from its pointer. The second iteration runs only if an input offered and
  * lost. */
 INLINE void switch_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
+  const uint32_t ready0 = r->nonempty & r->ivc_active & r->ivc_ok;
+  if (!ready0) return; /* nobody offers: no grant, no second iteration */
+  const unsigned p0 = (unsigned)__builtin_ctz(ready0) >> VC_SHIFT(V);
+  if (!((uint64_t)ready0 >> ((p0 + 1) << VC_SHIFT(V)))) {
+    /* one input port offers: its first ready VC wins its output, and nobody lost */
+    const unsigned v = first_vc((ready0 >> (p0 << VC_SHIFT(V))) & VC_MASK(V), r->rr_sa_in[p0], V);
+    traverse(r, r->ivc[(p0 << VC_SHIFT(V)) | v].out_port, p0, v, V, P);
+    return;
+  }
   uint32_t in_done = 0, out_won = 0;
   bool retry = true;
   for (int iter = 0; iter < 2 && retry; iter++) {
@@ -472,8 +481,8 @@ INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigne
   const unsigned slot = q->wr;
   const uint8_t bit = (uint8_t)(1u << slot);
   r->data[i * NOC_FAST_MAX_DEPTH + slot] = f->data;
-  q->heads = (uint8_t)(f->head ? q->heads | bit : q->heads & ~bit);
-  q->tails = (uint8_t)(f->tail ? q->tails | bit : q->tails & ~bit);
+  q->heads = (uint8_t)((q->heads & ~bit) | (unsigned)f->head << slot);
+  q->tails = (uint8_t)((q->tails & ~bit) | (unsigned)f->tail << slot);
   q->wr = (uint8_t)((slot + 1) & PTR_MASK);
   q->count = (uint8_t)(count + 1);
   r->nonempty |= 1u << i;
@@ -482,8 +491,8 @@ INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigne
 }
 
 /* The edge, in the RTL's order. */
-INLINE unsigned step(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in, const unsigned V,
-                     const unsigned P) {
+INLINE noc_fast_outputs_t step(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in,
+                               const unsigned V, const unsigned P) {
   const bool busy_before = r->occupancy != 0;
   if (r->out_any) { /* the previous cycle's outputs are gone (their valid bits only) */
     for (uint32_t m = r->out_valid; m; m &= m - 1) r->out[__builtin_ctz(m)].valid = false;
@@ -504,19 +513,19 @@ INLINE unsigned step(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uin
     const unsigned p = (unsigned)__builtin_ctz(m);
     if (in[p].valid) arrive(r, p, &in[p], V);
   }
-  return r->out_valid;
+  return (noc_fast_outputs_t){.credits = r->credit_out, .ports = r->out_valid};
 }
 
-static unsigned step_v2_p5(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
+static noc_fast_outputs_t step_v2_p5(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
   return step(r, in, ports, credits, 2, 5);
 }
-static unsigned step_v4_p5(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
+static noc_fast_outputs_t step_v4_p5(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
   return step(r, in, ports, credits, 4, 5);
 }
-static unsigned step_v2_p8(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
+static noc_fast_outputs_t step_v2_p8(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
   return step(r, in, ports, credits, 2, 8);
 }
-static unsigned step_v4_p8(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
+static noc_fast_outputs_t step_v4_p8(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
   return step(r, in, ports, credits, 4, 8);
 }
 
@@ -536,7 +545,7 @@ void noc_fast_set_slice(noc_fast_t *r, uint32_t slice) {
   for (uint32_t m = r->nonempty & ~r->ivc_active; m; m &= m - 1) request_vc(r, (unsigned)__builtin_ctz(m), r->vcs);
 }
 
-unsigned noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in) {
+noc_fast_outputs_t noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in) {
   return r->step(r, in, in_ports, credit_in);
 }
 
@@ -544,16 +553,6 @@ void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in) {
   unsigned in_ports = 0;
   for (unsigned p = 0; p < r->ports; p++) in_ports |= (unsigned)in[p].valid << p;
   r->step(r, in, in_ports, credit_in);
-}
-
-/* The lines every edge touches: the masks and counts, the requests and the output registers
- * (a caller stepping many routers asks for the next ones ahead). */
-void noc_fast_prefetch(const noc_fast_t *r) {
-  const char *p = (const char *)r;
-  __builtin_prefetch(p);
-  __builtin_prefetch(p + 64);
-  __builtin_prefetch(p + 128);
-  __builtin_prefetch(p + 192);
 }
 
 /* ------------------------------------------------------------------ outputs and status */

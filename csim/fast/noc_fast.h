@@ -52,8 +52,12 @@ void noc_fast_set_slice(noc_fast_t *r, uint32_t slice);
 void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in);
 /* noc_fast_step for a caller that knows which inputs carry a flit: bit p of in_ports set for
  * each valid in[p] (others are not read). The same edge, without looking at idle ports.
- * Returns noc_fast_out_ports. */
-unsigned noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in);
+ * Returns the outputs' summary: noc_fast_out_ports and noc_fast_credit_out. */
+typedef struct {
+  uint32_t credits; /* noc_fast_credit_out */
+  uint32_t ports;   /* noc_fast_out_ports */
+} noc_fast_outputs_t;
+noc_fast_outputs_t noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in);
 /* The router's outputs: flit of output p at [p] (the pointer stays the same for the router's
  * life); credit_out bit p*vcs+v: a credit for input p, VC v. */
 const noc_flit_t *noc_fast_out(const noc_fast_t *r);
@@ -61,9 +65,6 @@ uint32_t noc_fast_credit_out(const noc_fast_t *r);
 /* Bit p: output p holds a valid flit (the valid bits of noc_fast_out, as a mask). */
 unsigned noc_fast_out_ports(const noc_fast_t *r);
 
-/* A hint for a caller that steps many routers: brings this router's state towards the cache
- * (call it a few routers ahead). Changes nothing. */
-void noc_fast_prefetch(const noc_fast_t *r);
 /* Nothing buffered, no output or credit registered, no dropped-flit credit to return: an edge
  * with no flit and no credit arriving changes nothing but clears outputs that are already clear. */
 bool noc_fast_idle(const noc_fast_t *r);

@@ -54,9 +54,8 @@ typedef struct {
                         in bit 32 + p, a flit on input p: zero when nothing arrives */
 } slot_t;
 #define ARRIVE_PORTS 32
-/* FAST: while router n steps, router n + PREFETCH_AHEAD's state is fetched (the routers of a
- * large pod do not fit in the host's cache together). */
-#define PREFETCH_AHEAD 4u
+/* The per-node steps of a cycle, inlined into each model's loop (a call costs as much). */
+#define HOT static inline __attribute__((always_inline))
 
 struct noc_net {
   noc_config_t cfg;
@@ -377,7 +376,7 @@ static slot_t *slot_write(const noc_net_t *net) {
 /* 1. What arrives at router n this cycle: the flits and credits the links deliver (already in
  * the read slot), the NI's injection (written there now), and last cycle's ejection credits.
  * Returns the credit vector; *ports gets a bit per input with a valid flit. */
-static uint32_t gather_inputs(noc_net_t *net, slot_t *rd, unsigned n, unsigned *ports) {
+HOT uint32_t gather_inputs(noc_net_t *net, slot_t *rd, unsigned n, unsigned *ports) {
   node_t *nd = &net->node[n];
   const uint64_t arrive = rd->arrive[n];
   const uint32_t credits = nd->ej_credit | (uint32_t)arrive;
@@ -395,7 +394,7 @@ static uint32_t gather_inputs(noc_net_t *net, slot_t *rd, unsigned n, unsigned *
 
 /* After the router has read them, router n's inputs are cleared for the cycle that next uses
  * this slot (inputs without a flit are never written, so they stay clear). */
-static void clear_inputs(slot_t *rd, unsigned n, unsigned ports) {
+HOT void clear_inputs(slot_t *rd, unsigned n, unsigned ports) {
   for (; ports; ports &= ports - 1) rd->flit[(size_t)n * NOC_PORTS + (unsigned)__builtin_ctz(ports)].valid = false;
   rd->arrive[n] = 0;
 }
@@ -427,7 +426,7 @@ static uint32_t rtl_outputs(const noc_net_t *net, const node_t *nd, flit_t *out,
 /* 3. Router n's outputs onto its links (into the write slot, at the neighbours' inputs), its
  * local output to the NI (ejection), and the credits for its local input back to the NI.
  * out_ports: bit p for each valid out[p] (the others are not read). */
-static void deliver_outputs(noc_net_t *net, slot_t *wr, unsigned n, const flit_t *out, unsigned out_ports,
+HOT void deliver_outputs(noc_net_t *net, slot_t *wr, unsigned n, const flit_t *out, unsigned out_ports,
                             uint32_t credits) {
   node_t *nd = &net->node[n];
   const unsigned V = net->cfg.vcs;
@@ -452,10 +451,10 @@ static void deliver_outputs(noc_net_t *net, slot_t *wr, unsigned n, const flit_t
 
 /* A fast router that holds nothing and receives nothing would not change: it is not stepped,
  * and its outputs stay clear (the event-driven part of NOC_MODEL_FAST). Returns whether it
- * was stepped, with its valid outputs in *out_ports. */
-static bool fast_router_step(noc_fast_t *f, const flit_t *in, unsigned ports, uint32_t credits, unsigned *out_ports) {
+ * was stepped, with its outputs' valid ports and credits in *o. */
+HOT bool fast_router_step(noc_fast_t *f, const flit_t *in, unsigned ports, uint32_t credits, noc_fast_outputs_t *o) {
   if (!ports && !credits && noc_fast_idle(f)) return false;
-  *out_ports = noc_fast_step_ports(f, in, ports, credits);
+  *o = noc_fast_step_ports(f, in, ports, credits);
   return true;
 }
 
@@ -488,11 +487,11 @@ static void step_fast(noc_net_t *net) {
   slot_t *rd = slot_read(net), *wr = slot_write(net);
   for (unsigned n = 0; n < net->nodes; n++) {
     const node_t *nd = &net->node[n];
-    unsigned ports, out_ports;
-    if (n + PREFETCH_AHEAD < net->nodes) noc_fast_prefetch(net->node[n + PREFETCH_AHEAD].fast);
+    unsigned ports;
+    noc_fast_outputs_t o;
     uint32_t credits = gather_inputs(net, rd, n, &ports);
-    if (fast_router_step(nd->fast, &rd->flit[(size_t)n * NOC_PORTS], ports, credits, &out_ports))
-      deliver_outputs(net, wr, n, nd->fast_out, out_ports, noc_fast_credit_out(nd->fast));
+    if (fast_router_step(nd->fast, &rd->flit[(size_t)n * NOC_PORTS], ports, credits, &o))
+      deliver_outputs(net, wr, n, nd->fast_out, o.ports, o.credits);
     clear_inputs(rd, n, ports);
   }
 }
@@ -574,10 +573,10 @@ static bool step_check(noc_net_t *net) {
     unsigned ports;
     const flit_t *in = &rd->flit[(size_t)n * NOC_PORTS];
     uint32_t credits = gather_inputs(net, rd, n, &ports);
-    unsigned out_ports;
+    noc_fast_outputs_t o;
     rtl_poke_inputs(net, in, ports, credits, n);
     vmodel_step(net->node[n].model, 1);
-    fast_router_step(net->node[n].fast, in, ports, credits, &out_ports);
+    fast_router_step(net->node[n].fast, in, ports, credits, &o);
     clear_inputs(rd, n, ports);
   }
   for (unsigned n = 0; n < net->nodes; n++) {
