@@ -70,6 +70,8 @@ struct noc_fast {
   uint32_t credit_out;  /* registered: credits for the input VCs */
   uint32_t dropping;    /* a local input VC is discarding the rest of a dropped packet */
   uint8_t asked;        /* outputs with a request (req) */
+  bool va_dirty;        /* a request or a free output VC appeared since VC allocation last ran:
+                           until then it would grant nothing (every free VC found no requester) */
   uint8_t out_valid;    /* registered: the output ports with a valid flit */
   bool out_any;         /* registered: some flit or credit went out last edge */
   bool overflow;        /* sticky: a flit hit a full VC */
@@ -246,6 +248,7 @@ void noc_fast_reset(noc_fast_t *r) {
   r->nonempty = r->ivc_active = r->ovc_busy = r->dropping = 0;
   memset(r->req, 0, sizeof r->req);
   r->asked = 0;
+  r->va_dirty = false;
   r->out_valid = 0;
   r->credit_out = 0;
   r->out_any = false;
@@ -285,6 +288,7 @@ INLINE void request_route(noc_fast_t *r, unsigned i, uint64_t dst, const unsigne
   if (cls & 1) r->req[o][0] |= 1u << i;
   if (cls & 2) r->req[o][1] |= 1u << i;
   r->asked |= (uint8_t)(1u << o);
+  r->va_dirty = true;
 }
 
 /* Input VC i, holding no output VC, has a new flit at its front: if it is a head, it asks. */
@@ -355,6 +359,7 @@ INLINE void vc_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
     }
     if (!(r->req[o][0] | r->req[o][1])) r->asked &= (uint8_t)~(1u << o);
   }
+  r->va_dirty = false;
 }
 
 /* The flit at the front of input VC i = (p, v) crosses the switch to output o. */
@@ -376,6 +381,7 @@ INLINE void traverse(noc_fast_t *r, unsigned o, unsigned p, unsigned v, const un
   if (tail) {
     r->ivc_active &= ~(1u << i);
     r->ovc_busy &= ~(1u << ovc);
+    r->va_dirty = true; /* a free output VC */
     if (count) request_vc(r, i, V); /* the next packet's head, at the next edge */
   }
   r->rr_sa_in[p] = (uint8_t)((v + 1) & (V - 1u));
@@ -501,7 +507,7 @@ INLINE noc_fast_outputs_t step(noc_fast_t *r, const noc_flit_t *in, unsigned in_
     r->out_any = false;
   }
   if (busy_before) {
-    if (r->asked) vc_allocate(r, V, P);
+    if (r->asked && r->va_dirty) vc_allocate(r, V, P);
     switch_allocate(r, V, P);
   }
   for (uint32_t m = credit_in & (uint32_t)((1ull << (P * V)) - 1); m; m &= m - 1) {
