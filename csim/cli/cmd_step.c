@@ -25,6 +25,8 @@ typedef struct {
   bool json, have_tchip;
   cmd_models_t models;
   bool *rtl_chips;  /* --rtl-chips, resolved */
+  double seconds;         /* host time of the run and its checks */
+  uint64_t memory_bytes;  /* the chips' memory pages at the end */
 } step_opts_t;
 
 static void step_help(void) {
@@ -74,21 +76,72 @@ static int parse(int argc, char **argv, step_opts_t *o) {
   return CLI_EXIT_OK;
 }
 
-/* Phase 1: every chip's product against the golden GEMM; phase 2: the sums against the
- * golden all-reduce of the golden products. want_prod gets the golden products. */
-static int check(const step_opts_t *o, const pod_step_stats_t *st, const uint16_t *a, const uint16_t *b,
-                 const uint32_t *prod, const uint32_t *sum, uint32_t *want_prod, golden_diff_t *gemm,
-                 coll_check_t *coll) {
-  const pod_step_config_t *c = &o->cfg;
-  const uint64_t mk = c->m * c->k, kn = c->k * c->n, mn = c->m * c->n;
-  const unsigned chips = c->pod_w * c->pod_h;
-  for (unsigned i = 0; i < chips; i++)
-    gemm_golden(c->mxu_rows, c->m, c->k, c->n, a + i * mk, b + i * kn, false, false, want_prod + i * mn);
-  golden_compare(prod, want_prod, chips * mn, gemm);
-  return coll_golden_check(&st->slice, &st->allreduce, c->mxu_cols, mn, want_prod, sum, coll);
+/* The checks, as the runs hand out their results: the golden product of a and b once (every
+ * chip's product is it with its rows turned by the chip's index, pod_step.h), each chip's
+ * product against it, then the sums against the golden all-reduce of the products. */
+typedef struct {
+  const step_opts_t *o;
+  const uint16_t *a, *b;
+  uint32_t *want;            /* the golden product of a and b, M x N */
+  uint32_t *row;             /* one chip's row, read back */
+  pod_step_results_t *res;
+  golden_diff_t gemm;
+  unsigned gemm_chip;        /* the chip of the first product mismatch */
+  coll_check_t coll;
+} step_check_t;
+
+/* Value e of chip's product: row r of it is row (r + chip) mod M of the golden product. */
+static uint32_t product_value(const step_check_t *x, unsigned chip, uint64_t e) {
+  const uint64_t m = x->o->cfg.m, n = x->o->cfg.n;
+  return x->want[((e / n + chip) % m) * n + e % n];
 }
 
-static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden_diff_t *gemm,
+static rt_status_t check_products(void *ctx, pod_step_results_t *r, char *err, size_t errlen) {
+  step_check_t *x = ctx;
+  const pod_step_config_t *c = &x->o->cfg;
+  const unsigned chips = c->pod_w * c->pod_h;
+  fprintf(stderr, "step: checking every chip's product against the golden GEMM...\n");
+  gemm_golden(c->mxu_rows, c->m, c->k, c->n, x->a, x->b, false, false, x->want);
+  for (unsigned i = 0; i < chips; i++)
+    for (uint64_t row = 0; row < c->m; row++) {
+      if (pod_step_read(r, i, row * c->n, c->n, x->row)) {
+        snprintf(err, errlen, "chip %u's product cannot be read", i);
+        return RT_FAILED;
+      }
+      for (uint64_t j = 0; j < c->n; j++) {
+        const uint64_t e = row * c->n + j;
+        const uint32_t want = product_value(x, i, e);
+        if (x->row[j] != want && x->gemm.mismatches++ == 0)
+          x->gemm.first = e, x->gemm.got = x->row[j], x->gemm.want = want, x->gemm_chip = i;
+      }
+    }
+  return RT_OK;
+}
+
+static void sum_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  for (uint64_t k = 0; k < n; k++) vals[k] = product_value(ctx, chip, first + k);
+}
+
+static int sum_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  return pod_step_read(((step_check_t *)ctx)->res, chip, first, n, vals);
+}
+
+static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_t errlen) {
+  step_check_t *x = ctx;
+  x->res = r;
+  fprintf(stderr, "step: checking every chip's sums against the golden all-reduce...\n");
+  const coll_golden_io_t io = {x, sum_input, sum_output};
+  const pod_step_config_t *c = &x->o->cfg;
+  fw_slice_t s = {0, 0, c->pod_w, c->pod_h, c->pod_w, c->pod_h};
+  fw_coll_args_t a = {FW_COLL_ALLREDUCE, c->algo, 0, 0, 0, 0, false};
+  if (coll_golden_check_stream(&s, &a, c->mxu_cols, c->m * c->n, &io, &x->coll)) {
+    snprintf(err, errlen, "the sums cannot be read, or no memory for the golden model");
+    return RT_FAILED;
+  }
+  return RT_OK;
+}
+
+static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden_diff_t *gemm, unsigned gemm_chip,
                   const coll_check_t *coll) {
   const pod_step_config_t *c = &o->cfg;
   const double mhz = o->clock_mhz, ideal = (double)c->m * c->k * c->n / ((double)c->mxu_rows * c->mxu_cols);
@@ -107,6 +160,10 @@ static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden
   report_u64(&r, "total_cycles", total);
   report_f64(&r, "time_us", (double)total / mhz);
   report_bool(&r, "correct", ok);
+  report_f64(&r, "sim_seconds", o->seconds);
+  report_f64(&r, "chip_memory_MB", (double)o->memory_bytes / (1 << 20));
+  report_f64(&r, "peak_rss_MB", (double)stopwatch_peak_rss() / (1 << 20));
+  report_str(&r, "model", chip_model_name((chip_model_t)o->models.model));
   report_text_u64(&r, "pod_w", c->pod_w);
   report_text_u64(&r, "pod_h", c->pod_h);
   report_text_u64(&r, "rows", c->mxu_rows);
@@ -124,6 +181,8 @@ static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden
                   "{busbw_GBps:%.2f} GB/s ({busbw_fraction*100:%.1f}% of {bound:%.1f})");
   report_line(&r, "  total    {total_cycles} cycles, {time_us:%.1f} us at {clock_mhz} MHz");
   report_line(&r, "  golden   {correct?every chip's products and sums agree on every bit|DISAGREES}");
+  report_line(&r, "  host     {sim_seconds:%.1f} s ({model} model), chips' memories {chip_memory_MB:%.0f} MB, peak RSS "
+                  "{peak_rss_MB:%.0f} MB");
   if (c->trace_path) {
     report_text_str(&r, "trace", c->trace_path);
     report_text_u64(&r, "trace_chip", c->trace_chip);
@@ -131,8 +190,8 @@ static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden
   }
   if (report_print(&r, o->json, stdout)) return cli_fail("step", "cannot write the report");
   if (gemm->mismatches)
-    return cli_fail("step", "%zu products differ from the golden GEMM; the first: value %zu is 0x%08x, golden 0x%08x",
-                    gemm->mismatches, gemm->first, gemm->got, gemm->want);
+    return cli_fail("step", "%zu products differ from the golden GEMM; the first: chip %u value %zu is 0x%08x, golden "
+                    "0x%08x", gemm->mismatches, gemm_chip, gemm->first, gemm->got, gemm->want);
   if (coll->mismatches || coll->bound_violations)
     return cli_fail("step", "%" PRIu64 " sums differ from the golden all-reduce, %" PRIu64 " outside the float64 bound",
                     coll->mismatches, coll->bound_violations);
@@ -151,35 +210,36 @@ int cmd_step(int argc, char **argv) {
     return cli_checked("step");
   }
   const pod_step_config_t *c = &o.cfg;
-  const unsigned chips = c->pod_w * c->pod_h;
-  const uint64_t mn = c->m * c->n;
-  uint16_t *a = malloc(chips * c->m * c->k * 2), *b = malloc(chips * c->k * c->n * 2);
-  uint32_t *prod = malloc(chips * mn * 4), *sum = malloc(chips * mn * 4), *want = malloc(chips * mn * 4);
-  if (!a || !b || !prod || !sum || !want) {
+  uint16_t *a = malloc(c->m * c->k * 2), *b = malloc(c->k * c->n * 2);
+  step_check_t x = {.o = &o, .a = a, .b = b, .want = malloc(c->m * c->n * 4), .row = malloc(c->n * 4)};
+  if (!a || !b || !x.want || !x.row) {
     rc = cli_fail("step", "out of memory");
     goto out;
   }
   rng_t r;
   rng_seed(&r, c->seed);
-  for (uint64_t i = 0; i < chips * c->m * c->k; i++) a[i] = rng_bf16(&r, -3, 1);
-  for (uint64_t i = 0; i < chips * c->k * c->n; i++) b[i] = rng_bf16(&r, -3, 1);
+  for (uint64_t i = 0; i < c->m * c->k; i++) a[i] = rng_bf16(&r, -3, 1);
+  for (uint64_t i = 0; i < c->k * c->n; i++) b[i] = rng_bf16(&r, -3, 1);
+  cmd_progress_t progress;
+  cmd_progress_init(&progress, "step");
+  o.cfg.progress = cmd_progress;
+  o.cfg.progress_ctx = &progress;
   pod_step_stats_t st;
   char err[4096];
-  rt_status_t run = pod_step_run(c, a, b, prod, sum, &st, err, sizeof err);
+  const pod_step_io_t io = {&x, check_products, check_sums};
+  stopwatch_t w;
+  stopwatch_start(&w);
+  rt_status_t run = pod_step_run(c, a, b, &io, &st, err, sizeof err);
+  o.seconds = stopwatch_seconds(&w);
   if (run != RT_OK) {
     rc = run == RT_INVALID ? cli_usage_error("step", "%s", err) : cli_fail("step", "%s", err);
     cli_remove_output(c->trace_path);  /* the run did not finish */
     goto out;
   }
-  golden_diff_t gemm;
-  coll_check_t coll;
-  if (check(&o, &st, a, b, prod, sum, want, &gemm, &coll)) {
-    rc = cli_fail("step", "out of memory for the golden models");
-    goto out;
-  }
-  rc = report(&o, &st, &gemm, &coll);
+  o.memory_bytes = st.memory_bytes;
+  rc = report(&o, &st, &x.gemm, x.gemm_chip, &x.coll);
 out:
-  free(a), free(b), free(prod), free(sum), free(want);
+  free(a), free(b), free(x.want), free(x.row);
   free(o.rtl_chips);
   return rc;
 }

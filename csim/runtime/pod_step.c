@@ -2,6 +2,7 @@
 #include "runtime/pod_step.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/chip_gemm.h"
@@ -33,19 +34,20 @@ rt_status_t pod_step_check(const pod_step_config_t *cfg, char *err, size_t errle
   return plan(cfg, &g, &s, &ca, err, errlen);
 }
 
-/* Reads every chip's C (M x N fp32) into out. */
-static rt_status_t read_products(pod_t *pod, const pod_step_config_t *cfg, uint32_t *out, char *err, size_t errlen) {
-  const uint64_t mn = cfg->m * cfg->n;
-  for (unsigned i = 0; i < cfg->pod_w * cfg->pod_h; i++)
-    if (chip_gemm_read(pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w), cfg->m, cfg->k, cfg->n, false, out + i * mn)) {
-      snprintf(err, errlen, "out of memory reading the products");
-      return RT_FAILED;
-    }
-  return RT_OK;
+struct pod_step_results {
+  pod_t *pod;
+  const pod_step_config_t *cfg;
+  uint64_t c_addr;
+};
+
+int pod_step_read(pod_step_results_t *r, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  const pod_step_config_t *c = r->cfg;
+  if (chip >= c->pod_w * c->pod_h || first > c->m * c->n || n > c->m * c->n - first) return -1;
+  return chip_hbm_read(pod_chip(r->pod, chip % c->pod_w, chip / c->pod_w), r->c_addr + 4 * first, vals, 4 * n);
 }
 
-rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const uint16_t *b, uint32_t *prod,
-                         uint32_t *sum, pod_step_stats_t *st, char *err, size_t errlen) {
+rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const uint16_t *b, const pod_step_io_t *io,
+                         pod_step_stats_t *st, char *err, size_t errlen) {
   memset(st, 0, sizeof *st);
   chip_geometry_t g;
   rt_status_t rc = plan(cfg, &g, &st->slice, &st->allreduce, err, errlen);
@@ -58,15 +60,21 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = chip_gemm_hbm_bytes(g.cols, m, k, n);
   pod_t *pod = pod_new(&pc, err, errlen);
-  if (!pod) return RT_FAILED;
+  uint16_t *mine = malloc(m * k * sizeof *mine);  /* one chip's A at a time */
+  pod_step_results_t res = {pod, cfg, chip_gemm_c_addr(g.cols, m, k, n)};
   rc = RT_FAILED;
+  if (!pod || !mine) {
+    if (pod) snprintf(err, errlen, "out of memory");
+    goto out;
+  }
   /* phase 1: the GEMMs */
   fprintf(stderr, "step: %u chips, GEMM %llux%llux%llu each...\n", chips, (unsigned long long)m,
           (unsigned long long)k, (unsigned long long)n);
   uint64_t limit = 0;  /* the chips share nothing but the clock: the slowest one's bound */
   for (unsigned i = 0; i < chips; i++) {
     chip_t *c = pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w);
-    if (chip_gemm_load(c, m, k, n, a + i * m * k, b + i * k * n, NULL, NULL, err, errlen)) goto out;
+    for (uint64_t r = 0; r < m; r++) memcpy(mine + r * k, a + ((r + i) % m) * k, k * sizeof *mine);
+    if (chip_gemm_load(c, m, k, n, mine, b, NULL, NULL, err, errlen)) goto out;
     if (2 * chip_cycle_bound(c) > limit) limit = 2 * chip_cycle_bound(c);
   }
   if (cfg->trace_path &&
@@ -78,19 +86,20 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
     snprintf(err, errlen, "GEMM phase failed: %s", report);
     goto out;
   }
-  if (read_products(pod, cfg, prod, err, errlen)) goto out;
+  if ((rc = io->products(io->ctx, &res, err, errlen)) != RT_OK) goto out;
+  rc = RT_FAILED;
+  for (unsigned i = 0; i < chips; i++) /* A and B are done with */
+    if (chip_hbm_zero(pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w), 0, res.c_addr)) goto out;
   /* phase 2: the all-reduce of the products, in place in HBM (the trace continues) */
   fprintf(stderr, "step: all-reduce of %llu bytes per chip (%s)...\n", (unsigned long long)(4 * m * n),
           cfg->algo == FW_COLL_TORUS2D ? "torus2d" : "ring");
   pod_coll_stats_t cs;
-  if ((rc = pod_coll_run(pod, &st->slice, &st->allreduce, chip_gemm_c_addr(g.cols, m, k, n), NULL, 0, &cs, err,
-                         errlen)) != RT_OK)
-    goto out;
-  rc = RT_FAILED;
+  if ((rc = pod_coll_run(pod, &st->slice, &st->allreduce, res.c_addr, NULL, 0, &cs, err, errlen)) != RT_OK) goto out;
   st->allreduce_cycles = cs.cycles;
-  if (read_products(pod, cfg, sum, err, errlen)) goto out;
-  rc = RT_OK;
+  for (unsigned i = 0; i < chips; i++) st->memory_bytes += chip_memory(pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w));
+  rc = io->sums(io->ctx, &res, err, errlen);
 out:
+  free(mine);
   pod_free(pod);
   return rc;
 }
