@@ -1,7 +1,9 @@
 /*
- * cmd_chip: `tpusim chip`, the host cost of simulating a chip: host time per simulated
- * cycle for an idle chip, a chip running a GEMM, and chips moving data through their
- * routers (a 3x1 pod: one sending, one forwarding, one receiving).
+ * cmd_chip: `tpusim chip`, the host cost of simulating a chip, on the model asked for: host
+ * time per simulated cycle for an idle chip, a chip running a GEMM, the same GEMM on one chip
+ * of a 4x4 pod whose other chips wait (what an idle chip costs among busy ones: nothing,
+ * with the fast model's event-driven time), and chips moving data through their routers (a
+ * 3x1 pod: one sending, one forwarding, one receiving).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,14 +23,17 @@ typedef struct {
   unsigned mxu[2];
   uint64_t cycles;
   bool json;
+  int model;  /* a chip_model_t */
 } chip_opts_t;
 
 static void chip_help(void) {
-  printf("usage: tpusim chip [--mxu RxC] [--cycles N] [--json]\n\n"
+  printf("usage: tpusim chip [--mxu RxC] [--cycles N] [--model rtl|fast|check] [--json]\n\n"
          "Measures the host time per simulated cycle of one chip (MXU RxC, default 16x16): idle,\n"
-         "running a GEMM from HBM, and moving data through routers (a 3x1 pod, chip 0 sending\n"
-         "to chip 2 through chip 1; reported per chip). --cycles sets the idle run (default\n"
-         "200000). Sizes built: %s\n" CLI_EXIT_STATUS_HELP,
+         "running a GEMM from HBM, the same GEMM on one chip of a 4x4 pod whose 15 other chips\n"
+         "wait (the cost of an idle chip among busy ones), and moving data through routers (a\n"
+         "3x1 pod, chip 0 sending to chip 2 through chip 1; reported per chip). --cycles sets the\n"
+         "idle run (default 200000). --model: the chips' model (default rtl). Sizes built: %s\n"
+         CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
 
@@ -38,6 +43,7 @@ static int parse(int argc, char **argv, chip_opts_t *o) {
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
       CLI_OPT("cycles", CLI_U64, &o->cycles, .min = 1, .max = 1000000000),
       CLI_OPT("json", CLI_FLAG, &o->json),
+      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       {0}};
   int rc = cli_parse("chip", argc, argv, opts, chip_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -62,7 +68,16 @@ static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_
   }
   stopwatch_t w;
   stopwatch_start(&w);
-  for (uint64_t i = 0; i < cycles; i++) chip_tick(chip);
+  for (uint64_t i = 0; i < cycles;) { /* event-driven: a fast chip with nothing to do is skipped */
+    const uint64_t q = chip_quiet_for(chip);
+    if (q) {
+      chip_skip(chip, q < cycles - i ? q : cycles - i);
+      i += q < cycles - i ? q : cycles - i;
+    } else {
+      chip_tick(chip);
+      i++;
+    }
+  }
   *idle_ns = 1e9 * stopwatch_seconds(&w) / (double)cycles;
   rng_t rng;
   rng_seed(&rng, 1);
@@ -77,6 +92,41 @@ static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_
 out:
   chip_free(chip);
   free(a), free(b), free(out);
+  return rc;
+}
+
+/* ns per cycle of a 4x4 pod in which chip 0 runs a 4R x 4R x 4C GEMM and the others have
+ * halted (nothing to do). */
+static int measure_idle_pod(const chip_config_t *cfg, double *pod_ns, char *err, size_t errlen) {
+  const size_t m = 4 * cfg->rows, k = 4 * cfg->rows, n = 4 * cfg->cols;
+  pod_config_t pc = {4, 4, 0, *cfg, NULL, NULL, NULL};
+  pod_t *pod = pod_new(&pc, err, errlen);
+  uint16_t *a = calloc(m * k, 2), *b = calloc(k * n, 2);  /* (zeros: the cost does not depend on the values) */
+  int rc = -1;
+  if (!pod || !a || !b) {
+    if (pod) snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  if (chip_gemm_load(pod_chip(pod, 0, 0), m, k, n, a, b, NULL, NULL, err, errlen)) goto out;
+  fw_prog_t halt;
+  fw_prog_init(&halt);
+  fw_halt(&halt);
+  for (unsigned i = 1; i < 16; i++)
+    for (int q = 0; q < ISA_NUM_QUEUES && rc; q++)
+      if (chip_load_program(pod_chip(pod, i % 4, i / 4), q, halt.words, halt.count, err, errlen)) {
+        fw_prog_free(&halt);
+        goto out;
+      }
+  fw_prog_free(&halt);
+  stopwatch_t w;
+  stopwatch_start(&w);
+  uint64_t cycles;
+  if (pod_run(pod, ISA_QMASK_ALL, 100000000, &cycles, err, errlen)) goto out;
+  *pod_ns = 1e9 * stopwatch_seconds(&w) / (double)cycles;
+  rc = 0;
+out:
+  pod_free(pod);
+  free(a), free(b);
   return rc;
 }
 
@@ -114,10 +164,12 @@ int cmd_chip(int argc, char **argv) {
   if (cli_check_only()) return cli_checked("chip");
   chip_config_t cfg = chip_config_default(o.mxu[0], o.mxu[1]);
   cfg.hbm_bytes = 1u << 24;
-  double idle_ns, gemm_ns, router_ns;
+  cfg.model = (chip_model_t)o.model;
+  double idle_ns, gemm_ns, router_ns, pod_ns;
   uint64_t gemm_cycles, pod_cycles;
   char err[1024];
   if (measure_chip(&cfg, o.cycles, &idle_ns, &gemm_ns, &gemm_cycles, err, sizeof err) ||
+      measure_idle_pod(&cfg, &pod_ns, err, sizeof err) ||
       measure_routers(&cfg, &router_ns, &pod_cycles, err, sizeof err))
     return cli_fail("chip", "%s", err);
 
@@ -128,14 +180,19 @@ int cmd_chip(int argc, char **argv) {
   report_f64(&r, "idle_ns_per_cycle", idle_ns);
   report_f64(&r, "gemm_ns_per_cycle", gemm_ns);
   report_u64(&r, "gemm_cycles", gemm_cycles);
+  report_f64(&r, "gemm_in_pod_ns_per_cycle", pod_ns);
+  report_f64(&r, "idle_chip_in_pod_ns_per_cycle", (pod_ns - gemm_ns) / 15);
+  report_str(&r, "model", chip_model_name(cfg.model));
   report_f64(&r, "router_ns_per_cycle", router_ns);
   report_u64(&r, "router_cycles", pod_cycles);
   char shape[64];
   snprintf(shape, sizeof shape, "%ux%ux%u", 4 * o.mxu[0], 4 * o.mxu[0], 4 * o.mxu[1]);
   report_text_str(&r, "shape", shape);
-  report_line(&r, "host time per simulated cycle, chip with a {mxu_rows}x{mxu_cols} MXU");
+  report_line(&r, "host time per simulated cycle, chip with a {mxu_rows}x{mxu_cols} MXU ({model} model)");
   report_line(&r, "  idle                     {idle_ns_per_cycle:%8.0f} ns");
   report_line(&r, "  running a GEMM {shape}  {gemm_ns_per_cycle:%8.0f} ns  ({gemm_cycles} cycles)");
+  report_line(&r, "  the GEMM in a 4x4 pod     {gemm_in_pod_ns_per_cycle:%8.0f} ns  (each waiting chip: "
+                  "{idle_chip_in_pod_ns_per_cycle:%.0f} ns)");
   report_line(&r, "  moving data (3x1 pod)    {router_ns_per_cycle:%8.0f} ns per chip  ({router_cycles} cycles)");
   return report_print(&r, o.json, stdout) ? cli_fail("chip", "cannot write the report") : CLI_EXIT_OK;
 }

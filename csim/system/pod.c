@@ -33,6 +33,7 @@ typedef struct {
   uint64_t wake;              /* the tick it must next be stepped at (UINT64_MAX: when something arrives) */
   uint64_t at;                /* the tick it has run up to */
   uint64_t busy_until;        /* the last cycle of the last run in which the chip was not quiet */
+  unsigned incoming;          /* link slots in flight towards it: it is looked at every cycle until they land */
   bool quiet;                 /* after its last step: no queue running, no unit busy, no flit held */
 } pod_node_t;
 
@@ -126,15 +127,16 @@ static void catch_up(pod_t *p, pod_node_t *nd, uint64_t t, uint64_t run_start) {
   (void)p;
 }
 
-/* One cycle of the pod: every chip with something arriving or something to do is stepped,
- * its outputs put on its links. Returns how many chips were stepped. */
+/* One cycle of the pod: every chip with something arriving or something to do (its wake is
+ * due) is stepped, its outputs put on its links; a chip nothing is on its way to and that
+ * sleeps costs a comparison. Returns how many chips were stepped. */
 static unsigned pod_tick(pod_t *p, uint64_t run_start) {
   const uint64_t t = p->tick;
   const unsigned V = CHIP_ROUTER_VCS, rd = (unsigned)((t + 1) % p->depth), wr = (unsigned)(t % p->depth);
-  const uint64_t arrive = t + p->cfg.link_latency + 1;
   unsigned stepped = 0;
   for (unsigned i = 0; i < p->n; i++) {
     pod_node_t *nd = &p->node[i];
+    if (nd->wake > t && !nd->incoming) continue;  /* asleep, and nothing on its way to it */
     chip_net_t in;
     bool arrived = false;
     for (unsigned d = 0; d < DIRS; d++) {
@@ -142,9 +144,10 @@ static unsigned pod_tick(pod_t *p, uint64_t run_start) {
       in.flit[d] = s->flit;
       in.credits = (uint8_t)((d ? in.credits : 0) | s->credits << (d * V));
       if (s->flit.valid || s->credits) {
-        arrived = true;
         *s = (link_slot_t){0};
         p->in_flight--;
+        nd->incoming--;
+        arrived = true;
       }
     }
     if (!arrived && nd->wake > t) continue;
@@ -160,8 +163,7 @@ static unsigned pod_tick(pod_t *p, uint64_t run_start) {
       if (!out.flit[d].valid && !cr) continue;
       nd->out[d][wr] = (link_slot_t){out.flit[d], cr};
       p->in_flight++;
-      pod_node_t *to = &p->node[nd->nb[d]];
-      if (to->wake > arrive) to->wake = arrive;
+      p->node[nd->nb[d]].incoming++;
     }
     nd->quiet = chip_quiet(nd->chip);
     if (!nd->quiet) nd->busy_until = t + 1 - run_start;
@@ -223,6 +225,7 @@ void pod_reset(pod_t *p) {
     catch_up(p, nd, p->tick, p->tick);
     chip_reset(nd->chip);
     for (unsigned d = 0; d < DIRS; d++) memset(nd->out[d], 0, p->depth * sizeof *nd->out[d]);
+    nd->incoming = 0;
     nd->quiet = chip_quiet(nd->chip);
     nd->wake = p->tick;
   }
