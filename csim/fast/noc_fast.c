@@ -98,8 +98,8 @@ struct noc_fast {
   noc_flit_t out[NOC_FAST_MAX_PORTS];    /* registered output flits */
   ovc_t ovc[MAX_IVCS];
   ivc_t ivc[MAX_IVCS];
-  uint64_t data[MAX_IVCS * NOC_FAST_MAX_DEPTH]; /* slot s of input VC i at [i * MaxDepth + s] */
-  uint8_t drop_credits[MAX_IVCS];               /* credits of dropped flits not yet returned */
+  uint8_t drop_credits[MAX_IVCS];  /* credits of dropped flits not yet returned */
+  uint64_t data[];                 /* flit data: slot s of input VC i at [i * MaxDepth + s] (P * V VCs) */
 };
 
 /* ------------------------------------------------------------------ noc_pkg's functions */
@@ -203,7 +203,7 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
              cfg->y, cfg->size_x, cfg->size_y);
     return NULL;
   }
-  noc_fast_t *r = calloc(1, sizeof *r);
+  noc_fast_t *r = calloc(1, sizeof *r + (size_t)ports * cfg->vcs * NOC_FAST_MAX_DEPTH * sizeof r->data[0]);
   if (!r) {
     snprintf(err, errlen, "noc_fast: out of memory");
     return NULL;
