@@ -37,6 +37,8 @@ if ! TPU_SEED=1 "$build/tests/test_noc_fast" --jobs 2 --filter "$filter" >"$out/
   exit 1
 fi
 
+# one copy of the library for every mutant (the build directory may be rebuilt meanwhile)
+cp "$build/libtpusim.a" "$out/libtpusim.base.a"
 survived=0
 for m in "${mutants[@]}"; do
   IFS='|' read -r name what expr <<<"$m"
@@ -55,7 +57,7 @@ for m in "${mutants[@]}"; do
     echo "mutants: $name does not compile" >&2
     exit 2
   fi
-  cp "$build/libtpusim.a" "$dir/libtpusim.a"
+  cp "$out/libtpusim.base.a" "$dir/libtpusim.a"
   ar r "$dir/libtpusim.a" "$dir/noc_fast.o" 2>/dev/null
   # shellcheck disable=SC2086
   $cxx -o "$dir/test_noc_fast" "$test_obj" ${libs//$build\/libtpusim.a/$dir/libtpusim.a}

@@ -14,9 +14,10 @@
  *
  * Widths are the RTL's: credits and per-VC counts are CntW = 4 bits (they wrap as the RTL's
  * do, if a sender returns more credits than it had), drops_o 16 bits, occupancy_o the low 8
- * bits of the count, buffer pointers 3 bits (a ring of MaxDepth slots whatever depth is in
- * use). Outputs: between cycles only the valid bit of an output register is cleared, so an
- * idle port shows the last flit's other fields, as out_flit_o does.
+ * bits of the count (the sum of the VCs' counts, worked out when asked), buffer pointers 3
+ * bits (a ring of MaxDepth slots whatever depth is in use). Outputs: between cycles only the
+ * valid bit of an output register is cleared, so an idle port shows the last flit's other
+ * fields, as out_flit_o does.
  */
 #include "fast/noc_fast.h"
 
@@ -61,23 +62,19 @@ static step_fn_t step_for(unsigned vcs, unsigned ports);
 
 struct noc_fast {
   step_fn_t step;       /* the edge compiled for this router's VC and port counts */
-  /* masks over input VCs i = p * V + v (output VCs o * V + w for ovc_busy, ovc_credit) */
+  /* masks over input VCs i = p * V + v (output VCs o * V + w for ovc_busy) */
   uint32_t nonempty;    /* count != 0 */
   uint32_t ivc_active;  /* the packet at the front of i holds an output VC */
   uint32_t ovc_busy;    /* an output VC is held by a packet */
-  uint32_t ovc_credit;  /* that output VC's credits are not zero */
-  uint32_t ivc_ok;      /* bit i, while i holds an output VC: that VC has a credit */
   uint32_t credit_out;  /* registered: credits for the input VCs */
   uint32_t dropping;    /* a local input VC is discarding the rest of a dropped packet */
   uint8_t asked;        /* outputs with a request (req) */
   bool va_dirty;        /* a request or a free output VC appeared since VC allocation last ran:
                            until then it would grant nothing (every free VC found no requester) */
   uint8_t out_valid;    /* registered: the output ports with a valid flit */
-  bool out_any;         /* registered: some flit or credit went out last edge */
   bool overflow;        /* sticky: a flit hit a full VC */
   uint8_t depth;        /* depth_q: buf_depth sampled at reset */
   uint16_t drops;
-  uint16_t occupancy;   /* OccW bits */
   uint16_t drop_pending; /* sum of drop_credits (OccW bits) */
   /* configuration */
   uint8_t ports, vcs, vc_shift, nivc, num_local; /* P, V, log2 V, P * V */
@@ -240,8 +237,6 @@ void noc_fast_reset(noc_fast_t *r) {
     r->ivc[i].rd = r->ivc[i].wr = r->ivc[i].count = 0;
     r->ovc[i] = (ovc_t){.credits = (uint8_t)(r->buf_depth_in & CNT_MASK), .rr_va = 0, .owner = 0};
   }
-  r->ovc_credit = (r->buf_depth_in & CNT_MASK) ? ~0u : 0;
-  r->ivc_ok = 0;
   memset(r->rr_sa_in, 0, sizeof r->rr_sa_in);
   memset(r->rr_sa_out, 0, sizeof r->rr_sa_out);
   memset(r->out, 0, sizeof r->out);
@@ -251,8 +246,6 @@ void noc_fast_reset(noc_fast_t *r) {
   r->va_dirty = false;
   r->out_valid = 0;
   r->credit_out = 0;
-  r->out_any = false;
-  r->occupancy = 0;
   r->overflow = false;
   r->drop_pending = 0;
   r->drops = 0;
@@ -303,16 +296,12 @@ INLINE unsigned first_from(uint32_t mask, unsigned from) {
   return (unsigned)__builtin_ctz(upper ? upper : mask);
 }
 
-/* Output VC ovc's credits become c (CntW bits); ovc_credit and its holder's ivc_ok follow. */
-INLINE void set_credits(noc_fast_t *r, unsigned ovc, unsigned c) {
-  const uint8_t credits = (uint8_t)(c & CNT_MASK);
-  const uint32_t bit = 1u << ovc, has = credits ? ~0u : 0;
-  r->ovc[ovc].credits = credits;
-  r->ovc_credit = (r->ovc_credit & ~bit) | (bit & has);
-  if (r->ovc_busy & bit) {
-    const uint32_t held = 1u << r->ovc[ovc].owner;
-    r->ivc_ok = (r->ivc_ok & ~held) | (held & has);
-  }
+/* Output VC ovc's credits become c (CntW bits: they wrap as the RTL's do). */
+INLINE void set_credits(noc_fast_t *r, unsigned ovc, unsigned c) { r->ovc[ovc].credits = (uint8_t)(c & CNT_MASK); }
+
+/* Whether input VC q's flit may cross the switch: its output VC has a credit. */
+INLINE bool has_credit(const noc_fast_t *r, const ivc_t *q, const unsigned V) {
+  return r->ovc[q->out_port * V + q->out_vc].credits != 0;
 }
 
 /* Output VC o * V + w grants input VC `pick`, which then no longer asks. */
@@ -320,7 +309,6 @@ INLINE void grant_vc(noc_fast_t *r, unsigned o, unsigned w, unsigned pick, const
   const unsigned ovc = o * V + w;
   r->req[o][0] &= ~(1u << pick);
   r->req[o][1] &= ~(1u << pick);
-  r->ivc_ok = (r->ivc_ok & ~(1u << pick)) | (((r->ovc_credit >> ovc) & 1u) << pick);
   r->ivc_active |= 1u << pick;
   r->ovc_busy |= 1u << ovc;
   r->ivc[pick].out_port = (uint8_t)o;
@@ -375,9 +363,7 @@ INLINE void traverse(noc_fast_t *r, unsigned o, unsigned p, unsigned v, const un
   set_credits(r, ovc, r->ovc[ovc].credits - 1u);
   r->out_valid |= (uint8_t)(1u << o);
   r->credit_out |= 1u << i;
-  r->out_any = true;
   if (!count) r->nonempty &= ~(1u << i);
-  r->occupancy = (uint16_t)((r->occupancy - 1) & r->occ_mask);
   if (tail) {
     r->ivc_active &= ~(1u << i);
     r->ovc_busy &= ~(1u << ovc);
@@ -388,25 +374,30 @@ INLINE void traverse(noc_fast_t *r, unsigned o, unsigned p, unsigned v, const un
   r->rr_sa_out[o] = (uint8_t)(p + 1u == P ? 0 : p + 1);
 }
 
-/* The first of the VCs in `vcs` (a mask over a port's V VCs) from VC rr on. */
-INLINE unsigned first_vc(uint32_t vcs, unsigned rr, const unsigned V) {
-  const uint32_t rot = ((vcs >> rr) | (vcs << (V - rr))) & VC_MASK(V); /* bit k: VC rr + k */
-  return (rr + (unsigned)__builtin_ctz(rot)) & (V - 1u);
+/* The VCs in `vcs` (a mask over a port's V VCs) rotated to start at VC rr: bit k is VC rr + k. */
+INLINE uint32_t rotate_vcs(uint32_t vcs, unsigned rr, const unsigned V) {
+  return ((vcs >> rr) | (vcs << (V - rr))) & VC_MASK(V);
 }
 
 /* Switch allocation, separable, round-robin, two iterations: each input port offers the
- * first VC from its pointer that holds a flit, owns an output VC with a credit (ivc_ok), and
- * (second iteration) is bound for an output not yet taken; each output takes the first
- * offering input from its pointer. The second iteration runs only if an input offered and
- * lost. */
+ * first VC from its pointer that holds a flit and owns an output VC with a credit (second
+ * iteration: bound for an output not yet taken); each output takes the first offering input
+ * from its pointer. The second iteration runs only if an input offered and lost. */
 INLINE void switch_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
-  const uint32_t ready0 = r->nonempty & r->ivc_active & r->ivc_ok;
-  if (!ready0) return; /* nobody offers: no grant, no second iteration */
-  const unsigned p0 = (unsigned)__builtin_ctz(ready0) >> VC_SHIFT(V);
-  if (!((uint64_t)ready0 >> ((p0 + 1) << VC_SHIFT(V)))) {
-    /* one input port offers: its first ready VC wins its output, and nobody lost */
-    const unsigned v = first_vc((ready0 >> (p0 << VC_SHIFT(V))) & VC_MASK(V), r->rr_sa_in[p0], V);
-    traverse(r, r->ivc[(p0 << VC_SHIFT(V)) | v].out_port, p0, v, V, P);
+  const uint32_t held = r->nonempty & r->ivc_active; /* VCs with a flit and an output VC */
+  if (!held) return; /* nobody can offer: no grant, no second iteration */
+  const unsigned p0 = (unsigned)__builtin_ctz(held) >> VC_SHIFT(V);
+  if (!((uint64_t)held >> ((p0 + 1) << VC_SHIFT(V)))) {
+    /* one input port can offer: its first VC with a credit wins its output, and nobody lost */
+    const unsigned rr = r->rr_sa_in[p0];
+    for (uint32_t rot = rotate_vcs((held >> (p0 << VC_SHIFT(V))) & VC_MASK(V), rr, V); rot; rot &= rot - 1) {
+      const unsigned v = (rr + (unsigned)__builtin_ctz(rot)) & (V - 1u);
+      const ivc_t *q = &r->ivc[(p0 << VC_SHIFT(V)) | v];
+      if (has_credit(r, q, V)) {
+        traverse(r, q->out_port, p0, v, V, P);
+        return;
+      }
+    }
     return;
   }
   uint32_t in_done = 0, out_won = 0;
@@ -416,25 +407,25 @@ INLINE void switch_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
     uint32_t in_req = 0;
     uint32_t want[NOC_FAST_MAX_PORTS]; /* per output: the input ports offering to it */
     uint32_t wanted = 0;               /* outputs with an offer */
-    uint32_t ready = r->nonempty & r->ivc_active & r->ivc_ok;
-    while (ready) { /* the ports with a ready VC, in order */
+    uint32_t ready = r->nonempty & r->ivc_active;
+    while (ready) { /* the ports with a VC that may offer, in order */
       const unsigned p = (unsigned)__builtin_ctz(ready) >> VC_SHIFT(V);
-      uint32_t vcs = (ready >> (p << VC_SHIFT(V))) & VC_MASK(V);
+      const uint32_t vcs = (ready >> (p << VC_SHIFT(V))) & VC_MASK(V);
       ready &= ~(VC_MASK(V) << (p << VC_SHIFT(V)));
       if ((in_done >> p) & 1) continue;
-      unsigned v = first_vc(vcs, r->rr_sa_in[p], V), o = r->ivc[(p << VC_SHIFT(V)) | v].out_port;
-      while ((out_won >> o) & 1) { /* second iteration: only VCs for outputs still free */
-        vcs &= ~(1u << v);
-        if (!vcs) break;
-        v = first_vc(vcs, r->rr_sa_in[p], V);
-        o = r->ivc[(p << VC_SHIFT(V)) | v].out_port;
+      const unsigned rr = r->rr_sa_in[p];
+      for (uint32_t rot = rotate_vcs(vcs, rr, V); rot; rot &= rot - 1) {
+        const unsigned v = (rr + (unsigned)__builtin_ctz(rot)) & (V - 1u);
+        const ivc_t *q = &r->ivc[(p << VC_SHIFT(V)) | v];
+        const unsigned o = q->out_port;
+        if (((out_won >> o) & 1) || !has_credit(r, q, V)) continue;
+        in_req |= 1u << p;
+        in_vc[p] = (uint8_t)v;
+        if (!((wanted >> o) & 1)) want[o] = 0;
+        wanted |= 1u << o;
+        want[o] |= 1u << p;
+        break;
       }
-      if (!vcs) continue;
-      in_req |= 1u << p;
-      in_vc[p] = (uint8_t)v;
-      if (!((wanted >> o) & 1)) want[o] = 0;
-      wanted |= 1u << o;
-      want[o] |= 1u << p;
     }
     for (uint32_t om = wanted; om; om &= om - 1) {
       const unsigned o = (unsigned)__builtin_ctz(om);
@@ -452,7 +443,6 @@ static void return_drop_credits(noc_fast_t *r) {
   for (unsigned i = 0; i < r->nivc; i++) {
     if (r->drop_credits[i] && !((r->credit_out >> i) & 1)) {
       r->credit_out |= 1u << i;
-      r->out_any = true;
       r->drop_credits[i] = (uint8_t)((r->drop_credits[i] - 1) & CNT_MASK);
       r->drop_pending = (uint16_t)((r->drop_pending - 1) & r->occ_mask);
     }
@@ -492,19 +482,17 @@ INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigne
   q->wr = (uint8_t)((slot + 1) & PTR_MASK);
   q->count = (uint8_t)(count + 1);
   r->nonempty |= 1u << i;
-  r->occupancy = (uint16_t)((r->occupancy + 1) & r->occ_mask);
   if (!count && f->head && !((r->ivc_active >> i) & 1)) request_route(r, i, f->data, V); /* at the front */
 }
 
 /* The edge, in the RTL's order. */
 INLINE noc_fast_outputs_t step(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in,
                                const unsigned V, const unsigned P) {
-  const bool busy_before = r->occupancy != 0;
-  if (r->out_any) { /* the previous cycle's outputs are gone (their valid bits only) */
+  const bool busy_before = r->nonempty != 0; /* occupancy != 0: counts never wrap (at most depth) */
+  if (r->out_valid | r->credit_out) { /* the RTL's out_any: last cycle's outputs are gone (valid bits only) */
     for (uint32_t m = r->out_valid; m; m &= m - 1) r->out[__builtin_ctz(m)].valid = false;
     r->out_valid = 0;
     r->credit_out = 0;
-    r->out_any = false;
   }
   if (busy_before) {
     if (r->asked && r->va_dirty) vc_allocate(r, V, P);
@@ -566,9 +554,14 @@ void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in) {
 const noc_flit_t *noc_fast_out(const noc_fast_t *r) { return r->out; }
 unsigned noc_fast_out_ports(const noc_fast_t *r) { return r->out_valid; }
 uint32_t noc_fast_credit_out(const noc_fast_t *r) { return r->credit_out; }
-bool noc_fast_idle(const noc_fast_t *r) { return r->occupancy == 0 && !r->out_any && r->drop_pending == 0; }
+bool noc_fast_idle(const noc_fast_t *r) { return !(r->nonempty | r->out_valid | r->credit_out | r->drop_pending); }
 unsigned noc_fast_ports(const noc_fast_t *r) { return r->ports; }
-unsigned noc_fast_occupancy(const noc_fast_t *r) { return r->occupancy & 0xFFu; }
+/* occupancy_o: the flits held (the sum of the VCs' counts, which the RTL keeps as it goes), low 8 bits. */
+unsigned noc_fast_occupancy(const noc_fast_t *r) {
+  unsigned held = 0;
+  for (unsigned i = 0; i < r->nivc; i++) held += r->ivc[i].count;
+  return held & 0xFFu;
+}
 bool noc_fast_overflow(const noc_fast_t *r) { return r->overflow; }
 uint16_t noc_fast_drops(const noc_fast_t *r) { return r->drops; }
 
