@@ -65,7 +65,8 @@ chip_fast_t *chip_fast_new(const chip_fast_config_t *cfg, char *err, size_t errl
       mxu_unit_fast_init(&c->mxu, g) || vec_unit_fast_init(&c->vec, g->cols, g->vmem_lines) ||
       !(c->obs_line = calloc(g->cols, sizeof *c->obs_line)))
     goto oom;
-  for (unsigned e = 0; e < NE; e++) rdma_fast_init(&c->rdma[e], g->cols, g->vmem_lines, cfg->buf_depth);
+  for (unsigned e = 0; e < NE; e++)
+    if (rdma_fast_init(&c->rdma[e], g->cols, g->vmem_lines, cfg->buf_depth)) goto oom;
   if (!(c->router = noc_fast_new(&rc, err, errlen))) {
     chip_fast_free(c);
     return NULL;
@@ -85,6 +86,7 @@ void chip_fast_free(chip_fast_t *c) {
   dma_fast_free(&c->dma);
   mxu_unit_fast_free(&c->mxu);
   vec_unit_fast_free(&c->vec);
+  for (unsigned e = 0; e < NE; e++) rdma_fast_free(&c->rdma[e]);
   noc_fast_free(c->router);
   free(c->obs_line);
   free(c);
@@ -214,10 +216,16 @@ static int out_of_memory(chip_fast_t *c) {
   return -1;
 }
 
+/* A line written: the remote-DMA engines drop their copy of it if they hold one. */
+static void line_written(chip_fast_t *c, uint32_t line) {
+  for (unsigned e = 0; e < NE; e++) rdma_fast_line_written(&c->rdma[e], line);
+}
+
 static int write_line(chip_fast_t *c, uint32_t line, const uint32_t *data) {
   uint32_t *dst = paged_write(&c->vmem, line);
   if (!dst) return -1;
   memcpy(dst, data, 4ull * c->cfg.geo.cols);
+  line_written(c, line);
   return 0;
 }
 
@@ -368,6 +376,7 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
       }
       line[2 * rout[e].vmem_wword] = (uint32_t)rout[e].vmem_wdata;
       line[2 * rout[e].vmem_wword + 1] = (uint32_t)(rout[e].vmem_wdata >> 32);
+      line_written(c, rout[e].vmem_waddr);
     }
 
   /* ---- the queues' edge, the host's command write, the router */

@@ -1,10 +1,12 @@
 /* rdma_fast: see rdma_fast.h. */
 #include "fast/rdma_fast.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-void rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth) {
+int rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth) {
   memset(r, 0, sizeof *r);
+  if (!(r->send_copy = calloc(cols, sizeof *r->send_copy))) return -1;
   r->words = cols / 2;
   r->pkt_lines = isa_rdma_packet_lines(cols);
   r->vmem_lines = vmem_lines;
@@ -14,7 +16,10 @@ void rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned
   while ((1u << bits) < max_len + 1) bits++;
   r->flit_mask = (1u << bits) - 1;
   rdma_fast_reset(r);
+  return 0;
 }
+
+void rdma_fast_free(rdma_fast_t *r) { free(r->send_copy); }
 
 void rdma_fast_reset(rdma_fast_t *r) {
   r->fifo_head = r->fifo_count = 0;
@@ -64,8 +69,12 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *vmem, bool desc_valid, const
     out->inj.data = (uint64_t)(sig ? c->rvalue : 0) << 32 | (uint64_t)sig << 29 | (uint64_t)(c->rsem & 31) << 24 |
                     ((c->dst + r->row) & mask & 0xFFFFFFu);
   } else if (send) {  /* a data flit: the word of the line going out (only a sent flit's data is seen) */
-    const uint32_t idx = r->flit - ISA_RDMA_HEADER_FLITS;
-    const uint32_t *line = paged_read(vmem, (c->src + r->row + idx / r->words) & mask);
+    const uint32_t idx = r->flit - ISA_RDMA_HEADER_FLITS, l = (c->src + r->row + idx / r->words) & mask;
+    if (!r->send_valid || r->send_line != l) {
+      memcpy(r->send_copy, paged_read(vmem, l), 8ull * r->words);
+      r->send_line = l, r->send_valid = true;
+    }
+    const uint32_t *line = r->send_copy;
     out->inj.data = line[2 * (idx % r->words)] | (uint64_t)line[2 * (idx % r->words) + 1] << 32;
   } else {
     out->inj.data = 0;

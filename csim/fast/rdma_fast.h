@@ -41,6 +41,10 @@ typedef struct {
   unsigned credits, buf_depth;
   rdma_fast_rx_t rx[RDMA_FAST_VCS];
   unsigned credit_q;           /* credits of ejected flits, returned this cycle (bit per VC) */
+  /* The line being sent, as VMEM holds it: read once, not a word a cycle from memory a pod of
+   * chips has long evicted; dropped when the chip writes that line (rdma_fast_line_written). */
+  uint32_t *send_copy, send_line;
+  bool send_valid;
 } rdma_fast_t;
 
 typedef struct {
@@ -53,7 +57,12 @@ typedef struct {
   uint32_t lvalue, rvalue;
 } rdma_fast_out_t;
 
-void rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth);
+int rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth);
+void rdma_fast_free(rdma_fast_t *r);
+/* The chip wrote VMEM line `line` at this edge. */
+static inline void rdma_fast_line_written(rdma_fast_t *r, uint32_t line) {
+  if (r->send_line == line) r->send_valid = false;
+}
 void rdma_fast_reset(rdma_fast_t *r);
 static inline bool rdma_fast_ready(const rdma_fast_t *r) { return r->fifo_count != RDMA_FAST_FIFO; }
 static inline bool rdma_fast_sending(const rdma_fast_t *r) { return r->fifo_count != 0 || r->cur_active; }
