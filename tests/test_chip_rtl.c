@@ -375,6 +375,33 @@ Test(chip_rtl, semaphores_order_the_queues) {
   chip_free(c);
 }
 
+/* Both queues wait on one semaphore in the same cycle: the compute queue's wait is granted
+ * against the value first and the DMA queue's against what it leaves (docs/isa.md), so with 4
+ * on the semaphore and waits for 3 and 2 only the first passes, and 1 is left. */
+Test(chip_rtl, waits_on_one_semaphore_in_one_cycle_are_granted_in_order) {
+  chip_t *c = make_chip(4, 16, 5);
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  fw_sem_signal(&cq, 5, 4);  /* a release fence: the 4 lands while both queues wait */
+  fw_sem_wait(&cq, 5, 3);
+  fw_halt(&cq);
+  fw_sem_wait(&dq, 5, 2);
+  fw_halt(&dq);
+  char err[256];
+  cr_assert_eq(chip_load_program(c, 0, cq.words, cq.count, err, sizeof err), 0);
+  cr_assert_eq(chip_load_program(c, 1, dq.words, dq.count, err, sizeof err), 0);
+  chip_status_t st;
+  cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 500, &st), -1);
+  cr_assert(st.halted[0], "the compute queue's wait passed: %s", st.report);
+  cr_assert(strstr(st.report, "DMA queue still at command 0 (SEM_WAIT on semaphore 5 for 2; it holds 1)"), "%s",
+            st.report);
+  cr_assert_eq(chip_sem(c, 5), 1);
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+  chip_free(c);
+}
+
 Test(chip_rtl, unsatisfiable_wait_times_out_with_a_report) {
   chip_t *c = make_chip(4, 16, 5);
   fw_prog_t cq;

@@ -1,5 +1,5 @@
 /*
- * pod: X x Y chips (chip.h) wired as a 2-D torus through link models (link.h): each chip's
+ * pod: X x Y chips (chip.h) wired as a 2-D torus through links (rings of latency + 2 slots, pod.c): each chip's
  * four router ports connect to its neighbours', flits and credits each way with the
  * same latency. The host loads each chip's HBM and programs, then runs the pod until every
  * chip is idle and the network is empty, with a timeout that names what is stuck.

@@ -288,6 +288,7 @@ int randprog_bench_run(randprog_bench_t *b, const randprog_t *p, randprog_stats_
   uint64_t cycles;
   int rc = pod_run(b->dut, ISA_QMASK_ALL, p->max_cycles, &cycles, report, sizeof report);
   stats->sets[p->kind]++;
+  if (pod_divergence(b->dut)) return fail(why, len, "%s", pod_divergence(b->dut));  /* the lockstep's finding first */
   stats->cycles += cycles;
   const bool timed_out = rc && !strncmp(report, "timed out", 9);
   stats->outcomes[rc == 0 ? RANDPROG_HALTED : timed_out ? RANDPROG_TIMED_OUT : RANDPROG_STOPPED]++;
