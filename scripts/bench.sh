@@ -112,6 +112,7 @@ echo "bench: results in $out/" >&2
 scripts/bench_net.sh "$out" | tee -a "$out/summary.txt"
 
 scripts/bench_chip.sh "$out" | tee -a "$out/summary.txt"
+scripts/bench_scale.sh "$out" | tee -a "$out/summary.txt"
 
 scripts/bench_collective.sh "$out" | tee -a "$out/summary.txt"
 scripts/bench_train.sh "$out" | tee -a "$out/summary.txt"

@@ -32,7 +32,4 @@ column -t -s, "$csv"
   "16x16 chip, GEMM 256x256x256 from HBM (latency 100 cycles)"
 echo "bench: wrote $csv and $out/hbm_roofline.png" >&2
 
-echo "== host time per simulated cycle of one chip (tpusim chip)" >&2
-for size in 16x16 128x128; do
-  "$tpusim" chip --mxu "$size" $([ "$size" = 128x128 ] && echo "--cycles 20000") | tee -a "$out/chip_cost.txt"
-done
+# (the host time per simulated cycle of a chip, each model: scripts/bench_scale.sh)

@@ -279,9 +279,10 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
   cmdq_fast_decode(cq, &c->limits, &qv[ISA_QUEUE_COMPUTE]);
   cmdq_fast_decode(dq, &c->limits, &qv[ISA_QUEUE_DMA]);
   const uint32_t *cmd0 = qv[0].cmd, *cmd1 = qv[1].cmd;
-  const bool is_rdma = isa_opcode(cmd1) == ISA_OP_RDMA, is_vec = isa_opcode(cmd0) == ISA_OP_VEC;
-  const unsigned engine = ISA_GET(cmd1, RDMA, engine);
-  const bool issue_ready[NQ] = {is_vec ? vec_unit_fast_ready(&c->vec) : mxu_unit_fast_ready(&c->mxu, cmd0),
+  const bool is_rdma = qv[1].op == ISA_OP_RDMA, is_vec = qv[0].op == ISA_OP_VEC;
+  const unsigned engine = is_rdma ? ISA_GET(cmd1, RDMA, engine) : 0;
+  const bool mxu_op = qv[0].op == ISA_OP_MXU_LOAD || qv[0].op == ISA_OP_MXU_MATMUL || qv[0].op == ISA_OP_MXU_STORE;
+  const bool issue_ready[NQ] = {is_vec ? vec_unit_fast_ready(&c->vec) : mxu_op && mxu_unit_fast_ready(&c->mxu, cmd0),
                                 is_rdma ? rdma_fast_ready(&c->rdma[engine]) : dma_fast_ready(&c->dma)};
   const bool signal_ready[NQ] = {c->rel_count != REL_DEPTH, drained_d};
   const bool drained_q[NQ] = {drained_c, drained_d};

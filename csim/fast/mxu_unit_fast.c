@@ -161,6 +161,15 @@ static int accumulate_due(mxu_unit_fast_t *u, bool *we, uint32_t *addr) {
 
 int mxu_unit_fast_cycle(mxu_unit_fast_t *u, const paged_t *vmem, bool cmd_valid, const uint32_t *cmd,
                         uint32_t vecs_issued, uint32_t vecs_done, mxu_unit_fast_out_t *out) {
+  if (!cmd_valid && !u->acc_we && !u->rd_valid && !u->if_count && mxu_unit_fast_drained(u)) {
+    /* nothing in the unit and nothing offered (most cycles of most chips): only the idle
+     * counter and the datapath's clock move */
+    out->cmd_ready = false;
+    out->vmem_we = false;
+    u->cnt_idle++;
+    u->tick++;
+    return 0;
+  }
   const unsigned R = u->rows, C = u->cols, latency = R + C + 1;
   const uint32_t op = isa_opcode(cmd);
   const bool is_load = op == ISA_OP_MXU_LOAD, is_matmul = op == ISA_OP_MXU_MATMUL, is_store = op == ISA_OP_MXU_STORE;

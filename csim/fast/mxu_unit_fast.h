@@ -72,7 +72,7 @@ typedef struct {
 
 /* The unit this cycle, as chip_top sees it. */
 typedef struct {
-  bool cmd_ready;             /* the command offered can be taken (MXU_LOAD, MATMUL, STORE) */
+  bool cmd_ready;             /* the command offered can be taken (MXU_LOAD, MATMUL, STORE; when offered) */
   bool vmem_we;
   uint32_t vmem_waddr;
   const uint32_t *vmem_wdata;

@@ -10,7 +10,9 @@
  * Links: each chip has a ring of latency + 2 slots per direction. What it sends at cycle t goes
  * into slot t mod D, and the neighbour reads slot (t + 1) mod D, which was written latency + 1
  * cycles earlier: the two never touch the same slot in a cycle, so the chips can be visited in
- * any order. A slot is cleared when it is read, so a link's slots hold only what is in flight. */
+ * any order. A slot is cleared when it is read, so a link's slots hold only what is in flight.
+ * The slots of one cycle position are kept together for every link of the pod, so a cycle's
+ * reads and writes stay within one plane of slots however many chips there are. */
 #include "system/pod.h"
 
 #include <stdio.h>
@@ -29,7 +31,6 @@ typedef struct {
 typedef struct {
   chip_t *chip;
   unsigned nb[DIRS];          /* the neighbour in each direction */
-  link_slot_t *out[DIRS];     /* ring of `depth` slots: what this chip sends that way */
   uint64_t wake;              /* the tick it must next be stepped at (UINT64_MAX: when something arrives) */
   uint64_t at;                /* the tick it has run up to */
   uint64_t busy_until;        /* the last cycle of the last run in which the chip was not quiet */
@@ -41,11 +42,17 @@ struct pod {
   pod_config_t cfg;
   unsigned n, depth;
   pod_node_t *node;
+  link_slot_t *slots;           /* depth x n x DIRS: at (position, chip, direction) what the chip sends that way */
   uint64_t tick;                /* cycles the pod has run, ever: the links' slot positions */
   uint64_t in_flight;           /* link slots holding a flit or a credit */
   unsigned *checked, nchecked;  /* the chips in lockstep (CHIP_MODEL_CHECK) */
   char divergence[640];
 };
+
+/* The slot at ring position pos of chip i's link in direction d. */
+static link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) {
+  return &p->slots[((size_t)pos * p->n + i) * DIRS + d];
+}
 
 int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, chip_geometry_t *g, char *err,
               size_t errlen) {
@@ -70,7 +77,8 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   p->depth = cfg->link_latency + 2;
   p->node = calloc(p->n, sizeof *p->node);
   p->checked = calloc(p->n, sizeof *p->checked);
-  if (!p->node || !p->checked) goto oom;
+  p->slots = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slots);
+  if (!p->node || !p->checked || !p->slots) goto oom;
   p->cfg.rtl_chips = NULL;  /* the caller's array is not kept */
   for (unsigned i = 0; i < p->n; i++) {
     chip_config_t c = cfg->chip;
@@ -86,10 +94,7 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
       pod_free(p);
       return NULL;
     }
-    for (unsigned d = 0; d < DIRS; d++) {
-      p->node[i].nb[d] = torus_neighbour(cfg->size_x, cfg->size_y, i, (torus_dir_t)d);
-      if (!(p->node[i].out[d] = calloc(p->depth, sizeof *p->node[i].out[d]))) goto oom;
-    }
+    for (unsigned d = 0; d < DIRS; d++) p->node[i].nb[d] = torus_neighbour(cfg->size_x, cfg->size_y, i, (torus_dir_t)d);
   }
   return p;
 oom:
@@ -100,10 +105,8 @@ oom:
 
 void pod_free(pod_t *p) {
   if (!p) return;
-  for (unsigned i = 0; p->node && i < p->n; i++) {
-    chip_free(p->node[i].chip);
-    for (unsigned d = 0; d < DIRS; d++) free(p->node[i].out[d]);
-  }
+  for (unsigned i = 0; p->node && i < p->n; i++) chip_free(p->node[i].chip);
+  free(p->slots);
   free(p->node);
   free(p->checked);
   free(p);
@@ -140,7 +143,7 @@ static unsigned pod_tick(pod_t *p, uint64_t run_start) {
     chip_net_t in;
     bool arrived = false;
     for (unsigned d = 0; d < DIRS; d++) {
-      link_slot_t *s = &p->node[nd->nb[d]].out[torus_opposite((torus_dir_t)d)][rd];
+      link_slot_t *s = slot(p, rd, nd->nb[d], torus_opposite((torus_dir_t)d));
       in.flit[d] = s->flit;
       in.credits = (uint8_t)((d ? in.credits : 0) | s->credits << (d * V));
       if (s->flit.valid || s->credits) {
@@ -161,7 +164,7 @@ static unsigned pod_tick(pod_t *p, uint64_t run_start) {
     for (unsigned d = 0; d < DIRS; d++) {
       const uint8_t cr = (out.credits >> (d * V)) & ((1u << V) - 1);
       if (!out.flit[d].valid && !cr) continue;
-      nd->out[d][wr] = (link_slot_t){out.flit[d], cr};
+      *slot(p, wr, i, d) = (link_slot_t){out.flit[d], cr};
       p->in_flight++;
       p->node[nd->nb[d]].incoming++;
     }
@@ -224,11 +227,11 @@ void pod_reset(pod_t *p) {
     pod_node_t *nd = &p->node[i];
     catch_up(p, nd, p->tick, p->tick);
     chip_reset(nd->chip);
-    for (unsigned d = 0; d < DIRS; d++) memset(nd->out[d], 0, p->depth * sizeof *nd->out[d]);
     nd->incoming = 0;
     nd->quiet = chip_quiet(nd->chip);
     nd->wake = p->tick;
   }
+  memset(p->slots, 0, (size_t)p->depth * p->n * DIRS * sizeof *p->slots);
   p->in_flight = 0;
 }
 
