@@ -21,13 +21,13 @@ mkdir -p "$out"
 
 # name | what it plants | sed expression on noc_fast.c
 mutants=(
-  "sa_input_pointer_stuck|switch allocation's per-input round-robin pointer not advanced|s/r->rr_sa_in\[p\] = (uint8_t)((v + 1) \& (V - 1u));/r->rr_sa_in[p] = (uint8_t)(v \& (V - 1u));/"
-  "sa_output_pointer_off_by_one|switch allocation's per-output pointer set to the winner, not the one after|s/r->rr_sa_out\[o\] = (uint8_t)(p + 1u == P ? 0 : p + 1);/r->rr_sa_out[o] = (uint8_t)p;/"
-  "va_pointer_stuck|VC allocation's round-robin pointer not advanced|s/r->ovc\[ovc\].rr_va = (uint8_t)(pick + 1 == P \* V ? 0 : pick + 1);/r->ovc[ovc].rr_va = (uint8_t)pick;/"
-  "credit_one_cycle_late|a departing flit's credit returned one cycle late (queued as a dropped flit's, returned at the start of the next edge)|s/^  r->credit_out |= 1u << i;$/  r->drop_credits[i]++, r->drop_pending++;/; /^  if (r->drop_pending) return_drop_credits(r);$/d; s/^  if (busy_before) {$/  if (r->drop_pending) return_drop_credits(r);\n  if (busy_before) {/"
-  "dateline_class_bit|the hop over the dateline also allowed class 0 (one bit of the class mask)|s/v >= V \/ 2u)) cls = 2;/v >= V \/ 2u)) cls = 3;/"
-  "tail_bit_flipped|the tail bit of every output flit inverted|s/.head = head, .tail = tail}/.head = head, .tail = !tail}/"
-  "switch_one_iteration|switch allocation without its second iteration|s/for (int iter = 0; iter < 2 \&\& retry; iter++)/for (int iter = 0; iter < 1 \&\& retry; iter++)/"
+  "sa_input_pointer_stuck|switch allocation's per-input round-robin pointer not advanced|s/RR_SA_IN(r, V, P)\[p\] = (uint8_t)((v + 1) \& (V - 1u));/RR_SA_IN(r, V, P)[p] = (uint8_t)(v \& (V - 1u));/"
+  "sa_output_pointer_off_by_one|switch allocation's per-output pointer set to the winner, not the one after|s/RR_SA_OUT(r, V, P)\[o\] = (uint8_t)(p + 1u == P ? 0 : p + 1);/RR_SA_OUT(r, V, P)[o] = (uint8_t)p;/"
+  "va_pointer_stuck|VC allocation's round-robin pointer not advanced|s/oc->rr_va = (uint8_t)(pick + 1 == P \* V ? 0 : pick + 1);/oc->rr_va = (uint8_t)pick;/"
+  "credit_one_cycle_late|a departing flit's credit returned one cycle late (queued as a dropped flit's, returned at the start of the next edge)|s/^  r->credit_out |= 1u << i;$/  DROP_CREDITS(r, V, P)[i]++, r->drop_pending++;/; /^  if (r->drop_pending) return_drop_credits(r, V, P);$/d; s/^  if (r->nonempty) {\(.*\)$/  if (r->drop_pending) return_drop_credits(r, V, P);\n  if (r->nonempty) {\1/"
+  "dateline_class_bit|the hop over the dateline also allowed class 0 (one bit of the class mask)|s/if ((r->dateline >> o) \& 1) return o | 2u << 4;/if ((r->dateline >> o) \& 1) return o | 3u << 4;/"
+  "tail_bit_flipped|the tail bit of every output flit inverted|s/out_meta = meta | (ovc \& (V - 1u));/out_meta = (meta ^ META_TAIL) | (ovc \& (V - 1u));/"
+  "switch_one_iteration|switch allocation without its second iteration|s/if (!(in_req \& ~in_done)) return;/return;/"
 )
 
 echo "mutants: the unmutated fast router first (it must pass)" >&2

@@ -10,17 +10,19 @@
  * pointer) then the two-iteration switch allocation; credits from downstream; credits of
  * dropped flits; arriving flits into the buffers. Where the RTL loops over ports and VCs
  * testing each, this file keeps bit masks over the input VCs (bit p * V + v, as the RTL's
- * request vectors) and walks only the set bits, and skips ports that hold nothing.
+ * request vectors) and walks only the set bits, so an edge costs in proportion to the flits
+ * and credits that move, not to the ports and VCs.
  *
  * Widths are the RTL's: credits and per-VC counts are CntW = 4 bits (they wrap as the RTL's
  * do, if a sender returns more credits than it had), drops_o 16 bits, occupancy_o the low 8
- * bits of the count (the sum of the VCs' counts, worked out when asked), buffer pointers 3
- * bits (a ring of MaxDepth slots whatever depth is in use). Outputs: between cycles only the
- * valid bit of an output register is cleared, so an idle port shows the last flit's other
- * fields, as out_flit_o does.
+ * bits of the count (the sum of the VCs' counts, worked out when asked). Outputs: between
+ * cycles only the valid bit of an output register is cleared, so an idle port shows the last
+ * flit's other fields, as out_flit_o does. A VC's buffer is a ring of MaxDepth slots whatever
+ * depth is in use; where in the ring a flit sits is not visible at the ports.
  */
 #include "fast/noc_fast.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,72 +34,116 @@
 #define PORT_YNEG 4u
 #define NET_PORTS 5u    /* noc_pkg::NumPorts: local 0 and the four directions */
 #define CNT_MASK 0xFu   /* CntW = $clog2(MaxDepth + 1) = 4 bits */
-#define PTR_MASK 0x7u   /* PtrW = $clog2(MaxDepth) = 3 bits */
+#define PTR_MASK 0x7u   /* a ring of MaxDepth = 8 slots */
 #define MAX_IVCS 32u    /* P * V: the credit vectors of this API (and dbg_vc_i) are 32 bits */
 /* Small helpers of the per-edge path, inlined where they are used (a call costs as much). */
 #define INLINE static inline __attribute__((always_inline))
 
-/* One input VC in 8 bytes: a ring of NOC_FAST_MAX_DEPTH slots (the RTL's buf_*, rd_ptr,
- * wr_ptr, count) and the output VC its front packet holds. */
+/* One input VC in 16 bytes: the flit at its front (the RTL's buf_data, buf_head, buf_tail at
+ * rd_ptr), how many it holds, where the ones behind the front are, and the output VC its front
+ * packet holds (ivc_port * V + ivc_vc, valid while the VC is active). */
 typedef struct {
-  uint8_t rd, wr, count;    /* ring pointers (PtrW = 3 bits) and flits held (CntW = 4 bits) */
-  uint8_t heads, tails;     /* head and tail flags of the slots, bit s for slot s */
-  uint8_t out_port, out_vc; /* ivc_port, ivc_vc: valid while ivc_active */
+  uint64_t data;  /* the front flit's data */
+  uint32_t meta;  /* the front flit's {vc, valid, head, tail} as a noc_flit_t holds them, vc 0 */
+  uint8_t count;  /* flits held (CntW bits) */
+  uint8_t rd;     /* the ring slot of the flit behind the front */
+  uint8_t ovc;    /* the output VC held */
   uint8_t spare;
 } ivc_t;
 
-/* One output VC: its credits (CntW bits), VC allocation's round-robin pointer, and the input
- * VC that holds it (valid while ovc_busy). */
+/* One output VC: its credits (CntW bits), VC allocation's round-robin pointer, and the input VC
+ * that holds it (valid while it is busy). */
 typedef struct {
-  uint8_t credits, rr_va, owner;
+  uint8_t credits, rr_va, owner, spare;
 } ovc_t;
 
 /* The state is laid out for the cache: a thousand routers stepped every cycle do not all fit
- * in the host's L2, so what an edge touches is packed together: the masks and counts every
- * edge tests, the output registers, the per-VC records, and, apart, the flit data and what
- * only slice drops use. */
-typedef noc_fast_outputs_t (*step_fn_t)(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in);
-
-static step_fn_t step_for(unsigned vcs, unsigned ports);
-
+ * in the host's L2, so what an edge touches is packed into as few lines as the router's port
+ * and VC counts allow. A header (masks over the VCs, counters, configuration) comes first; then
+ * a body whose arrays are sized for this router's P ports and N = P * V input (and output) VCs,
+ * at offsets that are constants in the edge compiled for (V, P) (the OFF_* macros):
+ *
+ *   req[P]        uint64_t  VC allocation's requests per output: bit i (class 0) and bit 32 + i
+ *                           (class 1) while input VC i has a head at its front, holds no output
+ *                           VC and its route is that output with that class allowed (the RTL's
+ *                           req[o][c] at the start of an edge, kept as the state changes)
+ *   out[P]        noc_flit_t the registered output flits
+ *   ivc[N]        ivc_t     the input VCs, i = p * V + v
+ *   ovc[N]        ovc_t     the output VCs, o * V + w
+ *   rr_sa_in[P], rr_sa_out[P]  switch allocation's pointers, per input and per output port
+ *   drop_credits[N]  per local input VC, credits of dropped flits not yet returned
+ *   ring[8]       the flits behind the fronts, slot-major: row s holds slot s of every input
+ *                 VC, its data (uint64_t[N]) then its meta words (uint32_t[N])
+ *
+ * A VC's buffer is its front flit and a ring of MaxDepth slots behind it (in order from rd), so
+ * a VC holding one flit, the usual case at low load, is one record. */
 struct noc_fast {
-  step_fn_t step;       /* the edge compiled for this router's VC and port counts */
   /* masks over input VCs i = p * V + v (output VCs o * V + w for ovc_busy) */
   uint32_t nonempty;    /* count != 0 */
-  uint32_t ivc_active;  /* the packet at the front of i holds an output VC */
+  uint32_t active;      /* ivc_active: the packet at the front of i holds an output VC */
   uint32_t ovc_busy;    /* an output VC is held by a packet */
   uint32_t credit_out;  /* registered: credits for the input VCs */
-  uint32_t dropping;    /* a local input VC is discarding the rest of a dropped packet */
-  uint8_t asked;        /* outputs with a request (req) */
-  bool va_dirty;        /* a request or a free output VC appeared since VC allocation last ran:
-                           until then it would grant nothing (every free VC found no requester) */
+  uint32_t ready;       /* nonempty & active, and the output VC held has a credit: the VCs
+                           switch allocation may take (before outputs already taken) */
   uint8_t out_valid;    /* registered: the output ports with a valid flit */
+  uint8_t asked;        /* outputs with a request in req */
+  uint8_t dirty;        /* outputs where a request or a free VC appeared since VC allocation last
+                           ran: the others would grant nothing (each of their free VCs found no
+                           requester, and since then requests only went and VCs only filled) */
+  uint8_t kind;         /* which compiled edge: (V == 4) | (P == 8) << 1 */
+  uint16_t drop_pending; /* sum of drop_credits (OccW bits) */
   bool overflow;        /* sticky: a flit hit a full VC */
   uint8_t depth;        /* depth_q: buf_depth sampled at reset */
-  uint16_t drops;
-  uint16_t drop_pending; /* sum of drop_credits (OccW bits) */
-  /* configuration */
-  uint8_t ports, vcs, vc_shift, nivc, num_local; /* P, V, log2 V, P * V */
+  uint32_t dropping;    /* a local input VC is discarding the rest of a dropped packet */
+  uint8_t sliced;       /* slice_i's w != 0: heads on local inputs are checked against the slice */
   uint8_t my_x, my_y, size_x, size_y;
   bool mesh_x, mesh_y;  /* the slice part-covers X, Y: route straight (set_mesh) */
   uint8_t dateline;     /* bit o: output o's hop crosses a wraparound link */
+  uint8_t ports, vcs, vc_shift, nivc, num_local; /* P, V, log2 V, P * V */
+  uint16_t drops;       /* drops_o */
   uint16_t occ_mask;    /* OccW = $clog2(P * V * MaxDepth + 1) ones */
-  uint32_t vc_mask;     /* V ones */
   uint32_t slice;
-  unsigned buf_depth_in; /* buf_depth_i as configured */
-  /* per port: round-robin pointers of switch allocation */
-  uint8_t rr_sa_in[NOC_FAST_MAX_PORTS];  /* per input port, over its VCs */
-  uint8_t rr_sa_out[NOC_FAST_MAX_PORTS]; /* per output port, over input ports */
-  /* VC allocation's requests, kept as the state changes instead of gathered every edge: input
-   * VC i is in req[o][c] while it has a head at its front, holds no output VC, and its route
-   * is output o with class c allowed (exactly the RTL's req[o][c] at the start of an edge) */
-  uint32_t req[NOC_FAST_MAX_PORTS][2];
-  noc_flit_t out[NOC_FAST_MAX_PORTS];    /* registered output flits */
-  ovc_t ovc[MAX_IVCS];
-  ivc_t ivc[MAX_IVCS];
-  uint8_t drop_credits[MAX_IVCS];  /* credits of dropped flits not yet returned */
-  uint64_t data[];                 /* flit data: slot s of input VC i at [i * MaxDepth + s] (P * V VCs) */
+  uint32_t buf_depth_in; /* buf_depth_i as configured */
+  uint64_t body[];      /* the arrays above, at OFF_*(V, P) bytes */
 };
+
+#define NIVC(V, P) ((V) * (P))
+#define OFF_REQ(V, P) (0u * (V) * (P)) /* first */
+#define OFF_OUT(V, P) (8u * (P))
+#define OFF_IVC(V, P) (OFF_OUT(V, P) + 16u * (P))
+#define OFF_OVC(V, P) (OFF_IVC(V, P) + 16u * NIVC(V, P))
+#define OFF_RR_SA_IN(V, P) (OFF_OVC(V, P) + 4u * NIVC(V, P))
+#define OFF_RR_SA_OUT(V, P) (OFF_RR_SA_IN(V, P) + (P))
+#define OFF_DROP_CREDITS(V, P) (OFF_RR_SA_OUT(V, P) + (P))
+#define OFF_RING(V, P) ((OFF_DROP_CREDITS(V, P) + NIVC(V, P) + 7u) & ~7u)
+#define ROW_BYTES(V, P) (12u * NIVC(V, P)) /* N is even: rows stay 8-byte aligned */
+#define BODY_SIZE(V, P) (OFF_RING(V, P) + NOC_FAST_MAX_DEPTH * ROW_BYTES(V, P))
+
+/* The body's arrays of router r with V VCs and P ports (constants in the compiled edge). */
+#define B8(r, off) ((uint8_t *)(r)->body + (off))
+#define REQ(r, V, P) ((r)->body + OFF_REQ(V, P) / 8u)
+#define OUT(r, V, P) ((noc_flit_t *)B8(r, OFF_OUT(V, P)))
+#define IVC(r, V, P) ((ivc_t *)B8(r, OFF_IVC(V, P)))
+#define OVC(r, V, P) ((ovc_t *)B8(r, OFF_OVC(V, P)))
+#define RR_SA_IN(r, V, P) B8(r, OFF_RR_SA_IN(V, P))
+#define RR_SA_OUT(r, V, P) B8(r, OFF_RR_SA_OUT(V, P))
+#define DROP_CREDITS(r, V, P) B8(r, OFF_DROP_CREDITS(V, P))
+/* Ring slot s of input VC i: its data and its meta word. */
+#define RING_DATA(r, V, P, s, i) (*(uint64_t *)B8(r, OFF_RING(V, P) + (s) * ROW_BYTES(V, P) + 8u * (i)))
+#define RING_META(r, V, P, s, i) (*(uint32_t *)B8(r, OFF_RING(V, P) + (s) * ROW_BYTES(V, P) + 8u * NIVC(V, P) + 4u * (i)))
+#define META_VALID (1u << 8)
+#define META_HEAD (1u << 16)
+#define META_TAIL (1u << 24)
+
+/* Flit metadata {vc, valid, head, tail} is read and written as one 32-bit word. */
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "noc_fast: the flit meta word assumes a little-endian host"
+#endif
+_Static_assert(offsetof(noc_flit_t, vc) == 8 && offsetof(noc_flit_t, valid) == 9 && offsetof(noc_flit_t, head) == 10 &&
+                   offsetof(noc_flit_t, tail) == 11 && sizeof(noc_flit_t) == 16,
+               "noc_flit_t: the layout traverse writes");
+_Static_assert(sizeof(ivc_t) == 16 && sizeof(ovc_t) == 4, "the VC records");
+_Static_assert(sizeof(struct noc_fast) % 8 == 0, "the body is 8-byte aligned");
 
 /* ------------------------------------------------------------------ noc_pkg's functions */
 
@@ -109,35 +155,22 @@ static unsigned eject_port(const noc_fast_t *r, unsigned p) {
   return p == PORT_XPOS ? PORT_LOCAL : p + 3;
 }
 
-/* One ring of noc_pkg::route, for dst != me: the port towards dst the shorter way. The
- * distance is 9 bits and (d << 1) is compared in 9 bits, as the RTL sizes them. */
-static unsigned route_ring(uint8_t me, uint8_t dst, uint8_t size, unsigned pos, unsigned neg) {
-  const unsigned d = dst >= me ? (unsigned)(dst - me) : (unsigned)dst + size - me;
-  if (size == 2) return (me & 1) ? neg : pos;  /* both ways are one hop: not the wraparound */
+/* One ring of noc_pkg::route, for dst != me: whether the shorter way to dst is the negative
+ * one. The distance is 9 bits and (d << 1) is compared in 9 bits, as the RTL sizes them. */
+static unsigned route_neg(unsigned me, unsigned dst, unsigned size) {
+  const unsigned d = dst >= me ? dst - me : dst + size - me;
+  if (size == 2) return me & 1;  /* both ways are one hop: not the wraparound */
   const unsigned twice = (d << 1) & 0x1FFu;
-  if (twice == size) return (dst & 1) ? neg : pos; /* half way round: split by parity */
-  return twice < size ? pos : neg;
+  if (twice == size) return dst & 1; /* half way round: split by parity */
+  return twice > size;
 }
 
-/* noc_pkg::route_in_slice with noc_pkg::route inside it: X first, then Y; in a dimension the
- * slice part-covers (mesh_x, mesh_y) straight towards dst, else the shorter way round. */
-static unsigned route_in_slice(const noc_fast_t *r, uint8_t dst_x, uint8_t dst_y) {
-  if (dst_x != r->my_x) {
-    if (r->mesh_x) return dst_x > r->my_x ? PORT_XPOS : PORT_XNEG;
-    return route_ring(r->my_x, dst_x, r->size_x, PORT_XPOS, PORT_XNEG);
-  }
-  if (dst_y != r->my_y) {
-    if (r->mesh_y) return dst_y > r->my_y ? PORT_YPOS : PORT_YNEG;
-    return route_ring(r->my_y, dst_y, r->size_y, PORT_YPOS, PORT_YNEG);
-  }
-  return PORT_LOCAL;
-}
-
-/* The slice's part in routing (route_in_slice's mesh_x, mesh_y). */
+/* The slice's part in routing (route_in_slice's mesh_x, mesh_y) and in dropping. */
 static void set_mesh(noc_fast_t *r) {
   const uint8_t w = (uint8_t)(r->slice >> 16), h = (uint8_t)(r->slice >> 24);
   r->mesh_x = w != 0 && w != r->size_x;
   r->mesh_y = h != 0 && h != r->size_y;
+  r->sliced = w != 0;
 }
 
 /* noc_pkg::in_slice: slice = {h, w, y0, x0}, w = 0: the whole pod. */
@@ -158,23 +191,19 @@ static bool crosses_dateline(const noc_fast_t *r, unsigned port) {
   }
 }
 
-static bool crosses_ahead(const noc_fast_t *r, unsigned port, uint8_t dst_x, uint8_t dst_y) {
-  switch (port) {
-    case PORT_XPOS: return dst_x < r->my_x;
-    case PORT_XNEG: return dst_x > r->my_x;
-    case PORT_YPOS: return dst_y < r->my_y;
-    case PORT_YNEG: return dst_y > r->my_y;
-    default: return false;
-  }
-}
-
-/* 0 local, 1 X, 2 Y. */
-static unsigned port_dim(unsigned port) {
-  static const uint8_t dim[NOC_FAST_MAX_PORTS] = {0, 1, 1, 2, 2, 0, 0, 0};
-  return dim[port];
-}
 
 /* ------------------------------------------------------------------ set-up */
+
+/* Runs the statements with V and P constants for router r's VC and port counts. */
+#define WITH_SHAPE(r, ...)                                  \
+  do {                                                       \
+    switch ((r)->kind) {                                     \
+      case 0: { enum { V = 2, P = 5 }; __VA_ARGS__; } break;        \
+      case 1: { enum { V = 4, P = 5 }; __VA_ARGS__; } break;        \
+      case 2: { enum { V = 2, P = 8 }; __VA_ARGS__; } break;        \
+      default: { enum { V = 4, P = 8 }; __VA_ARGS__; } break;       \
+    }                                                        \
+  } while (0)
 
 noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long errlen) {
   unsigned ports = 4 + cfg->num_local;
@@ -200,28 +229,37 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
              cfg->y, cfg->size_x, cfg->size_y);
     return NULL;
   }
-  noc_fast_t *r = calloc(1, sizeof *r + (size_t)ports * cfg->vcs * NOC_FAST_MAX_DEPTH * sizeof r->data[0]);
+  const uint8_t kind = (uint8_t)((cfg->vcs == 4) | (ports == 8) << 1);
+  size_t size = sizeof(noc_fast_t);
+  switch (kind) {
+    case 0: size += BODY_SIZE(2, 5); break;
+    case 1: size += BODY_SIZE(4, 5); break;
+    case 2: size += BODY_SIZE(2, 8); break;
+    default: size += BODY_SIZE(4, 8); break;
+  }
+  size = (size + 63) / 64 * 64;
+  noc_fast_t *r = aligned_alloc(64, size);
   if (!r) {
     snprintf(err, errlen, "noc_fast: out of memory");
     return NULL;
   }
+  memset(r, 0, size);
+  r->kind = kind;
   r->ports = (uint8_t)ports;
   r->vcs = (uint8_t)cfg->vcs;
   r->vc_shift = (uint8_t)__builtin_ctz(cfg->vcs);
   r->nivc = (uint8_t)(ports * cfg->vcs);
-  r->vc_mask = (1u << cfg->vcs) - 1;
   r->my_x = (uint8_t)cfg->x;
   r->my_y = (uint8_t)cfg->y;
   r->size_x = (uint8_t)cfg->size_x;
   r->size_y = (uint8_t)cfg->size_y;
-  r->num_local = cfg->num_local;
+  r->num_local = (uint8_t)cfg->num_local;
   r->buf_depth_in = cfg->buf_depth;
   unsigned occ_bits = 0;
   while ((1u << occ_bits) < r->nivc * NOC_FAST_MAX_DEPTH + 1u) occ_bits++;
   r->occ_mask = (uint16_t)((1u << occ_bits) - 1);
   for (unsigned o = PORT_XPOS; o <= PORT_YNEG; o++) r->dateline |= (uint8_t)(crosses_dateline(r, o) << o);
   set_mesh(r);
-  r->step = step_for(r->vcs, r->ports);
   noc_fast_reset(r);
   return r;
 }
@@ -229,21 +267,22 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
 void noc_fast_free(noc_fast_t *r) { free(r); }
 
 /* The RTL's reset branch. The buffer contents and ivc_port/ivc_vc have no reset there (they
- * are read only behind count and ivc_active), so they are left as they are (the routes of
- * front heads too: read only while one waits). */
+ * are read only behind count and ivc_active), so they are left as they are. */
 void noc_fast_reset(noc_fast_t *r) {
-  memset(r->drop_credits, 0, sizeof r->drop_credits);
-  for (unsigned i = 0; i < MAX_IVCS; i++) {
-    r->ivc[i].rd = r->ivc[i].wr = r->ivc[i].count = 0;
-    r->ovc[i] = (ovc_t){.credits = (uint8_t)(r->buf_depth_in & CNT_MASK), .rr_va = 0, .owner = 0};
-  }
-  memset(r->rr_sa_in, 0, sizeof r->rr_sa_in);
-  memset(r->rr_sa_out, 0, sizeof r->rr_sa_out);
-  memset(r->out, 0, sizeof r->out);
-  r->nonempty = r->ivc_active = r->ovc_busy = r->dropping = 0;
-  memset(r->req, 0, sizeof r->req);
+  WITH_SHAPE(r, {
+    memset(DROP_CREDITS(r, V, P), 0, NIVC(V, P));
+    for (unsigned i = 0; i < NIVC(V, P); i++) {
+      IVC(r, V, P)[i].count = IVC(r, V, P)[i].rd = 0;
+      OVC(r, V, P)[i] = (ovc_t){.credits = (uint8_t)(r->buf_depth_in & CNT_MASK)};
+    }
+    memset(RR_SA_IN(r, V, P), 0, P);
+    memset(RR_SA_OUT(r, V, P), 0, P);
+    memset(OUT(r, V, P), 0, P * sizeof(noc_flit_t));
+    memset(REQ(r, V, P), 0, P * sizeof(uint64_t));
+  });
+  r->nonempty = r->active = r->ovc_busy = r->dropping = r->ready = 0;
   r->asked = 0;
-  r->va_dirty = false;
+  r->dirty = 0;
   r->out_valid = 0;
   r->credit_out = 0;
   r->overflow = false;
@@ -255,39 +294,43 @@ void noc_fast_reset(noc_fast_t *r) {
 /* ------------------------------------------------------------------ one edge */
 
 /* The edge is written once, with the VC count V and port count P as arguments of inlined
- * functions, and compiled for each (V, P) a router can have (step_for): with them constant,
- * the masks and shifts over input VCs (i = p * V + v) become immediates. */
+ * functions, and compiled for each (V, P) a router can have: with them constant, the masks,
+ * shifts and the body's offsets become immediates. */
 #define VC_SHIFT(V) ((unsigned)__builtin_ctz(V))
 #define VC_MASK(V) ((1u << (V)) - 1u)
+#define CLASS1 32u /* req[o]: bit i class 0, bit CLASS1 + i class 1 */
 
 /* The output port and allowed classes (bit c: class c) of a head for dst at the front of input
- * VC i = (p, v): noc_router's route computation and class rule, from the same destination,
- * input and slice, worked out when the head reaches the front (and again if the slice changes). */
+ * VC i = (p, v): noc_router's route computation (route_in_slice, route, eject_port) and class
+ * rule (crosses_dateline, port_dim, crosses_ahead), from the same destination, input and slice,
+ * worked out when the head reaches the front (and again if the slice changes). */
 INLINE unsigned route_of(const noc_fast_t *r, unsigned p, unsigned v, uint64_t dst, const unsigned V) {
-  const uint8_t dst_x = (uint8_t)dst, dst_y = (uint8_t)(dst >> 8);
-  unsigned o = route_in_slice(r, dst_x, dst_y), cls = 3;
-  if (o == PORT_LOCAL) o = eject_port(r, p);
-  if (!is_local(o)) {
-    if (((r->dateline >> o) & 1) || (port_dim(o) == port_dim(p) && v >= V / 2u)) cls = 2;
-    else if (crosses_ahead(r, o, dst_x, dst_y)) cls = 1;
+  const unsigned dst_x = (uint8_t)dst, dst_y = (uint8_t)(dst >> 8);
+  unsigned o, ahead;
+  if (dst_x != r->my_x) {
+    const unsigned neg = r->mesh_x ? dst_x < r->my_x : route_neg(r->my_x, dst_x, r->size_x);
+    o = PORT_XPOS + neg;
+    ahead = neg ? dst_x > r->my_x : dst_x < r->my_x;
+    if (p - PORT_XPOS < 2u && v >= V / 2u) return o | 2u << 4; /* class 1 stays in this ring */
+  } else if (dst_y != r->my_y) {
+    const unsigned neg = r->mesh_y ? dst_y < r->my_y : route_neg(r->my_y, dst_y, r->size_y);
+    o = PORT_YPOS + neg;
+    ahead = neg ? dst_y > r->my_y : dst_y < r->my_y;
+    if (p - PORT_YPOS < 2u && v >= V / 2u) return o | 2u << 4;
+  } else {
+    return eject_port(r, p) | 3u << 4; /* ejection: any VC */
   }
-  return o | cls << 4;
+  if ((r->dateline >> o) & 1) return o | 2u << 4; /* the hop over the dateline: class 1 */
+  return o | (ahead ? 1u : 3u) << 4;  /* crossing later: class 0; never: either */
 }
 
 /* Input VC i asks VC allocation for the output of a head for dst (the head's data). */
-INLINE void request_route(noc_fast_t *r, unsigned i, uint64_t dst, const unsigned V) {
+INLINE void request_route(noc_fast_t *r, unsigned i, uint64_t dst, const unsigned V, const unsigned P) {
   const unsigned route = route_of(r, i >> VC_SHIFT(V), i & (V - 1u), dst, V);
   const unsigned o = route & 0xFu, cls = route >> 4;
-  if (cls & 1) r->req[o][0] |= 1u << i;
-  if (cls & 2) r->req[o][1] |= 1u << i;
+  REQ(r, V, P)[o] |= (uint64_t)((cls & 1) | (uint64_t)(cls >> 1) << CLASS1) << i;
   r->asked |= (uint8_t)(1u << o);
-  r->va_dirty = true;
-}
-
-/* Input VC i, holding no output VC, has a new flit at its front: if it is a head, it asks. */
-INLINE void request_vc(noc_fast_t *r, unsigned i, const unsigned V) {
-  const ivc_t *q = &r->ivc[i];
-  if ((q->heads >> q->rd) & 1) request_route(r, i, r->data[i * NOC_FAST_MAX_DEPTH + q->rd], V);
+  r->dirty |= (uint8_t)(1u << o);
 }
 
 /* The first set bit of mask at or after bit `from`, wrapping (mask != 0). */
@@ -296,82 +339,104 @@ INLINE unsigned first_from(uint32_t mask, unsigned from) {
   return (unsigned)__builtin_ctz(upper ? upper : mask);
 }
 
-/* Output VC ovc's credits become c (CntW bits: they wrap as the RTL's do). */
-INLINE void set_credits(noc_fast_t *r, unsigned ovc, unsigned c) { r->ovc[ovc].credits = (uint8_t)(c & CNT_MASK); }
-
-/* Whether input VC q's flit may cross the switch: its output VC has a credit. */
-INLINE bool has_credit(const noc_fast_t *r, const ivc_t *q, const unsigned V) {
-  return r->ovc[q->out_port * V + q->out_vc].credits != 0;
-}
-
-/* Output VC o * V + w grants input VC `pick`, which then no longer asks. */
-INLINE void grant_vc(noc_fast_t *r, unsigned o, unsigned w, unsigned pick, const unsigned V, const unsigned P) {
-  const unsigned ovc = o * V + w;
-  r->req[o][0] &= ~(1u << pick);
-  r->req[o][1] &= ~(1u << pick);
-  r->ivc_active |= 1u << pick;
+/* Output VC ovc = o * V + w grants input VC `pick` (which has a head at its front). */
+INLINE void grant(noc_fast_t *r, unsigned ovc, unsigned pick, const unsigned V, const unsigned P) {
+  ovc_t *const oc = &OVC(r, V, P)[ovc];
+  r->active |= 1u << pick;
   r->ovc_busy |= 1u << ovc;
-  r->ivc[pick].out_port = (uint8_t)o;
-  r->ivc[pick].out_vc = (uint8_t)w;
-  r->ovc[ovc].owner = (uint8_t)pick;
-  r->ovc[ovc].rr_va = (uint8_t)(pick + 1 == P * V ? 0 : pick + 1);
-}
-
-/* The free VCs `free` (a mask over w) of output o grant, in VC order, the first of the
- * requesters (in req[o][c], or either class) at or after each one's pointer, while any are left. */
-INLINE void grant_in_order(noc_fast_t *r, unsigned o, uint32_t free, bool any_class, unsigned c, const unsigned V,
-                           const unsigned P) {
-  for (; free; free &= free - 1) {
-    const uint32_t cand = any_class ? (r->req[o][0] | r->req[o][1]) : r->req[o][c];
-    if (!cand) return;
-    const unsigned w = (unsigned)__builtin_ctz(free);
-    grant_vc(r, o, w, first_from(cand, r->ovc[o * V + w].rr_va), V, P);
-  }
+  r->ready |= (uint32_t)(oc->credits != 0) << pick;
+  IVC(r, V, P)[pick].ovc = (uint8_t)ovc;
+  oc->owner = (uint8_t)pick;
+  oc->rr_va = (uint8_t)(pick + 1 == P * V ? 0 : pick + 1);
 }
 
 /* VC allocation: every free output VC, in port and VC order, grants the first requesting
  * input VC at or after its round-robin pointer (ejection: any requester; a network port: those
  * allowed the VC's class, class 0 being the lower VCs, so granted in VC order). An input VC
- * asks for one output only, so outputs do not interact, and an output whose VCs are all held,
- * or free only in a class nobody asks for, costs a test or two. */
+ * asks for one output only, so outputs do not interact; an output with one requester grants
+ * it its first free VC of an allowed class. */
 INLINE void vc_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
-  const uint32_t low = VC_MASK(V / 2);
-  for (uint32_t om = r->asked; om; om &= om - 1) {
+  const uint32_t low = VC_MASK(V / 2), high = VC_MASK(V) & ~low;
+  uint64_t *const reqs = REQ(r, V, P);
+  const ovc_t *const oc = OVC(r, V, P);
+  const uint32_t outputs = r->asked & r->dirty;
+  r->dirty = 0;
+  for (uint32_t om = outputs; om; om &= om - 1) {
     const unsigned o = (unsigned)__builtin_ctz(om);
-    const uint32_t free = ~(r->ovc_busy >> (o * V)) & VC_MASK(V);
-    if (is_local(o)) {
-      if (free) grant_in_order(r, o, free, true, 0, V, P);
-    } else {
-      if ((free & low) && r->req[o][0]) grant_in_order(r, o, free & low, false, 0, V, P);
-      if ((free & ~low) && r->req[o][1]) grant_in_order(r, o, free & ~low, false, 1, V, P);
+    uint32_t free = ~(r->ovc_busy >> (o * V)) & VC_MASK(V);
+    if (!free) continue;
+    uint64_t req = reqs[o];
+    const uint32_t c0 = (uint32_t)req, c1 = (uint32_t)(req >> CLASS1), any = c0 | c1;
+    if (!(any & (any - 1))) { /* one requester */
+      free &= is_local(o) ? VC_MASK(V) : (c0 ? low : 0) | (c1 ? high : 0);
+      if (free) {
+        reqs[o] = 0;
+        r->asked &= (uint8_t)~(1u << o);
+        grant(r, o * V + (unsigned)__builtin_ctz(free), (unsigned)__builtin_ctz(any), V, P);
+      }
+      continue;
     }
-    if (!(r->req[o][0] | r->req[o][1])) r->asked &= (uint8_t)~(1u << o);
+    if (is_local(o)) {
+      for (; free; free &= free - 1) {
+        const uint32_t cand = (uint32_t)req | (uint32_t)(req >> CLASS1);
+        if (!cand) break;
+        const unsigned ovc = o * V + (unsigned)__builtin_ctz(free), pick = first_from(cand, oc[ovc].rr_va);
+        req &= ~((1ull | 1ull << CLASS1) << pick);
+        grant(r, ovc, pick, V, P);
+      }
+    } else {
+      for (uint32_t f = free & low; f && (uint32_t)req; f &= f - 1) {
+        const unsigned ovc = o * V + (unsigned)__builtin_ctz(f), pick = first_from((uint32_t)req, oc[ovc].rr_va);
+        req &= ~((1ull | 1ull << CLASS1) << pick);
+        grant(r, ovc, pick, V, P);
+      }
+      for (uint32_t f = free & high; f && (req >> CLASS1); f &= f - 1) {
+        const unsigned ovc = o * V + (unsigned)__builtin_ctz(f);
+        const unsigned pick = first_from((uint32_t)(req >> CLASS1), oc[ovc].rr_va);
+        req &= ~((1ull | 1ull << CLASS1) << pick);
+        grant(r, ovc, pick, V, P);
+      }
+    }
+    reqs[o] = req;
+    if (!req) r->asked &= (uint8_t)~(1u << o);
   }
-  r->va_dirty = false;
 }
 
-/* The flit at the front of input VC i = (p, v) crosses the switch to output o. */
+/* The flit at the front of input VC i = (p, v) crosses the switch to output o (the port of its
+ * output VC); the one behind it, if any, comes to the front. */
 INLINE void traverse(noc_fast_t *r, unsigned o, unsigned p, unsigned v, const unsigned V, const unsigned P) {
   const unsigned i = (p << VC_SHIFT(V)) | v;
-  ivc_t *q = &r->ivc[i];
-  const unsigned w = q->out_vc, ovc = o * V + w, slot = q->rd, count = q->count - 1u;
-  const bool head = (q->heads >> slot) & 1, tail = (q->tails >> slot) & 1;
-  r->out[o] = (noc_flit_t){.data = r->data[i * NOC_FAST_MAX_DEPTH + slot], .vc = (uint8_t)w, .valid = true,
-                           .head = head, .tail = tail};
-  q->rd = (uint8_t)((slot + 1) & PTR_MASK);
+  ivc_t *const q = &IVC(r, V, P)[i];
+  const unsigned ovc = q->ovc, count = q->count - 1u;
+  const uint32_t meta = q->meta, out_meta = meta | (ovc & (V - 1u));
+  noc_flit_t *const out = &OUT(r, V, P)[o];
+  out->data = q->data;
+  memcpy(&out->vc, &out_meta, sizeof out_meta);
   q->count = (uint8_t)count;
-  set_credits(r, ovc, r->ovc[ovc].credits - 1u);
+  ovc_t *const oc = &OVC(r, V, P)[ovc];
+  const unsigned credits = (oc->credits - 1u) & CNT_MASK;
+  oc->credits = (uint8_t)credits;
+  RR_SA_IN(r, V, P)[p] = (uint8_t)((v + 1) & (V - 1u));
+  RR_SA_OUT(r, V, P)[o] = (uint8_t)(p + 1u == P ? 0 : p + 1);
   r->out_valid |= (uint8_t)(1u << o);
   r->credit_out |= 1u << i;
-  if (!count) r->nonempty &= ~(1u << i);
-  if (tail) {
-    r->ivc_active &= ~(1u << i);
-    r->ovc_busy &= ~(1u << ovc);
-    r->va_dirty = true; /* a free output VC */
-    if (count) request_vc(r, i, V); /* the next packet's head, at the next edge */
+  if (count) { /* the next flit comes to the front */
+    const unsigned slot = q->rd;
+    q->data = RING_DATA(r, V, P, slot, i);
+    q->meta = RING_META(r, V, P, slot, i);
+    q->rd = (uint8_t)((slot + 1) & PTR_MASK);
+  } else {
+    r->nonempty &= ~(1u << i);
   }
-  r->rr_sa_in[p] = (uint8_t)((v + 1) & (V - 1u));
-  r->rr_sa_out[o] = (uint8_t)(p + 1u == P ? 0 : p + 1);
+  if (meta & META_TAIL) {
+    r->active &= ~(1u << i);
+    r->ovc_busy &= ~(1u << ovc);
+    r->ready &= ~(1u << i);
+    r->dirty |= (uint8_t)(1u << o); /* a free output VC */
+    if (count && (q->meta & META_HEAD)) request_route(r, i, q->data, V, P); /* the next packet's head */
+  } else if (!count || !credits) {
+    r->ready &= ~(1u << i);
+  }
 }
 
 /* The VCs in `vcs` (a mask over a port's V VCs) rotated to start at VC rr: bit k is VC rr + k. */
@@ -379,71 +444,78 @@ INLINE uint32_t rotate_vcs(uint32_t vcs, unsigned rr, const unsigned V) {
   return ((vcs >> rr) | (vcs << (V - rr))) & VC_MASK(V);
 }
 
+/* The VC input port p offers in switch allocation: the first from its pointer among `vcs`
+ * (ready: holding a flit and an output VC with a credit). */
+INLINE unsigned offer(const noc_fast_t *r, unsigned p, uint32_t vcs, const unsigned V, const unsigned P) {
+  const unsigned rr = RR_SA_IN(r, V, P)[p];
+  return (rr + (unsigned)__builtin_ctz(rotate_vcs(vcs, rr, V))) & (V - 1u);
+}
+
 /* Switch allocation, separable, round-robin, two iterations: each input port offers the
  * first VC from its pointer that holds a flit and owns an output VC with a credit (second
  * iteration: bound for an output not yet taken); each output takes the first offering input
  * from its pointer. The second iteration runs only if an input offered and lost. */
 INLINE void switch_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
-  const uint32_t held = r->nonempty & r->ivc_active; /* VCs with a flit and an output VC */
-  if (!held) return; /* nobody can offer: no grant, no second iteration */
-  const unsigned p0 = (unsigned)__builtin_ctz(held) >> VC_SHIFT(V);
-  if (!((uint64_t)held >> ((p0 + 1) << VC_SHIFT(V)))) {
-    /* one input port can offer: its first VC with a credit wins its output, and nobody lost */
-    const unsigned rr = r->rr_sa_in[p0];
-    for (uint32_t rot = rotate_vcs((held >> (p0 << VC_SHIFT(V))) & VC_MASK(V), rr, V); rot; rot &= rot - 1) {
-      const unsigned v = (rr + (unsigned)__builtin_ctz(rot)) & (V - 1u);
-      const ivc_t *q = &r->ivc[(p0 << VC_SHIFT(V)) | v];
-      if (has_credit(r, q, V)) {
-        traverse(r, q->out_port, p0, v, V, P);
-        return;
-      }
-    }
+  const uint32_t ready = r->ready;
+  if (!ready) return; /* nobody can offer: no grant, no second iteration */
+  const unsigned p0 = (unsigned)__builtin_ctz(ready) >> VC_SHIFT(V);
+  const uint32_t vcs0 = (ready >> (p0 << VC_SHIFT(V))) & VC_MASK(V);
+  if (!((uint64_t)ready >> ((p0 + 1) << VC_SHIFT(V)))) {
+    /* one input port can offer: its offer wins its output, and nobody lost */
+    const unsigned v = (vcs0 & (vcs0 - 1)) ? offer(r, p0, vcs0, V, P) : (unsigned)__builtin_ctz(vcs0);
+    traverse(r, IVC(r, V, P)[(p0 << VC_SHIFT(V)) | v].ovc >> VC_SHIFT(V), p0, v, V, P);
     return;
   }
-  uint32_t in_done = 0, out_won = 0;
-  bool retry = true;
-  for (int iter = 0; iter < 2 && retry; iter++) {
-    uint8_t in_vc[NOC_FAST_MAX_PORTS];
-    uint32_t in_req = 0;
-    uint32_t want[NOC_FAST_MAX_PORTS]; /* per output: the input ports offering to it */
-    uint32_t wanted = 0;               /* outputs with an offer */
-    uint32_t ready = r->nonempty & r->ivc_active;
-    while (ready) { /* the ports with a VC that may offer, in order */
-      const unsigned p = (unsigned)__builtin_ctz(ready) >> VC_SHIFT(V);
-      const uint32_t vcs = (ready >> (p << VC_SHIFT(V))) & VC_MASK(V);
-      ready &= ~(VC_MASK(V) << (p << VC_SHIFT(V)));
-      if ((in_done >> p) & 1) continue;
-      const unsigned rr = r->rr_sa_in[p];
-      for (uint32_t rot = rotate_vcs(vcs, rr, V); rot; rot &= rot - 1) {
-        const unsigned v = (rr + (unsigned)__builtin_ctz(rot)) & (V - 1u);
-        const ivc_t *q = &r->ivc[(p << VC_SHIFT(V)) | v];
-        const unsigned o = q->out_port;
-        if (((out_won >> o) & 1) || !has_credit(r, q, V)) continue;
-        in_req |= 1u << p;
-        in_vc[p] = (uint8_t)v;
-        if (!((wanted >> o) & 1)) want[o] = 0;
-        wanted |= 1u << o;
-        want[o] |= 1u << p;
-        break;
-      }
+  uint8_t in_vc[NOC_FAST_MAX_PORTS];
+  uint32_t want[NOC_FAST_MAX_PORTS]; /* per output: the input ports offering to it */
+  uint32_t wanted = 0, in_req = 0;   /* outputs with an offer, inputs that offer */
+  for (uint32_t m = ready; m;) { /* first iteration: every port with a ready VC offers one */
+    const unsigned p = (unsigned)__builtin_ctz(m) >> VC_SHIFT(V);
+    const uint32_t vcs = (m >> (p << VC_SHIFT(V))) & VC_MASK(V);
+    m &= ~(VC_MASK(V) << (p << VC_SHIFT(V)));
+    const unsigned v = (vcs & (vcs - 1)) ? offer(r, p, vcs, V, P) : (unsigned)__builtin_ctz(vcs);
+    const unsigned o = IVC(r, V, P)[(p << VC_SHIFT(V)) | v].ovc >> VC_SHIFT(V);
+    in_req |= 1u << p;
+    in_vc[p] = (uint8_t)v;
+    if (!((wanted >> o) & 1)) want[o] = 0;
+    wanted |= 1u << o;
+    want[o] |= 1u << p;
+  }
+  uint32_t in_done = 0, out_won = wanted;
+  for (uint32_t om = wanted; om; om &= om - 1) {
+    const unsigned o = (unsigned)__builtin_ctz(om), p = first_from(want[o], RR_SA_OUT(r, V, P)[o]);
+    in_done |= 1u << p;
+    traverse(r, o, p, in_vc[p], V, P);
+  }
+  if (!(in_req & ~in_done)) return; /* nobody lost: no second iteration */
+  /* second iteration: the ports that lost offer a ready VC bound for an output still free */
+  wanted = 0;
+  for (uint32_t lost = in_req & ~in_done; lost; lost &= lost - 1) {
+    const unsigned p = (unsigned)__builtin_ctz(lost), rr = RR_SA_IN(r, V, P)[p];
+    for (uint32_t rot = rotate_vcs((ready >> (p << VC_SHIFT(V))) & VC_MASK(V), rr, V); rot; rot &= rot - 1) {
+      const unsigned v = (rr + (unsigned)__builtin_ctz(rot)) & (V - 1u);
+      const unsigned o = IVC(r, V, P)[(p << VC_SHIFT(V)) | v].ovc >> VC_SHIFT(V);
+      if ((out_won >> o) & 1) continue;
+      in_vc[p] = (uint8_t)v;
+      if (!((wanted >> o) & 1)) want[o] = 0;
+      wanted |= 1u << o;
+      want[o] |= 1u << p;
+      break;
     }
-    for (uint32_t om = wanted; om; om &= om - 1) {
-      const unsigned o = (unsigned)__builtin_ctz(om);
-      const unsigned p = first_from(want[o], r->rr_sa_out[o]);
-      out_won |= 1u << o;
-      in_done |= 1u << p;
-      traverse(r, o, p, in_vc[p], V, P);
-    }
-    retry = (in_req & ~in_done) != 0;
+  }
+  for (uint32_t om = wanted; om; om &= om - 1) {
+    const unsigned o = (unsigned)__builtin_ctz(om), p = first_from(want[o], RR_SA_OUT(r, V, P)[o]);
+    traverse(r, o, p, in_vc[p], V, P);
   }
 }
 
 /* Credits of dropped flits: one per VC and cycle, unless the VC returns one itself. */
-static void return_drop_credits(noc_fast_t *r) {
-  for (unsigned i = 0; i < r->nivc; i++) {
-    if (r->drop_credits[i] && !((r->credit_out >> i) & 1)) {
+INLINE void return_drop_credits(noc_fast_t *r, const unsigned V, const unsigned P) {
+  uint8_t *const dc = DROP_CREDITS(r, V, P);
+  for (unsigned i = 0; i < NIVC(V, P); i++) {
+    if (dc[i] && !((r->credit_out >> i) & 1)) {
       r->credit_out |= 1u << i;
-      r->drop_credits[i] = (uint8_t)((r->drop_credits[i] - 1) & CNT_MASK);
+      dc[i] = (uint8_t)((dc[i] - 1) & CNT_MASK);
       r->drop_pending = (uint16_t)((r->drop_pending - 1) & r->occ_mask);
     }
   }
@@ -451,120 +523,135 @@ static void return_drop_credits(noc_fast_t *r) {
 
 /* A head on local input VC i for outside the slice drops its packet: this flit and the rest of
  * the packet are discarded (their credits returned later). Returns whether f is discarded. */
-static bool drop_local(noc_fast_t *r, unsigned i, const noc_flit_t *f) {
+static bool drop_local(noc_fast_t *r, uint8_t *drop_credits, unsigned i, const noc_flit_t *f) {
   if (f->head && !in_slice((uint8_t)f->data, (uint8_t)(f->data >> 8), r->slice)) {
     r->dropping |= 1u << i;
     r->drops++;
   }
   if (!((r->dropping >> i) & 1)) return false;
-  r->drop_credits[i] = (uint8_t)((r->drop_credits[i] + 1) & CNT_MASK);
+  drop_credits[i] = (uint8_t)((drop_credits[i] + 1) & CNT_MASK);
   r->drop_pending = (uint16_t)((r->drop_pending + 1) & r->occ_mask);
   if (f->tail) r->dropping &= ~(1u << i);
   return true;
 }
 
 /* A flit arriving on input p: dropped with its packet (local inputs), lost to a full buffer
- * (overflow), or written into its VC buffer. */
-INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigned V) {
-  const unsigned v = f->vc & (V - 1u), i = (p << VC_SHIFT(V)) | v;
-  ivc_t *q = &r->ivc[i];
-  if (is_local(p) && drop_local(r, i, f)) return;
+ * (overflow), or written into its VC buffer: at the front if the VC was empty, else behind. */
+INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigned V, const unsigned P) {
+  uint32_t meta;
+  memcpy(&meta, &f->vc, sizeof meta);
+  const unsigned i = (p << VC_SHIFT(V)) | (meta & (V - 1u));
+  if (is_local(p) && (r->sliced | r->dropping) && drop_local(r, DROP_CREDITS(r, V, P), i, f)) return;
+  ivc_t *const q = &IVC(r, V, P)[i];
   const unsigned count = q->count;
   if (count == r->depth) {
     r->overflow = true;
     return;
   }
-  const unsigned slot = q->wr;
-  const uint8_t bit = (uint8_t)(1u << slot);
-  r->data[i * NOC_FAST_MAX_DEPTH + slot] = f->data;
-  q->heads = (uint8_t)((q->heads & ~bit) | (unsigned)f->head << slot);
-  q->tails = (uint8_t)((q->tails & ~bit) | (unsigned)f->tail << slot);
-  q->wr = (uint8_t)((slot + 1) & PTR_MASK);
   q->count = (uint8_t)(count + 1);
   r->nonempty |= 1u << i;
-  if (!count && f->head && !((r->ivc_active >> i) & 1)) request_route(r, i, f->data, V); /* at the front */
+  meta &= ~0xFFu;
+  if (!count) {
+    q->data = f->data;
+    q->meta = meta;
+    if ((r->active >> i) & 1) /* the rest of a packet that holds an output VC */
+      r->ready |= (uint32_t)(OVC(r, V, P)[q->ovc].credits != 0) << i;
+    else if (meta & META_HEAD) request_route(r, i, f->data, V, P); /* a head at the front */
+  } else {
+    const unsigned slot = (q->rd + count - 1u) & PTR_MASK;
+    RING_DATA(r, V, P, slot, i) = f->data;
+    RING_META(r, V, P, slot, i) = meta;
+  }
 }
 
 /* The edge, in the RTL's order. */
 INLINE noc_fast_outputs_t step(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in,
                                const unsigned V, const unsigned P) {
-  const bool busy_before = r->nonempty != 0; /* occupancy != 0: counts never wrap (at most depth) */
-  if (r->out_valid | r->credit_out) { /* the RTL's out_any: last cycle's outputs are gone (valid bits only) */
-    for (uint32_t m = r->out_valid; m; m &= m - 1) r->out[__builtin_ctz(m)].valid = false;
-    r->out_valid = 0;
-    r->credit_out = 0;
-  }
-  if (busy_before) {
-    if (r->asked && r->va_dirty) vc_allocate(r, V, P);
+  /* the RTL's out_any: last cycle's outputs are gone (valid bits only) */
+  for (uint32_t m = r->out_valid; m; m &= m - 1) OUT(r, V, P)[__builtin_ctz(m)].valid = false;
+  r->out_valid = 0;
+  r->credit_out = 0;
+  if (r->nonempty) { /* busy_before: occupancy != 0 (counts never wrap: at most depth) */
+    if (r->asked & r->dirty) vc_allocate(r, V, P);
     switch_allocate(r, V, P);
   }
   for (uint32_t m = credit_in & (uint32_t)((1ull << (P * V)) - 1); m; m &= m - 1) {
     const unsigned ovc = (unsigned)__builtin_ctz(m);
-    set_credits(r, ovc, r->ovc[ovc].credits + 1u);
+    ovc_t *const oc = &OVC(r, V, P)[ovc];
+    const unsigned credits = (oc->credits + 1u) & CNT_MASK;
+    oc->credits = (uint8_t)credits;
+    if ((r->ovc_busy >> ovc) & 1) { /* its owner may become ready (or, wrapping to 0, not) */
+      const unsigned i = oc->owner;
+      r->ready = (r->ready & ~(1u << i)) | (uint32_t)(credits != 0 && ((r->nonempty >> i) & 1)) << i;
+    }
   }
-  if (r->drop_pending) return_drop_credits(r);
+  if (r->drop_pending) return_drop_credits(r, V, P);
   for (unsigned m = in_ports & ((1u << P) - 1); m; m &= m - 1) {
     const unsigned p = (unsigned)__builtin_ctz(m);
-    if (in[p].valid) arrive(r, p, &in[p], V);
+    arrive(r, p, &in[p], V, P);
   }
   return (noc_fast_outputs_t){.credits = r->credit_out, .ports = r->out_valid};
 }
 
-static noc_fast_outputs_t step_v2_p5(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
-  return step(r, in, ports, credits, 2, 5);
-}
-static noc_fast_outputs_t step_v4_p5(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
-  return step(r, in, ports, credits, 4, 5);
-}
-static noc_fast_outputs_t step_v2_p8(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
-  return step(r, in, ports, credits, 2, 8);
-}
-static noc_fast_outputs_t step_v4_p8(noc_fast_t *r, const noc_flit_t *in, unsigned ports, uint32_t credits) {
-  return step(r, in, ports, credits, 4, 8);
+/* The edge compiled for the router's (V, P): 2 or 4 VCs (8 do not fit the 32-bit credit
+ * vectors), 5 or 8 ports. A router that holds nothing, shows no output and receives nothing
+ * would only clear outputs that are already clear: it returns at once. */
+noc_fast_outputs_t noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in) {
+  if (!(in_ports | credit_in | r->nonempty | r->out_valid | r->credit_out | r->drop_pending))
+    return (noc_fast_outputs_t){0, 0};
+  switch (r->kind) {
+    case 0: return step(r, in, in_ports, credit_in, 2, 5);
+    case 1: return step(r, in, in_ports, credit_in, 4, 5);
+    case 2: return step(r, in, in_ports, credit_in, 2, 8);
+    default: return step(r, in, in_ports, credit_in, 4, 8);
+  }
 }
 
-/* The edge compiled for the router's (V, P): 2 or 4 VCs (8 do not fit the 32-bit credit
- * vectors), 5 or 8 ports. */
-static step_fn_t step_for(unsigned vcs, unsigned ports) {
-  if (ports == 5) return vcs == 2 ? step_v2_p5 : step_v4_p5;
-  return vcs == 2 ? step_v2_p8 : step_v4_p8;
+void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in) {
+  unsigned in_ports = 0;
+  for (unsigned p = 0; p < r->ports; p++) in_ports |= (unsigned)in[p].valid << p;
+  noc_fast_step_ports(r, in, in_ports, credit_in);
 }
 
 void noc_fast_set_slice(noc_fast_t *r, uint32_t slice) {
   if (slice == r->slice) return;
   r->slice = slice;
   set_mesh(r);
-  memset(r->req, 0, sizeof r->req); /* the waiting heads ask again, routed in the new slice */
+  /* the waiting heads ask again, routed in the new slice */
   r->asked = 0;
-  for (uint32_t m = r->nonempty & ~r->ivc_active; m; m &= m - 1) request_vc(r, (unsigned)__builtin_ctz(m), r->vcs);
-}
-
-noc_fast_outputs_t noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in) {
-  return r->step(r, in, in_ports, credit_in);
-}
-
-void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in) {
-  unsigned in_ports = 0;
-  for (unsigned p = 0; p < r->ports; p++) in_ports |= (unsigned)in[p].valid << p;
-  r->step(r, in, in_ports, credit_in);
+  WITH_SHAPE(r, {
+    memset(REQ(r, V, P), 0, P * sizeof(uint64_t));
+    for (uint32_t m = r->nonempty & ~r->active; m; m &= m - 1) {
+      const unsigned i = (unsigned)__builtin_ctz(m);
+      if (IVC(r, V, P)[i].meta & META_HEAD) request_route(r, i, IVC(r, V, P)[i].data, V, P);
+    }
+  });
 }
 
 /* ------------------------------------------------------------------ outputs and status */
 
-const noc_flit_t *noc_fast_out(const noc_fast_t *r) { return r->out; }
+const noc_flit_t *noc_fast_out(const noc_fast_t *r) {
+  const noc_flit_t *out = NULL;
+  WITH_SHAPE(r, out = OUT(r, V, P));
+  return out;
+}
 unsigned noc_fast_out_ports(const noc_fast_t *r) { return r->out_valid; }
 uint32_t noc_fast_credit_out(const noc_fast_t *r) { return r->credit_out; }
 bool noc_fast_idle(const noc_fast_t *r) { return !(r->nonempty | r->out_valid | r->credit_out | r->drop_pending); }
 unsigned noc_fast_ports(const noc_fast_t *r) { return r->ports; }
 /* occupancy_o: the flits held (the sum of the VCs' counts, which the RTL keeps as it goes), low 8 bits. */
 unsigned noc_fast_occupancy(const noc_fast_t *r) {
+  const ivc_t *ivc = NULL;
+  WITH_SHAPE(r, ivc = IVC(r, V, P));
   unsigned held = 0;
-  for (unsigned i = 0; i < r->nivc; i++) held += r->ivc[i].count;
+  for (uint32_t m = r->nonempty; m; m &= m - 1) held += ivc[__builtin_ctz(m)].count;
   return held & 0xFFu;
 }
 bool noc_fast_overflow(const noc_fast_t *r) { return r->overflow; }
 uint16_t noc_fast_drops(const noc_fast_t *r) { return r->drops; }
 
 unsigned noc_fast_vc_count(const noc_fast_t *r, unsigned port, unsigned vc) {
-  return port < r->ports && vc < r->vcs ? r->ivc[(port << r->vc_shift) | vc].count : 0;
+  const ivc_t *ivc = NULL;
+  WITH_SHAPE(r, ivc = IVC(r, V, P));
+  return port < r->ports && vc < r->vcs ? ivc[(port << r->vc_shift) | vc].count : 0;
 }

@@ -16,25 +16,38 @@
 /* One flit type for the links, the NI and both router models. */
 typedef noc_flit_t flit_t;
 
+/* A source queue: the head flits' data of the packets waiting (so injecting one reads no packet
+ * record: a long backlog's records have left the cache). */
 typedef struct {
-  uint32_t *ids;
-  size_t head, count, cap;
-} id_queue_t;
+  uint64_t *heads;
+  uint32_t head, count, cap;
+} head_queue_t;
 
-/* A node: its router (RTL, fast, or both) and its network interface. What every cycle reads
- * comes first, in one cache line. */
+/* A flit ejected at a node this cycle: the scoreboard checks them at the end of the cycle, after
+ * asking for all their packet records at once (they were written when the packets were created,
+ * long ago under a heavy load, and are no longer cached). */
+typedef struct {
+  flit_t f;
+  uint32_t node;
+} ejected_t;
+
+/* What every cycle reads of a node, in 32 bytes (two nodes a cache line): its fast router and
+ * its neighbours. */
 typedef struct {
   noc_fast_t *fast;        /* the fast router (NOC_MODEL_FAST, NOC_MODEL_CHECK) */
   const flit_t *fast_out;  /* its output flits (noc_fast_out: fixed for its life) */
-  uint32_t nbr[NOC_PORTS]; /* [p], p = 1..4: the neighbour on port p (its input opposite(p)) */
-  unsigned ej_credit;      /* local output credits to return next cycle (bit mask) */
-  uint32_t inj_pkt;        /* packet being injected, UINT32_MAX when none */
-  id_queue_t source;       /* packets waiting to be injected */
-  /* network interface */
-  unsigned inj_index, inj_vc;
-  unsigned inj_credits[8];
-  unsigned next_vc;
-  uint32_t ej_pkt[8];     /* per local-output VC: packet being reassembled */
+  uint32_t nbr[4];         /* [p - 1], p = 1..4: the neighbour on port p (its input opposite(p)) */
+} link_node_t;
+
+/* A node's network interface and its RTL router. */
+typedef struct {
+  uint64_t inj_head;       /* the head flit's data of the packet being injected */
+  bool injecting;          /* a packet is under way */
+  uint16_t inj_index;      /* its next flit */
+  uint8_t inj_vc, next_vc;
+  uint8_t inj_credits[8];
+  head_queue_t source;     /* packets waiting to be injected */
+  uint32_t ej_pkt[8];      /* per local-output VC: packet being reassembled */
   /* the RTL router (NOC_MODEL_RTL, NOC_MODEL_CHECK) */
   vmodel_t *model;
   uint32_t *in_flit, *out_flit; /* port storage (words) */
@@ -50,8 +63,9 @@ typedef struct {
 typedef struct {
   flit_t *flit;      /* [n * NOC_PORTS + p]: the flit arriving on router n's input p (p = 0: the
                         NI's injection, written when read) */
-  uint64_t *arrive;  /* [n]: the credits arriving at router n (credit_in_i) in bits 0..31, and
-                        in bit 32 + p, a flit on input p: zero when nothing arrives */
+  uint64_t *arrive;  /* [n]: the credits arriving at router n (credit_in_i) in bits 0..31 (the NI's
+                        for the local output too, written a cycle ahead), and in bit 32 + p, a
+                        flit on input p: zero when nothing arrives */
 } slot_t;
 #define ARRIVE_PORTS 32
 /* The per-node steps of a cycle, inlined into each model's loop (a call costs as much). */
@@ -61,6 +75,10 @@ struct noc_net {
   noc_config_t cfg;
   unsigned nodes, flit_bits, cred_bits;
   node_t *node;
+  link_node_t *link;       /* [n] */
+  uint8_t *ni_busy;        /* [n]: the NI has a packet under way or queued */
+  ejected_t *ejected;      /* [nodes]: this cycle's ejected flits, in order */
+  unsigned n_ejected;
   unsigned depth;          /* D = link latency + 2 cycle slots */
   slot_t *slot;            /* [D] */
   bool diverged;           /* NOC_MODEL_CHECK: the models differed; `divergence` says where */
@@ -163,9 +181,9 @@ static int fast_router_init(noc_net_t *net, unsigned n, char *err, size_t errlen
   const noc_config_t *cfg = &net->cfg;
   noc_fast_config_t fc = {.vcs = cfg->vcs, .num_local = 1, .x = n % cfg->size_x, .y = n / cfg->size_x,
                           .size_x = cfg->size_x, .size_y = cfg->size_y, .buf_depth = cfg->buf_depth};
-  net->node[n].fast = noc_fast_new(&fc, err, errlen);
-  if (!net->node[n].fast) return -1;
-  net->node[n].fast_out = noc_fast_out(net->node[n].fast);
+  net->link[n].fast = noc_fast_new(&fc, err, errlen);
+  if (!net->link[n].fast) return -1;
+  net->link[n].fast_out = noc_fast_out(net->link[n].fast);
   return 0;
 }
 
@@ -193,20 +211,22 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
   net->flit_bits = NOC_FLIT_BITS(cfg->vcs);
   net->cred_bits = NOC_PORTS * cfg->vcs;
   net->node = calloc(net->nodes, sizeof *net->node);
-  if (!net->node) goto oom;
+  net->link = calloc(net->nodes, sizeof *net->link);
+  net->ni_busy = calloc(net->nodes, 1);
+  net->ejected = calloc(net->nodes, sizeof *net->ejected);
+  if (!net->node || !net->link || !net->ni_busy || !net->ejected) goto oom;
   for (unsigned n = 0; n < net->nodes; n++) {
     node_t *nd = &net->node[n];
-    nd->inj_pkt = UINT32_MAX;
     for (unsigned v = 0; v < 8; v++) nd->ej_pkt[v] = UINT32_MAX;
     if (uses_rtl(net) && rtl_router_init(net, n)) goto oom;
     if (uses_fast(net) && fast_router_init(net, n, err, errlen)) {
       noc_net_free(net);
       return NULL;
     }
-    for (unsigned v = 0; v < cfg->vcs; v++) nd->inj_credits[v] = cfg->buf_depth;
+    for (unsigned v = 0; v < cfg->vcs; v++) nd->inj_credits[v] = (uint8_t)cfg->buf_depth;
     for (unsigned p = 1; p < NOC_PORTS; p++) {
       /* Router port p (1..4) is the link in torus direction p - 1 (noc_router.h). */
-      nd->nbr[p] = torus_neighbour(cfg->size_x, cfg->size_y, n, (torus_dir_t)(p - NOC_PORT_XPOS));
+      net->link[n].nbr[p - 1] = torus_neighbour(cfg->size_x, cfg->size_y, n, (torus_dir_t)(p - NOC_PORT_XPOS));
     }
   }
   net->depth = cfg->link_latency + 2;
@@ -229,10 +249,11 @@ void noc_net_free(noc_net_t *net) {
   if (net->node) {
     for (unsigned n = 0; n < net->nodes; n++) {
       vmodel_free(net->node[n].model);
-      noc_fast_free(net->node[n].fast);
-      free(net->node[n].source.ids);
+      free(net->node[n].source.heads);
     }
   }
+  if (net->link)
+    for (unsigned n = 0; n < net->nodes; n++) noc_fast_free(net->link[n].fast);
   if (net->slot) {
     for (unsigned t = 0; t < net->depth; t++) {
       free(net->slot[t].flit);
@@ -241,33 +262,40 @@ void noc_net_free(noc_net_t *net) {
   }
   free(net->slot);
   free(net->node);
+  free(net->link);
+  free(net->ni_busy);
+  free(net->ejected);
   free(net->pkts);
   free(net);
 }
 
 /* ------------------------------------------------------------------ packets */
 
-static int queue_push(id_queue_t *q, uint32_t id) {
+/* The capacity is a power of two, so positions wrap with a mask. */
+static int queue_push(head_queue_t *q, uint64_t head) {
   if (q->count == q->cap) {
-    size_t cap = q->cap ? 2 * q->cap : 16;
-    uint32_t *ids = malloc(cap * sizeof *ids);
-    if (!ids) return -1;
-    for (size_t i = 0; i < q->count; i++) ids[i] = q->ids[(q->head + i) % q->cap];
-    free(q->ids);
-    q->ids = ids;
+    uint32_t cap = q->cap ? 2 * q->cap : 16;
+    uint64_t *heads = malloc((size_t)cap * sizeof *heads);
+    if (!heads) return -1;
+    for (uint32_t i = 0; i < q->count; i++) heads[i] = q->heads[(q->head + i) & (q->cap - 1)];
+    free(q->heads);
+    q->heads = heads;
     q->head = 0;
     q->cap = cap;
   }
-  q->ids[(q->head + q->count) % q->cap] = id;
+  q->heads[(q->head + q->count) & (q->cap - 1)] = head;
   q->count++;
   return 0;
 }
 
-static uint32_t queue_pop(id_queue_t *q) {
-  uint32_t id = q->ids[q->head];
-  q->head = (q->head + 1) % q->cap;
+/* The next packet's head; the line holding the packets after it is asked for now (a thousand
+ * queues are read a word at a time, too many streams for the host to see). */
+static uint64_t queue_pop(head_queue_t *q) {
+  const uint64_t head = q->heads[q->head];
+  __builtin_prefetch(&q->heads[(q->head + 8) & (q->cap - 1)]);
+  q->head = (q->head + 1) & (q->cap - 1);
   q->count--;
-  return id;
+  return head;
 }
 
 uint32_t noc_net_send(noc_net_t *net, uint32_t src, uint32_t dst, unsigned flits, bool measured) {
@@ -279,7 +307,10 @@ uint32_t noc_net_send(noc_net_t *net, uint32_t src, uint32_t dst, unsigned flits
     net->cap_pkts = cap;
   }
   uint32_t id = net->npkts;
-  if (queue_push(&net->node[src].source, id)) return UINT32_MAX;
+  const unsigned X = net->cfg.size_x;
+  const uint64_t head = (uint64_t)(dst % X) | (uint64_t)(dst / X) << 8 | (uint64_t)flits << 16 | (uint64_t)id << 32;
+  if (queue_push(&net->node[src].source, head)) return UINT32_MAX;
+  net->ni_busy[src] = 1;
   net->pkts[id] = (noc_packet_t){net->cycle, UINT64_MAX, src, dst, (uint16_t)flits, 0, measured};
   net->npkts++;
   net->in_flight++;
@@ -290,45 +321,50 @@ uint32_t noc_net_send(noc_net_t *net, uint32_t src, uint32_t dst, unsigned flits
 /* ------------------------------------------------------------------ one cycle */
 
 /* The NI's flit for this cycle, if any: continues the current packet, or starts the next
- * queued one on a VC (round-robin) that has credit. */
-static flit_t ni_inject(noc_net_t *net, node_t *nd) {
+ * queued one on a VC (round-robin) that has credit. Node n's NI goes idle (ni_busy) when its
+ * last queued packet has gone. */
+static flit_t ni_inject(noc_net_t *net, node_t *nd, unsigned n) {
   flit_t f = {0};
-  if (nd->inj_pkt == UINT32_MAX && !nd->source.count) return f;
-  if (nd->inj_pkt == UINT32_MAX && nd->source.count) {
-    for (unsigned i = 0; i < net->cfg.vcs; i++) {
-      unsigned v = (nd->next_vc + i) % net->cfg.vcs;
+  if (!nd->injecting) {
+    if (!nd->source.count) {
+      net->ni_busy[n] = 0;
+      return f;
+    }
+    const unsigned vcs = net->cfg.vcs; /* a power of two */
+    for (unsigned i = 0; i < vcs; i++) {
+      const unsigned v = (nd->next_vc + i) & (vcs - 1);
       if (nd->inj_credits[v]) {
-        nd->inj_pkt = queue_pop(&nd->source);
+        nd->inj_head = queue_pop(&nd->source);
+        nd->injecting = true;
         nd->inj_index = 0;
-        nd->inj_vc = v;
-        nd->next_vc = (v + 1) % net->cfg.vcs;
+        nd->inj_vc = (uint8_t)v;
+        nd->next_vc = (uint8_t)((v + 1) & (vcs - 1));
         break;
       }
     }
   }
-  if (nd->inj_pkt == UINT32_MAX || !nd->inj_credits[nd->inj_vc]) return f;
-  const noc_packet_t *p = &net->pkts[nd->inj_pkt];
+  if (!nd->injecting || !nd->inj_credits[nd->inj_vc]) return f;
+  const unsigned flits = (unsigned)(nd->inj_head >> 16) & 0xFF;
   f.valid = true;
   f.vc = nd->inj_vc;
   f.head = nd->inj_index == 0;
-  f.tail = nd->inj_index + 1u == p->flits;
-  if (f.head) {
-    unsigned X = net->cfg.size_x;
-    f.data = (uint64_t)(p->dst % X) | (uint64_t)(p->dst / X) << 8 | (uint64_t)p->flits << 16 |
-             (uint64_t)nd->inj_pkt << 32;
-  } else {
-    f.data = noc_payload(nd->inj_pkt, nd->inj_index);
-  }
+  f.tail = nd->inj_index + 1u == flits;
+  f.data = f.head ? nd->inj_head : noc_payload((uint32_t)(nd->inj_head >> 32), nd->inj_index);
   nd->inj_credits[nd->inj_vc]--;
   net->sb.injected_flits++;
   net->last_activity = net->cycle;
-  if (f.tail) nd->inj_pkt = UINT32_MAX;
-  else nd->inj_index++;
+  if (f.tail) {
+    nd->injecting = false;
+    if (!nd->source.count) net->ni_busy[n] = 0;
+  } else {
+    nd->inj_index++;
+  }
   return f;
 }
 
 /* The scoreboard's view of a flit leaving the network at node n. */
-static void ni_eject(noc_net_t *net, node_t *nd, unsigned n, const flit_t *f) {
+static void ni_eject(noc_net_t *net, unsigned n, const flit_t *f) {
+  node_t *nd = &net->node[n];
   net->sb.ejected_flits++;
   net->last_activity = net->cycle;
   uint32_t *cur = &nd->ej_pkt[f->vc];
@@ -367,36 +403,31 @@ static void ni_eject(noc_net_t *net, node_t *nd, unsigned n, const flit_t *f) {
   }
 }
 
-/* The cycle slots read and written this cycle. */
+/* The cycle slots read this cycle, written this cycle for the neighbours (read L + 1 cycles
+ * later), and read next cycle (where the NI's ejection credits go). */
 static slot_t *slot_read(const noc_net_t *net) { return &net->slot[net->cycle % net->depth]; }
 static slot_t *slot_write(const noc_net_t *net) {
   return &net->slot[(net->cycle + 1 + net->cfg.link_latency) % net->depth];
 }
+static slot_t *slot_next(const noc_net_t *net) { return &net->slot[(net->cycle + 1) % net->depth]; }
 
-/* 1. What arrives at router n this cycle: the flits and credits the links deliver (already in
- * the read slot), the NI's injection (written there now), and last cycle's ejection credits.
- * Returns the credit vector; *ports gets a bit per input with a valid flit. */
+/* 1. What arrives at router n this cycle: the flits and credits in the read slot (from the
+ * links, and the NI's ejection credits from last cycle), and the NI's injection (written there
+ * now). Returns the credit vector; *ports gets a bit per input with a valid flit. The slot's
+ * word is cleared for the cycle that next uses it (inputs without a flit are never written,
+ * so only the word says which flits are there). */
 HOT uint32_t gather_inputs(noc_net_t *net, slot_t *rd, unsigned n, unsigned *ports) {
-  node_t *nd = &net->node[n];
   const uint64_t arrive = rd->arrive[n];
-  const uint32_t credits = nd->ej_credit | (uint32_t)arrive;
-  nd->ej_credit = 0;
+  if (arrive) rd->arrive[n] = 0;
   *ports = (unsigned)(arrive >> ARRIVE_PORTS);
-  if (nd->inj_pkt != UINT32_MAX || nd->source.count) {
-    flit_t f = ni_inject(net, nd);
+  if (net->ni_busy[n]) {
+    flit_t f = ni_inject(net, &net->node[n], n);
     if (f.valid) {
       rd->flit[(size_t)n * NOC_PORTS + NOC_PORT_LOCAL] = f;
       *ports |= 1u << NOC_PORT_LOCAL;
     }
   }
-  return credits;
-}
-
-/* After the router has read them, router n's inputs are cleared for the cycle that next uses
- * this slot (inputs without a flit are never written, so they stay clear). */
-HOT void clear_inputs(slot_t *rd, unsigned n, unsigned ports) {
-  for (; ports; ports &= ports - 1) rd->flit[(size_t)n * NOC_PORTS + (unsigned)__builtin_ctz(ports)].valid = false;
-  rd->arrive[n] = 0;
+  return (uint32_t)arrive;
 }
 
 /* Router n's inputs onto its RTL model's ports (a port idle before and now is not rewritten). */
@@ -423,39 +454,49 @@ static uint32_t rtl_outputs(const noc_net_t *net, const node_t *nd, flit_t *out,
   return cred_get(net, nd->credit_out);
 }
 
-/* 3. Router n's outputs onto its links (into the write slot, at the neighbours' inputs), its
- * local output to the NI (ejection), and the credits for its local input back to the NI.
- * out_ports: bit p for each valid out[p] (the others are not read). */
-HOT void deliver_outputs(noc_net_t *net, slot_t *wr, unsigned n, const flit_t *out, unsigned out_ports,
-                            uint32_t credits) {
-  node_t *nd = &net->node[n];
-  const unsigned V = net->cfg.vcs;
+/* 2. Router n's outputs onto its links (into the write slot, at the neighbours' inputs), its
+ * local output to the NI (ejection, whose credit the router gets next cycle), and the credits
+ * for its local input back to the NI. out_ports: bit p for each valid out[p] (the others are
+ * not read). V: the VC count. */
+HOT void deliver_outputs(noc_net_t *net, slot_t *wr, slot_t *next, unsigned n, const flit_t *out, unsigned out_ports,
+                         uint32_t credits, const unsigned V) {
+  const uint32_t *nbr = net->link[n].nbr;
   const uint32_t vc_mask = (1u << V) - 1;
-  if (out_ports & ~1u) net->last_activity = net->cycle;
-  for (unsigned m = out_ports & ~1u; m; m &= m - 1) {
-    const unsigned p = (unsigned)__builtin_ctz(m), to = nd->nbr[p];
-    wr->flit[(size_t)to * NOC_PORTS + opposite(p)] = out[p];
-    wr->arrive[to] |= 1ull << (ARRIVE_PORTS + opposite(p));
+  if (out_ports & ~1u) {
+    net->last_activity = net->cycle;
+    for (unsigned m = out_ports & ~1u; m; m &= m - 1) {
+      const unsigned p = (unsigned)__builtin_ctz(m), to = nbr[p - 1], in = opposite(p);
+      wr->flit[(size_t)to * NOC_PORTS + in] = out[p];
+      wr->arrive[to] |= 1ull << (ARRIVE_PORTS + in);
+    }
   }
   for (uint32_t m = credits >> V; m;) { /* the network inputs that return credits */
     const unsigned p = 1 + (unsigned)__builtin_ctz(m) / V;
-    wr->arrive[nd->nbr[p]] |= (uint64_t)((credits >> (p * V)) & vc_mask) << (opposite(p) * V);
+    wr->arrive[nbr[p - 1]] |= (uint64_t)((credits >> (p * V)) & vc_mask) << (opposite(p) * V);
     m &= ~(vc_mask << ((p - 1) * V));
   }
-  for (uint32_t m = credits & vc_mask; m; m &= m - 1) nd->inj_credits[__builtin_ctz(m)]++;
+  if (credits & vc_mask) {
+    node_t *nd = &net->node[n];
+    for (uint32_t m = credits & vc_mask; m; m &= m - 1) nd->inj_credits[__builtin_ctz(m)]++;
+  }
   if (out_ports & 1u) {
-    ni_eject(net, nd, n, &out[NOC_PORT_LOCAL]);
-    nd->ej_credit |= 1u << out[NOC_PORT_LOCAL].vc;
+    net->ejected[net->n_ejected++] = (ejected_t){out[NOC_PORT_LOCAL], n};
+    next->arrive[n] |= 1u << out[NOC_PORT_LOCAL].vc;
   }
 }
 
-/* A fast router that holds nothing and receives nothing would not change: it is not stepped,
- * and its outputs stay clear (the event-driven part of NOC_MODEL_FAST). Returns whether it
- * was stepped, with its outputs' valid ports and credits in *o. */
-HOT bool fast_router_step(noc_fast_t *f, const flit_t *in, unsigned ports, uint32_t credits, noc_fast_outputs_t *o) {
-  if (!ports && !credits && noc_fast_idle(f)) return false;
-  *o = noc_fast_step_ports(f, in, ports, credits);
-  return true;
+/* 3. The scoreboard checks the cycle's ejected flits, in the order they came out, their packet
+ * records asked for first. */
+static void eject_all(noc_net_t *net) {
+  const unsigned count = net->n_ejected;
+  if (!count) return;
+  for (unsigned k = 0; k < count; k++) {
+    const ejected_t *e = &net->ejected[k];
+    const uint32_t id = e->f.head ? (uint32_t)(e->f.data >> 32) : net->node[e->node].ej_pkt[e->f.vc];
+    if (id < net->npkts) __builtin_prefetch(&net->pkts[id]);
+  }
+  for (unsigned k = 0; k < count; k++) ni_eject(net, net->ejected[k].node, &net->ejected[k].f);
+  net->n_ejected = 0;
 }
 
 /* The valid bits of a router's outputs, as a mask. */
@@ -466,33 +507,39 @@ static unsigned valid_ports(const flit_t *out) {
 }
 
 static void step_rtl(noc_net_t *net) {
-  slot_t *rd = slot_read(net), *wr = slot_write(net);
+  slot_t *rd = slot_read(net), *wr = slot_write(net), *next = slot_next(net);
   for (unsigned n = 0; n < net->nodes; n++) {
     unsigned ports;
     uint32_t credits = gather_inputs(net, rd, n, &ports);
     rtl_poke_inputs(net, &rd->flit[(size_t)n * NOC_PORTS], ports, credits, n);
-    clear_inputs(rd, n, ports);
   }
   for (unsigned n = 0; n < net->nodes; n++) vmodel_step(net->node[n].model, 1);
   for (unsigned n = 0; n < net->nodes; n++) {
     flit_t out[NOC_PORTS];
     uint32_t credits = rtl_outputs(net, &net->node[n], out, false);
-    deliver_outputs(net, wr, n, out, valid_ports(out), credits);
+    deliver_outputs(net, wr, next, n, out, valid_ports(out), credits, net->cfg.vcs);
   }
 }
 
-/* Each router reads one slot and writes another, so each is stepped and delivers its outputs
- * in one pass; one that was not stepped has nothing to deliver. */
-static void step_fast(noc_net_t *net) {
-  slot_t *rd = slot_read(net), *wr = slot_write(net);
+/* Each router reads one slot and writes others, so each is stepped and delivers its outputs in
+ * one pass. A router that holds nothing and receives nothing returns at once with no output
+ * (noc_fast_step_ports), the event-driven part of NOC_MODEL_FAST. */
+HOT void step_fast_v(noc_net_t *net, const unsigned V) {
+  slot_t *rd = slot_read(net), *wr = slot_write(net), *next = slot_next(net);
+  const link_node_t *link = net->link;
   for (unsigned n = 0; n < net->nodes; n++) {
-    const node_t *nd = &net->node[n];
     unsigned ports;
-    noc_fast_outputs_t o;
-    uint32_t credits = gather_inputs(net, rd, n, &ports);
-    if (fast_router_step(nd->fast, &rd->flit[(size_t)n * NOC_PORTS], ports, credits, &o))
-      deliver_outputs(net, wr, n, nd->fast_out, o.ports, o.credits);
-    clear_inputs(rd, n, ports);
+    const uint32_t credits = gather_inputs(net, rd, n, &ports);
+    const noc_fast_outputs_t o = noc_fast_step_ports(link[n].fast, &rd->flit[(size_t)n * NOC_PORTS], ports, credits);
+    if (o.ports | o.credits) deliver_outputs(net, wr, next, n, link[n].fast_out, o.ports, o.credits, V);
+  }
+}
+
+static void step_fast(noc_net_t *net) {
+  switch (net->cfg.vcs) {
+    case 2: step_fast_v(net, 2); break;
+    case 4: step_fast_v(net, 4); break;
+    default: step_fast_v(net, net->cfg.vcs); break;
   }
 }
 
@@ -526,7 +573,8 @@ static int flit_text(char *buf, size_t len, const flit_t *f) {
  * or not), credit_out, occupancy_o, overflow_o, drops_o. Returns false with the report set. */
 static bool compare_router(noc_net_t *net, unsigned n, const flit_t *rtl_out, uint32_t rtl_credits) {
   node_t *nd = &net->node[n];
-  const flit_t *fast_out = noc_fast_out(nd->fast);
+  const noc_fast_t *fast = net->link[n].fast;
+  const flit_t *fast_out = noc_fast_out(fast);
   const unsigned V = net->cfg.vcs;
   char what[512], a[128], b[128];
   for (unsigned p = 0; p < NOC_PORTS; p++) {
@@ -539,7 +587,7 @@ static bool compare_router(noc_net_t *net, unsigned n, const flit_t *rtl_out, ui
     set_divergence(net, n, what);
     return false;
   }
-  uint32_t fast_credits = noc_fast_credit_out(nd->fast);
+  uint32_t fast_credits = noc_fast_credit_out(fast);
   if (fast_credits != rtl_credits) {
     unsigned bit = (unsigned)__builtin_ctz(fast_credits ^ rtl_credits);
     snprintf(what, sizeof what, "credit_out for input port %u (%s), VC %u differs: RTL %u, fast %u", bit / V,
@@ -551,9 +599,9 @@ static bool compare_router(noc_net_t *net, unsigned n, const flit_t *rtl_out, ui
     const char *name;
     int port;
     unsigned fast;
-  } status[] = {{"occupancy_o", nd->p_occupancy, noc_fast_occupancy(nd->fast)},
-                {"overflow_o", nd->p_overflow, noc_fast_overflow(nd->fast)},
-                {"drops_o", nd->p_drops, noc_fast_drops(nd->fast)}};
+  } status[] = {{"occupancy_o", nd->p_occupancy, noc_fast_occupancy(fast)},
+                {"overflow_o", nd->p_overflow, noc_fast_overflow(fast)},
+                {"drops_o", nd->p_drops, noc_fast_drops(fast)}};
   for (unsigned i = 0; i < sizeof status / sizeof status[0]; i++) {
     unsigned rtl = (unsigned)vmodel_peek(nd->model, status[i].port);
     if (rtl == status[i].fast) continue;
@@ -568,16 +616,14 @@ static bool compare_router(noc_net_t *net, unsigned n, const flit_t *rtl_out, ui
  * delivered, so at a divergence the network stops where both models last agreed. The fast
  * routers skip idle cycles as in NOC_MODEL_FAST, so the check covers that too. */
 static bool step_check(noc_net_t *net) {
-  slot_t *rd = slot_read(net), *wr = slot_write(net);
+  slot_t *rd = slot_read(net), *wr = slot_write(net), *next = slot_next(net);
   for (unsigned n = 0; n < net->nodes; n++) {
     unsigned ports;
     const flit_t *in = &rd->flit[(size_t)n * NOC_PORTS];
     uint32_t credits = gather_inputs(net, rd, n, &ports);
-    noc_fast_outputs_t o;
     rtl_poke_inputs(net, in, ports, credits, n);
     vmodel_step(net->node[n].model, 1);
-    fast_router_step(net->node[n].fast, in, ports, credits, &o);
-    clear_inputs(rd, n, ports);
+    noc_fast_step_ports(net->link[n].fast, in, ports, credits);
   }
   for (unsigned n = 0; n < net->nodes; n++) {
     flit_t out[NOC_PORTS];
@@ -587,7 +633,7 @@ static bool step_check(noc_net_t *net) {
   for (unsigned n = 0; n < net->nodes; n++) {
     flit_t out[NOC_PORTS];
     uint32_t credits = rtl_outputs(net, &net->node[n], out, false);
-    deliver_outputs(net, wr, n, out, valid_ports(out), credits);
+    deliver_outputs(net, wr, next, n, out, valid_ports(out), credits, net->cfg.vcs);
   }
   return true;
 }
@@ -601,6 +647,7 @@ void noc_net_step(noc_net_t *net) {
       break;
     default: step_rtl(net); break;
   }
+  eject_all(net);
   net->cycle++;
 }
 
@@ -620,16 +667,19 @@ uint64_t noc_net_measured_in_flight(const noc_net_t *net) { return net->measured
 uint64_t noc_net_quiet_cycles(const noc_net_t *net) { return net->cycle - net->last_activity; }
 
 /* The router's status, from the RTL model when there is one (the reference). */
-static unsigned router_occupancy(const node_t *nd) {
-  return nd->model ? (unsigned)vmodel_peek(nd->model, nd->p_occupancy) : noc_fast_occupancy(nd->fast);
+static unsigned router_occupancy(const noc_net_t *net, unsigned n) {
+  const node_t *nd = &net->node[n];
+  return nd->model ? (unsigned)vmodel_peek(nd->model, nd->p_occupancy) : noc_fast_occupancy(net->link[n].fast);
 }
 
-static bool router_overflow(const node_t *nd) {
-  return nd->model ? vmodel_peek(nd->model, nd->p_overflow) != 0 : noc_fast_overflow(nd->fast);
+static bool router_overflow(const noc_net_t *net, unsigned n) {
+  const node_t *nd = &net->node[n];
+  return nd->model ? vmodel_peek(nd->model, nd->p_overflow) != 0 : noc_fast_overflow(net->link[n].fast);
 }
 
-static unsigned router_vc_count(const noc_net_t *net, const node_t *nd, unsigned port, unsigned vc) {
-  if (!nd->model) return noc_fast_vc_count(nd->fast, port, vc);
+static unsigned router_vc_count(const noc_net_t *net, unsigned n, unsigned port, unsigned vc) {
+  const node_t *nd = &net->node[n];
+  if (!nd->model) return noc_fast_vc_count(net->link[n].fast, port, vc);
   vmodel_poke(nd->model, nd->p_dbg_vc, port * net->cfg.vcs + vc);
   return (unsigned)vmodel_peek(nd->model, nd->p_dbg_count);
 }
@@ -638,16 +688,16 @@ uint64_t noc_net_flits_held(noc_net_t *net) {
   uint64_t held = 0;
   for (unsigned n = 0; n < net->nodes; n++) {
     node_t *nd = &net->node[n];
-    held += router_occupancy(nd) + nd->source.count + (nd->inj_pkt != UINT32_MAX);
+    held += router_occupancy(net, n) + nd->source.count + nd->injecting;
   }
   for (unsigned t = 0; t < net->depth; t++) /* on the links */
-    for (size_t i = 0; i < (size_t)net->nodes * NOC_PORTS; i++) held += net->slot[t].flit[i].valid;
+    for (unsigned n = 0; n < net->nodes; n++) held += (unsigned)__builtin_popcountll(net->slot[t].arrive[n] >> ARRIVE_PORTS);
   return held;
 }
 
 bool noc_net_overflow(const noc_net_t *net) {
   for (unsigned n = 0; n < net->nodes; n++)
-    if (router_overflow(&net->node[n])) return true;
+    if (router_overflow(net, n)) return true;
   return false;
 }
 
@@ -656,10 +706,9 @@ void noc_net_describe_stuck(noc_net_t *net, char *buf, size_t len) {
   buf[0] = 0;
   unsigned shown = 0;
   for (unsigned n = 0; n < net->nodes && shown < 16; n++) {
-    node_t *nd = &net->node[n];
     for (unsigned p = 0; p < NOC_PORTS; p++) {
       for (unsigned v = 0; v < net->cfg.vcs; v++) {
-        unsigned cnt = router_vc_count(net, nd, p, v);
+        unsigned cnt = router_vc_count(net, n, p, v);
         if (cnt && used < len && shown < 16) {
           used += (size_t)snprintf(buf + used, len - used, "%srouter (%u,%u) input %s VC %u holds %u flit%s",
                                    shown ? "; " : "", n % net->cfg.size_x, n / net->cfg.size_x,

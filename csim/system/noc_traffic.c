@@ -46,6 +46,20 @@ uint32_t noc_pattern_dest(noc_pattern_t p, unsigned X, unsigned Y, uint32_t src,
   }
 }
 
+/* rng_next (util/rng.c: xoshiro256**), inlined into the injection loop, which draws once per node
+ * and cycle: the same numbers in the same order. */
+static inline uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t next_u64(uint64_t *s) {
+  const uint64_t result = rotl64(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl64(s[3], 45);
+  return result;
+}
+
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
@@ -98,13 +112,20 @@ int noc_run_traffic(noc_net_t *net, const noc_run_t *run, noc_result_t *res) {
         break;
       }
     }
-    for (uint32_t s = 0; s < nodes; s++) {
-      bool inject = run->saturate ? noc_net_backlog(net, s) == 0
-                                  : p_packet > 0 && (p_packet >= 1.0 || rng_next(&rng) < threshold);
-      if (inject) {
-        uint32_t d = noc_pattern_dest(run->pattern, cfg->size_x, cfg->size_y, s, &rng);
-        uint32_t id = noc_net_send(net, s, d, run->packet_flits, measuring);
-        if (id == UINT32_MAX) return -1;
+    if (run->saturate || p_packet >= 1.0) {
+      for (uint32_t s = 0; s < nodes; s++) {
+        if (run->saturate ? noc_net_backlog(net, s) == 0 : true) {
+          uint32_t d = noc_pattern_dest(run->pattern, cfg->size_x, cfg->size_y, s, &rng);
+          if (noc_net_send(net, s, d, run->packet_flits, measuring) == UINT32_MAX) return -1;
+        }
+      }
+    } else if (p_packet > 0) {
+      /* one draw per node: a packet when it falls under the threshold */
+      for (uint32_t s = 0; s < nodes; s++) {
+        if (next_u64(rng.s) < threshold) {
+          uint32_t d = noc_pattern_dest(run->pattern, cfg->size_x, cfg->size_y, s, &rng);
+          if (noc_net_send(net, s, d, run->packet_flits, measuring) == UINT32_MAX) return -1;
+        }
       }
     }
     noc_net_step(net);
