@@ -607,3 +607,65 @@ Test(tpusim_gemm, fast_models_report_what_the_rtl_reports) {
   cr_assert_eq(bad.status, 2);
   cr_assert(strstr(bad.err, "unknown --model"), "%s", bad.err);
 }
+
+/* The pod commands on each model (docs/scale.md): fast chips, chips in lockstep, and mixed pods
+ * (--rtl-chips) report what the RTL reports, cycle for cycle; bad model options exit 2. */
+Test(tpusim_pod_models, every_model_and_mixed_pods_report_what_the_rtl_reports, .timeout = 240) {
+  static const struct {
+    const char *args;
+    const char *fields[8];
+  } runs[] = {
+      {"collective --pod 2x2 --mxu 4x4 --op allreduce --algo torus2d --bytes 512 --seed 4",
+       {"cycles", "link_flits", "mismatches", "semaphores_left", "float64_bound_violations"}},
+      {"collective --pod 3x2 --mxu 4x4 --op all_to_all --bytes 384 --seed 5", {"cycles", "link_flits", "mismatches"}},
+      {"step --pod 2x2 --mxu 4x4 --m 8 --k 12 --n 8 --seed 6", {"gemm_cycles", "allreduce_cycles", "total_cycles"}},
+      {"train --pod 2x2 --mxu 4x4 --data synthetic --examples 300 --features 8 --classes 4 --hidden 8 --batch 16 "
+       "--steps 2",
+       {"step_cycles", "compute_cycles", "comm_cycles", "exposed_comm_cycles", "steps_checked"}},
+  };
+  const char *models[] = {"--model fast", "--model check", "--model fast --rtl-chips 1,3", "--model check --rtl-chips 0-2"};
+  for (unsigned i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    char args[512];
+    snprintf(args, sizeof args, "%s --json", runs[i].args);
+    run_t r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    for (unsigned m = 0; m < sizeof models / sizeof models[0]; m++) {
+      snprintf(args, sizeof args, "%s %s --json", runs[i].args, models[m]);
+      run_t f = run(args);
+      cr_assert_eq(f.status, 0, "%s: %s", args, f.err);
+      cr_assert(strstr(f.out, "\"correct\":true") || strstr(f.out, "\"reference_bit_exact\":true"), "%s: %s", args,
+                f.out);
+      for (unsigned k = 0; k < 8 && runs[i].fields[k]; k++)
+        cr_expect_eq(json_int(f.out, runs[i].fields[k]), json_int(r.out, runs[i].fields[k]), "%s: %s %lld, RTL %lld",
+                     args, runs[i].fields[k], json_int(f.out, runs[i].fields[k]), json_int(r.out, runs[i].fields[k]));
+    }
+  }
+  /* a chip kept on the RTL in a fast pod is traced like any RTL chip */
+  const char *fst = "build/tests/tpusim_mixed_pod.fst";
+  remove(fst);
+  char args[256];
+  snprintf(args, sizeof args, "collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips 2 --trace-chip 2 "
+           "--trace %s", fst);
+  run_t t = run(args);
+  cr_assert_eq(t.status, 0, "%s: %s", args, t.err);
+  FILE *f = fopen(fst, "rb");
+  cr_assert(f != NULL, "no trace of the RTL chip written");
+  fclose(f);
+  remove(fst);
+}
+
+Test(tpusim_pod_models, bad_model_options_are_refused, .timeout = 60) {
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model quick", "unknown --model 'quick'");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips 4", "'4' is not a chip of the 2x2 pod");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips 1-7", "'1-7' is not a chip");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips 3-1", "'3-1' is not a chip");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips x", "'x' is not a chip");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips ,", "names no chip");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --rtl-chips 1", "needs --model fast or --model check");
+  expect_usage("step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --model fast --rtl-chips 9", "not a chip of the 2x2 pod");
+  expect_usage("train --pod 2x2 --mxu 4x4 --steps 1 --model fast --rtl-chips -1", "not a chip of the 2x2 pod");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --trace-chip 1 --trace build/tests/never.fst",
+               "no waveform");
+  expect_usage("randprog --pod 2x2 --model slow --count 1", "unknown --model");
+  expect_usage("chip --mxu 4x4 --model rtl,fast", "unknown --model");
+}

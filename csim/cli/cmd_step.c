@@ -34,10 +34,12 @@ static void step_help(void) {
          "                   [--link-latency L] [--seed S] [--clock-mhz F] [--trace-chip N --trace FILE.fst]\n"
          "                   [--model rtl|fast|check] [--rtl-chips LIST] [--json]\n\n"
          "A data-parallel training step in miniature (defaults: a 4x4 pod of 16x16-MXU chips,\n"
-         "M=K=N=128, torus2d): every chip multiplies its own A (MxK) by its own B (KxN) with the\n"
-         "firmware GEMM from HBM, then the pod all-reduces the MxN fp32 results. Prints per-phase\n"
-         "cycles, MXU utilisation, all-reduce bus bandwidth, and whether every chip's result\n"
-         "agrees with the golden models.\n" CMD_MODEL_HELP CLI_EXIT_STATUS_HELP);
+         "M=K=N=128, torus2d): every chip multiplies its own A (MxK: one matrix with its rows\n"
+         "turned by the chip's index, so no two chips hold the same data) by the same B (KxN),\n"
+         "as data-parallel chips do, with the firmware GEMM from HBM, then the pod all-reduces\n"
+         "the MxN fp32 results. Prints per-phase cycles, MXU utilisation, all-reduce bus\n"
+         "bandwidth, host time and memory, and whether every chip's product and the sums agree\n"
+         "with the golden models (progress on stderr).\n" CMD_MODEL_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, step_opts_t *o) {

@@ -32,6 +32,14 @@ static void diverged(check_core_t *k, const char *fmt, ...) {
   va_end(ap);
 }
 
+static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, len, fmt, ap);
+  va_end(ap);
+}
+
 static const char *const qname[ISA_NUM_QUEUES] = {"compute", "DMA"};
 static const char *const progress_name[8] = {"MXU loads issued", "MXU loads done",  "matmuls issued", "matmuls done",
                                              "MXU stores issued", "MXU stores done", "VECs issued",    "VECs done"};
@@ -50,88 +58,87 @@ static void flit_text(const noc_flit_t *f, char *buf, size_t len) {
                 f->data);
 }
 
-/* The first difference between the RTL's cycle (r) and the fast model's (f), or 0. */
-static int compare(check_core_t *k, const chip_obs_t *r, const chip_obs_t *f) {
+int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, char *why, size_t len) {
   for (unsigned q = 0; q < ISA_NUM_QUEUES; q++)
     if (r->running[q] != f->running[q] || r->halted[q] != f->halted[q] || r->error[q] != f->error[q] ||
         r->pc[q] != f->pc[q]) {
-      diverged(k, "%s queue: RTL running %d halted %d error %u pc %u, fast running %d halted %d error %u pc %u",
+      say(why, len, "%s queue: RTL running %d halted %d error %u pc %u, fast running %d halted %d error %u pc %u",
                qname[q], r->running[q], r->halted[q], r->error[q], r->pc[q], f->running[q], f->halted[q], f->error[q],
                f->pc[q]);
       return -1;
     }
   if (r->issue != f->issue) {
-    diverged(k, "command issue (bit q: queue q hands a command to its unit): RTL 0x%x, fast 0x%x", r->issue, f->issue);
+    say(why, len, "command issue (bit q: queue q hands a command to its unit): RTL 0x%x, fast 0x%x", r->issue, f->issue);
     return -1;
   }
   for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
     if (r->sems[s] != f->sems[s]) {
-      diverged(k, "semaphore %u: RTL %u, fast %u", s, r->sems[s], f->sems[s]);
+      say(why, len, "semaphore %u: RTL %u, fast %u", s, r->sems[s], f->sems[s]);
       return -1;
     }
   for (unsigned i = 0; i < 8; i++)
     if (r->progress[i] != f->progress[i]) {
-      diverged(k, "%s: RTL %u, fast %u", progress_name[i], r->progress[i], f->progress[i]);
+      say(why, len, "%s: RTL %u, fast %u", progress_name[i], r->progress[i], f->progress[i]);
       return -1;
     }
   if (r->busy != f->busy) {
-    diverged(k, "units' busy flags (docs/scale.md, obs_busy_o): RTL 0x%04x, fast 0x%04x", r->busy, f->busy);
+    say(why, len, "units' busy flags (docs/scale.md, obs_busy_o): RTL 0x%04x, fast 0x%04x", r->busy, f->busy);
     return -1;
   }
   if (r->acc_we != f->acc_we || (r->acc_we && r->acc_waddr != f->acc_waddr)) {
-    diverged(k, "accumulator write: RTL %s row %u, fast %s row %u", r->acc_we ? "writes" : "no write", r->acc_waddr,
+    say(why, len, "accumulator write: RTL %s row %u, fast %s row %u", r->acc_we ? "writes" : "no write", r->acc_waddr,
              f->acc_we ? "writes" : "no write", f->acc_waddr);
     return -1;
   }
   for (unsigned i = 0; i < CHIP_OBS_COUNTERS; i++)
     if (r->counters[i] != f->counters[i]) {
-      diverged(k, "counter '%s': RTL %" PRIu64 ", fast %" PRIu64, counter_name[i], r->counters[i], f->counters[i]);
+      say(why, len, "counter '%s': RTL %" PRIu64 ", fast %" PRIu64, counter_name[i], r->counters[i], f->counters[i]);
       return -1;
     }
   if (r->mxu_error != f->mxu_error || r->idle != f->idle) {
-    diverged(k, "MXU error / chip idle: RTL %d/%d, fast %d/%d", r->mxu_error, r->idle, f->mxu_error, f->idle);
+    say(why, len, "MXU error / chip idle: RTL %d/%d, fast %d/%d", r->mxu_error, r->idle, f->mxu_error, f->idle);
     return -1;
   }
   if (r->hbm_req_valid != f->hbm_req_valid ||
       (r->hbm_req_valid && (r->hbm_req_write != f->hbm_req_write || r->hbm_req_addr != f->hbm_req_addr ||
                             r->hbm_req_bytes != f->hbm_req_bytes))) {
-    diverged(k, "HBM request: RTL %s %s addr 0x%x bytes %u, fast %s %s addr 0x%x bytes %u",
+    say(why, len, "HBM request: RTL %s %s addr 0x%x bytes %u, fast %s %s addr 0x%x bytes %u",
              r->hbm_req_valid ? "valid" : "none", r->hbm_req_write ? "write" : "read", r->hbm_req_addr, r->hbm_req_bytes,
              f->hbm_req_valid ? "valid" : "none", f->hbm_req_write ? "write" : "read", f->hbm_req_addr, f->hbm_req_bytes);
     return -1;
   }
   if (r->hbm_req_write)
-    for (unsigned w = 0; w < k->cols; w++)
+    for (unsigned w = 0; w < cols; w++)
       if (r->hbm_req_data[w] != f->hbm_req_data[w]) {
-        diverged(k, "HBM write at 0x%x, word %u: RTL 0x%08x, fast 0x%08x", r->hbm_req_addr, w, r->hbm_req_data[w],
+        say(why, len, "HBM write at 0x%x, word %u: RTL 0x%08x, fast 0x%08x", r->hbm_req_addr, w, r->hbm_req_data[w],
                  f->hbm_req_data[w]);
         return -1;
       }
   if (r->vmem_we != f->vmem_we) {
-    diverged(k, "VMEM line writes (bit 0 DMA, 1 MXU store, 2 vector unit): RTL 0x%x, fast 0x%x", r->vmem_we, f->vmem_we);
+    say(why, len, "VMEM line writes (bit 0 DMA, 1 MXU store, 2 vector unit): RTL 0x%x, fast 0x%x", r->vmem_we, f->vmem_we);
     return -1;
   }
   for (unsigned p = 0; p < CHIP_OBS_VMEM_PORTS; p++) {
     if (!((r->vmem_we >> p) & 1)) continue;
     if (r->vmem_waddr[p] != f->vmem_waddr[p]) {
-      diverged(k, "VMEM write of %s: RTL line %u, fast line %u", writer_name[p], r->vmem_waddr[p], f->vmem_waddr[p]);
+      say(why, len, "VMEM write of %s: RTL line %u, fast line %u", writer_name[p], r->vmem_waddr[p], f->vmem_waddr[p]);
       return -1;
     }
-    for (unsigned w = 0; w < k->cols; w++)
+    for (unsigned w = 0; w < cols; w++)
       if (r->vmem_wdata[p][w] != f->vmem_wdata[p][w]) {
-        diverged(k, "VMEM write of %s to line %u, lane %u: RTL 0x%08x, fast 0x%08x", writer_name[p], r->vmem_waddr[p],
+        say(why, len, "VMEM write of %s to line %u, lane %u: RTL 0x%08x, fast 0x%08x", writer_name[p], r->vmem_waddr[p],
                  w, r->vmem_wdata[p][w], f->vmem_wdata[p][w]);
         return -1;
       }
   }
   if (r->rdma_we != f->rdma_we) {
-    diverged(k, "VMEM word writes of the remote-DMA receivers (bit e: engine e): RTL 0x%x, fast 0x%x", r->rdma_we,
+    say(why, len, "VMEM word writes of the remote-DMA receivers (bit e: engine e): RTL 0x%x, fast 0x%x", r->rdma_we,
              f->rdma_we);
     return -1;
   }
   for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++)
     if (((r->rdma_we >> e) & 1) && (r->rdma_waddr[e] != f->rdma_waddr[e] || r->rdma_wdata[e] != f->rdma_wdata[e])) {
-      diverged(k, "remote-DMA engine %u receiving: RTL line %u word %u data 0x%016" PRIx64 ", fast line %u word %u data "
+      say(why, len, "remote-DMA engine %u receiving: RTL line %u word %u data 0x%016" PRIx64 ", fast line %u word %u data "
                "0x%016" PRIx64, e, r->rdma_waddr[e] & 0xFFFFFFu, r->rdma_waddr[e] >> 24, r->rdma_wdata[e],
                f->rdma_waddr[e] & 0xFFFFFFu, f->rdma_waddr[e] >> 24, f->rdma_wdata[e]);
       return -1;
@@ -145,11 +152,11 @@ static int compare(check_core_t *k, const chip_obs_t *r, const chip_obs_t *f) {
       char ta[96], tb[96];
       flit_text(a, ta, sizeof ta);
       flit_text(b, tb, sizeof tb);
-      diverged(k, "router port %u (%s) %s: RTL %s, fast %s", p, port_name[p], dir ? "output" : "input", ta, tb);
+      say(why, len, "router port %u (%s) %s: RTL %s, fast %s", p, port_name[p], dir ? "output" : "input", ta, tb);
       return -1;
     }
   if (r->rtr_credit_in != f->rtr_credit_in || r->rtr_credit_out != f->rtr_credit_out) {
-    diverged(k, "router credits (bit port * 2 + VC) in/out: RTL 0x%04x/0x%04x, fast 0x%04x/0x%04x", r->rtr_credit_in,
+    say(why, len, "router credits (bit port * 2 + VC) in/out: RTL 0x%04x/0x%04x, fast 0x%04x/0x%04x", r->rtr_credit_in,
              r->rtr_credit_out, f->rtr_credit_in, f->rtr_credit_out);
     return -1;
   }
@@ -187,7 +194,10 @@ static void check_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_
   if (!k->report[0]) {
     const char *why = k->fast->ops->divergence(k->fast);
     if (why) diverged(k, "%s", why);
-    else compare(k, &k->obs_rtl, &k->obs_fast);
+    else {
+      char why[400];
+      if (chip_obs_compare(&k->obs_rtl, &k->obs_fast, k->cols, why, sizeof why)) diverged(k, "%s", why);
+    }
   }
   if (obs) *obs = k->obs_rtl;
   k->cycle++;

@@ -115,5 +115,9 @@ chip_core_t *chip_core_fast_new(const chip_core_config_t *cfg, char *err, size_t
  * zero (what the fast model assumes of state nobody wrote), both get the same inputs, every
  * visible event is compared every cycle; the outputs passed on are the RTL's. */
 chip_core_t *chip_core_check_new(const chip_core_config_t *cfg, char *err, size_t errlen);
+/* The lockstep's comparison of one cycle: 0 when the RTL's view (r) and the fast model's (f)
+ * agree on everything visible, else -1 and the first difference in why (unit, port or address,
+ * both values). A line's data is compared only where its write enable is set (cols words). */
+int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, char *why, size_t len);
 
 #endif
