@@ -8,13 +8,6 @@
  * Reads of an unwritten item return a shared page of zeros; writes allocate. A page that
  * cannot be allocated makes paged_write return NULL and sets `oom`: the owner stops (a model
  * without memory cannot go on) with a message, it never writes through NULL.
- *
- * An array of 2 MiB or more lives in one reserved stretch of address space, asked to be backed
- * by the host's 2 MiB pages (madvise MADV_HUGEPAGE): its pages are carved from it, and the
- * kernel backs them when first written. A pod of 1,024 chips touches a few lines of every
- * chip's VMEM each cycle; with 4 KiB host pages nearly every such access missed the TLB (the
- * 16x16 pod's 4 MiB all-reduce ran 17% faster backed by huge pages). A smaller array
- * allocates its pages one by one.
  */
 #ifndef UTIL_PAGED_H
 #define UTIL_PAGED_H
@@ -26,8 +19,6 @@
 typedef struct {
   uint8_t **pages;        /* npages pointers, NULL until a page is written */
   uint8_t *zero;          /* one page of zeros, for reads of unwritten pages */
-  uint8_t *region;        /* the reserved stretch the pages are carved from, or NULL */
-  size_t region_bytes;
   size_t item_bytes, items, per_page, npages, pages_used;
   unsigned shift;         /* per_page = 1 << shift */
   bool oom;
