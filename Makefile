@@ -146,7 +146,7 @@ fuzz: $(FUZZ_BINS) ## Run each libFuzzer harness for FUZZ_TIME seconds (default 
 	@scripts/fuzz.sh $(FUZZ) $(FUZZ_TIME) $(FUZZERS)
 
 SOAK_PROGRAMS ?= 100000
-soak: $(TPUSIM) $(FUZZ_BINS) ## The long runs: SOAK_PROGRAMS random program sets (default 100,000), 10^6 fuzzed .npy inputs, a minute of each fuzzer
+soak: $(TPUSIM) $(FUZZ_BINS) ## The long runs: SOAK_PROGRAMS random program sets (default 100,000), LOCKSTEP sets (default 10,000) each in lockstep on four chip and pod shapes, 10^6 fuzzed .npy inputs, a minute of each fuzzer
 	@scripts/soak.sh $(TPUSIM) $(FUZZ) $(SOAK_PROGRAMS)
 
 .PHONY: mutants

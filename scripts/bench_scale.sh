@@ -6,12 +6,15 @@
 # pod-scale runs on the fast model: a 4 MiB torus2d all-reduce on every chip of a POD (default
 # 32x32) pod of 128x128 chips, then a data-parallel step on it (a 1024^3 GEMM per chip and the
 # 4 MiB all-reduce of the products), with wall time and peak memory.
-# usage: [POD=32x32] scripts/bench_scale.sh OUTDIR
+# The 32x32 step holds every chip's A and product and the GEMM's VMEM at once: about 16 GB
+# (STEP_POD=16x16 for a smaller machine: about 4 GB).
+# usage: [POD=32x32] [STEP_POD=POD] scripts/bench_scale.sh OUTDIR
 set -euo pipefail
 out=$1/scale
 mkdir -p "$out"
 tpusim=build/tpusim
 pod=${POD:-32x32}
+step_pod=${STEP_POD:-$pod}
 field() { sed -nE "s/.*\"$1\":([0-9.e+-]+).*/\1/p"; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
@@ -66,12 +69,12 @@ grep -q '"correct":true' <<<"$j" || { echo "bench: the all-reduce is not correct
 printf '%s pod, 4 MiB all-reduce: %s cycles, busbw %.2f GB/s, correct on every bit; %.0f s wall, %.0f MB peak RSS\n' \
   "$pod" "$(field cycles <<<"$j")" "$(field busbw_GBps <<<"$j")" "$secs" "$((kb / 1024))" | tee "$out/allreduce.txt"
 
-echo "== pod scale: a data-parallel step on a $pod pod of 128x128 chips (1024^3 GEMM per chip, 4 MiB all-reduce)" >&2
-/usr/bin/time -f '%e %M' -o "$out/step_time" "$tpusim" step --pod "$pod" --mxu 128x128 --m 1024 --k 1024 --n 1024 \
-  --algo torus2d --model fast --json >"$out/step_$pod.json"
+echo "== pod scale: a data-parallel step on a $step_pod pod of 128x128 chips (1024^3 GEMM per chip, 4 MiB all-reduce)" >&2
+/usr/bin/time -f '%e %M' -o "$out/step_time" "$tpusim" step --pod "$step_pod" --mxu 128x128 --m 1024 --k 1024 --n 1024 \
+  --algo torus2d --model fast --json >"$out/step_$step_pod.json"
 read -r secs kb <"$out/step_time"
-j=$(cat "$out/step_$pod.json")
+j=$(cat "$out/step_$step_pod.json")
 grep -q '"correct":true' <<<"$j" || { echo "bench: the step is not correct" >&2; exit 1; }
 printf '%s pod step: GEMM %s cycles (MXU %.1f%%), all-reduce %s cycles, correct on every bit; %.0f s wall, %.0f MB peak RSS\n' \
-  "$pod" "$(field gemm_cycles <<<"$j")" "$(awk -v u="$(field mxu_utilization <<<"$j")" 'BEGIN { print 100 * u }')" \
+  "$step_pod" "$(field gemm_cycles <<<"$j")" "$(awk -v u="$(field mxu_utilization <<<"$j")" 'BEGIN { print 100 * u }')" \
   "$(field allreduce_cycles <<<"$j")" "$secs" "$((kb / 1024))" | tee "$out/step.txt"
