@@ -1,5 +1,5 @@
 /*
- * noc_net: an X x Y torus of routers wired in C through link models (link.h), with a network
+ * noc_net: an X x Y torus of routers wired in C (links as rings of cycle slots, noc_net.c), with a network
  * interface per node and a scoreboard. The routers are the Verilated RTL (noc_router.h), the
  * fast C model of the same router (fast/noc_fast.h), or both in lockstep (model, below).
  *
