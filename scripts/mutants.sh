@@ -24,10 +24,10 @@ mutants=(
   "sa_input_pointer_stuck|switch allocation's per-input round-robin pointer not advanced|s/RR_SA_IN(r, V, P)\[p\] = (uint8_t)((v + 1) \& (V - 1u));/RR_SA_IN(r, V, P)[p] = (uint8_t)(v \& (V - 1u));/"
   "sa_output_pointer_off_by_one|switch allocation's per-output pointer set to the winner, not the one after|s/RR_SA_OUT(r, V, P)\[o\] = (uint8_t)(p + 1u == P ? 0 : p + 1);/RR_SA_OUT(r, V, P)[o] = (uint8_t)p;/"
   "va_pointer_stuck|VC allocation's round-robin pointer not advanced|s/oc->rr_va = (uint8_t)(pick + 1 == P \* V ? 0 : pick + 1);/oc->rr_va = (uint8_t)pick;/"
-  "credit_one_cycle_late|a departing flit's credit returned one cycle late (queued as a dropped flit's, returned at the start of the next edge)|s/^  r->credit_out |= 1u << i;$/  DROP_CREDITS(r, V, P)[i]++, r->drop_pending++;/; /^  if (r->drop_pending) return_drop_credits(r, V, P);$/d; s/^  if (r->nonempty) {\(.*\)$/  if (r->drop_pending) return_drop_credits(r, V, P);\n  if (r->nonempty) {\1/"
+  "credit_one_cycle_late|a departing flit's credit returned one cycle late (queued as a dropped flit's, returned at the start of the next edge)|s/^    r->credit_out |= 1u << i;$/    DROP_CREDITS(r, V, P)[i]++, r->drop_pending++;/; /^  if (r->drop_pending) return_drop_credits(r, k, V, P, LINKED);$/d; s/^  if (r->nonempty) {\(.*\)$/  if (r->drop_pending) return_drop_credits(r, k, V, P, LINKED);\n  if (r->nonempty) {\1/"
   "dateline_class_bit|the hop over the dateline also allowed class 0 (one bit of the class mask)|s/if ((r->dateline >> o) \& 1) return o | 2u << 4;/if ((r->dateline >> o) \& 1) return o | 3u << 4;/"
   "tail_bit_flipped|the tail bit of every output flit inverted|s/out_meta = meta | (ovc \& (V - 1u));/out_meta = (meta ^ META_TAIL) | (ovc \& (V - 1u));/"
-  "switch_one_iteration|switch allocation without its second iteration|s/if (!(in_req \& ~in_done)) return;/return;/"
+  "switch_one_iteration|switch allocation without its second iteration|s/for (uint32_t lost = in_req \& ~in_done; lost;/for (uint32_t lost = 0; lost;/"
 )
 
 echo "mutants: the unmutated fast router first (it must pass)" >&2

@@ -104,6 +104,9 @@ struct noc_fast {
   uint16_t occ_mask;    /* OccW = $clog2(P * V * MaxDepth + 1) ones */
   uint32_t slice;
   uint32_t buf_depth_in; /* buf_depth_i as configured */
+  uint32_t peer[4];     /* noc_fast_link: port p's peer router (p = 1..4 at [p - 1]) ... */
+  uint8_t peer_port[4]; /* ... and its port */
+  uint32_t spare;
   uint64_t body[];      /* the arrays above, at OFF_*(V, P) bytes */
 };
 
@@ -300,6 +303,17 @@ void noc_fast_reset(noc_fast_t *r) {
 #define VC_MASK(V) ((1u << (V)) - 1u)
 #define CLASS1 32u /* req[o]: bit i class 0, bit CLASS1 + i class 1 */
 
+/* Where an edge's outputs go: the router's output registers (noc_fast_step: LINKED 0, and no
+ * sink), or the links of a network (noc_fast_step_network: LINKED 1), router n of it. */
+typedef struct {
+  noc_flit_t *wr_flit;   /* noc_fast_links_t's */
+  uint64_t *wr_arrive;
+  noc_flit_t *local_out; /* router n's */
+  uint32_t *local;       /* router n's events this edge (noc_fast_links_t.local_events), and
+                            SINK_FORWARDED once it sent a flit on a link */
+} sink_t;
+#define SINK_FORWARDED (1u << 31)
+
 /* The output port and allowed classes (bit c: class c) of a head for dst at the front of input
  * VC i = (p, v): noc_router's route computation (route_in_slice, route, eject_port) and class
  * rule (crosses_dateline, port_dim, crosses_ahead), from the same destination, input and slice,
@@ -350,66 +364,101 @@ INLINE void grant(noc_fast_t *r, unsigned ovc, unsigned pick, const unsigned V, 
   oc->rr_va = (uint8_t)(pick + 1 == P * V ? 0 : pick + 1);
 }
 
+#define NOINLINE static __attribute__((noinline))
+
+/* VC allocation at output o with several requesters: its free VCs `free`, in VC order, each
+ * grant the first requester at or after their round-robin pointer (ejection: any requester; a
+ * network port: those allowed the VC's class, class 0 being the lower VCs). Out of line: the
+ * usual output has one requester. */
+INLINE void va_contended(noc_fast_t *r, unsigned o, uint32_t free, const unsigned V, const unsigned P) {
+  const uint32_t low = VC_MASK(V / 2), high = VC_MASK(V) & ~low;
+  const ovc_t *const oc = OVC(r, V, P);
+  uint64_t req = REQ(r, V, P)[o];
+  if (is_local(o)) {
+    for (; free; free &= free - 1) {
+      const uint32_t cand = (uint32_t)req | (uint32_t)(req >> CLASS1);
+      if (!cand) break;
+      const unsigned ovc = o * V + (unsigned)__builtin_ctz(free), pick = first_from(cand, oc[ovc].rr_va);
+      req &= ~((1ull | 1ull << CLASS1) << pick);
+      grant(r, ovc, pick, V, P);
+    }
+  } else {
+    for (uint32_t f = free & low; f && (uint32_t)req; f &= f - 1) {
+      const unsigned ovc = o * V + (unsigned)__builtin_ctz(f), pick = first_from((uint32_t)req, oc[ovc].rr_va);
+      req &= ~((1ull | 1ull << CLASS1) << pick);
+      grant(r, ovc, pick, V, P);
+    }
+    for (uint32_t f = free & high; f && (req >> CLASS1); f &= f - 1) {
+      const unsigned ovc = o * V + (unsigned)__builtin_ctz(f);
+      const unsigned pick = first_from((uint32_t)(req >> CLASS1), oc[ovc].rr_va);
+      req &= ~((1ull | 1ull << CLASS1) << pick);
+      grant(r, ovc, pick, V, P);
+    }
+  }
+  REQ(r, V, P)[o] = req;
+  if (!req) r->asked &= (uint8_t)~(1u << o);
+}
+
 /* VC allocation: every free output VC, in port and VC order, grants the first requesting
- * input VC at or after its round-robin pointer (ejection: any requester; a network port: those
- * allowed the VC's class, class 0 being the lower VCs, so granted in VC order). An input VC
- * asks for one output only, so outputs do not interact; an output with one requester grants
- * it its first free VC of an allowed class. */
-INLINE void vc_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
+ * input VC at or after its round-robin pointer. An input VC asks for one output only, so
+ * outputs do not interact; an output with one requester grants it its first free VC of an
+ * allowed class. Only outputs where a request or a free VC appeared since the last run are
+ * visited (dirty). */
+INLINE void vc_allocate(noc_fast_t *r, const unsigned V, const unsigned P,
+                        void (*contended)(noc_fast_t *, unsigned, uint32_t)) {
   const uint32_t low = VC_MASK(V / 2), high = VC_MASK(V) & ~low;
   uint64_t *const reqs = REQ(r, V, P);
-  const ovc_t *const oc = OVC(r, V, P);
-  const uint32_t outputs = r->asked & r->dirty;
+  uint32_t outputs = r->asked & r->dirty;
   r->dirty = 0;
-  for (uint32_t om = outputs; om; om &= om - 1) {
-    const unsigned o = (unsigned)__builtin_ctz(om);
+  do {
+    const unsigned o = (unsigned)__builtin_ctz(outputs);
+    outputs &= outputs - 1;
     uint32_t free = ~(r->ovc_busy >> (o * V)) & VC_MASK(V);
     if (!free) continue;
-    uint64_t req = reqs[o];
+    const uint64_t req = reqs[o];
     const uint32_t c0 = (uint32_t)req, c1 = (uint32_t)(req >> CLASS1), any = c0 | c1;
-    if (!(any & (any - 1))) { /* one requester */
-      free &= is_local(o) ? VC_MASK(V) : (c0 ? low : 0) | (c1 ? high : 0);
-      if (free) {
-        reqs[o] = 0;
-        r->asked &= (uint8_t)~(1u << o);
-        grant(r, o * V + (unsigned)__builtin_ctz(free), (unsigned)__builtin_ctz(any), V, P);
-      }
+    if (any & (any - 1)) {
+      contended(r, o, free);
       continue;
     }
-    if (is_local(o)) {
-      for (; free; free &= free - 1) {
-        const uint32_t cand = (uint32_t)req | (uint32_t)(req >> CLASS1);
-        if (!cand) break;
-        const unsigned ovc = o * V + (unsigned)__builtin_ctz(free), pick = first_from(cand, oc[ovc].rr_va);
-        req &= ~((1ull | 1ull << CLASS1) << pick);
-        grant(r, ovc, pick, V, P);
-      }
-    } else {
-      for (uint32_t f = free & low; f && (uint32_t)req; f &= f - 1) {
-        const unsigned ovc = o * V + (unsigned)__builtin_ctz(f), pick = first_from((uint32_t)req, oc[ovc].rr_va);
-        req &= ~((1ull | 1ull << CLASS1) << pick);
-        grant(r, ovc, pick, V, P);
-      }
-      for (uint32_t f = free & high; f && (req >> CLASS1); f &= f - 1) {
-        const unsigned ovc = o * V + (unsigned)__builtin_ctz(f);
-        const unsigned pick = first_from((uint32_t)(req >> CLASS1), oc[ovc].rr_va);
-        req &= ~((1ull | 1ull << CLASS1) << pick);
-        grant(r, ovc, pick, V, P);
-      }
+    /* one requester */
+    free &= is_local(o) ? VC_MASK(V) : (c0 ? low : 0) | (c1 ? high : 0);
+    if (free) {
+      reqs[o] = 0;
+      r->asked &= (uint8_t)~(1u << o);
+      grant(r, o * V + (unsigned)__builtin_ctz(free), (unsigned)__builtin_ctz(any), V, P);
     }
-    reqs[o] = req;
-    if (!req) r->asked &= (uint8_t)~(1u << o);
-  }
+  } while (outputs);
 }
 
 /* The flit at the front of input VC i = (p, v) crosses the switch to output o (the port of its
- * output VC); the one behind it, if any, comes to the front. */
-INLINE void traverse(noc_fast_t *r, unsigned o, unsigned p, unsigned v, const unsigned V, const unsigned P) {
+ * output VC), into the output register or onto the link; its credit goes back to the sender; the
+ * flit behind it, if any, comes to the front. */
+INLINE void traverse(noc_fast_t *r, const sink_t *k, unsigned o, unsigned p, unsigned v, const unsigned V,
+                     const unsigned P, const int LINKED) {
   const unsigned i = (p << VC_SHIFT(V)) | v;
   ivc_t *const q = &IVC(r, V, P)[i];
   const unsigned ovc = q->ovc, count = q->count - 1u;
   const uint32_t meta = q->meta, out_meta = meta | (ovc & (V - 1u));
-  noc_flit_t *const out = &OUT(r, V, P)[o];
+  noc_flit_t *out;
+  if (!LINKED) {
+    out = &OUT(r, V, P)[o];
+    r->out_valid |= (uint8_t)(1u << o);
+    r->credit_out |= 1u << i;
+  } else {
+    if (o == PORT_LOCAL) {
+      out = k->local_out;
+      *k->local |= NOC_FAST_LOCAL_FLIT;
+    } else {
+      const uint32_t peer = r->peer[o - 1];
+      const unsigned port = r->peer_port[o - 1];
+      out = &k->wr_flit[(size_t)peer * NOC_FAST_NET_PORTS + port];
+      k->wr_arrive[peer] |= 1ull << (NOC_FAST_ARRIVE_FLIT + port);
+      *k->local |= SINK_FORWARDED;
+    }
+    if (p == PORT_LOCAL) *k->local |= 1u << (NOC_FAST_LOCAL_CREDIT + v);
+    else k->wr_arrive[r->peer[p - 1]] |= 1ull << (r->peer_port[p - 1] * V + v);
+  }
   out->data = q->data;
   memcpy(&out->vc, &out_meta, sizeof out_meta);
   q->count = (uint8_t)count;
@@ -418,8 +467,6 @@ INLINE void traverse(noc_fast_t *r, unsigned o, unsigned p, unsigned v, const un
   oc->credits = (uint8_t)credits;
   RR_SA_IN(r, V, P)[p] = (uint8_t)((v + 1) & (V - 1u));
   RR_SA_OUT(r, V, P)[o] = (uint8_t)(p + 1u == P ? 0 : p + 1);
-  r->out_valid |= (uint8_t)(1u << o);
-  r->credit_out |= 1u << i;
   if (count) { /* the next flit comes to the front */
     const unsigned slot = q->rd;
     q->data = RING_DATA(r, V, P, slot, i);
@@ -451,43 +498,27 @@ INLINE unsigned offer(const noc_fast_t *r, unsigned p, uint32_t vcs, const unsig
   return (rr + (unsigned)__builtin_ctz(rotate_vcs(vcs, rr, V))) & (V - 1u);
 }
 
-/* Switch allocation, separable, round-robin, two iterations: each input port offers the
- * first VC from its pointer that holds a flit and owns an output VC with a credit (second
- * iteration: bound for an output not yet taken); each output takes the first offering input
- * from its pointer. The second iteration runs only if an input offered and lost. */
-INLINE void switch_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
-  const uint32_t ready = r->ready;
-  if (!ready) return; /* nobody can offer: no grant, no second iteration */
-  const unsigned p0 = (unsigned)__builtin_ctz(ready) >> VC_SHIFT(V);
-  const uint32_t vcs0 = (ready >> (p0 << VC_SHIFT(V))) & VC_MASK(V);
-  if (!((uint64_t)ready >> ((p0 + 1) << VC_SHIFT(V)))) {
-    /* one input port can offer: its offer wins its output, and nobody lost */
-    const unsigned v = (vcs0 & (vcs0 - 1)) ? offer(r, p0, vcs0, V, P) : (unsigned)__builtin_ctz(vcs0);
-    traverse(r, IVC(r, V, P)[(p0 << VC_SHIFT(V)) | v].ovc >> VC_SHIFT(V), p0, v, V, P);
-    return;
-  }
+/* Switch allocation when two offers of the first iteration want the same output: each output
+ * takes the first offering input from its pointer; the inputs that lost then offer a ready VC
+ * bound for an output still free (the second iteration), and those outputs choose again. */
+INLINE void sa_contended(noc_fast_t *r, const sink_t *k, uint32_t ready, uint32_t in_req, const uint8_t *in_vc_first,
+                         const uint8_t *out_first, const unsigned V, const unsigned P, const int LINKED) {
   uint8_t in_vc[NOC_FAST_MAX_PORTS];
-  uint32_t want[NOC_FAST_MAX_PORTS]; /* per output: the input ports offering to it */
-  uint32_t wanted = 0, in_req = 0;   /* outputs with an offer, inputs that offer */
-  for (uint32_t m = ready; m;) { /* first iteration: every port with a ready VC offers one */
-    const unsigned p = (unsigned)__builtin_ctz(m) >> VC_SHIFT(V);
-    const uint32_t vcs = (m >> (p << VC_SHIFT(V))) & VC_MASK(V);
-    m &= ~(VC_MASK(V) << (p << VC_SHIFT(V)));
-    const unsigned v = (vcs & (vcs - 1)) ? offer(r, p, vcs, V, P) : (unsigned)__builtin_ctz(vcs);
-    const unsigned o = IVC(r, V, P)[(p << VC_SHIFT(V)) | v].ovc >> VC_SHIFT(V);
-    in_req |= 1u << p;
-    in_vc[p] = (uint8_t)v;
-    if (!((wanted >> o) & 1)) want[o] = 0;
+  uint32_t want[NOC_FAST_MAX_PORTS] = {0}; /* per output: the input ports offering to it */
+  uint32_t wanted = 0;                     /* outputs with an offer */
+  for (uint32_t m = in_req; m; m &= m - 1) {
+    const unsigned p = (unsigned)__builtin_ctz(m), o = out_first[p];
+    in_vc[p] = in_vc_first[p];
     wanted |= 1u << o;
     want[o] |= 1u << p;
   }
-  uint32_t in_done = 0, out_won = wanted;
+  uint32_t in_done = 0;
+  const uint32_t out_won = wanted;
   for (uint32_t om = wanted; om; om &= om - 1) {
     const unsigned o = (unsigned)__builtin_ctz(om), p = first_from(want[o], RR_SA_OUT(r, V, P)[o]);
     in_done |= 1u << p;
-    traverse(r, o, p, in_vc[p], V, P);
+    traverse(r, k, o, p, in_vc[p], V, P, LINKED);
   }
-  if (!(in_req & ~in_done)) return; /* nobody lost: no second iteration */
   /* second iteration: the ports that lost offer a ready VC bound for an output still free */
   wanted = 0;
   for (uint32_t lost = in_req & ~in_done; lost; lost &= lost - 1) {
@@ -505,19 +536,58 @@ INLINE void switch_allocate(noc_fast_t *r, const unsigned V, const unsigned P) {
   }
   for (uint32_t om = wanted; om; om &= om - 1) {
     const unsigned o = (unsigned)__builtin_ctz(om), p = first_from(want[o], RR_SA_OUT(r, V, P)[o]);
-    traverse(r, o, p, in_vc[p], V, P);
+    traverse(r, k, o, p, in_vc[p], V, P, LINKED);
+  }
+}
+
+/* Switch allocation, separable, round-robin, two iterations: each input port offers the
+ * first VC from its pointer that holds a flit and owns an output VC with a credit (the ready
+ * mask); each output takes the first offering input from its pointer; inputs that lost offer
+ * again for the outputs still free. When the offers all want different outputs (the usual
+ * case) every one wins and nobody lost, so there is no second iteration. */
+INLINE void switch_allocate(noc_fast_t *r, const sink_t *k, const unsigned V, const unsigned P, const int LINKED,
+                            void (*contended)(noc_fast_t *, const sink_t *, uint32_t, uint32_t, const uint8_t *,
+                                              const uint8_t *)) {
+  const uint32_t ready = r->ready;
+  uint8_t in_vc[NOC_FAST_MAX_PORTS], out_of[NOC_FAST_MAX_PORTS];
+  uint32_t wanted = 0, in_req = 0, clash = 0;
+  for (uint32_t m = ready; m;) { /* first iteration: every port with a ready VC offers one */
+    const unsigned p = (unsigned)__builtin_ctz(m) >> VC_SHIFT(V);
+    const uint32_t vcs = (m >> (p << VC_SHIFT(V))) & VC_MASK(V);
+    m &= ~(VC_MASK(V) << (p << VC_SHIFT(V)));
+    const unsigned v = (vcs & (vcs - 1)) ? offer(r, p, vcs, V, P) : (unsigned)__builtin_ctz(vcs);
+    const unsigned o = IVC(r, V, P)[(p << VC_SHIFT(V)) | v].ovc >> VC_SHIFT(V);
+    clash |= wanted & (1u << o);
+    wanted |= 1u << o;
+    in_req |= 1u << p;
+    in_vc[p] = (uint8_t)v;
+    out_of[p] = (uint8_t)o;
+  }
+  if (clash) {
+    if (LINKED) sa_contended(r, k, ready, in_req, in_vc, out_of, V, P, 1); /* inline: k stays local */
+    else contended(r, k, ready, in_req, in_vc, out_of);
+    return;
+  }
+  for (uint32_t m = in_req; m; m &= m - 1) { /* every offer wins its output */
+    const unsigned p = (unsigned)__builtin_ctz(m);
+    traverse(r, k, out_of[p], p, in_vc[p], V, P, LINKED);
   }
 }
 
 /* Credits of dropped flits: one per VC and cycle, unless the VC returns one itself. */
-INLINE void return_drop_credits(noc_fast_t *r, const unsigned V, const unsigned P) {
+INLINE void return_drop_credits(noc_fast_t *r, const sink_t *k, const unsigned V, const unsigned P, const int LINKED) {
   uint8_t *const dc = DROP_CREDITS(r, V, P);
   for (unsigned i = 0; i < NIVC(V, P); i++) {
-    if (dc[i] && !((r->credit_out >> i) & 1)) {
+    if (!dc[i]) continue;
+    if (!LINKED) {
+      if ((r->credit_out >> i) & 1) continue;
       r->credit_out |= 1u << i;
-      dc[i] = (uint8_t)((dc[i] - 1) & CNT_MASK);
-      r->drop_pending = (uint16_t)((r->drop_pending - 1) & r->occ_mask);
+    } else { /* drops are on local inputs: port 0 here */
+      if ((*k->local >> (NOC_FAST_LOCAL_CREDIT + i)) & 1) continue;
+      *k->local |= 1u << (NOC_FAST_LOCAL_CREDIT + i);
     }
+    dc[i] = (uint8_t)((dc[i] - 1) & CNT_MASK);
+    r->drop_pending = (uint16_t)((r->drop_pending - 1) & r->occ_mask);
   }
 }
 
@@ -564,16 +634,20 @@ INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigne
   }
 }
 
-/* The edge, in the RTL's order. */
-INLINE noc_fast_outputs_t step(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in,
-                               const unsigned V, const unsigned P) {
-  /* the RTL's out_any: last cycle's outputs are gone (valid bits only) */
-  for (uint32_t m = r->out_valid; m; m &= m - 1) OUT(r, V, P)[__builtin_ctz(m)].valid = false;
-  r->out_valid = 0;
-  r->credit_out = 0;
+/* The edge, in the RTL's order; `va` and `sa` are VC and switch allocation's contended cases,
+ * compiled out of line for this (V, P) and sink. */
+INLINE void step(noc_fast_t *r, const sink_t *k, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in,
+                 const unsigned V, const unsigned P, const int LINKED, void (*va)(noc_fast_t *, unsigned, uint32_t),
+                 void (*sa)(noc_fast_t *, const sink_t *, uint32_t, uint32_t, const uint8_t *, const uint8_t *)) {
+  if (!LINKED) {
+    /* the RTL's out_any: last cycle's outputs are gone (valid bits only) */
+    for (uint32_t m = r->out_valid; m; m &= m - 1) OUT(r, V, P)[__builtin_ctz(m)].valid = false;
+    r->out_valid = 0;
+    r->credit_out = 0;
+  }
   if (r->nonempty) { /* busy_before: occupancy != 0 (counts never wrap: at most depth) */
-    if (r->asked & r->dirty) vc_allocate(r, V, P);
-    switch_allocate(r, V, P);
+    if (r->asked & r->dirty) vc_allocate(r, V, P, va);
+    if (r->ready) switch_allocate(r, k, V, P, LINKED, sa);
   }
   for (uint32_t m = credit_in & (uint32_t)((1ull << (P * V)) - 1); m; m &= m - 1) {
     const unsigned ovc = (unsigned)__builtin_ctz(m);
@@ -585,13 +659,24 @@ INLINE noc_fast_outputs_t step(noc_fast_t *r, const noc_flit_t *in, unsigned in_
       r->ready = (r->ready & ~(1u << i)) | (uint32_t)(credits != 0 && ((r->nonempty >> i) & 1)) << i;
     }
   }
-  if (r->drop_pending) return_drop_credits(r, V, P);
+  if (r->drop_pending) return_drop_credits(r, k, V, P, LINKED);
   for (unsigned m = in_ports & ((1u << P) - 1); m; m &= m - 1) {
     const unsigned p = (unsigned)__builtin_ctz(m);
     arrive(r, p, &in[p], V, P);
   }
-  return (noc_fast_outputs_t){.credits = r->credit_out, .ports = r->out_valid};
 }
+
+/* The contended cases of VC and switch allocation, out of line, one per (V, P) and sink. */
+#define CONTENDED(v, p)                                                                                      \
+  NOINLINE void va_##v##_##p(noc_fast_t *r, unsigned o, uint32_t free) { va_contended(r, o, free, v, p); } \
+  NOINLINE void sa_##v##_##p(noc_fast_t *r, const sink_t *k, uint32_t ready, uint32_t in_req, const uint8_t *in_vc, \
+                             const uint8_t *out_of) {                                                      \
+    sa_contended(r, k, ready, in_req, in_vc, out_of, v, p, 0);                                             \
+  }
+CONTENDED(2, 5)
+CONTENDED(4, 5)
+CONTENDED(2, 8)
+CONTENDED(4, 8)
 
 /* The edge compiled for the router's (V, P): 2 or 4 VCs (8 do not fit the 32-bit credit
  * vectors), 5 or 8 ports. A router that holds nothing, shows no output and receives nothing
@@ -600,11 +685,71 @@ noc_fast_outputs_t noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsi
   if (!(in_ports | credit_in | r->nonempty | r->out_valid | r->credit_out | r->drop_pending))
     return (noc_fast_outputs_t){0, 0};
   switch (r->kind) {
-    case 0: return step(r, in, in_ports, credit_in, 2, 5);
-    case 1: return step(r, in, in_ports, credit_in, 4, 5);
-    case 2: return step(r, in, in_ports, credit_in, 2, 8);
-    default: return step(r, in, in_ports, credit_in, 4, 8);
+    case 0: step(r, NULL, in, in_ports, credit_in, 2, 5, 0, va_2_5, sa_2_5); break;
+    case 1: step(r, NULL, in, in_ports, credit_in, 4, 5, 0, va_4_5, sa_4_5); break;
+    case 2: step(r, NULL, in, in_ports, credit_in, 2, 8, 0, va_2_8, sa_2_8); break;
+    default: step(r, NULL, in, in_ports, credit_in, 4, 8, 0, va_4_8, sa_4_8); break;
   }
+  return (noc_fast_outputs_t){.credits = r->credit_out, .ports = r->out_valid};
+}
+
+void noc_fast_link(noc_fast_t *r, unsigned p, uint32_t peer, unsigned peer_port) {
+  if (p < 1 || p > 4 || r->ports != NOC_FAST_NET_PORTS) return;
+  r->peer[p - 1] = peer;
+  r->peer_port[p - 1] = (uint8_t)peer_port;
+}
+
+/* The routers' hot lines (the header and the body up to the rings) asked for ahead of use:
+ * straight-line prefetches of (constant) line offsets. */
+INLINE void prefetch_router(const noc_fast_t *r, const unsigned V, const unsigned P) {
+  const char *const p = (const char *)r;
+  const unsigned lines = (unsigned)(sizeof *r + OFF_RING(V, P) + 63) / 64;
+#define PREFETCH_LINE(k) \
+  if (lines > (k)) __builtin_prefetch(p + 64 * (k))
+  PREFETCH_LINE(0);
+  PREFETCH_LINE(1);
+  PREFETCH_LINE(2);
+  PREFETCH_LINE(3);
+  PREFETCH_LINE(4);
+  PREFETCH_LINE(5);
+  PREFETCH_LINE(6);
+  PREFETCH_LINE(7);
+  PREFETCH_LINE(8);
+  PREFETCH_LINE(9);
+  PREFETCH_LINE(10);
+  PREFETCH_LINE(11);
+#undef PREFETCH_LINE
+}
+
+INLINE void step_network(noc_fast_t *const *routers, unsigned count, noc_fast_links_t *links, const unsigned V,
+                         void (*va)(noc_fast_t *, unsigned, uint32_t)) {
+  enum { P = NOC_FAST_NET_PORTS, AHEAD = 2 };
+  const noc_flit_t *const rd_flit = links->rd_flit;
+  uint64_t *const rd_arrive = links->rd_arrive;
+  uint32_t forwarded = 0;
+  for (unsigned n = 0; n < count; n++) {
+    if (n + AHEAD < count) prefetch_router(routers[n + AHEAD], V, P);
+    noc_fast_t *const r = routers[n];
+    const uint64_t arrive = rd_arrive[n];
+    if (!arrive && !(r->nonempty | r->drop_pending)) continue; /* nothing to do */
+    rd_arrive[n] = 0;
+    uint32_t local = 0;
+    const sink_t k = {links->wr_flit, links->wr_arrive, &links->local_out[n], &local};
+    step(r, &k, &rd_flit[(size_t)n * P], (unsigned)(arrive >> NOC_FAST_ARRIVE_FLIT), (uint32_t)arrive, V, P, 1, va,
+         NULL);
+    forwarded |= local;
+    if (local & ~SINK_FORWARDED) {
+      links->local_events[n] = local & ~SINK_FORWARDED;
+      links->local[links->n_local++] = n;
+    }
+  }
+  if (forwarded & SINK_FORWARDED) links->forwarded++;
+}
+
+void noc_fast_step_network(noc_fast_t *const *r, unsigned count, noc_fast_links_t *links) {
+  if (!count) return;
+  if (r[0]->vcs == 2) step_network(r, count, links, 2, va_2_5);
+  else step_network(r, count, links, 4, va_4_5);
 }
 
 void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in) {

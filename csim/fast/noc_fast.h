@@ -58,6 +58,43 @@ typedef struct {
   uint32_t ports;   /* noc_fast_out_ports */
 } noc_fast_outputs_t;
 noc_fast_outputs_t noc_fast_step_ports(noc_fast_t *r, const noc_flit_t *in, unsigned in_ports, uint32_t credit_in);
+
+/* ------------------------------------------------------------------ a network of routers
+ *
+ * noc_fast_step_network runs one clock edge of many routers (one local port each) joined by links,
+ * with the same decisions as noc_fast_step, but each router's outputs go straight onto its links
+ * instead of into its output registers (noc_fast_out, noc_fast_credit_out and
+ * noc_fast_out_ports are not kept for a router stepped this way), and a router with nothing to do
+ * is passed over. The links are cycle slots the caller keeps (docs/noc.md): this cycle's `rd`,
+ * read and cleared, and `wr`, the slot the links deliver into (L + 1 cycles later). */
+
+/* Router r's network port p (1..4) leads to router `peer`'s port `peer_port`: a flit leaving on p
+ * arrives on the peer's input peer_port, and a credit for r's input p returns to the peer's output
+ * peer_port. Only for routers with one local port. */
+void noc_fast_link(noc_fast_t *r, unsigned p, uint32_t peer, unsigned peer_port);
+
+#define NOC_FAST_NET_PORTS 5 /* the slots' flits per router: local port 0 and the four links */
+#define NOC_FAST_ARRIVE_FLIT 32 /* in an arrival word, bit 32 + p: a flit on input p */
+
+typedef struct {
+  const noc_flit_t *rd_flit; /* [n * NOC_FAST_NET_PORTS + p]: the flit arriving on router n's input p */
+  uint64_t *rd_arrive;       /* [n]: credit_in (bits 0..31) and the inputs with a flit
+                                (NOC_FAST_ARRIVE_FLIT + p) of router n this cycle; zeroed as read */
+  noc_flit_t *wr_flit;       /* the slot written for the neighbours, laid out as rd_flit */
+  uint64_t *wr_arrive;       /* ORed into */
+  noc_flit_t *local_out;     /* [n]: router n's local output flit, when local_events[n] says so */
+  uint32_t *local_events;    /* [n]: NOC_FAST_LOCAL_FLIT, and bit NOC_FAST_LOCAL_CREDIT + v: a
+                                credit for local input VC v; written for the routers in `local` */
+  uint32_t *local;           /* the routers with local events this cycle, in order ... */
+  unsigned n_local;          /* ... and their count (the caller zeroes it) */
+  unsigned forwarded;        /* made nonzero when a flit is sent on a link */
+} noc_fast_links_t;
+#define NOC_FAST_LOCAL_FLIT 1u
+#define NOC_FAST_LOCAL_CREDIT 8u
+
+/* One edge of routers r[0..count - 1], router n reading slot index n. Every router must have one
+ * local port and its four links set (noc_fast_link). */
+void noc_fast_step_network(noc_fast_t *const *r, unsigned count, noc_fast_links_t *links);
 /* The router's outputs: flit of output p at [p] (the pointer stays the same for the router's
  * life); credit_out bit p*vcs+v: a credit for input p, VC v. */
 const noc_flit_t *noc_fast_out(const noc_fast_t *r);

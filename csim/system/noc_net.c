@@ -67,7 +67,8 @@ typedef struct {
                         for the local output too, written a cycle ahead), and in bit 32 + p, a
                         flit on input p: zero when nothing arrives */
 } slot_t;
-#define ARRIVE_PORTS 32
+#define ARRIVE_PORTS NOC_FAST_ARRIVE_FLIT
+_Static_assert(NOC_PORTS == NOC_FAST_NET_PORTS, "the fast network's slots are the network's");
 /* The per-node steps of a cycle, inlined into each model's loop (a call costs as much). */
 #define HOT static inline __attribute__((always_inline))
 
@@ -79,6 +80,11 @@ struct noc_net {
   uint8_t *ni_busy;        /* [n]: the NI has a packet under way or queued */
   ejected_t *ejected;      /* [nodes]: this cycle's ejected flits, in order */
   unsigned n_ejected;
+  /* NOC_MODEL_FAST: the routers stepped as one network (noc_fast_step_network) */
+  noc_fast_t **routers;    /* [n] */
+  flit_t *local_out;       /* [n]: router n's local output flit of the cycle */
+  uint32_t *local_events;  /* [n] */
+  uint32_t *local_list;    /* [nodes] */
   unsigned depth;          /* D = link latency + 2 cycle slots */
   slot_t *slot;            /* [D] */
   bool diverged;           /* NOC_MODEL_CHECK: the models differed; `divergence` says where */
@@ -214,7 +220,13 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
   net->link = calloc(net->nodes, sizeof *net->link);
   net->ni_busy = calloc(net->nodes, 1);
   net->ejected = calloc(net->nodes, sizeof *net->ejected);
-  if (!net->node || !net->link || !net->ni_busy || !net->ejected) goto oom;
+  net->routers = calloc(net->nodes, sizeof *net->routers);
+  net->local_out = calloc(net->nodes, sizeof *net->local_out);
+  net->local_events = calloc(net->nodes, sizeof *net->local_events);
+  net->local_list = calloc(net->nodes, sizeof *net->local_list);
+  if (!net->node || !net->link || !net->ni_busy || !net->ejected || !net->routers || !net->local_out ||
+      !net->local_events || !net->local_list)
+    goto oom;
   for (unsigned n = 0; n < net->nodes; n++) {
     node_t *nd = &net->node[n];
     for (unsigned v = 0; v < 8; v++) nd->ej_pkt[v] = UINT32_MAX;
@@ -227,7 +239,9 @@ noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen) {
     for (unsigned p = 1; p < NOC_PORTS; p++) {
       /* Router port p (1..4) is the link in torus direction p - 1 (noc_router.h). */
       net->link[n].nbr[p - 1] = torus_neighbour(cfg->size_x, cfg->size_y, n, (torus_dir_t)(p - NOC_PORT_XPOS));
+      if (uses_fast(net)) noc_fast_link(net->link[n].fast, p, net->link[n].nbr[p - 1], opposite(p));
     }
+    net->routers[n] = net->link[n].fast;
   }
   net->depth = cfg->link_latency + 2;
   net->slot = calloc(net->depth, sizeof *net->slot);
@@ -265,6 +279,10 @@ void noc_net_free(noc_net_t *net) {
   free(net->link);
   free(net->ni_busy);
   free(net->ejected);
+  free(net->routers);
+  free(net->local_out);
+  free(net->local_events);
+  free(net->local_list);
   free(net->pkts);
   free(net);
 }
@@ -521,25 +539,35 @@ static void step_rtl(noc_net_t *net) {
   }
 }
 
-/* Each router reads one slot and writes others, so each is stepped and delivers its outputs in
- * one pass. A router that holds nothing and receives nothing returns at once with no output
- * (noc_fast_step_ports), the event-driven part of NOC_MODEL_FAST. */
-HOT void step_fast_v(noc_net_t *net, const unsigned V) {
-  slot_t *rd = slot_read(net), *wr = slot_write(net), *next = slot_next(net);
-  const link_node_t *link = net->link;
-  for (unsigned n = 0; n < net->nodes; n++) {
-    unsigned ports;
-    const uint32_t credits = gather_inputs(net, rd, n, &ports);
-    const noc_fast_outputs_t o = noc_fast_step_ports(link[n].fast, &rd->flit[(size_t)n * NOC_PORTS], ports, credits);
-    if (o.ports | o.credits) deliver_outputs(net, wr, next, n, link[n].fast_out, o.ports, o.credits, V);
-  }
-}
-
+/* The fast routers are stepped as one network (noc_fast_step_network): the NIs' injections are
+ * written into the read slot first, the routers then read it and send onto the links in one
+ * pass (a router with nothing to do is passed over, the event-driven part of NOC_MODEL_FAST),
+ * and the local outputs go to the NIs after. */
 static void step_fast(noc_net_t *net) {
-  switch (net->cfg.vcs) {
-    case 2: step_fast_v(net, 2); break;
-    case 4: step_fast_v(net, 4); break;
-    default: step_fast_v(net, net->cfg.vcs); break;
+  slot_t *rd = slot_read(net), *wr = slot_write(net), *next = slot_next(net);
+  for (unsigned n = 0; n < net->nodes; n++) {
+    if (!net->ni_busy[n]) continue;
+    const flit_t f = ni_inject(net, &net->node[n], n);
+    if (f.valid) {
+      rd->flit[(size_t)n * NOC_PORTS + NOC_PORT_LOCAL] = f;
+      rd->arrive[n] |= 1ull << (ARRIVE_PORTS + NOC_PORT_LOCAL);
+    }
+  }
+  noc_fast_links_t links = {.rd_flit = rd->flit, .rd_arrive = rd->arrive, .wr_flit = wr->flit,
+                            .wr_arrive = wr->arrive, .local_out = net->local_out,
+                            .local_events = net->local_events, .local = net->local_list};
+  noc_fast_step_network(net->routers, net->nodes, &links);
+  if (links.forwarded) net->last_activity = net->cycle;
+  const uint32_t vc_mask = (1u << net->cfg.vcs) - 1;
+  for (unsigned k = 0; k < links.n_local; k++) {
+    const unsigned n = net->local_list[k];
+    const uint32_t events = net->local_events[n];
+    if (events & NOC_FAST_LOCAL_FLIT) {
+      net->ejected[net->n_ejected++] = (ejected_t){net->local_out[n], n};
+      next->arrive[n] |= 1u << net->local_out[n].vc;
+    }
+    for (uint32_t m = (events >> NOC_FAST_LOCAL_CREDIT) & vc_mask; m; m &= m - 1)
+      net->node[n].inj_credits[__builtin_ctz(m)]++;
   }
 }
 
