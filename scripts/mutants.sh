@@ -26,7 +26,7 @@ mutants=(
   "va_pointer_stuck|VC allocation's round-robin pointer not advanced|s/oc->rr_va = (uint8_t)(pick + 1 == P \* V ? 0 : pick + 1);/oc->rr_va = (uint8_t)pick;/"
   "credit_one_cycle_late|a departing flit's credit returned one cycle late (queued as a dropped flit's, returned at the start of the next edge)|s/^    r->credit_out |= 1u << i;$/    DROP_CREDITS(r, V, P)[i]++, r->drop_pending++;/; /^  if (r->drop_pending) return_drop_credits(r, k, V, P, LINKED);$/d; s/^  if (r->nonempty) {\(.*\)$/  if (r->drop_pending) return_drop_credits(r, k, V, P, LINKED);\n  if (r->nonempty) {\1/"
   "dateline_class_bit|the hop over the dateline also allowed class 0 (one bit of the class mask)|s/if ((r->dateline >> o) \& 1) return o | 2u << 4;/if ((r->dateline >> o) \& 1) return o | 3u << 4;/"
-  "tail_bit_flipped|the tail bit of every output flit inverted|s/out_meta = meta | (ovc \& (V - 1u));/out_meta = (meta ^ META_TAIL) | (ovc \& (V - 1u));/"
+  "tail_bit_flipped|the tail bit of every output flit inverted|s/const uint32_t out_meta = (uint32_t)flags << 16 | META_VALID/const uint32_t out_meta = (uint32_t)(flags ^ FRONT_TAIL) << 16 | META_VALID/"
   "switch_one_iteration|switch allocation without its second iteration|s/for (uint32_t lost = in_req \& ~in_done; lost;/for (uint32_t lost = 0; lost;/"
 )
 

@@ -34,22 +34,31 @@
 #define PORT_YNEG 4u
 #define NET_PORTS 5u    /* noc_pkg::NumPorts: local 0 and the four directions */
 #define CNT_MASK 0xFu   /* CntW = $clog2(MaxDepth + 1) = 4 bits */
-#define PTR_MASK 0x7u   /* a ring of MaxDepth = 8 slots */
+#define RING_SLOTS (NOC_FAST_MAX_DEPTH - 1u) /* behind the front flit: depth 8 leaves 7 */
 #define MAX_IVCS 32u    /* P * V: the credit vectors of this API (and dbg_vc_i) are 32 bits */
 /* Small helpers of the per-edge path, inlined where they are used (a call costs as much). */
 #define INLINE static inline __attribute__((always_inline))
 
-/* One input VC in 16 bytes: the flit at its front (the RTL's buf_data, buf_head, buf_tail at
- * rd_ptr), how many it holds, where the ones behind the front are, and the output VC its front
- * packet holds (ivc_port * V + ivc_vc, valid while the VC is active). */
-typedef struct {
+/* One input VC in 12 bytes: the flit at its front (the RTL's buf_data, buf_head, buf_tail at
+ * rd_ptr), how many it holds, and the output VC its front packet holds (ivc_port * V + ivc_vc,
+ * valid while the VC is active). */
+typedef struct __attribute__((packed, aligned(4))) {
   uint64_t data;  /* the front flit's data */
-  uint32_t meta;  /* the front flit's {vc, valid, head, tail} as a noc_flit_t holds them, vc 0 */
+  uint16_t flags; /* the front flit's head (bit 0) and tail (bit 8): its meta word's bytes 2, 3 */
   uint8_t count;  /* flits held (CntW bits) */
-  uint8_t rd;     /* the ring slot of the flit behind the front */
   uint8_t ovc;    /* the output VC held */
-  uint8_t spare;
 } ivc_t;
+#define FRONT_HEAD 1u
+#define FRONT_TAIL 0x100u
+
+/* The flits behind an input VC's front, in one cache line: RING_SLOTS of them from the VC's rd,
+ * with their head and tail flags (bit s for data[s]). */
+typedef struct {
+  uint64_t data[RING_SLOTS];
+  uint8_t heads, tails;
+  uint8_t rd; /* the slot of the flit right behind the front */
+  uint8_t spare[5];
+} ring_t;
 
 /* One output VC: its credits (CntW bits), VC allocation's round-robin pointer, and the input VC
  * that holds it (valid while it is busy). */
@@ -67,18 +76,18 @@ typedef struct {
  *                           (class 1) while input VC i has a head at its front, holds no output
  *                           VC and its route is that output with that class allowed (the RTL's
  *                           req[o][c] at the start of an edge, kept as the state changes)
- *   out[P]        noc_flit_t the registered output flits
- *   ivc[N]        ivc_t     the input VCs, i = p * V + v
+ *   ivc[N]        ivc_t     the input VCs, i = p * V + v (12 bytes each)
  *   ovc[N]        ovc_t     the output VCs, o * V + w
  *   rr_sa_in[P], rr_sa_out[P]  switch allocation's pointers, per input and per output port
+ *   out[P]        noc_flit_t the registered output flits (a router stepped on links has none)
  *   drop_credits[N]  per local input VC, credits of dropped flits not yet returned
- *   ring[8]       the flits behind the fronts, slot-major: row s holds slot s of every input
- *                 VC, its data (uint64_t[N]) then its meta words (uint32_t[N])
+ *   ring[N]       ring_t    the flits behind the fronts, a cache line per input VC
  *
- * A VC's buffer is its front flit and a ring of MaxDepth slots behind it (in order from rd), so
- * a VC holding one flit, the usual case at low load, is one record. */
+ * A VC's buffer is its front flit and a ring of MaxDepth - 1 slots behind it (in order from rd),
+ * so a VC holding one flit, the usual case at low load, is one record. */
 struct noc_fast {
-  /* masks over input VCs i = p * V + v (output VCs o * V + w for ovc_busy) */
+  /* what an edge reads, in the first line: masks over input VCs i = p * V + v (output VCs
+   * o * V + w for ovc_busy) */
   uint32_t nonempty;    /* count != 0 */
   uint32_t active;      /* ivc_active: the packet at the front of i holds an output VC */
   uint32_t ovc_busy;    /* an output VC is held by a packet */
@@ -99,28 +108,33 @@ struct noc_fast {
   uint8_t my_x, my_y, size_x, size_y;
   bool mesh_x, mesh_y;  /* the slice part-covers X, Y: route straight (set_mesh) */
   uint8_t dateline;     /* bit o: output o's hop crosses a wraparound link */
+  uint32_t peer[4];     /* noc_fast_link: port p's peer router (p = 1..4 at [p - 1]) ... */
+  uint8_t peer_port[4]; /* ... and its port */
+  /* routes worked out at set-up (set_mesh) for destination coordinates below 64, one bit each:
+   * per dimension X (0), Y (1), whether the way is the negative one, and the class rule's
+   * answer when the hop is not bound to class 1 by the packet's VC: class 0 only (ahead), or
+   * class 1 only (the dateline) */
+  uint64_t route_neg[2], route_cls0[2], route_cls1[2];
+  /* configuration and counters the edge reads rarely */
   uint8_t ports, vcs, vc_shift, nivc, num_local; /* P, V, log2 V, P * V */
   uint16_t drops;       /* drops_o */
   uint16_t occ_mask;    /* OccW = $clog2(P * V * MaxDepth + 1) ones */
   uint32_t slice;
   uint32_t buf_depth_in; /* buf_depth_i as configured */
-  uint32_t peer[4];     /* noc_fast_link: port p's peer router (p = 1..4 at [p - 1]) ... */
-  uint8_t peer_port[4]; /* ... and its port */
-  uint32_t spare;
   uint64_t body[];      /* the arrays above, at OFF_*(V, P) bytes */
 };
 
 #define NIVC(V, P) ((V) * (P))
 #define OFF_REQ(V, P) (0u * (V) * (P)) /* first */
-#define OFF_OUT(V, P) (8u * (P))
-#define OFF_IVC(V, P) (OFF_OUT(V, P) + 16u * (P))
-#define OFF_OVC(V, P) (OFF_IVC(V, P) + 16u * NIVC(V, P))
+#define OFF_IVC(V, P) (OFF_REQ(V, P) + 8u * (P))
+#define OFF_OVC(V, P) (OFF_IVC(V, P) + 12u * NIVC(V, P))
 #define OFF_RR_SA_IN(V, P) (OFF_OVC(V, P) + 4u * NIVC(V, P))
 #define OFF_RR_SA_OUT(V, P) (OFF_RR_SA_IN(V, P) + (P))
-#define OFF_DROP_CREDITS(V, P) (OFF_RR_SA_OUT(V, P) + (P))
-#define OFF_RING(V, P) ((OFF_DROP_CREDITS(V, P) + NIVC(V, P) + 7u) & ~7u)
-#define ROW_BYTES(V, P) (12u * NIVC(V, P)) /* N is even: rows stay 8-byte aligned */
-#define BODY_SIZE(V, P) (OFF_RING(V, P) + NOC_FAST_MAX_DEPTH * ROW_BYTES(V, P))
+#define OFF_OUT(V, P) ((OFF_RR_SA_OUT(V, P) + (P) + 7u) & ~7u) /* registers: not on links */
+#define OFF_DROP_CREDITS(V, P) (OFF_OUT(V, P) + 16u * (P))
+#define HEADER_BYTES ((unsigned)sizeof(struct noc_fast))
+#define OFF_RING(V, P) ((((HEADER_BYTES + OFF_DROP_CREDITS(V, P) + NIVC(V, P)) + 63u) & ~63u) - HEADER_BYTES)
+#define BODY_SIZE(V, P) (OFF_RING(V, P) + (unsigned)sizeof(ring_t) * NIVC(V, P))
 
 /* The body's arrays of router r with V VCs and P ports (constants in the compiled edge). */
 #define B8(r, off) ((uint8_t *)(r)->body + (off))
@@ -131,9 +145,7 @@ struct noc_fast {
 #define RR_SA_IN(r, V, P) B8(r, OFF_RR_SA_IN(V, P))
 #define RR_SA_OUT(r, V, P) B8(r, OFF_RR_SA_OUT(V, P))
 #define DROP_CREDITS(r, V, P) B8(r, OFF_DROP_CREDITS(V, P))
-/* Ring slot s of input VC i: its data and its meta word. */
-#define RING_DATA(r, V, P, s, i) (*(uint64_t *)B8(r, OFF_RING(V, P) + (s) * ROW_BYTES(V, P) + 8u * (i)))
-#define RING_META(r, V, P, s, i) (*(uint32_t *)B8(r, OFF_RING(V, P) + (s) * ROW_BYTES(V, P) + 8u * NIVC(V, P) + 4u * (i)))
+#define RING(r, V, P) ((ring_t *)B8(r, OFF_RING(V, P)))
 #define META_VALID (1u << 8)
 #define META_HEAD (1u << 16)
 #define META_TAIL (1u << 24)
@@ -145,7 +157,7 @@ struct noc_fast {
 _Static_assert(offsetof(noc_flit_t, vc) == 8 && offsetof(noc_flit_t, valid) == 9 && offsetof(noc_flit_t, head) == 10 &&
                    offsetof(noc_flit_t, tail) == 11 && sizeof(noc_flit_t) == 16,
                "noc_flit_t: the layout traverse writes");
-_Static_assert(sizeof(ivc_t) == 16 && sizeof(ovc_t) == 4, "the VC records");
+_Static_assert(sizeof(ivc_t) == 12 && sizeof(ovc_t) == 4 && sizeof(ring_t) == 64, "the VC records");
 _Static_assert(sizeof(struct noc_fast) % 8 == 0, "the body is 8-byte aligned");
 
 /* ------------------------------------------------------------------ noc_pkg's functions */
@@ -168,12 +180,44 @@ static unsigned route_neg(unsigned me, unsigned dst, unsigned size) {
   return twice > size;
 }
 
+/* The output port and allowed classes (bit c: class c) of a head for (dst_x, dst_y) != (my_x,
+ * my_y) at the front of input VC (p, v), worked out from the coordinates: noc_pkg::route,
+ * route_in_slice, crosses_dateline, port_dim and crosses_ahead as noc_router calls them. */
+static unsigned route_slow(const noc_fast_t *r, unsigned p, unsigned v, unsigned dst_x, unsigned dst_y, unsigned V) {
+  unsigned o, ahead;
+  if (dst_x != r->my_x) {
+    const unsigned neg = r->mesh_x ? dst_x < r->my_x : route_neg(r->my_x, dst_x, r->size_x);
+    o = PORT_XPOS + neg;
+    ahead = neg ? dst_x > r->my_x : dst_x < r->my_x;
+    if (p - PORT_XPOS < 2u && v >= V / 2u) return o | 2u << 4; /* class 1 stays in this ring */
+  } else {
+    const unsigned neg = r->mesh_y ? dst_y < r->my_y : route_neg(r->my_y, dst_y, r->size_y);
+    o = PORT_YPOS + neg;
+    ahead = neg ? dst_y > r->my_y : dst_y < r->my_y;
+    if (p - PORT_YPOS < 2u && v >= V / 2u) return o | 2u << 4;
+  }
+  if ((r->dateline >> o) & 1) return o | 2u << 4; /* the hop over the dateline: class 1 */
+  return o | (ahead ? 1u : 3u) << 4;  /* crossing later: class 0; never: either */
+}
+
 /* The slice's part in routing (route_in_slice's mesh_x, mesh_y) and in dropping. */
 static void set_mesh(noc_fast_t *r) {
   const uint8_t w = (uint8_t)(r->slice >> 16), h = (uint8_t)(r->slice >> 24);
   r->mesh_x = w != 0 && w != r->size_x;
   r->mesh_y = h != 0 && h != r->size_y;
   r->sliced = w != 0;
+  /* route_of's tables: the routes of route_slow from a local input (no class-1 VC of the ring) */
+  for (unsigned dim = 0; dim < 2; dim++) {
+    r->route_neg[dim] = r->route_cls0[dim] = r->route_cls1[dim] = 0;
+    for (unsigned c = 0; c < 64; c++) {
+      const unsigned x = dim ? r->my_x : c, y = dim ? c : r->my_y;
+      if (dim ? c == r->my_y : c == r->my_x) continue;
+      const unsigned route = route_slow(r, PORT_LOCAL, 0, x, y, 2);
+      r->route_neg[dim] |= (uint64_t)((route & 0xF) == PORT_XNEG || (route & 0xF) == PORT_YNEG) << c;
+      r->route_cls0[dim] |= (uint64_t)((route >> 4) & 1) << c;
+      r->route_cls1[dim] |= (uint64_t)((route >> 5) & 1) << c;
+    }
+  }
 }
 
 /* noc_pkg::in_slice: slice = {h, w, y0, x0}, w = 0: the whole pod. */
@@ -275,7 +319,8 @@ void noc_fast_reset(noc_fast_t *r) {
   WITH_SHAPE(r, {
     memset(DROP_CREDITS(r, V, P), 0, NIVC(V, P));
     for (unsigned i = 0; i < NIVC(V, P); i++) {
-      IVC(r, V, P)[i].count = IVC(r, V, P)[i].rd = 0;
+      IVC(r, V, P)[i].count = 0;
+      RING(r, V, P)[i].rd = 0;
       OVC(r, V, P)[i] = (ovc_t){.credits = (uint8_t)(r->buf_depth_in & CNT_MASK)};
     }
     memset(RR_SA_IN(r, V, P), 0, P);
@@ -320,22 +365,14 @@ typedef struct {
  * worked out when the head reaches the front (and again if the slice changes). */
 INLINE unsigned route_of(const noc_fast_t *r, unsigned p, unsigned v, uint64_t dst, const unsigned V) {
   const unsigned dst_x = (uint8_t)dst, dst_y = (uint8_t)(dst >> 8);
-  unsigned o, ahead;
-  if (dst_x != r->my_x) {
-    const unsigned neg = r->mesh_x ? dst_x < r->my_x : route_neg(r->my_x, dst_x, r->size_x);
-    o = PORT_XPOS + neg;
-    ahead = neg ? dst_x > r->my_x : dst_x < r->my_x;
-    if (p - PORT_XPOS < 2u && v >= V / 2u) return o | 2u << 4; /* class 1 stays in this ring */
-  } else if (dst_y != r->my_y) {
-    const unsigned neg = r->mesh_y ? dst_y < r->my_y : route_neg(r->my_y, dst_y, r->size_y);
-    o = PORT_YPOS + neg;
-    ahead = neg ? dst_y > r->my_y : dst_y < r->my_y;
-    if (p - PORT_YPOS < 2u && v >= V / 2u) return o | 2u << 4;
-  } else {
-    return eject_port(r, p) | 3u << 4; /* ejection: any VC */
-  }
-  if ((r->dateline >> o) & 1) return o | 2u << 4; /* the hop over the dateline: class 1 */
-  return o | (ahead ? 1u : 3u) << 4;  /* crossing later: class 0; never: either */
+  unsigned dim, c;
+  if (dst_x != r->my_x) dim = 0, c = dst_x;
+  else if (dst_y != r->my_y) dim = 1, c = dst_y;
+  else return eject_port(r, p) | 3u << 4; /* ejection: any VC */
+  if (c >= 64) return route_slow(r, p, v, dst_x, dst_y, V);
+  const unsigned base = PORT_XPOS + 2 * dim, o = base + ((unsigned)(r->route_neg[dim] >> c) & 1);
+  if (p - base < 2u && v >= V / 2u) return o | 2u << 4; /* class 1 stays in this ring */
+  return o | ((unsigned)(r->route_cls0[dim] >> c) & 1) << 4 | ((unsigned)(r->route_cls1[dim] >> c) & 1) << 5;
 }
 
 /* Input VC i asks VC allocation for the output of a head for dst (the head's data). */
@@ -439,7 +476,8 @@ INLINE void traverse(noc_fast_t *r, const sink_t *k, unsigned o, unsigned p, uns
   const unsigned i = (p << VC_SHIFT(V)) | v;
   ivc_t *const q = &IVC(r, V, P)[i];
   const unsigned ovc = q->ovc, count = q->count - 1u;
-  const uint32_t meta = q->meta, out_meta = meta | (ovc & (V - 1u));
+  const unsigned flags = q->flags;
+  const uint32_t out_meta = (uint32_t)flags << 16 | META_VALID | (ovc & (V - 1u));
   noc_flit_t *out;
   if (!LINKED) {
     out = &OUT(r, V, P)[o];
@@ -468,19 +506,20 @@ INLINE void traverse(noc_fast_t *r, const sink_t *k, unsigned o, unsigned p, uns
   RR_SA_IN(r, V, P)[p] = (uint8_t)((v + 1) & (V - 1u));
   RR_SA_OUT(r, V, P)[o] = (uint8_t)(p + 1u == P ? 0 : p + 1);
   if (count) { /* the next flit comes to the front */
-    const unsigned slot = q->rd;
-    q->data = RING_DATA(r, V, P, slot, i);
-    q->meta = RING_META(r, V, P, slot, i);
-    q->rd = (uint8_t)((slot + 1) & PTR_MASK);
+    ring_t *const g = &RING(r, V, P)[i];
+    const unsigned slot = g->rd;
+    q->data = g->data[slot];
+    q->flags = (uint16_t)(((g->heads >> slot) & 1u) | ((g->tails >> slot) & 1u) << 8);
+    g->rd = (uint8_t)(slot + 1 == RING_SLOTS ? 0 : slot + 1);
   } else {
     r->nonempty &= ~(1u << i);
   }
-  if (meta & META_TAIL) {
+  if (flags & FRONT_TAIL) {
     r->active &= ~(1u << i);
     r->ovc_busy &= ~(1u << ovc);
     r->ready &= ~(1u << i);
     r->dirty |= (uint8_t)(1u << o); /* a free output VC */
-    if (count && (q->meta & META_HEAD)) request_route(r, i, q->data, V, P); /* the next packet's head */
+    if (count && (q->flags & FRONT_HEAD)) request_route(r, i, q->data, V, P); /* the next packet's head */
   } else if (!count || !credits) {
     r->ready &= ~(1u << i);
   }
@@ -620,17 +659,20 @@ INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigne
   }
   q->count = (uint8_t)(count + 1);
   r->nonempty |= 1u << i;
-  meta &= ~0xFFu;
   if (!count) {
     q->data = f->data;
-    q->meta = meta;
+    q->flags = (uint16_t)(meta >> 16);
     if ((r->active >> i) & 1) /* the rest of a packet that holds an output VC */
       r->ready |= (uint32_t)(OVC(r, V, P)[q->ovc].credits != 0) << i;
     else if (meta & META_HEAD) request_route(r, i, f->data, V, P); /* a head at the front */
   } else {
-    const unsigned slot = (q->rd + count - 1u) & PTR_MASK;
-    RING_DATA(r, V, P, slot, i) = f->data;
-    RING_META(r, V, P, slot, i) = meta;
+    ring_t *const g = &RING(r, V, P)[i];
+    unsigned slot = g->rd + count - 1u; /* rd <= 6, count <= 7 */
+    if (slot >= RING_SLOTS) slot -= RING_SLOTS;
+    const unsigned bit = 1u << slot;
+    g->data[slot] = f->data;
+    g->heads = (uint8_t)((g->heads & ~bit) | ((meta >> 16) & 1u) << slot);
+    g->tails = (uint8_t)((g->tails & ~bit) | ((meta >> 24) & 1u) << slot);
   }
 }
 
@@ -699,11 +741,12 @@ void noc_fast_link(noc_fast_t *r, unsigned p, uint32_t peer, unsigned peer_port)
   r->peer_port[p - 1] = (uint8_t)peer_port;
 }
 
-/* The routers' hot lines (the header and the body up to the rings) asked for ahead of use:
+/* The routers' hot lines on links (the header and the body up to the output registers) asked for
+ * ahead of use:
  * straight-line prefetches of (constant) line offsets. */
 INLINE void prefetch_router(const noc_fast_t *r, const unsigned V, const unsigned P) {
   const char *const p = (const char *)r;
-  const unsigned lines = (unsigned)(sizeof *r + OFF_RING(V, P) + 63) / 64;
+  const unsigned lines = (unsigned)(sizeof *r + OFF_OUT(V, P) + 63) / 64;
 #define PREFETCH_LINE(k) \
   if (lines > (k)) __builtin_prefetch(p + 64 * (k))
   PREFETCH_LINE(0);
@@ -721,8 +764,17 @@ INLINE void prefetch_router(const noc_fast_t *r, const unsigned V, const unsigne
 #undef PREFETCH_LINE
 }
 
+/* One router's edge on links, out of line: the network's loop stays small. */
+#define STEP_LINKED(v)                                                                                      \
+  NOINLINE void step_linked_##v(noc_fast_t *r, const noc_flit_t *in, uint64_t arrive, const sink_t *k) {    \
+    step(r, k, in, (unsigned)(arrive >> NOC_FAST_ARRIVE_FLIT), (uint32_t)arrive, v, NOC_FAST_NET_PORTS, 1,    \
+         va_##v##_5, NULL);                                                                                 \
+  }
+STEP_LINKED(2)
+STEP_LINKED(4)
+
 INLINE void step_network(noc_fast_t *const *routers, unsigned count, noc_fast_links_t *links, const unsigned V,
-                         void (*va)(noc_fast_t *, unsigned, uint32_t)) {
+                         void (*edge)(noc_fast_t *, const noc_flit_t *, uint64_t, const sink_t *)) {
   enum { P = NOC_FAST_NET_PORTS, AHEAD = 2 };
   const noc_flit_t *const rd_flit = links->rd_flit;
   uint64_t *const rd_arrive = links->rd_arrive;
@@ -735,8 +787,7 @@ INLINE void step_network(noc_fast_t *const *routers, unsigned count, noc_fast_li
     rd_arrive[n] = 0;
     uint32_t local = 0;
     const sink_t k = {links->wr_flit, links->wr_arrive, &links->local_out[n], &local};
-    step(r, &k, &rd_flit[(size_t)n * P], (unsigned)(arrive >> NOC_FAST_ARRIVE_FLIT), (uint32_t)arrive, V, P, 1, va,
-         NULL);
+    edge(r, &rd_flit[(size_t)n * P], arrive, &k);
     forwarded |= local;
     if (local & ~SINK_FORWARDED) {
       links->local_events[n] = local & ~SINK_FORWARDED;
@@ -748,8 +799,8 @@ INLINE void step_network(noc_fast_t *const *routers, unsigned count, noc_fast_li
 
 void noc_fast_step_network(noc_fast_t *const *r, unsigned count, noc_fast_links_t *links) {
   if (!count) return;
-  if (r[0]->vcs == 2) step_network(r, count, links, 2, va_2_5);
-  else step_network(r, count, links, 4, va_4_5);
+  if (r[0]->vcs == 2) step_network(r, count, links, 2, step_linked_2);
+  else step_network(r, count, links, 4, step_linked_4);
 }
 
 void noc_fast_step(noc_fast_t *r, const noc_flit_t *in, uint32_t credit_in) {
@@ -768,7 +819,7 @@ void noc_fast_set_slice(noc_fast_t *r, uint32_t slice) {
     memset(REQ(r, V, P), 0, P * sizeof(uint64_t));
     for (uint32_t m = r->nonempty & ~r->active; m; m &= m - 1) {
       const unsigned i = (unsigned)__builtin_ctz(m);
-      if (IVC(r, V, P)[i].meta & META_HEAD) request_route(r, i, IVC(r, V, P)[i].data, V, P);
+      if (IVC(r, V, P)[i].flags & FRONT_HEAD) request_route(r, i, IVC(r, V, P)[i].data, V, P);
     }
   });
 }
