@@ -27,6 +27,7 @@ static void check_args(unsigned pw, unsigned ph, fw_slice_t s, const fw_coll_arg
   const fw_coll_algo_t algo = args->algo;
   pod_coll_config_t cfg = {.model = test_model()};
   cfg.pod_w = pw, cfg.pod_h = ph, cfg.slice = s;
+  cfg.threads = test_threads(ph);
   cfg.args = *args;
   cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
   const unsigned chips = s.w * s.h, lanes = 4;
@@ -121,6 +122,7 @@ Test(collective, mesh_and_full_torus_slices) {
 Test(collective, bad_slices_and_sizes_are_refused) {
   pod_coll_config_t cfg = {.model = test_model()};
   cfg.pod_w = 4, cfg.pod_h = 4, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.elems = 16, cfg.seed = 1;
+  cfg.threads = test_threads(4);
   uint32_t in[16 * 16] = {0}, out[16 * 16];
   pod_coll_stats_t st;
   char err[512];
@@ -191,7 +193,8 @@ Test(collective, bad_slices_and_sizes_are_refused) {
  * a ring in Y), each checked against its own golden model. */
 Test(collective, concurrent_slices_each_get_their_own_sums) {
   const unsigned lanes = 4, lines = 150;
-  pod_config_t pc = {4, 4, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL};
+  pod_config_t pc = {4, 4, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
+                     test_threads(4)};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -257,7 +260,8 @@ Test(collective, all_to_all_on_torus_mesh_and_rings) {
 /* Chip i works (a vector op of 300 (i + 1) lines) before the barrier; nobody may get past
  * it before the slowest has arrived. Without the barrier the fast chips finish early. */
 static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy[16]) {
-  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL};
+  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
+                     test_threads(h)};
   char err[1024];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -366,6 +370,7 @@ Test(collective, one_line_broadcast_meets_its_timing_contract) {
     for (unsigned L = 0; L <= 3; L += 3) {
       pod_coll_config_t cfg = {.model = test_model()};
       cfg.pod_w = cases[i].pw, cfg.pod_h = cases[i].ph, cfg.slice = cases[i].s;
+      cfg.threads = test_threads(cases[i].ph);
       cfg.args.op = FW_COLL_BROADCAST, cfg.args.root = cases[i].root;
       cfg.elems = 4, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = L, cfg.seed = test_seed();
       const unsigned chips = cases[i].s.w * cases[i].s.h;
@@ -396,6 +401,7 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
   for (unsigned k = 0; k < 2; k++) {
     pod_coll_config_t cfg = {.model = test_model()};
     cfg.pod_w = 4, cfg.pod_h = 4, cfg.slice = whole(4, 4);
+    cfg.threads = test_threads(4);
     cfg.args.op = FW_COLL_ALLREDUCE, cfg.args.algo = FW_COLL_TORUS2D;
     cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 2, cfg.seed = 1000 * test_seed() + k;
     pod_coll_stats_t st;
@@ -414,7 +420,8 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
  * disturb them (semaphores 30 and 31 only). Results exact, every semaphore back at zero. */
 Test(collective, barrier_right_after_a_collective) {
   const unsigned w = 4, h = 4, n = 16, lanes = 4, lines = 301;
-  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL};
+  pod_config_t pc = {w, h, 1, {4, 4, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
+                     test_threads(h)};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);

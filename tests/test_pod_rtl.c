@@ -16,7 +16,7 @@
 
 static pod_t *make_pod(unsigned size, unsigned x, unsigned y, unsigned link) {
   pod_config_t cfg = {x, y, link, {.rows = size, .cols = size, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
-                                   .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL};
+                                   .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, test_threads(y)};
   char err[256];
   pod_t *p = pod_new(&cfg, err, sizeof err);
   cr_assert_not_null(p, "%s", err);
@@ -320,7 +320,7 @@ Test(pod_rtl, remote_dma_timing_contract) {
         for (unsigned ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++) {
           const unsigned C = sizes[si], rows = rows_list[ri];
           pod_config_t cfg = {8, 1, L, {.rows = C, .cols = C, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
-                                        .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL};
+                                        .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, 0};
           char err[256];
           pod_t *p = pod_new(&cfg, err, sizeof err);
           cr_assert_not_null(p, "%s", err);

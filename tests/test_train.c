@@ -71,7 +71,7 @@ static void free_data(data_t *d) {
 static pod_train_config_t config_of(const layout_t *l, const data_t *d, uint64_t seed) {
   const unsigned mxu = l->mxu ? l->mxu : 4;
   pod_train_config_t c = {.pod_w = l->pod_w, .pod_h = l->pod_h, .slice = l->slice, .mxu_rows = mxu, .mxu_cols = mxu,
-                          .link_latency = 1, .seed = seed, .model = test_model(),
+                          .link_latency = 1, .seed = seed, .model = test_model(), .threads = test_threads(l->pod_h),
                           .net = {l->features, l->hidden, l->classes, l->batch, l->dp, l->mp, bits_of_float(0.5f)},
                           .examples = d->examples, .x = d->x, .label = d->label};
   c.slice.pod_w = l->pod_w, c.slice.pod_h = l->pod_h;

@@ -33,4 +33,15 @@ static inline chip_model_t test_model(void) {
   return m;
 }
 
+/* The threads a pod of `rows` rows runs on in this run (TPU_THREADS, pod_config_t.threads; at
+ * most rows, a thread taking whole rows): 1 when not set. */
+static inline unsigned test_threads(unsigned rows) {
+  const char *s = getenv("TPU_THREADS");
+  if (!s || !*s) return 1;
+  char *end;
+  const unsigned long n = strtoul(s, &end, 10);
+  if (*end || n == 0 || n > 255) abort(); /* a typo must not quietly test one thread */
+  return n < rows ? (unsigned)n : rows;
+}
+
 #endif

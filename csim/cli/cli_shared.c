@@ -66,6 +66,9 @@ int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsig
                        bool **rtl_chips) {
   *rtl_chips = NULL;
   const unsigned n = w * h;
+  if (m->threads > h)
+    return cli_usage_error(cmd, "--threads %u: the %ux%u pod has %u row%s, and a thread takes whole rows (at most "
+                           "--threads %u)", m->threads, w, h, h, h == 1 ? "" : "s", h);
   if (m->rtl_chips) {
     if (m->model == CHIP_MODEL_RTL)
       return cli_usage_error(cmd, "--rtl-chips picks chips to run the RTL among fast ones: it needs --model fast or "

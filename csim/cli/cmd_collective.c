@@ -89,6 +89,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   if (rc != CLI_EXIT_OK) return rc;
   cfg->model = (chip_model_t)o->models.model;
   cfg->rtl_chips = o->rtl_chips;
+  cfg->threads = o->models.threads;
   const unsigned esize = cfg->args.bf16_in ? 2 : 4;
   if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,

@@ -26,12 +26,13 @@ typedef struct {
   bool print, json;
   const char *save_dir;
   int model;  /* a chip_model_t */
+  unsigned threads;
 } randprog_opts_t;
 
 static void randprog_help(void) {
   printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--count N] [--seed S] [--reset-seed R]\n"
-         "                       [--kind valid|invalid|mutated|all] [--model rtl|fast|check] [--print]\n"
-         "                       [--save DIR] [--json]\n\n"
+         "                       [--kind valid|invalid|mutated|all] [--model rtl|fast|check] [--threads N]\n"
+         "                       [--print] [--save DIR] [--json]\n\n"
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
          "--kind) for a pod of X x Y chips (default 1x1: a lone chip; MXU RxC, default 4x4)\n"
          "and runs each on the same pod, judging how it ended: a valid set halts, leaves every\n"
@@ -43,7 +44,8 @@ static void randprog_help(void) {
          "program fuzzer (tests/fuzz/fuzz_cmdprog.c). The pods' reset values come from R (default\n"
          "S). docs/robustness.md describes the programs. --model: the chips under test run the RTL\n"
          "(default), the fast model, or both in lockstep (check: every visible event compared every\n"
-         "cycle; the reference pod then runs the fast model). Sizes built: %s\n"
+         "cycle; the reference pod then runs the fast model). --threads N: the pod under test's rows\n"
+         "split into N bands run by threads (pod.h; at most Y). Sizes built: %s\n"
          CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
@@ -61,6 +63,7 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
       CLI_OPT("save", CLI_STR, &o->save_dir),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
+      CLI_OPT("threads", CLI_UINT, &o->threads, .min = 1, .max = 255),
       {0}};
   int rc = cli_parse("randprog", argc, argv, opts, randprog_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -70,6 +73,10 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
     return cli_usage_error("randprog", "--save: '%s' is not a directory", o->save_dir);
   if (o->save_dir && (o->pod[0] != 1 || o->pod[1] != 1))
     return cli_usage_error("randprog", "--save writes lone-chip sets (the fuzzer's input): give --pod 1x1");
+  if (o->threads > o->pod[1])
+    return cli_usage_error("randprog", "--threads %u: the %ux%u pod has %u row%s, and a thread takes whole rows (at most "
+                           "--threads %u)", o->threads, o->pod[0], o->pod[1], o->pod[1], o->pod[1] == 1 ? "" : "s",
+                           o->pod[1]);
   chip_geometry_t g;
   if (chip_top_geometry(o->mxu[0], o->mxu[1], &g))
     return cli_usage_error("randprog", "no chip with a %ux%u MXU in this build; chip sizes: %s", o->mxu[0], o->mxu[1],
@@ -144,7 +151,7 @@ int cmd_randprog(int argc, char **argv) {
   if (cli_check_only()) return cli_checked("randprog");
   char err[512], why[2048];
   randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.reset_seed,
-                                           (chip_model_t)o.model, err, sizeof err);
+                                           (chip_model_t)o.model, o.threads, err, sizeof err);
   if (!b) return cli_usage_error("randprog", "%s", err);
   randprog_stats_t st = {0};
   stopwatch_t w;

@@ -359,7 +359,7 @@ rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t 
   rt_status_t rc = plan(cfg, &g, &job.slice, &job.args, &lay, err, errlen);
   if (rc != RT_OK) return rc;
   pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips,
-                     cfg->progress, cfg->progress_ctx};
+                     cfg->progress, cfg->progress_ctx, cfg->threads};
   pc.chip.model = cfg->model;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = (uint64_t)job.args.lines * 4 * g.cols;

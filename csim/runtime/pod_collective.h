@@ -24,6 +24,7 @@ typedef struct {
   uint64_t seed;               /* reset randomisation */
   chip_model_t model;          /* the chips' model (chip_core.h) */
   const bool *rtl_chips;       /* NULL, or pod_w * pod_h flags: those chips run the RTL (pod_config_t) */
+  unsigned threads;             /* 0 or 1: one thread; N: the pod split into N bands of rows (pod_config_t) */
   const char *trace_path;      /* FST of one chip's collective run, or NULL */
   void (*progress)(void *ctx, uint64_t cycles);  /* NULL, or the pod's progress (pod_config_t) */
   void *progress_ctx;

@@ -55,7 +55,7 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   const unsigned chips = cfg->pod_w * cfg->pod_h;
   const uint64_t m = cfg->m, k = cfg->k, n = cfg->n;
   pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips,
-                     cfg->progress, cfg->progress_ctx};
+                     cfg->progress, cfg->progress_ctx, cfg->threads};
   pc.chip.model = cfg->model;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = chip_gemm_hbm_bytes(g.cols, m, k, n);

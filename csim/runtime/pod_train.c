@@ -155,7 +155,7 @@ static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slic
   t->cfg.slice.pod_w = t->cfg.pod_w, t->cfg.slice.pod_h = t->cfg.pod_h;
   *rc = RT_FAILED;
   pod_config_t pc = {t->cfg.pod_w, t->cfg.pod_h, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols),
-                     cfg->rtl_chips, NULL, NULL};
+                     cfg->rtl_chips, NULL, NULL, cfg->threads};
   pc.chip.model = cfg->model;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = t->plan.hbm_bytes;
@@ -235,7 +235,7 @@ rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cy
   t->cfg = *cfg;
   t->cfg.slice.pod_w = cfg->pod_w, t->cfg.slice.pod_h = cfg->pod_h;
   t->plan = plan;
-  pod_config_t pc = {1, 1, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols), NULL, NULL, NULL};
+  pod_config_t pc = {1, 1, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols), NULL, NULL, NULL, 0};
   pc.chip.model = cfg->model;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = plan.hbm_bytes;

@@ -22,6 +22,7 @@ typedef struct {
   uint64_t seed;                /* reset randomisation */
   chip_model_t model;           /* the chips' model (chip_core.h) */
   const bool *rtl_chips;        /* NULL, or pod_w * pod_h flags: those chips run the RTL (pod_config_t) */
+  unsigned threads;             /* 0 or 1: one thread; N: the pod split into N bands of rows (pod_config_t) */
   fw_train_net_t net;
   unsigned examples;            /* training examples, in the order the steps take them */
   const uint16_t *x;            /* examples x features bf16 bit patterns */

@@ -12,9 +12,26 @@
  * cycles earlier: the two never touch the same slot in a cycle, so the chips can be visited in
  * any order. A slot is cleared when it is read, so a link's slots hold only what is in flight.
  * The slots of one cycle position are kept together for every link of the pod, so a cycle's
- * reads and writes stay within one plane of slots however many chips there are. */
+ * reads and writes stay within one plane of slots however many chips there are.
+ *
+ * Threads (pod_config_t.threads > 1; docs/scale.md "Threads"): the pod's rows are split into
+ * bands, one per thread, and the bands run a quantum of latency + 1 cycles between two meetings.
+ * A link carries what a chip sends at t to its neighbour at t + latency + 1, so within a
+ * quantum no band reads anything another band writes in that quantum: the link rings hold
+ * 2 x (latency + 1) slots, the quantum's reads and writes in disjoint halves. Each band records
+ * per cycle its chips not quiet, the slots it wrote and read, and the chips it stepped; at the
+ * meeting the main thread reads the records cycle by cycle and takes every decision one thread
+ * takes after each cycle (stop when quiet, drops, time-outs, jumps), at the same cycle. The one
+ * thing a band could do past the cycle the pod went quiet is to step a quiet chip whose wake
+ * came due; before such a step a band makes sure the pod was not quiet in an earlier cycle of
+ * the quantum, from its own records when they show it (a chip of its own not quiet, a slot of
+ * its own in flight) or else by waiting for the other bands to pass that cycle and reading
+ * theirs. A pod with RTL chips (always awake) meets every cycle. Results and cycles are
+ * identical to one thread's; tests/test_pod_threads.c holds them to it. */
 #include "system/pod.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +39,7 @@
 #include "system/torus.h"
 
 #define DIRS TORUS_DIRS /* +X, -X, +Y, -Y: the chip's net port index */
+#define NEVER UINT64_MAX
 
 typedef struct {
   noc_flit_t flit;
@@ -34,9 +52,27 @@ typedef struct {
   uint64_t wake;              /* the tick it must next be stepped at (UINT64_MAX: when something arrives) */
   uint64_t at;                /* the tick it has run up to */
   uint64_t busy_until;        /* the last cycle of the last run in which the chip was not quiet */
-  unsigned incoming;          /* link slots in flight towards it: it is looked at every cycle until they land */
+  unsigned incoming;          /* link slots in flight towards it (atomic: a neighbour may be in another band) */
   bool quiet;                 /* after its last step: no queue running, no unit busy, no flit held */
 } pod_node_t;
+
+/* A band of rows, one thread's chips, and what it did in each tick of the current quantum
+ * (index tick - quantum start). */
+typedef struct {
+  unsigned first, end;       /* chips first..end-1 */
+  unsigned nonquiet;         /* its chips whose last step left them not quiet */
+  uint64_t last_write;       /* the last tick it put something on a link (NEVER: not yet) */
+  uint64_t safe;             /* the ticks before this are known not to be the pod's end */
+  unsigned *nonquiet_at;     /* per tick: chips not quiet after it */
+  unsigned *stepped_at;      /* per tick: chips stepped */
+  int64_t *flight_at;        /* per tick: slots written minus slots read */
+  uint64_t *last_write_at;   /* per tick: last_write after it */
+  uint64_t done;             /* (atomic) the ticks before this are finished and recorded */
+  bool threaded;             /* one of several: before a quiet chip's wake step it checks the pod went on */
+  bool stopped;              /* found the pod quiet before a tick it was to step a chip in */
+  pthread_t thread;
+  struct pod *pod;
+} pod_band_t;
 
 struct pod {
   pod_config_t cfg;
@@ -46,12 +82,30 @@ struct pod {
   uint64_t tick;                /* cycles the pod has run, ever: the links' slot positions */
   uint64_t in_flight;           /* link slots holding a flit or a credit */
   unsigned *checked, nchecked;  /* the chips in lockstep (CHIP_MODEL_CHECK) */
+  unsigned nrtl;                /* chips always awake (RTL or lockstep): the bands meet every cycle */
   char divergence[640];
+  /* threads: band 0 is the caller's, bands 1.. have a thread each */
+  unsigned nbands, nband_alloc;
+  pod_band_t *band;
+  uint64_t q_start, q_len, run_start;  /* the quantum the bands run now */
+  uint64_t flight0;                    /* in_flight before it */
+  uint64_t gen;                        /* (atomic) bumped to start a quantum */
+  unsigned finished;                   /* (atomic) bands 1.. done with it */
+  bool quit;
+  pthread_mutex_t lock;
+  pthread_cond_t wake_workers;
+  bool threads_started;
 };
 
 /* The slot at ring position pos of chip i's link in direction d. */
 static link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) {
   return &p->slots[((size_t)pos * p->n + i) * DIRS + d];
+}
+
+/* Spinning, then yielding the core: the other bands are usually a few microseconds away. */
+static void relax(unsigned *spins) {
+  if (++*spins < 2000) __builtin_ia32_pause();
+  else sched_yield();
 }
 
 int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, chip_geometry_t *g, char *err,
@@ -68,13 +122,55 @@ int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, ch
   return 0;
 }
 
+static void *band_thread(void *arg);
+
+/* The bands: rows split as evenly as they go, band k rows k*Y/N .. (k+1)*Y/N - 1; a thread for
+ * each band after the first. */
+static int start_bands(pod_t *p, char *err, size_t errlen) {
+  const unsigned nb = p->cfg.threads > 1 ? p->cfg.threads : 1, q = p->cfg.link_latency + 1;
+  p->nbands = nb;
+  p->band = calloc(nb, sizeof *p->band);
+  if (!p->band) return -1;
+  p->nband_alloc = nb;
+  for (unsigned k = 0; k < nb; k++) {
+    pod_band_t *b = &p->band[k];
+    b->pod = p;
+    b->threaded = nb > 1;
+    b->first = k * p->cfg.size_y / nb * p->cfg.size_x;
+    b->end = (k + 1) * p->cfg.size_y / nb * p->cfg.size_x;
+    b->last_write = NEVER;
+    b->nonquiet_at = calloc(q, sizeof *b->nonquiet_at);
+    b->stepped_at = calloc(q, sizeof *b->stepped_at);
+    b->flight_at = calloc(q, sizeof *b->flight_at);
+    b->last_write_at = calloc(q, sizeof *b->last_write_at);
+    if (!b->nonquiet_at || !b->stepped_at || !b->flight_at || !b->last_write_at) return -1;
+  }
+  if (nb == 1) return 0;
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->wake_workers, NULL);
+  p->threads_started = true;
+  for (unsigned k = 1; k < nb; k++) {
+    if (pthread_create(&p->band[k].thread, NULL, band_thread, &p->band[k])) {
+      snprintf(err, errlen, "could not start thread %u of %u", k + 1, nb);
+      p->nbands = k; /* the ones started are stopped by pod_free */
+      return -2;
+    }
+  }
+  return 0;
+}
+
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   if (pod_check(cfg->size_x, cfg->size_y, cfg->chip.rows, cfg->chip.cols, NULL, err, errlen)) return NULL;
+  if (cfg->threads > cfg->size_y) {
+    snprintf(err, errlen, "%u threads for a pod of %u rows: a thread takes whole rows (at most %u)", cfg->threads,
+             cfg->size_y, cfg->size_y);
+    return NULL;
+  }
   pod_t *p = calloc(1, sizeof *p);
   if (!p) goto oom;
   p->cfg = *cfg;
   p->n = cfg->size_x * cfg->size_y;
-  p->depth = cfg->link_latency + 2;
+  p->depth = 2 * (cfg->link_latency + 1); /* a quantum's reads and writes in separate halves */
   p->node = calloc(p->n, sizeof *p->node);
   p->checked = calloc(p->n, sizeof *p->checked);
   p->slots = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slots);
@@ -89,12 +185,19 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
     c.seed = cfg->chip.seed * 1000003u + i;
     if (cfg->rtl_chips && cfg->rtl_chips[i]) c.model = CHIP_MODEL_RTL;
     if (c.model == CHIP_MODEL_CHECK) p->checked[p->nchecked++] = i;
+    if (c.model != CHIP_MODEL_FAST) p->nrtl++;
     p->node[i].chip = chip_new(&c, err, errlen);
     if (!p->node[i].chip) {
       pod_free(p);
       return NULL;
     }
     for (unsigned d = 0; d < DIRS; d++) p->node[i].nb[d] = torus_neighbour(cfg->size_x, cfg->size_y, i, (torus_dir_t)d);
+  }
+  const int bands = start_bands(p, err, errlen);
+  if (bands == -1) goto oom;
+  if (bands) {
+    pod_free(p);
+    return NULL;
   }
   return p;
 oom:
@@ -105,6 +208,23 @@ oom:
 
 void pod_free(pod_t *p) {
   if (!p) return;
+  if (p->threads_started) {
+    pthread_mutex_lock(&p->lock);
+    p->quit = true;
+    __atomic_add_fetch(&p->gen, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&p->wake_workers);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned k = 1; k < p->nbands; k++) pthread_join(p->band[k].thread, NULL);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->wake_workers);
+  }
+  for (unsigned k = 0; p->band && k < p->nband_alloc; k++) {
+    free(p->band[k].nonquiet_at);
+    free(p->band[k].stepped_at);
+    free(p->band[k].flight_at);
+    free(p->band[k].last_write_at);
+  }
+  free(p->band);
   for (unsigned i = 0; p->node && i < p->n; i++) chip_free(p->node[i].chip);
   free(p->slots);
   free(p->node);
@@ -122,58 +242,163 @@ void pod_size(const pod_t *p, unsigned *size_x, unsigned *size_y) {
 }
 
 /* Brings a chip up to tick t, the cycles it slept skipped (nothing happened in them). */
-static void catch_up(pod_t *p, pod_node_t *nd, uint64_t t, uint64_t run_start) {
+static void catch_up(pod_node_t *nd, uint64_t t, uint64_t run_start) {
   if (nd->at >= t) return;
   chip_skip(nd->chip, t - nd->at);
   if (!nd->quiet && t > run_start) nd->busy_until = t - run_start;
   nd->at = t;
-  (void)p;
 }
 
-/* One cycle of the pod: every chip with something arriving or something to do (its wake is
- * due) is stepped, its outputs put on its links; a chip nothing is on its way to and that
- * sleeps costs a comparison. Returns how many chips were stepped. */
-static unsigned pod_tick(pod_t *p, uint64_t run_start) {
-  const uint64_t t = p->tick;
-  const unsigned V = CHIP_ROUTER_VCS, rd = (unsigned)((t + 1) % p->depth), wr = (unsigned)(t % p->depth);
-  unsigned stepped = 0;
-  for (unsigned i = 0; i < p->n; i++) {
+static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t);
+
+/* One tick t of band b's chips: every chip with something arriving or something to do (its
+ * wake is due) is stepped, its outputs put on its links; a chip nothing is on its way to and
+ * that sleeps costs a comparison. *flight gets the slots written minus those read, *stepped
+ * the chips stepped. Returns false (threads only) when the pod turned out to be quiet before
+ * t: nothing was stepped and the band stops. */
+static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsigned *stepped) {
+  const unsigned V = CHIP_ROUTER_VCS, L1 = p->cfg.link_latency + 1;
+  const unsigned rd = (unsigned)((t + L1) % p->depth), wr = (unsigned)(t % p->depth);
+  *flight = 0;
+  *stepped = 0;
+  for (unsigned i = b->first; i < b->end; i++) {
     pod_node_t *nd = &p->node[i];
-    if (nd->wake > t && !nd->incoming) continue;  /* asleep, and nothing on its way to it */
+    if (nd->wake > t && !__atomic_load_n(&nd->incoming, __ATOMIC_RELAXED)) continue; /* asleep, nothing coming */
     chip_net_t in;
-    bool arrived = false;
+    unsigned arrived = 0;
     for (unsigned d = 0; d < DIRS; d++) {
       link_slot_t *s = slot(p, rd, nd->nb[d], torus_opposite((torus_dir_t)d));
       in.flit[d] = s->flit;
       in.credits = (uint8_t)((d ? in.credits : 0) | s->credits << (d * V));
       if (s->flit.valid || s->credits) {
         *s = (link_slot_t){0};
-        p->in_flight--;
-        nd->incoming--;
-        arrived = true;
+        arrived++;
       }
     }
     if (!arrived && nd->wake > t) continue;
-    catch_up(p, nd, t, run_start);
+    /* a quiet chip woken by its own timer is the one step that could fall after the pod's end */
+    if (!arrived && nd->quiet && b->threaded && !no_end_before(p, b, t)) return false;
+    if (arrived) {
+      __atomic_fetch_sub(&nd->incoming, arrived, __ATOMIC_RELAXED);
+      *flight -= arrived;
+    }
+    catch_up(nd, t, p->run_start);
     chip_net_in(nd->chip, &in);
     chip_tick(nd->chip);
     nd->at = t + 1;
-    stepped++;
+    ++*stepped;
     chip_net_t out;
     chip_net_out(nd->chip, &out);
     for (unsigned d = 0; d < DIRS; d++) {
       const uint8_t cr = (out.credits >> (d * V)) & ((1u << V) - 1);
       if (!out.flit[d].valid && !cr) continue;
       *slot(p, wr, i, d) = (link_slot_t){out.flit[d], cr};
-      p->in_flight++;
-      p->node[nd->nb[d]].incoming++;
+      ++*flight;
+      b->last_write = t;
+      __atomic_fetch_add(&p->node[nd->nb[d]].incoming, 1, __ATOMIC_RELAXED);
     }
-    nd->quiet = chip_quiet(nd->chip);
-    if (!nd->quiet) nd->busy_until = t + 1 - run_start;
+    const bool quiet = chip_quiet(nd->chip);
+    if (quiet != nd->quiet) b->nonquiet += quiet ? -1u : 1u;
+    nd->quiet = quiet;
+    if (!quiet) nd->busy_until = t + 1 - p->run_start;
     const uint64_t q = chip_quiet_for(nd->chip);
-    nd->wake = q == UINT64_MAX ? UINT64_MAX : t + 1 + q;
+    nd->wake = q == NEVER ? NEVER : t + 1 + q;
   }
-  p->tick = t + 1;
+  return true;
+}
+
+/* Whether the pod could have been quiet (nothing in flight, every chip quiet) after tick u of
+ * the current quantum, from band b's records alone: not if one of its chips was not quiet or
+ * something it put on a link was still on its way. */
+static bool band_rules_out(const pod_t *p, const pod_band_t *b, uint64_t u) {
+  const uint64_t j = u - p->q_start, w = b->last_write_at[j];
+  return b->nonquiet_at[j] || (w != NEVER && u - w <= p->cfg.link_latency);
+}
+
+/* Band b is about to step a quiet chip at tick t: true when the pod was not quiet after any tick
+ * of the quantum before t (the ticks before the quantum were looked at when it began). Each tick
+ * its own records do not rule out waits for every band to pass it and reads theirs. */
+static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t) {
+  for (; b->safe < t; b->safe++) {
+    const uint64_t u = b->safe, j = u - p->q_start;
+    if (band_rules_out(p, b, u)) continue;
+    int64_t flight = (int64_t)p->flight0;
+    unsigned nonquiet = 0;
+    for (unsigned k = 0; k < p->nbands; k++) {
+      pod_band_t *o = &p->band[k];
+      for (unsigned spins = 0; __atomic_load_n(&o->done, __ATOMIC_ACQUIRE) <= u;) relax(&spins);
+      nonquiet += o->nonquiet_at[j];
+      for (uint64_t i = 0; i <= j; i++) flight += o->flight_at[i];
+    }
+    if (!nonquiet && !flight) {
+      b->stopped = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Band b runs the current quantum, recording each tick. */
+static void band_run(pod_t *p, pod_band_t *b) {
+  b->stopped = false;
+  b->safe = p->q_start;
+  for (uint64_t j = 0; j < p->q_len; j++) {
+    int64_t flight;
+    unsigned stepped;
+    if (!band_tick(p, b, p->q_start + j, &flight, &stepped)) return;
+    b->flight_at[j] = flight;
+    b->stepped_at[j] = stepped;
+    b->nonquiet_at[j] = b->nonquiet;
+    b->last_write_at[j] = b->last_write;
+    __atomic_store_n(&b->done, p->q_start + j + 1, __ATOMIC_RELEASE);
+  }
+}
+
+static void *band_thread(void *arg) {
+  pod_band_t *b = arg;
+  pod_t *p = b->pod;
+  uint64_t seen = 0;
+  for (;;) {
+    unsigned spins = 0;
+    while (__atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) == seen) {
+      if (++spins < 4000) {
+        __builtin_ia32_pause();
+        continue;
+      }
+      pthread_mutex_lock(&p->lock); /* the host is doing something else: sleep */
+      while (__atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) == seen) pthread_cond_wait(&p->wake_workers, &p->lock);
+      pthread_mutex_unlock(&p->lock);
+    }
+    seen = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
+    if (p->quit) return NULL;
+    band_run(p, b);
+    __atomic_fetch_add(&p->finished, 1, __ATOMIC_RELEASE);
+  }
+}
+
+/* Every band runs ticks p->tick .. p->tick + len - 1 (band 0 on this thread). */
+static void run_quantum(pod_t *p, uint64_t len) {
+  p->q_start = p->tick;
+  p->q_len = len;
+  p->flight0 = p->in_flight;
+  for (unsigned k = 0; k < p->nbands; k++) __atomic_store_n(&p->band[k].done, p->tick, __ATOMIC_RELAXED);
+  __atomic_store_n(&p->finished, 0, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&p->lock);
+  __atomic_add_fetch(&p->gen, 1, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&p->wake_workers);
+  pthread_mutex_unlock(&p->lock);
+  band_run(p, &p->band[0]);
+  for (unsigned spins = 0; __atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) != p->nbands - 1;) relax(&spins);
+}
+
+/* One tick of the whole pod on this thread. Returns how many chips were stepped. */
+static unsigned pod_tick(pod_t *p) {
+  pod_band_t all = {.first = 0, .end = p->n};
+  int64_t flight;
+  unsigned stepped;
+  band_tick(p, &all, p->tick, &flight, &stepped);
+  p->in_flight = (uint64_t)((int64_t)p->in_flight + flight);
+  p->tick++;
   return stepped;
 }
 
@@ -195,7 +420,7 @@ static bool pod_quiet(pod_t *p) {
 /* Every chip brought up to now, and to be looked at again (the host is about to act on them). */
 static void sync_all(pod_t *p, uint64_t run_start) {
   for (unsigned i = 0; i < p->n; i++) {
-    catch_up(p, &p->node[i], p->tick, run_start);
+    catch_up(&p->node[i], p->tick, run_start);
     p->node[i].wake = p->tick;
   }
 }
@@ -225,7 +450,7 @@ static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t 
 void pod_reset(pod_t *p) {
   for (unsigned i = 0; i < p->n; i++) {
     pod_node_t *nd = &p->node[i];
-    catch_up(p, nd, p->tick, p->tick);
+    catch_up(nd, p->tick, p->tick);
     chip_reset(nd->chip);
     nd->incoming = 0;
     nd->quiet = chip_quiet(nd->chip);
@@ -233,18 +458,20 @@ void pod_reset(pod_t *p) {
   }
   memset(p->slots, 0, (size_t)p->depth * p->n * DIRS * sizeof *p->slots);
   p->in_flight = 0;
+  for (unsigned k = 0; k < p->nbands; k++) p->band[k].last_write = NEVER;
 }
 
 /* Runs the pod until it is quiet: 0, or -1 after max_cycles. */
 static int run_until_quiet(pod_t *p, uint64_t max_cycles) {
   const uint64_t start = p->tick;
+  p->run_start = start;
   sync_all(p, start);
   for (uint64_t n = 0;; n++) {
     if (n >= max_cycles) {
       sync_all(p, start);
       return -1;
     }
-    if (!pod_tick(p, start) && !p->in_flight) {
+    if (!pod_tick(p) && !p->in_flight) {
       if (pod_quiet(p)) break;
       const uint64_t w = next_wake(p); /* nothing acts: jump to the next chip that wakes */
       if (w == UINT64_MAX || w - start >= max_cycles) {
@@ -282,6 +509,74 @@ static bool diverged(pod_t *p) {
   return false;
 }
 
+/* What pod_run decides after each tick, the same for one thread and for bands. */
+typedef struct {
+  uint64_t start, max_cycles, drop_check, progress;
+  const uint32_t *drops0;
+  uint64_t n;                       /* cycles run */
+  bool timed_out, dropped, split;
+} run_state_t;
+
+/* After the tick that ends at p->tick (stepped: chips stepped in it; quiet: nothing in flight
+ * and every chip quiet after it; may_jump: whether idle ticks may be jumped over from here):
+ * whether the run stops, and why. */
+static bool after_tick(pod_t *p, run_state_t *r, unsigned stepped, bool quiet, bool may_jump) {
+  const uint64_t n = r->n = p->tick - r->start;
+  if (p->nchecked && (r->split = diverged(p))) return true;
+  if (n >= r->drop_check) { /* a dropped packet will never arrive: stop early, with the reason */
+    r->drop_check = n + 256;
+    for (unsigned i = 0; i < p->n && !r->dropped; i++) r->dropped = chip_slice_drops(p->node[i].chip) != r->drops0[i];
+    if (r->dropped) return true;
+  }
+  if (quiet) return true;
+  if (n >= r->max_cycles) return r->timed_out = true;
+  if (n >= r->progress && p->cfg.progress) {
+    r->progress = n + (1u << 16);
+    p->cfg.progress(p->cfg.progress_ctx, n);
+  }
+  if (may_jump && !stepped && !p->in_flight) { /* nothing acts, nothing on a link: jump to the next chip that wakes */
+    const uint64_t w = next_wake(p), start = r->start;
+    p->tick = w == NEVER || w - start > r->max_cycles ? start + r->max_cycles : w > p->tick ? w : p->tick;
+    if (p->tick - start >= r->max_cycles) {
+      r->n = r->max_cycles;
+      return r->timed_out = true;
+    }
+  }
+  return false;
+}
+
+/* pod_run's loop on bands: quanta of latency + 1 ticks (one tick with chips always awake),
+ * cut short so that a drop check or the time-out falls on a quantum's last tick, as one thread
+ * checks them; the records of each tick are then read in order and decided on as one thread
+ * decides after each tick. Idle ticks are jumped over only from a quantum's end. */
+static void run_bands(pod_t *p, run_state_t *r) {
+  for (unsigned k = 0; k < p->nbands; k++) {
+    pod_band_t *b = &p->band[k];
+    b->nonquiet = 0;
+    for (unsigned i = b->first; i < b->end; i++) b->nonquiet += !p->node[i].quiet;
+  }
+  for (;;) {
+    const uint64_t n = p->tick - r->start;
+    uint64_t len = p->nrtl ? 1 : p->cfg.link_latency + 1;
+    if (len > r->max_cycles - n) len = r->max_cycles - n;
+    if (n >= r->drop_check) len = 1;
+    else if (len > r->drop_check - n) len = r->drop_check - n;
+    if (len == 0) len = 1;
+    run_quantum(p, len);
+    for (uint64_t j = 0; j < len; j++) {
+      unsigned stepped = 0, nonquiet = 0;
+      for (unsigned k = 0; k < p->nbands; k++) {
+        const pod_band_t *b = &p->band[k];
+        stepped += b->stepped_at[j];
+        nonquiet += b->nonquiet_at[j];
+        p->in_flight = (uint64_t)((int64_t)p->in_flight + b->flight_at[j]);
+      }
+      p->tick = p->q_start + j + 1;
+      if (after_tick(p, r, stepped, !p->in_flight && !nonquiet, j + 1 == len)) return;
+    }
+  }
+}
+
 int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len) {
   uint32_t *drops0 = calloc(p->n, sizeof *drops0);
   if (!drops0) {
@@ -293,38 +588,19 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     chip_begin(p->node[i].chip, mask);
     drops0[i] = chip_slice_drops(p->node[i].chip);
   }
-  const uint64_t start = p->tick;
+  run_state_t r = {.start = p->tick, .max_cycles = max_cycles, .drop_check = 256, .progress = 1u << 16,
+                   .drops0 = drops0};
+  const uint64_t start = r.start;
+  p->run_start = start;
   sync_all(p, start);
-  uint64_t n = 0, drop_check = 256, progress = 1u << 16;
-  bool timed_out = false, dropped = false, split = false;
-  for (;;) {
-    const unsigned stepped = pod_tick(p, start);
-    n = p->tick - start;
-    if (p->nchecked && (split = diverged(p))) break;
-    if (n >= drop_check) { /* a dropped packet will never arrive: stop early, with the reason */
-      drop_check = n + 256;
-      for (unsigned i = 0; i < p->n && !dropped; i++) dropped = chip_slice_drops(p->node[i].chip) != drops0[i];
-      if (dropped) break;
+  if (p->nbands > 1) run_bands(p, &r);
+  else
+    for (;;) {
+      const unsigned stepped = pod_tick(p);
+      if (after_tick(p, &r, stepped, pod_quiet(p), true)) break;
     }
-    if (!p->in_flight && pod_quiet(p)) break;
-    if (n >= max_cycles) {
-      timed_out = true;
-      break;
-    }
-    if (n >= progress && p->cfg.progress) {
-      progress = n + (1u << 16);
-      p->cfg.progress(p->cfg.progress_ctx, n);
-    }
-    if (!stepped && !p->in_flight) { /* nothing acts and nothing is on a link: jump to the next chip that wakes */
-      const uint64_t w = next_wake(p);
-      p->tick = w == UINT64_MAX || w - start > max_cycles ? start + max_cycles : w > p->tick ? w : p->tick;
-      if (p->tick - start >= max_cycles) {
-        n = max_cycles;
-        timed_out = true;
-        break;
-      }
-    }
-  }
+  uint64_t n = r.n;
+  const bool timed_out = r.timed_out, dropped = r.dropped, split = r.split;
   sync_all(p, start);
   *cycles = n;
   int rc = 0;

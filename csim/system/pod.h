@@ -23,6 +23,10 @@ typedef struct {
    * print progress on stderr from it) */
   void (*progress)(void *ctx, uint64_t cycles);
   void *progress_ctx;
+  /* 0 or 1: the pod runs on the caller's thread; N > 1: its rows are split into N bands, each
+   * run by a thread (the caller's and N - 1 more), meeting every link_latency + 1 cycles;
+   * results and cycles identical to one thread's (pod.c). At most size_y. */
+  unsigned threads;
 } pod_config_t;
 
 typedef struct pod pod_t;

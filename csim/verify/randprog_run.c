@@ -22,8 +22,8 @@ struct randprog_bench {
 };
 
 static pod_t *make_pod(const randprog_target_t *t, unsigned rows, unsigned cols, uint64_t seed, chip_model_t model,
-                       char *err, size_t errlen) {
-  pod_config_t pc = {t->pod_x, t->pod_y, LINK_LATENCY, chip_config_default(rows, cols), NULL, NULL, NULL};
+                       unsigned threads, char *err, size_t errlen) {
+  pod_config_t pc = {t->pod_x, t->pod_y, LINK_LATENCY, chip_config_default(rows, cols), NULL, NULL, NULL, threads};
   pc.chip.model = model;
   pc.chip.hbm_bytes = t->hbm_bytes;
   pc.chip.hbm_bytes_per_cycle = HBM_BYTES_PER_CYCLE;
@@ -33,7 +33,7 @@ static pod_t *make_pod(const randprog_target_t *t, unsigned rows, unsigned cols,
 }
 
 randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned rows, unsigned cols, uint64_t seed,
-                                     chip_model_t model, char *err, size_t errlen) {
+                                     chip_model_t model, unsigned threads, char *err, size_t errlen) {
   randprog_bench_t *b = calloc(1, sizeof *b);
   if (!b) {
     snprintf(err, errlen, "out of memory");
@@ -51,9 +51,9 @@ randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned ro
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
-  if (!(b->dut = make_pod(&b->t, rows, cols, seed, model, err, errlen)) ||
+  if (!(b->dut = make_pod(&b->t, rows, cols, seed, model, threads, err, errlen)) ||
       !(b->ref = make_pod(&b->t, rows, cols, seed * 0x9E3779B97F4A7C15ull + 1,
-                          model == CHIP_MODEL_CHECK ? CHIP_MODEL_FAST : model, err, errlen)))
+                          model == CHIP_MODEL_CHECK ? CHIP_MODEL_FAST : model, 1, err, errlen)))
     goto fail;
   return b;
 fail:
