@@ -124,9 +124,9 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 sim: $(TPUSIM) ## Build and run the default simulation: an MLP trains on the digits on a 4x4 slice (DP along X, MP along Y), checked bit-exact every step
 	$(TPUSIM) train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 60 --lr 0.5 --seed 1 --trace-chip 5 --trace waves/train.fst --trace-steps 3
 
-# The suites that run chips: each runs again with the fast model and with the lockstep check
-# (scripts/run_tests.sh, TPU_MODEL).
-MODELS     ?= fast check
+# The suites that run chips: each runs again with the fast model, with the lockstep check, and
+# with the fast model on three threads (scripts/run_tests.sh, TPU_MODEL, TPU_THREADS).
+MODELS     ?= fast check fast/3
 MODEL_SUITES := test_chip_rtl test_pod_rtl test_collective test_line_sum_rtl test_train test_randprog
 
 test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy

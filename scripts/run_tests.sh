@@ -3,7 +3,9 @@
 # reset seed (TPU_SEED) on the RTL. The suites listed in MODEL_SUITES (the chip, pod, collective,
 # training and random-program suites) run again under each model in MODELS (TPU_MODEL, seed 1):
 # fast (the fast model alone must give the same results and cycles the tests assert) and check
-# (the RTL and the fast model in lockstep, every visible event compared every cycle). Prints
+# (the RTL and the fast model in lockstep, every visible event compared every cycle); a model
+# written MODEL/N runs with the pods on N threads (TPU_THREADS: every assertion, results and
+# cycles, must hold of the threaded pod too). Prints
 # each suite's summary and a closing total line; exits non-zero if any test failed or crashed,
 # or if no test ran.
 # usage: [MODELS="fast check"] [MODEL_SUITES="test_x ..."] scripts/run_tests.sh "SEED..." BIN...
@@ -29,9 +31,11 @@ for bin in "$@"; do
   for run in $runs_of; do
     model=${run%%:*}
     seed=${run#*:}
+    threads=1
+    case "$model" in */*) threads=${model#*/} model=${model%%/*} ;; esac
     log=$(mktemp)
     start=$(date +%s)
-    TPU_MODEL=$model TPU_SEED=$seed "$bin" --jobs 2 >"$log" 2>&1
+    TPU_MODEL=$model TPU_THREADS=$threads TPU_SEED=$seed "$bin" --jobs 2 >"$log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - start ))
     line=$(grep -a 'Synthesis:' "$log" | tail -n 1)
@@ -45,9 +49,11 @@ for bin in "$@"; do
     if [ "$rc" -ne 0 ] || [ "$tested" -eq 0 ] || [ "$passing" -ne "$tested" ]; then
       cat "$log"
       [ "$tested" -eq "$passing" ] && failed=$((failed + 1))  # crashed before a summary
-      echo "FAIL $name (TPU_MODEL=$model TPU_SEED=$seed, exit $rc)"
+      echo "FAIL $name (TPU_MODEL=$model TPU_THREADS=$threads TPU_SEED=$seed, exit $rc)"
     else
-      printf 'ok   %-28s %-5s seed %-3s %4s tests  %4ss\n' "$name" "$model" "$seed" "$tested" "$secs"
+      label=$model
+      [ "$threads" -gt 1 ] && label="$model/$threads"
+      printf 'ok   %-28s %-6s seed %-3s %4s tests  %4ss\n' "$name" "$label" "$seed" "$tested" "$secs"
     fi
     rm -f "$log"
   done

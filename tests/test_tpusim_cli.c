@@ -669,3 +669,49 @@ Test(tpusim_pod_models, bad_model_options_are_refused, .timeout = 60) {
   expect_usage("randprog --pod 2x2 --model slow --count 1", "unknown --model");
   expect_usage("chip --mxu 4x4 --model rtl,fast", "unknown --model");
 }
+
+/* A JSON report without its host-time fields (wall time, rates, peak RSS): what must not
+ * depend on how the pod was run. */
+static void without_host_fields(const char *json, char *buf, size_t len) {
+  static const char *const host[] = {"\"sim_seconds\":", "\"peak_rss_MB\":", "\"sets_per_minute\":", "\"wall_s\":"};
+  snprintf(buf, len, "%s", json);
+  for (unsigned k = 0; k < sizeof host / sizeof host[0]; k++) {
+    char *p = strstr(buf, host[k]);
+    if (!p) continue;
+    char *end = p + strcspn(p, ",}");
+    if (*end == ',') end++;
+    memmove(p, end, strlen(end) + 1);
+  }
+}
+
+/* --threads N (docs/scale.md "Threads"): every pod command reports what one thread reports,
+ * field for field but host time; more threads than rows exit 2. */
+Test(tpusim_pod_models, threads_report_what_one_thread_reports, .timeout = 240) {
+  static const char *const runs[] = {
+      "collective --pod 3x4 --mxu 4x4 --op allreduce --algo torus2d --bytes 1536 --seed 4 --model fast",
+      "collective --pod 2x2 --mxu 4x4 --op all_gather --bytes 256 --seed 2 --model fast --rtl-chips 3",
+      "step --pod 2x3 --mxu 4x4 --m 8 --k 12 --n 8 --seed 6 --model fast",
+      "train --pod 2x2 --mxu 4x4 --data synthetic --examples 300 --features 8 --classes 4 --hidden 8 --batch 16 "
+      "--steps 2 --model fast",
+      "randprog --pod 2x4 --count 30 --seed 9 --model fast",
+  };
+  static const unsigned threads[] = {3, 2, 3, 2, 4};
+  for (unsigned i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    char args[512], one[4096], many[4096];
+    snprintf(args, sizeof args, "%s --json", runs[i]);
+    run_t r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    without_host_fields(r.out, one, sizeof one);
+    snprintf(args, sizeof args, "%s --threads %u --json", runs[i], threads[i]);
+    run_t t = run(args);
+    cr_assert_eq(t.status, 0, "%s: %s", args, t.err);
+    without_host_fields(t.out, many, sizeof many);
+    cr_expect_str_eq(many, one, "%s:\n%s\none thread:\n%s", args, many, one);
+  }
+  expect_usage("collective --pod 4x3 --mxu 4x4 --op allreduce --bytes 256 --threads 4",
+               "--threads 4: the 4x3 pod has 3 rows, and a thread takes whole rows (at most --threads 3)");
+  expect_usage("step --pod 2x1 --mxu 4x4 --m 4 --k 4 --n 4 --threads 2", "has 1 row, and a thread takes whole rows");
+  expect_usage("train --pod 2x2 --mxu 4x4 --steps 1 --threads 3", "at most --threads 2");
+  expect_usage("randprog --pod 2x2 --count 1 --threads 3", "at most --threads 2");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --threads 0", "--threads");
+}
