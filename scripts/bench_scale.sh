@@ -2,7 +2,8 @@
 # Pod-scale benchmarks (part of `make bench`; docs/scale.md): each mode side by side, speed and
 # memory. The fast chip against the RTL on a firmware GEMM from HBM (same cycles, same bits,
 # ratio of simulated cycles/s in one run); the host cost of a chip per cycle on each model,
-# idle chips among busy ones included; a collective on an 8x8 pod on each model; and the
+# idle chips among busy ones included; a collective on an 8x8 pod on each model; a 16x16 pod's
+# all-reduce on one and two threads (identical reports, the speed-up); and the
 # pod-scale runs on the fast model: a 4 MiB torus2d all-reduce on every chip of a POD (default
 # 32x32) pod of 128x128 chips, then a data-parallel step on it (a 1024^3 GEMM per chip and the
 # 4 MiB all-reduce of the products), with wall time and peak memory.
@@ -59,6 +60,27 @@ echo "== a collective on an 8x8 pod of 16x16 chips, each model (tpusim collectiv
       "$(field peak_rss_MB <<<"$j")"
   done
 } | tee "$out/collective_8x8.txt"
+
+echo "== threads: a 1 MiB all-reduce on a 16x16 pod of 16x16 chips, 1 and 2 threads (--threads; median of 3)" >&2
+{
+  printf '%-8s %9s %12s %9s\n' threads cycles "seconds" speedup
+  strip() { sed -E 's/,"sim_seconds":[^,}]*//; s/,"peak_rss_MB":[^,}]*//'; }
+  base=""
+  for t in 1 2; do
+    : >"$out/threads_$t.jsonl"
+    for run in 1 2 3; do
+      "$tpusim" collective --pod 16x16 --mxu 16x16 --op allreduce --algo torus2d --bytes 1048576 --model fast \
+        --threads "$t" --json 2>/dev/null >>"$out/threads_$t.jsonl"
+    done
+    j=$(head -1 "$out/threads_$t.jsonl")
+    grep -q '"correct":true' <<<"$j" || { echo "bench: the all-reduce on $t threads is not correct" >&2; exit 1; }
+    [ -z "$base" ] && base=$(strip <<<"$j")
+    [ "$(strip <<<"$j")" = "$base" ] || { echo "bench: $t threads report differently from one" >&2; exit 1; }
+    secs=$(field sim_seconds <"$out/threads_$t.jsonl" | median)
+    [ "$t" = 1 ] && one=$secs
+    printf '%-8s %9s %12.2f %8.2fx\n' "$t" "$(field cycles <<<"$j")" "$secs" "$(awk -v a="$one" -v b="$secs" 'BEGIN { print a / b }')"
+  done
+} | tee "$out/threads.txt"
 
 echo "== pod scale: 4 MiB torus2d all-reduce on every chip of a $pod pod of 128x128 chips (fast model)" >&2
 /usr/bin/time -f '%e %M' -o "$out/allreduce_time" "$tpusim" collective --pod "$pod" --mxu 128x128 --op allreduce \
