@@ -22,7 +22,7 @@ SEEDS      ?= 1 2 3
 # Debian 12 packages the project needs (`make deps`).
 DEB_PACKAGES := verilator g++ gcc make zlib1g-dev pkg-config libcriterion-dev libsystemc-dev \
                 gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog valgrind \
-                clang libclang-rt-14-dev python3-sklearn
+                clang libclang-rt-14-dev python3-sklearn openmpi-bin libopenmpi-dev
 
 CC         := gcc
 CXX        := g++
@@ -44,7 +44,10 @@ SHIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -isystem $(VLT_ROOT) -i
                  -DVM_TRACE=1 -DVM_TRACE_FST=1
 VFLAGS     := --cc --trace-fst --x-assign unique --x-initial unique -O3 --timescale 1ns/1ns \
               -Wall -y rtl
-LDLIBS     := -lz -lpthread -latomic -lm
+# Open MPI (csim/system/dist.c, mpirun -np R build/tpusim ...): looked up when used, so that
+# `make deps` can install it first.
+MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
+LDLIBS      = -lz -lpthread -latomic -lm $(shell pkg-config --libs ompi-c 2>/dev/null)
 
 # ---------------------------------------------------------------- sources
 # The chip's command format lives in one table, fw/isa.def; its RTL package is generated from it.
@@ -129,7 +132,7 @@ sim: $(TPUSIM) ## Build and run the default simulation: an MLP trains on the dig
 MODELS     ?= fast check fast/3
 MODEL_SUITES := test_chip_rtl test_pod_rtl test_collective test_line_sum_rtl test_train test_randprog
 
-test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
+test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
 	@MODELS="$(MODELS)" MODEL_SUITES="$(MODEL_SUITES)" scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
 	@scripts/replay_corpus.sh $(BUILD)/tests $(FUZZERS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
@@ -218,6 +221,7 @@ check-build-tools:
 	$(call need,$(CC))
 	$(call need,$(CXX))
 	$(call need_pkg,zlib,zlib1g-dev)
+	$(call need_pkg,ompi-c,libopenmpi-dev)
 
 check-test-tools:
 	$(call need_pkg,criterion,libcriterion-dev)
@@ -334,6 +338,9 @@ $(BUILD)/obj/%.o: %.c | check-build-tools
 	@mkdir -p $(dir $@)
 	$(CCACHE) $(CC) $(CFLAGS) -c $< -o $@
 
+# Only dist.c includes mpi.h.
+$(BUILD)/obj/csim/system/dist.o $(SAN)/obj/csim/system/dist.o $(FUZZ)/obj/csim/system/dist.o: CFLAGS += $(MPI_CFLAGS)
+
 $(BUILD)/obj/csim/vmodel/vmodel.o: csim/vmodel/vmodel.cpp $(VMODEL_HDRS) | check-build-tools
 	@mkdir -p $(dir $@)
 	$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -c $< -o $@
@@ -351,6 +358,11 @@ $(TPUSIM): $(BUILD)/obj/csim/cli/tpusim.o $(LINK_LIBS)
 $(BUILD)/tests/replay_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay_main.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $(filter %.o,$^) $(LINK_LIBS) $(LDLIBS)
+
+# A pod run for the MPI tests that the command line cannot ask for (tests/test_pod_mpi.c).
+$(BUILD)/tests/pod_probe: $(BUILD)/obj/tests/tools/pod_probe.o $(LINK_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $< $(LINK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LINK_LIBS) | check-test-tools
 	@mkdir -p $(dir $@)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "system/dist.h"
 #include "util/cli.h"
 
 bool cmd_parse_slice(const char *cmd, const char *opt, const char *text, void *dst) {
@@ -46,6 +47,23 @@ int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, cons
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h) {
+  const unsigned ranks = dist_size();
+  if (ranks > h)
+    return cli_usage_error(cmd, "%u MPI ranks for the %ux%u pod: a rank takes whole rows, so at most %u ranks", ranks,
+                           w, h, h);
+  const unsigned rows = h / ranks; /* the fewest rows a rank gets */
+  if (threads > rows) {
+    if (ranks > 1)
+      return cli_usage_error(cmd, "--threads %u: each of the %u MPI ranks gets %u row%s or more of the %ux%u pod, and a "
+                             "thread takes whole rows (at most --threads %u)", threads, ranks, rows, rows == 1 ? "" : "s",
+                             w, h, rows);
+    return cli_usage_error(cmd, "--threads %u: the %ux%u pod has %u row%s, and a thread takes whole rows (at most "
+                           "--threads %u)", threads, w, h, h, h == 1 ? "" : "s", h);
+  }
+  return CLI_EXIT_OK;
+}
+
 /* One item of an --rtl-chips list: "a" or "a-b". */
 static bool list_item(const char *item, unsigned n, unsigned *lo, unsigned *hi) {
   char buf[32];
@@ -66,9 +84,8 @@ int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsig
                        bool **rtl_chips) {
   *rtl_chips = NULL;
   const unsigned n = w * h;
-  if (m->threads > h)
-    return cli_usage_error(cmd, "--threads %u: the %ux%u pod has %u row%s, and a thread takes whole rows (at most "
-                           "--threads %u)", m->threads, w, h, h, h == 1 ? "" : "s", h);
+  const int split = cmd_split_check(cmd, m->threads, w, h);
+  if (split != CLI_EXIT_OK) return split;
   if (m->rtl_chips) {
     if (m->model == CHIP_MODEL_RTL)
       return cli_usage_error(cmd, "--rtl-chips picks chips to run the RTL among fast ones: it needs --model fast or "

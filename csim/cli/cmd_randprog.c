@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "system/dist.h"
 #include "util/cli.h"
 #include "util/report.h"
 #include "util/stopwatch.h"
@@ -73,10 +74,10 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
     return cli_usage_error("randprog", "--save: '%s' is not a directory", o->save_dir);
   if (o->save_dir && (o->pod[0] != 1 || o->pod[1] != 1))
     return cli_usage_error("randprog", "--save writes lone-chip sets (the fuzzer's input): give --pod 1x1");
-  if (o->threads > o->pod[1])
-    return cli_usage_error("randprog", "--threads %u: the %ux%u pod has %u row%s, and a thread takes whole rows (at most "
-                           "--threads %u)", o->threads, o->pod[0], o->pod[1], o->pod[1], o->pod[1] == 1 ? "" : "s",
-                           o->pod[1]);
+  rc = cmd_split_check("randprog", o->threads, o->pod[0], o->pod[1]);
+  if (rc != CLI_EXIT_OK) return rc;
+  if (o->save_dir && dist_active())
+    return cli_usage_error("randprog", "--save under mpirun: every rank would write the same files; run without it");
   chip_geometry_t g;
   if (chip_top_geometry(o->mxu[0], o->mxu[1], &g))
     return cli_usage_error("randprog", "no chip with a %ux%u MXU in this build; chip sizes: %s", o->mxu[0], o->mxu[1],

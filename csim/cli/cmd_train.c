@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "system/dist.h"
 #include "golden/arith_golden.h"
 #include "golden/train_golden.h"
 #include "runtime/pod_train.h"
@@ -127,6 +128,9 @@ static int parse(int argc, char **argv, train_opts_t *o) {
   if (!o->have_dp && !o->have_mp) o->dp = chips ? chips : 1, o->mp = 1;
   else if (!o->have_dp) o->dp = o->mp && chips % o->mp == 0 && chips >= o->mp ? chips / o->mp : 1;
   else if (!o->have_mp) o->mp = o->dp && chips % o->dp == 0 && chips >= o->dp ? chips / o->dp : 1;
+  if ((o->plot || o->export_dir || o->loss_csv) && dist_active())
+    return cli_usage_error("train", "--loss-csv, --plot and --export under mpirun: every rank would write the same "
+                           "files; run without mpirun to write them");
   if (o->plot || o->export_dir)
     if (!cli_exe_dir(o->exe_dir, sizeof o->exe_dir)) return cli_fail("train", "cannot find the tpusim binary's directory");
   if (o->trace && o->trace_chip >= o->pod[0] * o->pod[1])

@@ -49,6 +49,9 @@ typedef struct {
  * frees it), checking that the list names chips of the pod, that it comes with a fast model,
  * that the chip to trace (trace_chip, or -1) runs the RTL, and that --threads is at most the
  * pod's rows: CLI_EXIT_OK, or a usage error. */
+/* --threads T on a w x h pod, split over the MPI job's ranks (dist.h): each rank takes whole
+ * rows and each thread whole rows of its rank's. CLI_EXIT_OK, or a usage error. */
+int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h);
 int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
                        bool **rtl_chips);
 

@@ -1,25 +1,29 @@
 /* tpusim: the project's command-line tool; dispatches to the commands in commands.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "system/dist.h"
 #include "util/cli.h"
 
 typedef struct {
   const char *name;
   int (*run)(int argc, char **argv);
   const char *summary;
+  bool mpi; /* runs a pod that mpirun can split over ranks (docs/scale.md "MPI") */
 } command_t;
 
 static const command_t commands[] = {
-    {"dot", cmd_dot, "bf16 dot product through the RTL arithmetic units, checked bit-exact"},
-    {"chip", cmd_chip, "host time per simulated cycle of a chip: idle, GEMM, routing"},
-    {"collective", cmd_collective, "a collective (all-reduce...) as firmware on a slice of a pod, checked bit-exact"},
-    {"train", cmd_train, "trains an MLP on a slice: data, model or both parallel, checked bit-exact per step"},
-    {"step", cmd_step, "a data-parallel training step on a pod: per-chip GEMMs, then an all-reduce"},
-    {"net", cmd_net, "synthetic traffic on a torus of RTL routers: latency, throughput, scoreboard"},
-    {"gemm", cmd_gemm, "C = A x B on the RTL MXU (systolic array), checked bit-exact and cycle-exact"},
-    {"randprog", cmd_randprog, "random command programs on chips or pods, every run judged (robustness)"},
+    {"dot", cmd_dot, "bf16 dot product through the RTL arithmetic units, checked bit-exact", false},
+    {"chip", cmd_chip, "host time per simulated cycle of a chip: idle, GEMM, routing", false},
+    {"collective", cmd_collective, "a collective (all-reduce...) as firmware on a slice of a pod, checked bit-exact",
+     true},
+    {"train", cmd_train, "trains an MLP on a slice: data, model or both parallel, checked bit-exact per step", true},
+    {"step", cmd_step, "a data-parallel training step on a pod: per-chip GEMMs, then an all-reduce", true},
+    {"net", cmd_net, "synthetic traffic on a torus of RTL routers: latency, throughput, scoreboard", false},
+    {"gemm", cmd_gemm, "C = A x B on the RTL MXU (systolic array), checked bit-exact and cycle-exact", false},
+    {"randprog", cmd_randprog, "random command programs on chips or pods, every run judged (robustness)", true},
 };
 
 static void usage(FILE *out) {
@@ -28,6 +32,29 @@ static void usage(FILE *out) {
           "A cycle-accurate model of a TPU pod: Verilated RTL driven from C.\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+}
+
+/* Under mpirun every rank runs the command; rank 0 alone prints (the others' output would be
+ * the same, the host's program being the same on every rank). */
+static int run_command(const command_t *c, int argc, char **argv) {
+  char err[256];
+  const int d = dist_init(&argc, &argv, err, sizeof err);
+  if (d) {
+    if (dist_rank() == 0) fprintf(stderr, "tpusim: %s\n", err);
+    dist_finalize();
+    return d == -2 ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+  }
+  if (dist_active() && !c->mpi) {
+    if (dist_rank() == 0)
+      fprintf(stderr, "tpusim %s: runs no pod to split over MPI ranks: run it without mpirun (under mpirun: "
+              "collective, step, train, randprog)\n", c->name);
+    dist_finalize();
+    return CLI_EXIT_USAGE;
+  }
+  if (dist_rank() > 0 && !getenv("TPUSIM_DEBUG_RANKS") && (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))) dist_abort(1);
+  const int rc = c->run(argc - 1, argv + 1);
+  dist_finalize();
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -40,7 +67,7 @@ int main(int argc, char **argv) {
     return CLI_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], commands[i].name)) return run_command(&commands[i], argc, argv);
   fprintf(stderr, "tpusim: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return CLI_EXIT_USAGE;

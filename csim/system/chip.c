@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "system/chip_core.h"
+#include "system/dist.h"
 #include "system/hbm.h"
 
 struct chip {
@@ -20,6 +21,11 @@ struct chip {
   uint64_t run_start;
   uint64_t base[CHIP_OBS_COUNTERS], hbm0;  /* counters at the start of the run */
   uint64_t cycle;
+  /* A chip of a pod split over MPI ranks (chip_new_shared): its host operations are collective,
+   * carried out by the owner rank, their answers broadcast from it; on the other ranks it is a
+   * shell (no core, no memory) holding its configuration and programs. */
+  bool shared, remote;
+  unsigned owner;
 };
 
 chip_config_t chip_config_default(unsigned rows, unsigned cols) {
@@ -68,6 +74,38 @@ oom:
   return NULL;
 }
 
+chip_t *chip_new_shared(const chip_config_t *cfg, unsigned owner, char *err, size_t errlen) {
+  chip_t *c;
+  if (owner == dist_rank()) {
+    c = chip_new(cfg, err, errlen);
+  } else {
+    chip_geometry_t geo;
+    if (chip_top_geometry(cfg->rows, cfg->cols, &geo)) {
+      snprintf(err, errlen, "no chip with a %ux%u MXU in this build (built: %s)", cfg->rows, cfg->cols,
+               chip_top_sizes());
+      return NULL;
+    }
+    c = calloc(1, sizeof *c);
+    if (!c) {
+      snprintf(err, errlen, "out of memory");
+      return NULL;
+    }
+    c->cfg = *cfg;
+    c->geo = geo;
+    c->remote = true;
+  }
+  if (c) c->shared = dist_active(), c->owner = owner;
+  return c;
+}
+
+/* A shared chip's answer (n bytes at buf, from the owner) on every rank; rc is the owner's. */
+static int share(const chip_t *c, int rc, void *buf, size_t n) {
+  if (!c->shared) return rc;
+  dist_bcast(&rc, sizeof rc, c->owner);
+  if (rc == 0 && n) dist_bcast(buf, n, c->owner);
+  return rc;
+}
+
 void chip_free(chip_t *c) {
   if (!c) return;
   if (c->core) c->core->ops->free(c->core);
@@ -85,29 +123,65 @@ uint64_t chip_cycle(const chip_t *c) { return c->cycle; }
 const char *chip_divergence(const chip_t *c) { return c->core->ops->divergence(c->core); }
 
 int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n) {
-  if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
-  return hbm_write(&c->hbm, addr, src, n);
+  int rc = 0;
+  if (!c->remote) rc = addr > c->hbm.bytes || n > c->hbm.bytes - addr ? -1 : hbm_write(&c->hbm, addr, src, n);
+  return share(c, rc, NULL, 0);
 }
 
 int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) {
-  if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
-  return hbm_read(&c->hbm, addr, dst, n);
+  int rc = 0;
+  if (!c->remote) rc = addr > c->hbm.bytes || n > c->hbm.bytes - addr ? -1 : hbm_read(&c->hbm, addr, dst, n);
+  return share(c, rc, dst, n);
 }
 
 int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n) {
-  if (addr > c->hbm.bytes || n > c->hbm.bytes - addr) return -1;
-  return hbm_zero(&c->hbm, addr, n);
+  int rc = 0;
+  if (!c->remote) rc = addr > c->hbm.bytes || n > c->hbm.bytes - addr ? -1 : hbm_zero(&c->hbm, addr, n);
+  return share(c, rc, NULL, 0);
 }
 
 size_t chip_memory(chip_t *c) {
-  return c->hbm.pages_used * (size_t)HBM_PAGE_BYTES + c->core->ops->memory(c->core);
+  size_t bytes = 0;
+  if (!c->remote) bytes = c->hbm.pages_used * (size_t)HBM_PAGE_BYTES + c->core->ops->memory(c->core);
+  share(c, 0, &bytes, sizeof bytes);
+  return bytes;
 }
 
 int chip_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
-  return c->core->ops->vmem_read(c->core, line, n, dst);
+  int rc = 0;
+  if (!c->remote) rc = c->core->ops->vmem_read(c->core, line, n, dst);
+  return share(c, rc, dst, (size_t)n * c->geo.cols * sizeof *dst);
 }
 
+static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen);
+
 int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
+  if (!c->shared) return load_program(c, queue, cmds, n, err, errlen);
+  /* the owner loads; every rank keeps the program (reports, chip_cycle_bound) */
+  struct {
+    int rc;
+    char err[256];
+  } a = {0};
+  if (!c->remote) a.rc = load_program(c, queue, cmds, n, a.err, sizeof a.err);
+  dist_bcast(&a, sizeof a, c->owner);
+  if (a.rc) {
+    snprintf(err, errlen, "%s", a.err);
+    return a.rc;
+  }
+  if (!c->remote) return 0;
+  uint32_t *copy = malloc((n ? n : 1) * ISA_CMD_WORDS * sizeof *copy);
+  if (!copy) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  if (n) memcpy(copy, cmds, n * ISA_CMD_WORDS * sizeof *copy);
+  free(c->prog[queue]);
+  c->prog[queue] = copy;
+  c->prog_len[queue] = n;
+  return 0;
+}
+
+static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
   if (queue < 0 || queue >= ISA_NUM_QUEUES) {
     snprintf(err, errlen, "no queue %d (the chip has %d)", queue, ISA_NUM_QUEUES);
     return -1;
@@ -136,18 +210,38 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
   return 0;
 }
 
-uint32_t chip_sem(chip_t *c, unsigned idx) { return c->core->ops->sem(c->core, idx); }
+static bool idle_of(chip_t *c) { return c->core->ops->idle(c->core); }
+static uint32_t sem_of(chip_t *c, unsigned idx) { return c->core->ops->sem(c->core, idx); }
 
-int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
-  return c->core->ops->trace_open(c->core, path, err, errlen);
+uint32_t chip_sem(chip_t *c, unsigned idx) {
+  uint32_t v = c->remote ? 0 : sem_of(c, idx);
+  share(c, 0, &v, sizeof v);
+  return v;
 }
 
-void chip_trace_close(chip_t *c) { c->core->ops->trace_close(c->core); }
+int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
+  if (!c->shared) return c->core->ops->trace_open(c->core, path, err, errlen);
+  struct {
+    int rc;
+    char err[256];
+  } a = {0};
+  if (!c->remote) a.rc = c->core->ops->trace_open(c->core, path, a.err, sizeof a.err);
+  dist_bcast(&a, sizeof a, c->owner);
+  if (a.rc) snprintf(err, errlen, "%s", a.err);
+  return a.rc;
+}
+
+void chip_trace_close(chip_t *c) {
+  if (!c->remote) c->core->ops->trace_close(c->core);
+}
 
 void chip_net_in(chip_t *c, const chip_net_t *in) { c->core->ops->net_in(c->core, in); }
 void chip_net_out(chip_t *c, chip_net_t *out) { c->core->ops->net_out(c->core, out); }
 
-void chip_router_flits(chip_t *c, uint32_t flits[5]) { c->core->ops->router_flits(c->core, flits); }
+void chip_router_flits(chip_t *c, uint32_t flits[5]) {
+  if (!c->remote) c->core->ops->router_flits(c->core, flits);
+  share(c, 0, flits, 5 * sizeof *flits);
+}
 
 bool chip_quiet(chip_t *c) { return c->core->ops->idle(c->core) && c->core->ops->occupancy(c->core) == 0; }
 
@@ -213,7 +307,21 @@ void chip_begin(chip_t *c, unsigned mask) {
   chip_start(c, mask);
 }
 
+static int finish_local(chip_t *c, bool timed_out, chip_status_t *st);
+
 int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
+  if (!c->shared) return finish_local(c, timed_out, st);
+  struct {
+    int rc;
+    chip_status_t st;
+  } f = {0};
+  if (!c->remote) f.rc = finish_local(c, timed_out, &f.st);
+  dist_bcast(&f, sizeof f, c->owner);
+  *st = f.st;
+  return f.rc;
+}
+
+static int finish_local(chip_t *c, bool timed_out, chip_status_t *st) {
   static const char *const qname[ISA_NUM_QUEUES] = {[ISA_QUEUE_COMPUTE] = "compute", [ISA_QUEUE_DMA] = "DMA"};
   memset(st, 0, sizeof *st);
   st->timed_out = timed_out;
@@ -252,7 +360,7 @@ int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
         unsigned sem = ISA_GET(cmd, SEM_WAIT, sem);
         used += (size_t)snprintf(st->report + used, sizeof st->report - used,
                                  " on semaphore %u for %u; it holds %u", sem, ISA_GET(cmd, SEM_WAIT, value),
-                                 chip_sem(c, sem % ISA_NUM_SEMS));
+                                 sem_of(c, sem % ISA_NUM_SEMS));
       }
       used += (size_t)snprintf(st->report + used, sizeof st->report - used, ")");
       rc = -1;
@@ -262,7 +370,7 @@ int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
     used += (size_t)snprintf(st->report + used, sizeof st->report - used, "%sthe MXU dropped a command", used ? "; " : "");
     rc = -1;
   }
-  if (st->timed_out && rc == 0 && !chip_idle(c)) {  /* (in a pod, a chip that finished is not at fault) */
+  if (st->timed_out && rc == 0 && !idle_of(c)) {  /* (in a pod, a chip that finished is not at fault) */
     snprintf(st->report + used, sizeof st->report - used, "%sunits still busy", used ? "; " : "");
     rc = -1;
   }
@@ -291,16 +399,21 @@ uint64_t chip_cycle_bound(const chip_t *c) {
   return total;
 }
 
-bool chip_idle(chip_t *c) { return c->core->ops->idle(c->core); }
+bool chip_idle(chip_t *c) {
+  bool idle = c->remote || idle_of(c);
+  share(c, 0, &idle, sizeof idle);
+  return idle;
+}
 
 void chip_request_abort(chip_t *c, unsigned mask) {
+  if (c->remote) return;
   c->core->ops->abort(c->core, mask & ISA_QMASK_ALL);
 }
 
 int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
   chip_request_abort(c, mask);
   chip_tick(c);
-  for (uint64_t n = 0; !chip_idle(c); n++) {
+  for (uint64_t n = 0; !idle_of(c); n++) {
     if (n >= max_cycles) return -1;
     chip_tick(c);
   }
@@ -308,6 +421,7 @@ int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
 }
 
 void chip_reset(chip_t *c) {
+  if (c->remote) return;
   c->core->ops->reset(c->core);
   hbm_flush(&c->hbm);
 }
@@ -327,7 +441,7 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   chip_begin(c, mask);
   chip_tick(c);
   bool timed_out = false;
-  while (!chip_idle(c) && !chip_divergence(c)) {
+  while (!idle_of(c) && !chip_divergence(c)) {
     const uint64_t ran = c->cycle - c->run_start;
     if (ran >= max_cycles) {
       timed_out = true;
@@ -337,7 +451,7 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
     if (quiet) chip_skip(c, quiet < max_cycles - ran ? quiet : max_cycles - ran);
     else chip_tick(c);
   }
-  int rc = chip_finish(c, timed_out, st);
+  int rc = finish_local(c, timed_out, st);
   if (timed_out) {
     char head[64];  /* goes before what chip_finish found, which is kept as far as it fits */
     size_t hl = (size_t)snprintf(head, sizeof head, "timed out after %llu cycles: ", (unsigned long long)max_cycles);
@@ -350,6 +464,7 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
 }
 
 void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h) {
+  if (c->remote) return;
   c->core->ops->set_slice(c->core, (x0 & 0xFF) | (y0 & 0xFF) << 8 | (w & 0xFF) << 16 | (uint32_t)(h & 0xFF) << 24);
 }
 

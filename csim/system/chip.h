@@ -51,6 +51,11 @@ typedef struct chip chip_t;
 chip_config_t chip_config_default(unsigned rows, unsigned cols);
 
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen);
+/* A chip of a pod split over the ranks of an MPI job (dist.h, pod.c): rank `owner` simulates
+ * it; on the other ranks it is a shell holding its configuration and programs. Its host
+ * operations (HBM and VMEM access, programs, semaphores, memory, traces) are then collective:
+ * every rank makes the same call, the owner carries it out and its answer reaches all. */
+chip_t *chip_new_shared(const chip_config_t *cfg, unsigned owner, char *err, size_t errlen);
 void chip_free(chip_t *c);
 const chip_geometry_t *chip_geometry(const chip_t *c);
 const chip_config_t *chip_config(const chip_t *c);

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "system/dist.h"
 #include "system/torus.h"
 
 #define DIRS TORUS_DIRS /* +X, -X, +Y, -Y: the chip's net port index */
@@ -70,6 +71,8 @@ typedef struct {
   uint64_t done;             /* (atomic) the ticks before this are finished and recorded */
   bool threaded;             /* one of several: before a quiet chip's wake step it checks the pod went on */
   bool stopped;              /* found the pod quiet before a tick it was to step a chip in */
+  bool paused;               /* (MPI) stopped before a tick only the meeting can clear */
+  uint64_t from;             /* the tick it runs from in this round of the quantum */
   pthread_t thread;
   struct pod *pod;
 } pod_band_t;
@@ -95,6 +98,17 @@ struct pod {
   pthread_mutex_t lock;
   pthread_cond_t wake_workers;
   bool threads_started;
+  /* MPI (dist.h): this rank simulates chips own_first..own_end-1 (whole rows); the others are
+   * shells. With one rank it owns them all. */
+  bool dist;
+  unsigned own_first, own_end;
+  uint16_t *owner;                     /* per chip: its rank */
+  /* per other rank k: the link slots (chip * DIRS + direction) this rank writes that k reads,
+   * and those k writes that this rank reads, in chip and direction order; exchanged after
+   * every quantum */
+  uint32_t **send_list, **recv_list;
+  size_t *send_count, *recv_count;
+  link_slot_t **send_buf, **recv_buf;
 };
 
 /* The slot at ring position pos of chip i's link in direction d. */
@@ -124,6 +138,72 @@ int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, ch
 
 static void *band_thread(void *arg);
 
+/* The link slots that cross between this rank and each other one (pod.h: a link slot is its
+ * writer's), and buffers for a quantum of them: at most latency + 1 ticks. */
+static int make_exchange(pod_t *p) {
+  const unsigned R = dist_size(), me = dist_rank(), q = p->cfg.link_latency + 1;
+  p->send_list = calloc(R, sizeof *p->send_list), p->recv_list = calloc(R, sizeof *p->recv_list);
+  p->send_buf = calloc(R, sizeof *p->send_buf), p->recv_buf = calloc(R, sizeof *p->recv_buf);
+  p->send_count = calloc(R, sizeof *p->send_count), p->recv_count = calloc(R, sizeof *p->recv_count);
+  if (!p->send_list || !p->recv_list || !p->send_buf || !p->recv_buf || !p->send_count || !p->recv_count) return -1;
+  for (int pass = 0; pass < 2; pass++) {
+    for (unsigned i = 0; i < p->n; i++)
+      for (unsigned d = 0; d < DIRS; d++) {
+        const unsigned from = p->owner[i], to = p->owner[p->node[i].nb[d]];
+        if (from == to || (from != me && to != me)) continue;
+        const unsigned k = from == me ? to : from;
+        uint32_t **list = from == me ? p->send_list : p->recv_list;
+        size_t *count = from == me ? p->send_count : p->recv_count;
+        if (pass) list[k][count[k]] = i * DIRS + d;
+        count[k]++;
+      }
+    if (pass == 0)
+        for (unsigned k = 0; k < R; k++) {
+          p->send_list[k] = calloc(p->send_count[k] + 1, sizeof **p->send_list);
+          p->recv_list[k] = calloc(p->recv_count[k] + 1, sizeof **p->recv_list);
+          p->send_buf[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_buf);
+          p->recv_buf[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_buf);
+          if (!p->send_list[k] || !p->recv_list[k] || !p->send_buf[k] || !p->recv_buf[k]) return -1;
+          p->send_count[k] = p->recv_count[k] = 0;
+        }
+  }
+  return 0;
+}
+
+/* After a quantum: what this rank's chips put on links to other ranks' chips in its ticks goes
+ * to them, and theirs comes here, into the same slots (counted as on their way to the chip). */
+static void exchange(pod_t *p) {
+  const unsigned R = dist_size();
+  void *send[256], *recv[256];
+  size_t send_len[256], recv_len[256];
+  for (unsigned k = 0; k < R; k++) {
+    size_t m = 0;
+    for (uint64_t t = p->q_start; t < p->q_start + p->q_len; t++) {
+      const unsigned pos = (unsigned)(t % p->depth);
+      for (size_t e = 0; e < p->send_count[k]; e++) {
+        link_slot_t *sl = slot(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
+        p->send_buf[k][m++] = *sl;
+        *sl = (link_slot_t){0}; /* the copy on this rank is never read */
+      }
+    }
+    send[k] = p->send_buf[k], send_len[k] = m * sizeof(link_slot_t);
+    recv[k] = p->recv_buf[k], recv_len[k] = p->recv_count[k] * p->q_len * sizeof(link_slot_t);
+  }
+  dist_exchange(send, send_len, recv, recv_len);
+  for (unsigned k = 0; k < R; k++) {
+    size_t m = 0;
+    for (uint64_t t = p->q_start; t < p->q_start + p->q_len; t++) {
+      const unsigned pos = (unsigned)(t % p->depth);
+      for (size_t e = 0; e < p->recv_count[k]; e++) {
+        const link_slot_t *in = &p->recv_buf[k][m++];
+        const unsigned i = p->recv_list[k][e] / DIRS, d = p->recv_list[k][e] % DIRS;
+        *slot(p, pos, i, d) = *in;
+        if (in->flit.valid || in->credits) p->node[p->node[i].nb[d]].incoming++;
+      }
+    }
+  }
+}
+
 /* The bands: rows split as evenly as they go, band k rows k*Y/N .. (k+1)*Y/N - 1; a thread for
  * each band after the first. */
 static int start_bands(pod_t *p, char *err, size_t errlen) {
@@ -135,9 +215,10 @@ static int start_bands(pod_t *p, char *err, size_t errlen) {
   for (unsigned k = 0; k < nb; k++) {
     pod_band_t *b = &p->band[k];
     b->pod = p;
-    b->threaded = nb > 1;
-    b->first = k * p->cfg.size_y / nb * p->cfg.size_x;
-    b->end = (k + 1) * p->cfg.size_y / nb * p->cfg.size_x;
+    b->threaded = nb > 1 || p->dist;
+    const unsigned row0 = p->own_first / p->cfg.size_x, rows = (p->own_end - p->own_first) / p->cfg.size_x;
+    b->first = (row0 + k * rows / nb) * p->cfg.size_x;
+    b->end = (row0 + (k + 1) * rows / nb) * p->cfg.size_x;
     b->last_write = NEVER;
     b->nonquiet_at = calloc(q, sizeof *b->nonquiet_at);
     b->stepped_at = calloc(q, sizeof *b->stepped_at);
@@ -161,9 +242,16 @@ static int start_bands(pod_t *p, char *err, size_t errlen) {
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   if (pod_check(cfg->size_x, cfg->size_y, cfg->chip.rows, cfg->chip.cols, NULL, err, errlen)) return NULL;
-  if (cfg->threads > cfg->size_y) {
-    snprintf(err, errlen, "%u threads for a pod of %u rows: a thread takes whole rows (at most %u)", cfg->threads,
-             cfg->size_y, cfg->size_y);
+  /* with more ranks than rows (a host-side pod smaller than the job) some ranks own no chip */
+  const unsigned ranks = dist_size(), rank = dist_rank();
+  const unsigned own_rows = (rank + 1) * cfg->size_y / ranks - rank * cfg->size_y / ranks;
+  if (cfg->threads > 1 && cfg->threads > own_rows) {
+    if (ranks > 1)
+      snprintf(err, errlen, "%u threads for rank %u's %u rows of the pod: a thread takes whole rows (at most %u)",
+               cfg->threads, rank, own_rows, own_rows);
+    else
+      snprintf(err, errlen, "%u threads for a pod of %u rows: a thread takes whole rows (at most %u)", cfg->threads,
+               cfg->size_y, cfg->size_y);
     return NULL;
   }
   pod_t *p = calloc(1, sizeof *p);
@@ -174,8 +262,15 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   p->node = calloc(p->n, sizeof *p->node);
   p->checked = calloc(p->n, sizeof *p->checked);
   p->slots = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slots);
-  if (!p->node || !p->checked || !p->slots) goto oom;
+  p->owner = calloc(p->n, sizeof *p->owner);
+  if (!p->node || !p->checked || !p->slots || !p->owner) goto oom;
   p->cfg.rtl_chips = NULL;  /* the caller's array is not kept */
+  p->dist = ranks > 1;
+  for (unsigned r = 0; r < ranks; r++)
+    for (unsigned y = r * cfg->size_y / ranks; y < (r + 1) * cfg->size_y / ranks; y++)
+      for (unsigned x = 0; x < cfg->size_x; x++) p->owner[y * cfg->size_x + x] = (uint16_t)r;
+  p->own_first = rank * cfg->size_y / ranks * cfg->size_x;
+  p->own_end = (rank + 1) * cfg->size_y / ranks * cfg->size_x;
   for (unsigned i = 0; i < p->n; i++) {
     chip_config_t c = cfg->chip;
     c.x = i % cfg->size_x;
@@ -186,13 +281,14 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
     if (cfg->rtl_chips && cfg->rtl_chips[i]) c.model = CHIP_MODEL_RTL;
     if (c.model == CHIP_MODEL_CHECK) p->checked[p->nchecked++] = i;
     if (c.model != CHIP_MODEL_FAST) p->nrtl++;
-    p->node[i].chip = chip_new(&c, err, errlen);
+    p->node[i].chip = p->dist ? chip_new_shared(&c, p->owner[i], err, errlen) : chip_new(&c, err, errlen);
     if (!p->node[i].chip) {
       pod_free(p);
       return NULL;
     }
     for (unsigned d = 0; d < DIRS; d++) p->node[i].nb[d] = torus_neighbour(cfg->size_x, cfg->size_y, i, (torus_dir_t)d);
   }
+  if (p->dist && make_exchange(p)) goto oom;
   const int bands = start_bands(p, err, errlen);
   if (bands == -1) goto oom;
   if (bands) {
@@ -225,6 +321,12 @@ void pod_free(pod_t *p) {
     free(p->band[k].last_write_at);
   }
   free(p->band);
+  for (unsigned k = 0; p->send_list && k < dist_size(); k++) {
+    free(p->send_list[k]), free(p->recv_list[k]), free(p->send_buf[k]), free(p->recv_buf[k]);
+  }
+  free(p->send_list), free(p->recv_list), free(p->send_buf), free(p->recv_buf);
+  free(p->send_count), free(p->recv_count);
+  free(p->owner);
   for (unsigned i = 0; p->node && i < p->n; i++) chip_free(p->node[i].chip);
   free(p->slots);
   free(p->node);
@@ -322,6 +424,10 @@ static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t) {
   for (; b->safe < t; b->safe++) {
     const uint64_t u = b->safe, j = u - p->q_start;
     if (band_rules_out(p, b, u)) continue;
+    if (p->dist) { /* the other ranks' records are theirs: pause here until the bands meet */
+      b->paused = true;
+      return false;
+    }
     int64_t flight = (int64_t)p->flight0;
     unsigned nonquiet = 0;
     for (unsigned k = 0; k < p->nbands; k++) {
@@ -340,12 +446,13 @@ static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t) {
 
 /* Band b runs the current quantum, recording each tick. */
 static void band_run(pod_t *p, pod_band_t *b) {
-  b->stopped = false;
-  b->safe = p->q_start;
-  for (uint64_t j = 0; j < p->q_len; j++) {
+  if (b->from >= p->q_start + p->q_len) return; /* nothing in this round */
+  b->stopped = b->paused = false;
+  if (b->safe < b->from) b->safe = b->from;
+  for (uint64_t j = b->from - p->q_start; j < p->q_len; j++) {
     int64_t flight;
     unsigned stepped;
-    if (!band_tick(p, b, p->q_start + j, &flight, &stepped)) return;
+    if (!band_tick(p, b, p->q_start + j, &flight, &stepped)) return; /* done stays at this tick */
     b->flight_at[j] = flight;
     b->stepped_at[j] = stepped;
     b->nonquiet_at[j] = b->nonquiet;
@@ -376,12 +483,12 @@ static void *band_thread(void *arg) {
   }
 }
 
-/* Every band runs ticks p->tick .. p->tick + len - 1 (band 0 on this thread). */
-static void run_quantum(pod_t *p, uint64_t len) {
-  p->q_start = p->tick;
-  p->q_len = len;
-  p->flight0 = p->in_flight;
-  for (unsigned k = 0; k < p->nbands; k++) __atomic_store_n(&p->band[k].done, p->tick, __ATOMIC_RELAXED);
+/* The bands run their ticks from band.from to the quantum's end (band 0 on this thread). */
+static void run_round(pod_t *p) {
+  if (p->nbands == 1) {
+    band_run(p, &p->band[0]);
+    return;
+  }
   __atomic_store_n(&p->finished, 0, __ATOMIC_RELAXED);
   pthread_mutex_lock(&p->lock);
   __atomic_add_fetch(&p->gen, 1, __ATOMIC_RELEASE);
@@ -389,6 +496,19 @@ static void run_quantum(pod_t *p, uint64_t len) {
   pthread_mutex_unlock(&p->lock);
   band_run(p, &p->band[0]);
   for (unsigned spins = 0; __atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) != p->nbands - 1;) relax(&spins);
+}
+
+/* Every band runs ticks p->tick .. p->tick + len - 1, a first round. */
+static void run_quantum(pod_t *p, uint64_t len) {
+  p->q_start = p->tick;
+  p->q_len = len;
+  p->flight0 = p->in_flight;
+  for (unsigned k = 0; k < p->nbands; k++) {
+    __atomic_store_n(&p->band[k].done, p->tick, __ATOMIC_RELAXED);
+    p->band[k].from = p->tick;
+    p->band[k].safe = p->tick;
+  }
+  run_round(p);
 }
 
 /* One tick of the whole pod on this thread. Returns how many chips were stepped. */
@@ -405,11 +525,13 @@ static unsigned pod_tick(pod_t *p) {
 /* The first tick after now at which a chip wakes (or UINT64_MAX), when nothing is in flight. */
 static uint64_t next_wake(const pod_t *p) {
   uint64_t w = UINT64_MAX;
-  for (unsigned i = 0; i < p->n; i++)
+  for (unsigned i = p->own_first; i < p->own_end; i++)
     if (p->node[i].wake < w) w = p->node[i].wake;
+  dist_min_u64(&w, 1);
   return w;
 }
 
+/* (one process: the MPI runs decide from the bands' records) */
 static bool pod_quiet(pod_t *p) {
   if (p->in_flight) return false;
   for (unsigned i = 0; i < p->n; i++)
@@ -419,7 +541,7 @@ static bool pod_quiet(pod_t *p) {
 
 /* Every chip brought up to now, and to be looked at again (the host is about to act on them). */
 static void sync_all(pod_t *p, uint64_t run_start) {
-  for (unsigned i = 0; i < p->n; i++) {
+  for (unsigned i = p->own_first; i < p->own_end; i++) {
     catch_up(&p->node[i], p->tick, run_start);
     p->node[i].wake = p->tick;
   }
@@ -437,18 +559,23 @@ int pod_set_slice(pod_t *p, unsigned x0, unsigned y0, unsigned w, unsigned h) {
 /* Chips whose router dropped packets since `base` (a hardware error: the run stops). */
 static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t len) {
   size_t used = 0;
+  int64_t *drops = calloc(p->n, sizeof *drops);
+  if (!drops) return (size_t)snprintf(report, len, "out of memory");
+  for (unsigned i = p->own_first; i < p->own_end; i++) drops[i] = (uint32_t)(chip_slice_drops(p->node[i].chip) - base[i]);
+  dist_sum_i64(drops, p->n);
   for (unsigned i = 0; i < p->n; i++) {
-    uint32_t d = chip_slice_drops(p->node[i].chip) - base[i];
+    const uint32_t d = (uint32_t)drops[i];
     if (d && used < len)
       used += (size_t)snprintf(report + used, len - used,
                                "%schip (%u,%u): its router dropped %u packet(s) addressed outside its slice",
                                used ? "; " : "", i % p->cfg.size_x, i / p->cfg.size_x, d);
   }
+  free(drops);
   return used;
 }
 
 void pod_reset(pod_t *p) {
-  for (unsigned i = 0; i < p->n; i++) {
+  for (unsigned i = p->own_first; i < p->own_end; i++) {
     pod_node_t *nd = &p->node[i];
     catch_up(nd, p->tick, p->tick);
     chip_reset(nd->chip);
@@ -456,9 +583,36 @@ void pod_reset(pod_t *p) {
     nd->quiet = chip_quiet(nd->chip);
     nd->wake = p->tick;
   }
+  for (unsigned i = 0; i < p->n; i++) p->node[i].incoming = 0;
   memset(p->slots, 0, (size_t)p->depth * p->n * DIRS * sizeof *p->slots);
   p->in_flight = 0;
   for (unsigned k = 0; k < p->nbands; k++) p->band[k].last_write = NEVER;
+}
+
+static bool quantum(pod_t *p, uint64_t len, bool (*decide)(pod_t *, void *, unsigned, unsigned, bool), void *ctx);
+
+/* run_until_quiet's decision after a tick (its loop below, on bands meeting every tick). */
+typedef struct {
+  uint64_t start, max_cycles;
+  int rc;
+} quiet_state_t;
+
+static bool decide_quiet(pod_t *p, void *ctx, unsigned stepped, unsigned nonquiet, bool last) {
+  quiet_state_t *q = ctx;
+  (void)last;
+  const bool quiet = !p->in_flight && !nonquiet;
+  if (!stepped && !p->in_flight) {
+    if (quiet) return true;
+    const uint64_t w = next_wake(p);
+    if (w == NEVER || w - q->start >= q->max_cycles) {
+      p->tick = q->start + q->max_cycles;
+      q->rc = -1;
+      return true;
+    }
+    if (w > p->tick) p->tick = w;
+    return false;
+  }
+  return quiet;
 }
 
 /* Runs the pod until it is quiet: 0, or -1 after max_cycles. */
@@ -466,6 +620,21 @@ static int run_until_quiet(pod_t *p, uint64_t max_cycles) {
   const uint64_t start = p->tick;
   p->run_start = start;
   sync_all(p, start);
+  if (p->dist) { /* the bands meet every tick: the loop below decides after each */
+    for (unsigned k = 0; k < p->nbands; k++) {
+      pod_band_t *b = &p->band[k];
+      b->nonquiet = 0;
+      for (unsigned i = b->first; i < b->end; i++) b->nonquiet += !p->node[i].quiet;
+    }
+    quiet_state_t q = {start, max_cycles, 0};
+    for (uint64_t n = 0; !quantum(p, 1, decide_quiet, &q); n++)
+      if (n + 1 >= max_cycles) {
+        q.rc = -1;
+        break;
+      }
+    sync_all(p, start);
+    return q.rc;
+  }
   for (uint64_t n = 0;; n++) {
     if (n >= max_cycles) {
       sync_all(p, start);
@@ -489,7 +658,7 @@ static int run_until_quiet(pod_t *p, uint64_t max_cycles) {
 }
 
 int pod_abort(pod_t *p, uint64_t max_cycles) {
-  for (unsigned i = 0; i < p->n; i++) chip_request_abort(p->node[i].chip, ISA_QMASK_ALL);
+  for (unsigned i = p->own_first; i < p->own_end; i++) chip_request_abort(p->node[i].chip, ISA_QMASK_ALL);
   return run_until_quiet(p, max_cycles + 1);
 }
 
@@ -498,15 +667,19 @@ const char *pod_divergence(const pod_t *p) { return p->divergence[0] ? p->diverg
 /* Whether a chip in lockstep has found a difference (kept, with the chip's place, in p). */
 static bool diverged(pod_t *p) {
   if (p->divergence[0]) return true;
-  for (unsigned k = 0; k < p->nchecked; k++) {
+  uint64_t first = NEVER; /* the first chip in lockstep, in chip order, that found one */
+  for (unsigned k = 0; k < p->nchecked && first == NEVER; k++) {
     const unsigned i = p->checked[k];
-    const char *why = chip_divergence(p->node[i].chip);
-    if (why) {
-      snprintf(p->divergence, sizeof p->divergence, "chip (%u,%u): %s", i % p->cfg.size_x, i / p->cfg.size_x, why);
-      return true;
-    }
+    if (i >= p->own_first && i < p->own_end && chip_divergence(p->node[i].chip)) first = i;
   }
-  return false;
+  dist_min_u64(&first, 1);
+  if (first == NEVER) return false;
+  const unsigned i = (unsigned)first;
+  if (p->owner[i] == dist_rank())
+    snprintf(p->divergence, sizeof p->divergence, "chip (%u,%u): %s", i % p->cfg.size_x, i / p->cfg.size_x,
+             chip_divergence(p->node[i].chip));
+  dist_bcast(p->divergence, sizeof p->divergence, p->owner[i]);
+  return true;
 }
 
 /* What pod_run decides after each tick, the same for one thread and for bands. */
@@ -525,12 +698,13 @@ static bool after_tick(pod_t *p, run_state_t *r, unsigned stepped, bool quiet, b
   if (p->nchecked && (r->split = diverged(p))) return true;
   if (n >= r->drop_check) { /* a dropped packet will never arrive: stop early, with the reason */
     r->drop_check = n + 256;
-    for (unsigned i = 0; i < p->n && !r->dropped; i++) r->dropped = chip_slice_drops(p->node[i].chip) != r->drops0[i];
-    if (r->dropped) return true;
+    for (unsigned i = p->own_first; i < p->own_end && !r->dropped; i++)
+      r->dropped = chip_slice_drops(p->node[i].chip) != r->drops0[i];
+    if ((r->dropped = dist_any(r->dropped))) return true;
   }
   if (quiet) return true;
   if (n >= r->max_cycles) return r->timed_out = true;
-  if (n >= r->progress && p->cfg.progress) {
+  if (n >= r->progress && p->cfg.progress && dist_rank() == 0) {
     r->progress = n + (1u << 16);
     p->cfg.progress(p->cfg.progress_ctx, n);
   }
@@ -545,10 +719,63 @@ static bool after_tick(pod_t *p, run_state_t *r, unsigned stepped, bool quiet, b
   return false;
 }
 
-/* pod_run's loop on bands: quanta of latency + 1 ticks (one tick with chips always awake),
- * cut short so that a drop check or the time-out falls on a quantum's last tick, as one thread
- * checks them; the records of each tick are then read in order and decided on as one thread
- * decides after each tick. Idle ticks are jumped over only from a quantum's end. */
+/* Runs a quantum of len ticks on the bands and hands each tick's totals over the pod, in
+ * order, to decide (after p->tick has moved past the tick); stops at the first tick it says
+ * so: returns true then. The first round runs every band to the quantum's end; with MPI a band
+ * may pause before a tick only the meeting can clear (no_end_before): the ticks every band has
+ * passed are decided, then the bands paused at the first undecided tick go on, and so on.
+ * With MPI the slots written for other ranks travel at the end. */
+static bool quantum(pod_t *p, uint64_t len, bool (*decide)(pod_t *, void *, unsigned stepped, unsigned nonquiet,
+                                                          bool last), void *ctx) {
+  run_quantum(p, len);
+  const uint64_t q_end = p->q_start + len;
+  uint64_t decided = p->q_start;
+  bool stop = false;
+  int64_t *tot = malloc(3 * len * sizeof *tot);
+  if (!tot) abort(); /* a few words */
+  for (;;) {
+    uint64_t done = q_end;
+    for (unsigned k = 0; k < p->nbands; k++) {
+      const uint64_t d = __atomic_load_n(&p->band[k].done, __ATOMIC_ACQUIRE);
+      if (d < done) done = d;
+    }
+    dist_min_u64(&done, 1);
+    const uint64_t m = done - decided, j0 = decided - p->q_start;
+    memset(tot, 0, 3 * m * sizeof *tot);
+    for (unsigned k = 0; k < p->nbands; k++)
+      for (uint64_t j = 0; j < m; j++) {
+        tot[3 * j] += p->band[k].stepped_at[j0 + j];
+        tot[3 * j + 1] += p->band[k].nonquiet_at[j0 + j];
+        tot[3 * j + 2] += p->band[k].flight_at[j0 + j];
+      }
+    dist_sum_i64(tot, 3 * m);
+    for (uint64_t j = 0; j < m && !stop; j++) {
+      p->in_flight = (uint64_t)((int64_t)p->in_flight + tot[3 * j + 2]);
+      p->tick = decided + j + 1;
+      stop = decide(p, ctx, (unsigned)tot[3 * j], (unsigned)tot[3 * j + 1], p->tick == q_end);
+    }
+    decided = done;
+    if (stop || done == q_end) break;
+    for (unsigned k = 0; k < p->nbands; k++) { /* the bands paused at `done` go on */
+      pod_band_t *b = &p->band[k];
+      b->from = b->paused && b->done == done ? done : q_end;
+      if (b->from == done) b->safe = done;
+    }
+    run_round(p);
+  }
+  free(tot);
+  if (p->dist) exchange(p);
+  return stop;
+}
+
+static bool decide_run(pod_t *p, void *ctx, unsigned stepped, unsigned nonquiet, bool last) {
+  return after_tick(p, ctx, stepped, !p->in_flight && !nonquiet, last);
+}
+
+/* pod_run's loop on bands: quanta of latency + 1 ticks (one tick with chips always awake), cut
+ * short so that a drop check or the time-out falls on a quantum's last tick, as one thread
+ * checks them; each tick's records are decided on in order as one thread decides after each
+ * tick. Idle ticks are jumped over only from a quantum's end. */
 static void run_bands(pod_t *p, run_state_t *r) {
   for (unsigned k = 0; k < p->nbands; k++) {
     pod_band_t *b = &p->band[k];
@@ -562,19 +789,19 @@ static void run_bands(pod_t *p, run_state_t *r) {
     if (n >= r->drop_check) len = 1;
     else if (len > r->drop_check - n) len = r->drop_check - n;
     if (len == 0) len = 1;
-    run_quantum(p, len);
-    for (uint64_t j = 0; j < len; j++) {
-      unsigned stepped = 0, nonquiet = 0;
-      for (unsigned k = 0; k < p->nbands; k++) {
-        const pod_band_t *b = &p->band[k];
-        stepped += b->stepped_at[j];
-        nonquiet += b->nonquiet_at[j];
-        p->in_flight = (uint64_t)((int64_t)p->in_flight + b->flight_at[j]);
-      }
-      p->tick = p->q_start + j + 1;
-      if (after_tick(p, r, stepped, !p->in_flight && !nonquiet, j + 1 == len)) return;
-    }
+    if (quantum(p, len, decide_run, r)) return;
   }
+}
+
+/* With MPI every rank learns every chip's last busy cycle (pod_busy_until). */
+static void share_busy_until(pod_t *p) {
+  if (!p->dist) return;
+  int64_t *v = calloc(p->n, sizeof *v);
+  if (!v) abort(); /* a word a chip */
+  for (unsigned i = p->own_first; i < p->own_end; i++) v[i] = (int64_t)p->node[i].busy_until;
+  dist_sum_i64(v, p->n);
+  for (unsigned i = 0; i < p->n; i++) p->node[i].busy_until = (uint64_t)v[i];
+  free(v);
 }
 
 int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char *report, size_t len) {
@@ -583,8 +810,8 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
     snprintf(report, len, "out of memory");
     return -1;
   }
-  for (unsigned i = 0; i < p->n; i++) {
-    p->node[i].busy_until = 0;
+  for (unsigned i = 0; i < p->n; i++) p->node[i].busy_until = 0;
+  for (unsigned i = p->own_first; i < p->own_end; i++) {
     chip_begin(p->node[i].chip, mask);
     drops0[i] = chip_slice_drops(p->node[i].chip);
   }
@@ -593,7 +820,7 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   const uint64_t start = r.start;
   p->run_start = start;
   sync_all(p, start);
-  if (p->nbands > 1) run_bands(p, &r);
+  if (p->nbands > 1 || p->dist) run_bands(p, &r);
   else
     for (;;) {
       const unsigned stepped = pod_tick(p);
@@ -612,8 +839,9 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   if (used < len) used += report_drops(p, drops0, report + used, len - used);
   if (used > head) rc = -1;
   free(drops0);
+  share_busy_until(p);
   for (unsigned i = 0; i < p->n; i++) {
-    chip_status_t st;
+    chip_status_t st; /* (collective with MPI: the owner's) */
     if (chip_finish(p->node[i].chip, timed_out || dropped || split, &st) && used < len) {
       used += (size_t)snprintf(report + used, len - used, "%schip (%u,%u): %s", used > head ? "; " : "",
                                i % p->cfg.size_x, i / p->cfg.size_x, st.report);

@@ -1,0 +1,41 @@
+/*
+ * dist: the process's place in an MPI job (Open MPI; docs/scale.md "MPI"). `mpirun -np R
+ * build/tpusim ...` starts R processes (ranks) that all run the same command: the host's
+ * program runs on every rank, the pod's rows are split among the ranks, and a rank simulates
+ * only its own chips. Without mpirun the process is rank 0 of 1 and MPI is never started.
+ *
+ * Every call below is collective when the job has several ranks: all ranks make the same
+ * calls in the same order (they run the same host program on the same arguments).
+ */
+#ifndef DIST_H
+#define DIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Starts MPI when this process was started by mpirun (else does nothing): 0, or -1 with a
+ * message. Then checks that every rank got the same arguments: -2 with a message if not. */
+int dist_init(int *argc, char ***argv, char *err, size_t errlen);
+/* Ends MPI (if started). */
+void dist_finalize(void);
+/* Stops every rank of the job (a rank that cannot go on must not leave the others waiting). */
+void dist_abort(int code);
+
+unsigned dist_rank(void);
+unsigned dist_size(void);
+/* Several ranks: the chips' operations are shared (chip.c) and the pod's run is split. */
+static inline bool dist_active(void) { return dist_size() > 1; }
+
+/* Rank `root`'s n bytes at buf, on every rank. */
+void dist_bcast(void *buf, size_t n, unsigned root);
+/* Element-wise sum, and minimum, of n values over the ranks, in place. */
+void dist_sum_i64(int64_t *v, size_t n);
+void dist_min_u64(uint64_t *v, size_t n);
+/* Whether any rank says true. */
+bool dist_any(bool mine);
+/* Exchanges with the other ranks: send[k] (send_len[k] bytes, may be 0) goes to rank k and
+ * recv[k] (recv_len[k] bytes) comes from it; lengths known on both sides. */
+void dist_exchange(void *const *send, const size_t *send_len, void *const *recv, const size_t *recv_len);
+
+#endif

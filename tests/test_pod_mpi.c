@@ -1,0 +1,169 @@
+/*
+ * The pod split over Open MPI ranks (`mpirun -np R build/tpusim ...`, csim/system/dist.h,
+ * docs/scale.md "MPI"): every pod command reports what one process reports, field for field
+ * but host time, on 2 and 4 ranks (oversubscribed on these 2 cores), with threads within the
+ * ranks too; the refusals (ranks or threads that do not divide the rows, a command without a
+ * pod, ranks given different arguments, files every rank would write), each exit 2; and a rank
+ * that dies stops the job with a message instead of leaving the others waiting.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_run.h"
+
+/* mpirun as these machines need it: as root in CI, more ranks than cores. Under `make sanitize`
+ * the ranks' leak check is off: Open MPI's own plugins keep memory to the end (hundreds of
+ * blocks in libraries it loads and unloads, not ours to free); the runs without mpirun keep it. */
+#define MPIRUN                                                                                        \
+  "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun " \
+  "-x ASAN_OPTIONS=detect_leaks=0 "
+
+/* Runs a shell command line: its exit status and output (stdout, then stderr). */
+static run_t sh(const char *line) {
+  run_t r = {0};
+  char errfile[] = "/tmp/tpusim_mpi_err_XXXXXX";
+  int fd = mkstemp(errfile);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s 2>%s", line, errfile);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t n = fread(r.out, 1, sizeof r.out - 1, p);
+  r.out[n] = 0;
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  FILE *e = fopen(errfile, "r");
+  n = fread(r.err, 1, sizeof r.err - 1, e);
+  r.err[n] = 0;
+  fclose(e);
+  unlink(errfile);
+  return r;
+}
+
+/* A report without its host-time fields. */
+static void without_host_fields(char *buf) {
+  static const char *const host[] = {"\"sim_seconds\":", "\"peak_rss_MB\":", "\"sets_per_minute\":", "\"wall_s\":"};
+  for (unsigned k = 0; k < sizeof host / sizeof host[0]; k++) {
+    char *p = strstr(buf, host[k]);
+    if (!p) continue;
+    char *end = p + strcspn(p, ",}");
+    if (*end == ',') end++;
+    memmove(p, end, strlen(end) + 1);
+  }
+}
+
+TestSuite(pod_mpi, .timeout = 900);
+
+/* `tpusim ARGS --json` in one process and on each rank count: the same report. */
+static void same_on_ranks(const char *args, const unsigned *ranks, unsigned nranks) {
+  char line[2048];
+  snprintf(line, sizeof line, "%s %s --json", tpusim(), args);
+  run_t one = sh(line);
+  cr_assert_eq(one.status, 0, "%s: %s", line, one.err);
+  without_host_fields(one.out);
+  for (unsigned k = 0; k < nranks; k++) {
+    snprintf(line, sizeof line, MPIRUN "-np %u %s %s --json", ranks[k], tpusim(), args);
+    run_t r = sh(line);
+    cr_assert_eq(r.status, 0, "%s: %s", line, r.err);
+    without_host_fields(r.out);
+    cr_expect_str_eq(r.out, one.out, "%s:\n%s\none process:\n%s", line, r.out, one.out);
+  }
+}
+
+Test(pod_mpi, collectives_report_what_one_process_reports) {
+  static const unsigned ranks[] = {2, 4};
+  same_on_ranks("collective --pod 4x4 --mxu 4x4 --op allreduce --algo torus2d --bytes 16384 --seed 4 --model fast",
+                ranks, 2);
+  same_on_ranks("collective --pod 3x4 --mxu 4x4 --op all_to_all --bytes 1536 --link-latency 0 --model fast", ranks, 2);
+  same_on_ranks("collective --pod 2x4 --mxu 4x4 --op allreduce --bytes 1024 --model fast --rtl-chips 1,6", ranks, 2);
+  static const unsigned two[] = {2};
+  same_on_ranks("collective --pod 4x5 --mxu 4x4 --op reduce_scatter --bytes 4096 --link-latency 3 --model fast "
+                "--threads 2",
+                two, 1);
+}
+
+Test(pod_mpi, step_and_training_report_what_one_process_reports) {
+  static const unsigned ranks[] = {2, 4};
+  same_on_ranks("step --pod 2x4 --mxu 4x4 --m 8 --k 12 --n 8 --seed 6 --model fast", ranks, 2);
+  same_on_ranks("train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 2 --lr 0.5 --seed 1 --model fast", ranks,
+                2);
+}
+
+/* Random program sets: errors, time-outs and the pod's drain after them (every rank's chips
+ * aborted and run until quiet together), remote DMA; RTL chips and lockstep too. */
+Test(pod_mpi, random_program_sets_end_as_on_one_process) {
+  static const unsigned ranks[] = {2, 4};
+  same_on_ranks("randprog --pod 4x4 --count 45 --seed 29 --model fast", ranks, 2);
+  static const unsigned two[] = {2};
+  same_on_ranks("randprog --pod 2x4 --count 9 --seed 3 --threads 2 --model fast", two, 1);
+  same_on_ranks("randprog --pod 2x2 --count 6 --seed 5 --model check", two, 1);
+}
+
+static void expect_refused(const char *line, const char *needle) {
+  run_t r = sh(line);
+  cr_expect_eq(r.status, 2, "%s exited %d: %s", line, r.status, r.err);
+  cr_expect(strstr(r.err, needle), "%s: expected '%s' in: %s", line, needle, r.err);
+  cr_expect_eq(r.out[0], 0, "%s printed a result: %s", line, r.out);
+}
+
+Test(pod_mpi, refusals) {
+  char line[2048];
+  snprintf(line, sizeof line, MPIRUN "-np 4 %s collective --pod 4x2 --mxu 4x4 --op allreduce --bytes 256", tpusim());
+  expect_refused(line, "4 MPI ranks for the 4x2 pod: a rank takes whole rows, so at most 2 ranks");
+  snprintf(line, sizeof line, MPIRUN "-np 2 %s randprog --pod 2x3 --count 1 --threads 2", tpusim());
+  expect_refused(line, "--threads 2: each of the 2 MPI ranks gets 1 row or more of the 2x3 pod");
+  snprintf(line, sizeof line, MPIRUN "-np 2 %s gemm --mxu 4x4 --m 4 --k 4 --n 4", tpusim());
+  expect_refused(line, "runs no pod to split over MPI ranks");
+  snprintf(line, sizeof line, MPIRUN "-np 1 %s step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --seed 1 : -np 1 %s step "
+           "--pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --seed 2", tpusim(), tpusim());
+  expect_refused(line, "the 2 ranks were started with different arguments");
+  snprintf(line, sizeof line, MPIRUN "-np 2 %s train --pod 2x2 --mxu 4x4 --steps 1 --loss-csv build/tests/never.csv",
+           tpusim());
+  expect_refused(line, "every rank would write the same files");
+  cr_expect_neq(access("build/tests/never.csv", F_OK), 0, "a refused run wrote its file");
+}
+
+/* A rank killed in the middle of a run: mpirun stops the others and says which rank died. */
+Test(pod_mpi, a_rank_that_dies_stops_the_job) {
+  char line[2048];
+  snprintf(line, sizeof line,
+           "(" MPIRUN "-np 2 %s collective --pod 8x8 --mxu 16x16 --op allreduce --bytes 4194304 --model fast --seed 4242 "
+           ">/dev/null & job=$!; "
+           "for i in $(seq 100); do n=$(pgrep -f '^%s collective --pod 8x8 .*--seed 4242' | wc -l); "
+           "[ \"$n\" -ge 2 ] && break; sleep 0.1; done; sleep 1; "
+           "kill -KILL $(pgrep -f '^%s collective --pod 8x8 .*--seed 4242' | tail -1); "
+           "start=$(date +%%s); wait $job; rc=$?; echo \"rc=$rc secs=$(( $(date +%%s) - start ))\")",
+           tpusim(), tpusim(), tpusim());
+  run_t r = sh(line);
+  int rc = -1, secs = -1;
+  cr_assert_eq(sscanf(strstr(r.out, "rc=") ? strstr(r.out, "rc=") : "", "rc=%d secs=%d", &rc, &secs), 2, "%s\n%s",
+               r.out, r.err);
+  cr_expect_neq(rc, 0, "the job ended well with a rank killed: %s", r.err);
+  cr_expect_lt(secs, 60, "the job took %d s to stop after a rank died", secs);
+  cr_expect(strstr(r.err, "signal 9") || strstr(r.err, "Killed"), "no message naming the dead rank: %s", r.err);
+}
+
+/* The run that needs the bands to meet before a quiet chip's own step (tests/tools/pod_probe.c:
+ * a packet dropped at a slice's edge): the same end cycle, chip clocks and last busy cycles on
+ * 2 and 4 ranks, and with two threads a rank. Without the meeting a chip's clock ends a cycle
+ * ahead. */
+Test(pod_mpi, run_ends_in_the_same_cycle_when_a_quiet_chip_still_wakes) {
+  run_t one = sh("build/tests/pod_probe");
+  cr_assert_eq(one.status, 0, "%s", one.err);
+  cr_assert(strstr(one.out, "rc -1, 11 cycles"), "%s", one.out);
+  static const char *const jobs[] = {"-np 2 build/tests/pod_probe", "-np 4 build/tests/pod_probe",
+                                     "-np 2 build/tests/pod_probe 2"};
+  for (unsigned k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+    char line[512];
+    snprintf(line, sizeof line, MPIRUN "%s", jobs[k]);
+    run_t r = sh(line);
+    cr_assert_eq(r.status, 0, "%s: %s", line, r.err);
+    cr_expect_str_eq(r.out, one.out, "%s:\n%s\none process:\n%s", line, r.out, one.out);
+  }
+}
