@@ -61,16 +61,22 @@ echo "== a collective on an 8x8 pod of 16x16 chips, each model (tpusim collectiv
   done
 } | tee "$out/collective_8x8.txt"
 
-echo "== threads: a 1 MiB all-reduce on a 16x16 pod of 16x16 chips, 1 and 2 threads (--threads; median of 3)" >&2
+echo "== threads and ranks: a 1 MiB all-reduce on a 16x16 pod of 16x16 chips, 1 and 2 threads, 2 MPI ranks (median of 3)" >&2
 {
-  printf '%-8s %9s %12s %9s\n' threads cycles "seconds" speedup
+  printf '%-8s %9s %12s %9s\n' run cycles "seconds" speedup
   strip() { sed -E 's/,"sim_seconds":[^,}]*//; s/,"peak_rss_MB":[^,}]*//'; }
   base=""
-  for t in 1 2; do
+  for t in 1 2 mpi2; do
     : >"$out/threads_$t.jsonl"
     for run in 1 2 3; do
-      "$tpusim" collective --pod 16x16 --mxu 16x16 --op allreduce --algo torus2d --bytes 1048576 --model fast \
-        --threads "$t" --json 2>/dev/null >>"$out/threads_$t.jsonl"
+      if [ "$t" = mpi2 ]; then # two Open MPI ranks (as root here: mpirun needs to be told)
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 "$tpusim" collective \
+          --pod 16x16 --mxu 16x16 --op allreduce --algo torus2d --bytes 1048576 --model fast --json 2>/dev/null \
+          >>"$out/threads_$t.jsonl"
+      else
+        "$tpusim" collective --pod 16x16 --mxu 16x16 --op allreduce --algo torus2d --bytes 1048576 --model fast \
+          --threads "$t" --json 2>/dev/null >>"$out/threads_$t.jsonl"
+      fi
     done
     j=$(head -1 "$out/threads_$t.jsonl")
     grep -q '"correct":true' <<<"$j" || { echo "bench: the all-reduce on $t threads is not correct" >&2; exit 1; }
