@@ -34,6 +34,10 @@ int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   rank_ = (unsigned)r, size_ = (unsigned)n;
+  if (n > 255) { /* a rank takes whole rows of a pod of at most 255 */
+    snprintf(err, errlen, "%d MPI ranks: a pod has at most 255 rows and a rank takes whole rows (at most 255)", n);
+    return -2;
+  }
   uint64_t mine = args_hash(*argc, *argv), lo = mine, hi = mine;
   MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -83,9 +87,9 @@ bool dist_any(bool mine) {
 
 void dist_exchange(void *const *send, const size_t *send_len, void *const *recv, const size_t *recv_len) {
   if (size_ < 2) return;
-  MPI_Request req[2 * 256];
+  MPI_Request req[2 * 256]; /* dist_init: at most 255 ranks */
   int nreq = 0;
-  for (unsigned k = 0; k < size_ && nreq < 2 * 256 - 1; k++) {
+  for (unsigned k = 0; k < size_; k++) {
     if (k == rank_) continue;
     if (recv_len[k]) MPI_Irecv(recv[k], (int)recv_len[k], MPI_BYTE, (int)k, 7, MPI_COMM_WORLD, &req[nreq++]);
     if (send_len[k]) MPI_Isend(send[k], (int)send_len[k], MPI_BYTE, (int)k, 7, MPI_COMM_WORLD, &req[nreq++]);
