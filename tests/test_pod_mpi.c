@@ -23,53 +23,18 @@
   "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun " \
   "-x ASAN_OPTIONS=detect_leaks=0 "
 
-/* Runs a shell command line: its exit status and output (stdout, then stderr). */
-static run_t sh(const char *line) {
-  run_t r = {0};
-  char errfile[] = "/tmp/tpusim_mpi_err_XXXXXX";
-  int fd = mkstemp(errfile);
-  cr_assert_geq(fd, 0);
-  close(fd);
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "%s 2>%s", line, errfile);
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  size_t n = fread(r.out, 1, sizeof r.out - 1, p);
-  r.out[n] = 0;
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  FILE *e = fopen(errfile, "r");
-  n = fread(r.err, 1, sizeof r.err - 1, e);
-  r.err[n] = 0;
-  fclose(e);
-  unlink(errfile);
-  return r;
-}
-
-/* A report without its host-time fields. */
-static void without_host_fields(char *buf) {
-  static const char *const host[] = {"\"sim_seconds\":", "\"peak_rss_MB\":", "\"sets_per_minute\":", "\"wall_s\":"};
-  for (unsigned k = 0; k < sizeof host / sizeof host[0]; k++) {
-    char *p = strstr(buf, host[k]);
-    if (!p) continue;
-    char *end = p + strcspn(p, ",}");
-    if (*end == ',') end++;
-    memmove(p, end, strlen(end) + 1);
-  }
-}
-
 TestSuite(pod_mpi, .timeout = 900);
 
 /* `tpusim ARGS --json` in one process and on each rank count: the same report. */
 static void same_on_ranks(const char *args, const unsigned *ranks, unsigned nranks) {
   char line[2048];
   snprintf(line, sizeof line, "%s %s --json", tpusim(), args);
-  run_t one = sh(line);
+  run_t one = run_shell(line);
   cr_assert_eq(one.status, 0, "%s: %s", line, one.err);
   without_host_fields(one.out);
   for (unsigned k = 0; k < nranks; k++) {
     snprintf(line, sizeof line, MPIRUN "-np %u %s %s --json", ranks[k], tpusim(), args);
-    run_t r = sh(line);
+    run_t r = run_shell(line);
     cr_assert_eq(r.status, 0, "%s: %s", line, r.err);
     without_host_fields(r.out);
     cr_expect_str_eq(r.out, one.out, "%s:\n%s\none process:\n%s", line, r.out, one.out);
@@ -106,7 +71,7 @@ Test(pod_mpi, random_program_sets_end_as_on_one_process) {
 }
 
 static void expect_refused(const char *line, const char *needle) {
-  run_t r = sh(line);
+  run_t r = run_shell(line);
   cr_expect_eq(r.status, 2, "%s exited %d: %s", line, r.status, r.err);
   cr_expect(strstr(r.err, needle), "%s: expected '%s' in: %s", line, needle, r.err);
   cr_expect_eq(r.out[0], 0, "%s printed a result: %s", line, r.out);
@@ -140,7 +105,7 @@ Test(pod_mpi, a_rank_that_dies_stops_the_job) {
            "kill -KILL $(pgrep -f '^%s collective --pod 8x8 .*--seed 4242' | tail -1); "
            "start=$(date +%%s); wait $job; rc=$?; echo \"rc=$rc secs=$(( $(date +%%s) - start ))\")",
            tpusim(), tpusim(), tpusim());
-  run_t r = sh(line);
+  run_t r = run_shell(line);
   int rc = -1, secs = -1;
   cr_assert_eq(sscanf(strstr(r.out, "rc=") ? strstr(r.out, "rc=") : "", "rc=%d secs=%d", &rc, &secs), 2, "%s\n%s",
                r.out, r.err);
@@ -154,7 +119,7 @@ Test(pod_mpi, a_rank_that_dies_stops_the_job) {
  * 2 and 4 ranks, and with two threads a rank. Without the meeting a chip's clock ends a cycle
  * ahead. */
 Test(pod_mpi, run_ends_in_the_same_cycle_when_a_quiet_chip_still_wakes) {
-  run_t one = sh("build/tests/pod_probe");
+  run_t one = run_shell("build/tests/pod_probe");
   cr_assert_eq(one.status, 0, "%s", one.err);
   cr_assert(strstr(one.out, "rc -1, 11 cycles"), "%s", one.out);
   static const char *const jobs[] = {"-np 2 build/tests/pod_probe", "-np 4 build/tests/pod_probe",
@@ -162,7 +127,7 @@ Test(pod_mpi, run_ends_in_the_same_cycle_when_a_quiet_chip_still_wakes) {
   for (unsigned k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
     char line[512];
     snprintf(line, sizeof line, MPIRUN "%s", jobs[k]);
-    run_t r = sh(line);
+    run_t r = run_shell(line);
     cr_assert_eq(r.status, 0, "%s: %s", line, r.err);
     cr_expect_str_eq(r.out, one.out, "%s:\n%s\none process:\n%s", line, r.out, one.out);
   }
