@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "system/dist.h"
 #include "system/torus.h"
@@ -98,6 +99,7 @@ struct pod {
   pthread_mutex_t lock;
   pthread_cond_t wake_workers;
   bool threads_started;
+  unsigned spin_limit;                 /* pause loops before a waiting thread yields */
   /* MPI (dist.h): this rank simulates chips own_first..own_end-1 (whole rows); the others are
    * shells. With one rank it owns them all. */
   bool dist;
@@ -116,9 +118,11 @@ static link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) {
   return &p->slots[((size_t)pos * p->n + i) * DIRS + d];
 }
 
-/* Spinning, then yielding the core: the other bands are usually a few microseconds away. */
-static void relax(unsigned *spins) {
-  if (++*spins < 2000) __builtin_ia32_pause();
+/* Spinning, then yielding the core: the other bands are usually a few microseconds away. With
+ * more threads than cores (pod.spin_limit 0) a waiting thread yields at once: spinning would
+ * take the core from the thread it waits for. */
+static void relax(unsigned *spins, unsigned limit) {
+  if (++*spins < limit) __builtin_ia32_pause();
   else sched_yield();
 }
 
@@ -227,6 +231,8 @@ static int start_bands(pod_t *p, char *err, size_t errlen) {
     if (!b->nonquiet_at || !b->stepped_at || !b->flight_at || !b->last_write_at) return -1;
   }
   if (nb == 1) return 0;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  p->spin_limit = cores > 0 && nb > (unsigned long)cores ? 0 : 2000;
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->wake_workers, NULL);
   p->threads_started = true;
@@ -432,7 +438,8 @@ static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t) {
     unsigned nonquiet = 0;
     for (unsigned k = 0; k < p->nbands; k++) {
       pod_band_t *o = &p->band[k];
-      for (unsigned spins = 0; __atomic_load_n(&o->done, __ATOMIC_ACQUIRE) <= u;) relax(&spins);
+      for (unsigned spins = 0; __atomic_load_n(&o->done, __ATOMIC_ACQUIRE) <= u;)
+        relax(&spins, p->spin_limit);
       nonquiet += o->nonquiet_at[j];
       for (uint64_t i = 0; i <= j; i++) flight += o->flight_at[i];
     }
@@ -468,7 +475,7 @@ static void *band_thread(void *arg) {
   for (;;) {
     unsigned spins = 0;
     while (__atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) == seen) {
-      if (++spins < 4000) {
+      if (++spins < 2 * p->spin_limit) {
         __builtin_ia32_pause();
         continue;
       }
@@ -495,7 +502,8 @@ static void run_round(pod_t *p) {
   pthread_cond_broadcast(&p->wake_workers);
   pthread_mutex_unlock(&p->lock);
   band_run(p, &p->band[0]);
-  for (unsigned spins = 0; __atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) != p->nbands - 1;) relax(&spins);
+  for (unsigned spins = 0; __atomic_load_n(&p->finished, __ATOMIC_ACQUIRE) != p->nbands - 1;)
+    relax(&spins, p->spin_limit);
 }
 
 /* Every band runs ticks p->tick .. p->tick + len - 1, a first round. */
