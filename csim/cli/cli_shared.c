@@ -55,8 +55,9 @@ int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h) {
   const unsigned rows = h / ranks; /* the fewest rows a rank gets */
   if (threads > rows) {
     if (ranks > 1)
-      return cli_usage_error(cmd, "--threads %u: each of the %u MPI ranks gets %u row%s or more of the %ux%u pod, and a "
-                             "thread takes whole rows (at most --threads %u)", threads, ranks, rows, rows == 1 ? "" : "s",
+      return cli_usage_error(cmd, "--threads %u: each of the %u MPI ranks gets %u row%s or more of the %ux%u pod, "
+                             "and a thread takes whole rows (at most --threads %u)", threads, ranks, rows,
+                             rows == 1 ? "" : "s",
                              w, h, rows);
     return cli_usage_error(cmd, "--threads %u: the %ux%u pod has %u row%s, and a thread takes whole rows (at most "
                            "--threads %u)", threads, w, h, h, h == 1 ? "" : "s", h);

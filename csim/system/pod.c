@@ -569,7 +569,8 @@ static size_t report_drops(pod_t *p, const uint32_t *base, char *report, size_t 
   size_t used = 0;
   int64_t *drops = calloc(p->n, sizeof *drops);
   if (!drops) return (size_t)snprintf(report, len, "out of memory");
-  for (unsigned i = p->own_first; i < p->own_end; i++) drops[i] = (uint32_t)(chip_slice_drops(p->node[i].chip) - base[i]);
+  for (unsigned i = p->own_first; i < p->own_end; i++)
+    drops[i] = (uint32_t)(chip_slice_drops(p->node[i].chip) - base[i]);
   dist_sum_i64(drops, p->n);
   for (unsigned i = 0; i < p->n; i++) {
     const uint32_t d = (uint32_t)drops[i];
