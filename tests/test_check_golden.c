@@ -236,3 +236,82 @@ Test(check_golden, exp_and_recip_are_within_their_bounds) {
     cr_assert_eq(vec_golden_lane((isa_vec_op_t)cases[i][0], cases[i][1], 0, 0), cases[i][2], "%s(0x%08x)",
                  isa_vec_op_name(cases[i][0]), cases[i][1]);
 }
+
+/* coll_golden_check_stream in shares (the MPI ranks' split, docs/scale.md): every share
+ * fetches all outputs, checks its own blocks (all-to-all: its own chips), and the shares'
+ * counts summed, their largest error and their first mismatch by coll_golden_merge_key give
+ * the whole check's verdict. */
+typedef struct {
+  const uint32_t *in, *out;
+  uint64_t elems, fetched;
+} share_io_t;
+
+static void share_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  const share_io_t *x = ctx;
+  memcpy(vals, x->in + chip * x->elems + first, n * sizeof *vals);
+}
+
+static int share_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
+  share_io_t *x = ctx;
+  memcpy(vals, x->out + chip * x->elems + first, n * sizeof *vals);
+  x->fetched += n;
+  return 0;
+}
+
+static void check_in_shares(const fw_slice_t *s, const fw_coll_args_t *a, uint64_t elems, const uint32_t *in,
+                            const uint32_t *out, unsigned shares) {
+  share_io_t x = {in, out, elems, 0};
+  coll_golden_io_t io = {&x, share_input, share_output, 0, 0};
+  coll_check_t whole, part, merged = {0};
+  cr_assert_eq(coll_golden_check_stream(s, a, 4, elems, &io, &whole), 0);
+  const uint64_t all_fetched = x.fetched;
+  uint64_t first = UINT64_MAX;
+  for (unsigned k = 0; k < shares; k++) {
+    x.fetched = 0;
+    io.share = k, io.shares = shares;
+    cr_assert_eq(coll_golden_check_stream(s, a, 4, elems, &io, &part), 0);
+    cr_assert_eq(x.fetched, all_fetched, "share %u fetched %llu values of %llu", k, (unsigned long long)x.fetched,
+                 (unsigned long long)all_fetched);
+    merged.checked += part.checked, merged.mismatches += part.mismatches;
+    merged.bound_violations += part.bound_violations;
+    if (part.max_rel_error > merged.max_rel_error) merged.max_rel_error = part.max_rel_error;
+    const uint64_t key = coll_golden_merge_key(a, s->w * s->h, elems, &part);
+    if (key < first) first = key, merged.first_chip = part.first_chip, merged.first_value = part.first_value;
+    cr_expect_lt(part.checked, whole.checked, "share %u checked everything", k);
+  }
+  cr_assert_eq(merged.checked, whole.checked);
+  cr_assert_eq(merged.mismatches, whole.mismatches);
+  cr_assert_eq(merged.bound_violations, whole.bound_violations);
+  cr_assert(merged.max_rel_error == whole.max_rel_error, "max error %g, whole %g", merged.max_rel_error,
+            whole.max_rel_error);
+  cr_assert_eq(first, coll_golden_merge_key(a, s->w * s->h, elems, &whole));
+  cr_assert(merged.first_chip == whole.first_chip && merged.first_value == whole.first_value,
+            "first mismatch chip %u value %llu, whole chip %u value %llu", merged.first_chip,
+            (unsigned long long)merged.first_value, whole.first_chip, (unsigned long long)whole.first_value);
+}
+
+Test(check_golden, checks_in_shares_merge_to_the_whole_check) {
+  /* all-to-all on the 3x2 slice: shares by chip */
+  const uint64_t elems = 36;
+  uint32_t in[6 * 36], out[6 * 36];
+  fw_coll_args_t a2a = {FW_COLL_ALL_TO_ALL, FW_COLL_RING, 0, 0, 1, 4, false};
+  golden_run(&a2a, elems, in, out);
+  out[5 * elems + 3] ^= 1, out[2 * elems + 30] ^= 4; /* the first, in the check's order: chip 2 */
+  check_in_shares(&slice_3x2, &a2a, elems, in, out, 2);
+  check_in_shares(&slice_3x2, &a2a, elems, in, out, 4);
+  /* an all-reduce of 16 chips (16x1) big enough for three blocks: shares by block */
+  const fw_slice_t line = {0, 0, 16, 1, 16, 1};
+  const uint64_t big = 1200000; /* a block is 1 << 23 values over the chips: 524,288 a chip */
+  uint32_t *bin = malloc(16 * big * 4), *bout = malloc(16 * big * 4);
+  cr_assert(bin && bout);
+  rng_t r;
+  rng_seed(&r, 9);
+  for (uint64_t i = 0; i < 16 * big; i++) bin[i] = 0x3F800000u | (uint32_t)(rng_next(&r) & 0x7FFFFF);
+  fw_coll_args_t ar = {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, 0, 1, 4, false};
+  ar.lines = (uint32_t)(big / 4);
+  coll_golden(&line, &ar, 4, bin, bout);
+  bout[9 * big + 1100000] ^= 1, bout[3 * big + 700000] ^= 2, bout[12 * big + 700000] ^= 2; /* first: chip 3 */
+  check_in_shares(&line, &ar, big, bin, bout, 2);
+  check_in_shares(&line, &ar, big, bin, bout, 3);
+  free(bin), free(bout);
+}

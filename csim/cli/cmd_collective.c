@@ -143,8 +143,8 @@ static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, si
   stream_t *x = ctx;
   x->res = r;
   fprintf(stderr, "collective: checking every chip's results against the golden model...\n");
-  const coll_golden_io_t io = {x, golden_input, device_output};
-  if (coll_golden_check_stream(&x->o->cfg.slice, &x->o->cfg.args, x->o->mxu[1], x->o->cfg.elems, &io, &x->chk)) {
+  coll_golden_io_t io = {x, golden_input, device_output, 0, 0};
+  if (cmd_coll_check(&x->o->cfg.slice, &x->o->cfg.args, x->o->mxu[1], x->o->cfg.elems, &io, &x->chk)) {
     snprintf(err, errlen, "the results cannot be read, or no memory for the golden model");
     return RT_FAILED;
   }

@@ -133,11 +133,11 @@ static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_
   step_check_t *x = ctx;
   x->res = r;
   fprintf(stderr, "step: checking every chip's sums against the golden all-reduce...\n");
-  const coll_golden_io_t io = {x, sum_input, sum_output};
+  coll_golden_io_t io = {x, sum_input, sum_output, 0, 0};
   const pod_step_config_t *c = &x->o->cfg;
   fw_slice_t s = {0, 0, c->pod_w, c->pod_h, c->pod_w, c->pod_h};
   fw_coll_args_t a = {FW_COLL_ALLREDUCE, c->algo, 0, 0, 0, 0, false};
-  if (coll_golden_check_stream(&s, &a, c->mxu_cols, c->m * c->n, &io, &x->coll)) {
+  if (cmd_coll_check(&s, &a, c->mxu_cols, c->m * c->n, &io, &x->coll)) {
     snprintf(err, errlen, "the sums cannot be read, or no memory for the golden model");
     return RT_FAILED;
   }

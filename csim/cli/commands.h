@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "fw/collective_args.h"
+#include "golden/coll_golden.h"
 #include "system/chip_core.h"
 #include "util/cli.h"
 #include "util/stopwatch.h"
@@ -49,6 +50,12 @@ typedef struct {
  * frees it), checking that the list names chips of the pod, that it comes with a fast model,
  * that the chip to trace (trace_chip, or -1) runs the RTL, and that --threads is at most the
  * pod's rows: CLI_EXIT_OK, or a usage error. */
+/* coll_golden_check_stream as the pod commands run it: under MPI every rank fetches every
+ * chip's results (reading a chip is collective: chip.h) and checks a share of them, and the
+ * shares' verdicts are merged on every rank. 0, or -1 as coll_golden_check_stream. */
+int cmd_coll_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, uint64_t elems, coll_golden_io_t *io,
+                   coll_check_t *chk);
+
 /* --threads T on a w x h pod, split over the MPI job's ranks (dist.h): each rank takes whole
  * rows and each thread whole rows of its rank's. CLI_EXIT_OK, or a usage error. */
 int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h);

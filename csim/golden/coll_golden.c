@@ -166,8 +166,9 @@ int coll_golden_check_stream(const fw_slice_t *s, const fw_coll_args_t *a, unsig
     int rc = got && want ? 0 : -1;
     for (unsigned i = 0; i < chips && !rc; i++)
       for (unsigned j = 0; j < chips && !rc; j++) {
-        io->input(io->ctx, j, (uint64_t)i * b, b, want);
-        if ((rc = io->output(io->ctx, i, (uint64_t)j * b, b, got))) break;
+        const bool mine = io->shares < 2 || i % io->shares == io->share;
+        if (mine) io->input(io->ctx, j, (uint64_t)i * b, b, want);
+        if ((rc = io->output(io->ctx, i, (uint64_t)j * b, b, got)) || !mine) continue;
         for (uint64_t t = 0; t < b; t++, c->checked++)
           if (got[t] != want[t]) mismatch(c, i, j * b + t, got[t], want[t]);
       }
@@ -186,12 +187,13 @@ int coll_golden_check_stream(const fw_slice_t *s, const fw_coll_args_t *a, unsig
   int rc = in && out && v && want && rg ? 0 : -1;
   for (uint64_t e0 = 0; e0 < elems && !rc; e0 += span) {
     const uint64_t n = elems - e0 < span ? elems - e0 : span;
+    const bool mine = io->shares < 2 || (e0 / span) % io->shares == io->share;
     for (unsigned i = 0; i < chips && !rc; i++) {
       memset(in + i * span, 0, span * sizeof *in);
-      io->input(io->ctx, i, e0, n, in + i * span);
+      if (mine) io->input(io->ctx, i, e0, n, in + i * span);
       rc = io->output(io->ctx, i, e0, n, out + i * span);
     }
-    for (uint64_t k = 0; k < n && !rc; k++) {
+    for (uint64_t k = 0; k < n && !rc && mine; k++) {
       const uint64_t e = e0 + k;
       const uint32_t l = (uint32_t)(e / lanes);
       double sum = 0, mag = 0;  /* the float64 sum of the chips' values */
@@ -218,6 +220,12 @@ int coll_golden_check_stream(const fw_slice_t *s, const fw_coll_args_t *a, unsig
   return rc;
 }
 
+uint64_t coll_golden_merge_key(const fw_coll_args_t *a, unsigned chips, uint64_t elems, const coll_check_t *c) {
+  if (!c->mismatches) return UINT64_MAX;
+  if (a->op == FW_COLL_ALL_TO_ALL) return (uint64_t)c->first_chip * elems + c->first_value; /* chip, then value */
+  return c->first_value * chips + c->first_chip;                                           /* value, then chip */
+}
+
 /* The arrays of coll_golden_check as a coll_golden_io_t. */
 typedef struct {
   const uint32_t *in, *out;
@@ -238,6 +246,6 @@ static int array_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, ui
 int coll_golden_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, uint64_t elems,
                       const uint32_t *in, const uint32_t *out, coll_check_t *c) {
   arrays_t x = {in, out, elems};
-  const coll_golden_io_t io = {&x, array_input, array_output};
+  const coll_golden_io_t io = {&x, array_input, array_output, 0, 0};
   return coll_golden_check_stream(s, a, lanes, elems, &io, c);
 }

@@ -8,6 +8,7 @@
 #ifndef GOLDEN_COLL_GOLDEN_H
 #define GOLDEN_COLL_GOLDEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fw/collective_args.h"
@@ -53,7 +54,17 @@ typedef struct {
   void *ctx;
   void (*input)(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals);
   int (*output)(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals);
+  /* A share of the work (shares 0 or 1: all of it): every output is fetched, in the same order,
+   * but only blocks of values with index % shares == share are checked (all-to-all: the chips
+   * i with i % shares == share), and only their inputs asked for. For processes whose outputs
+   * come from calls they must all make together, each checking a share (MPI ranks,
+   * docs/scale.md); coll_golden_merge_key orders their first mismatches. */
+  unsigned share, shares;
 } coll_golden_io_t;
+/* The place of c's first mismatch in the check's own order (UINT64_MAX when none), so that the
+ * first of several shares' is the one with the smallest key. */
+uint64_t coll_golden_merge_key(const fw_coll_args_t *a, unsigned chips, uint64_t elems, const coll_check_t *c);
+
 int coll_golden_check_stream(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, uint64_t elems,
                              const coll_golden_io_t *io, coll_check_t *c);
 

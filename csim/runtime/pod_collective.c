@@ -316,28 +316,35 @@ struct pod_coll_results {
   const pod_coll_job_t *job;
   layout_t lay;
   bool from_hbm;       /* the results were copied back to HBM (a model without a host path to VMEM) */
-  uint32_t *line;      /* one line, and which one it is (cached: values are read in runs) */
+  uint32_t *line;      /* RUN_LINES lines of a chip, from line_no on (cached: values are read in runs; under
+                          MPI each read is a collective call, so few and large) */
   unsigned line_chip;
-  uint32_t line_no;
+  uint32_t line_no, lines;
   bool have_line;
 };
+
+#define RUN_LINES 256u
 
 int pod_coll_read(pod_coll_results_t *r, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
   const fw_slice_t *s = &r->job->slice;
   if (chip >= s->w * s->h || first > r->lay.elems || n > r->lay.elems - first) return -1;
   chip_t *c = pod_chip(r->pod, s->x0 + chip % s->w, s->y0 + chip / s->w);
+  uint32_t last;
+  unsigned last_lane;
+  place_of(&r->lay, r->lay.elems - 1, &last, &last_lane); /* the last line holding a value */
   for (uint64_t k = 0; k < n; k++) {
     uint32_t l;
     unsigned lane;
     place_of(&r->lay, first + k, &l, &lane);
-    if (!r->have_line || r->line_chip != chip || r->line_no != l) {
+    if (!r->have_line || r->line_chip != chip || l < r->line_no || l - r->line_no >= r->lines) {
+      const uint32_t count = last - l + 1 < RUN_LINES ? last - l + 1 : RUN_LINES;
       const int bad = r->from_hbm ? chip_hbm_read(c, r->job->hbm_addr + (uint64_t)l * 4 * r->lay.lanes, r->line,
-                                                  4 * r->lay.lanes)
-                                  : chip_vmem_read(c, l, 1, r->line);
+                                                  (size_t)count * 4 * r->lay.lanes)
+                                  : chip_vmem_read(c, l, count, r->line);
       if (bad) return -1;
-      r->have_line = true, r->line_chip = chip, r->line_no = l;
+      r->have_line = true, r->line_chip = chip, r->line_no = l, r->lines = count;
     }
-    vals[k] = r->line[lane];
+    vals[k] = r->line[(size_t)(l - r->line_no) * r->lay.lanes + lane];
   }
   return 0;
 }
@@ -365,7 +372,8 @@ rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t 
   pc.chip.hbm_bytes = (uint64_t)job.args.lines * 4 * g.cols;
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return RT_FAILED;
-  pod_coll_results_t res = {pod, &job, lay, false, calloc(g.cols, sizeof(uint32_t)), 0, 0, false};
+  pod_coll_results_t res = {pod, &job, lay, false, calloc((size_t)RUN_LINES * g.cols, sizeof(uint32_t)), 0, 0, 0,
+                            false};
   /* the results stay in VMEM where the host can read them there (the fast models), else come
    * back to HBM */
   for (unsigned i = 0; i < job.slice.w * job.slice.h && !res.from_hbm; i++) {
