@@ -100,6 +100,7 @@ struct pod {
   pthread_cond_t wake_workers;
   bool threads_started;
   unsigned spin_limit;                 /* pause loops before a waiting thread yields */
+  int64_t *totals;                     /* a quantum's per-tick totals and one count (quantum()) */
   /* MPI (dist.h): this rank simulates chips own_first..own_end-1 (whole rows); the others are
    * shells. With one rank it owns them all. */
   bool dist;
@@ -269,7 +270,8 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   p->checked = calloc(p->n, sizeof *p->checked);
   p->slots = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slots);
   p->owner = calloc(p->n, sizeof *p->owner);
-  if (!p->node || !p->checked || !p->slots || !p->owner) goto oom;
+  p->totals = calloc(3 * (cfg->link_latency + 1) + 1, sizeof *p->totals);
+  if (!p->node || !p->checked || !p->slots || !p->owner || !p->totals) goto oom;
   p->cfg.rtl_chips = NULL;  /* the caller's array is not kept */
   p->dist = ranks > 1;
   for (unsigned r = 0; r < ranks; r++)
@@ -333,6 +335,7 @@ void pod_free(pod_t *p) {
   free(p->send_list), free(p->recv_list), free(p->send_buf), free(p->recv_buf);
   free(p->send_count), free(p->recv_count);
   free(p->owner);
+  free(p->totals);
   for (unsigned i = 0; p->node && i < p->n; i++) chip_free(p->node[i].chip);
   free(p->slots);
   free(p->node);
@@ -740,25 +743,28 @@ static bool quantum(pod_t *p, uint64_t len, bool (*decide)(pod_t *, void *, unsi
   const uint64_t q_end = p->q_start + len;
   uint64_t decided = p->q_start;
   bool stop = false;
-  int64_t *tot = malloc(3 * len * sizeof *tot);
-  if (!tot) abort(); /* a few words */
+  int64_t *const tot = p->totals;
   for (;;) {
+    /* one sum over the ranks: each tick's totals and the bands short of the quantum's end; the
+     * totals are right for the ticks every band has passed, which are all of them unless a
+     * band stopped short (then a second meeting finds the first such tick) */
+    const uint64_t j0 = decided - p->q_start, m = q_end - decided;
     uint64_t done = q_end;
+    memset(tot, 0, (3 * m + 1) * sizeof *tot);
     for (unsigned k = 0; k < p->nbands; k++) {
       const uint64_t d = __atomic_load_n(&p->band[k].done, __ATOMIC_ACQUIRE);
       if (d < done) done = d;
-    }
-    dist_min_u64(&done, 1);
-    const uint64_t m = done - decided, j0 = decided - p->q_start;
-    memset(tot, 0, 3 * m * sizeof *tot);
-    for (unsigned k = 0; k < p->nbands; k++)
+      tot[3 * m] += d < q_end;
       for (uint64_t j = 0; j < m; j++) {
         tot[3 * j] += p->band[k].stepped_at[j0 + j];
         tot[3 * j + 1] += p->band[k].nonquiet_at[j0 + j];
         tot[3 * j + 2] += p->band[k].flight_at[j0 + j];
       }
-    dist_sum_i64(tot, 3 * m);
-    for (uint64_t j = 0; j < m && !stop; j++) {
+    }
+    dist_sum_i64(tot, 3 * m + 1);
+    if (tot[3 * m]) dist_min_u64(&done, 1);
+    else done = q_end;
+    for (uint64_t j = 0; j < done - decided && !stop; j++) {
       p->in_flight = (uint64_t)((int64_t)p->in_flight + tot[3 * j + 2]);
       p->tick = decided + j + 1;
       stop = decide(p, ctx, (unsigned)tot[3 * j], (unsigned)tot[3 * j + 1], p->tick == q_end);
@@ -772,7 +778,6 @@ static bool quantum(pod_t *p, uint64_t len, bool (*decide)(pod_t *, void *, unsi
     }
     run_round(p);
   }
-  free(tot);
   if (p->dist) exchange(p);
   return stop;
 }
