@@ -771,10 +771,16 @@ static bool quantum(pod_t *p, uint64_t len, bool (*decide)(pod_t *, void *, unsi
     }
     decided = done;
     if (stop || done == q_end) break;
+    bool resumed = false;
     for (unsigned k = 0; k < p->nbands; k++) { /* the bands paused at `done` go on */
       pod_band_t *b = &p->band[k];
       b->from = b->paused && b->done == done ? done : q_end;
-      if (b->from == done) b->safe = done;
+      if (b->from == done) b->safe = done, resumed = true;
+    }
+    if (!dist_any(resumed)) { /* a band stopped for an end the records do not show: a bug, not a hang */
+      fprintf(stderr, "pod: internal error: the bands stopped at cycle %llu with no end found\n",
+              (unsigned long long)done);
+      dist_abort(70);
     }
     run_round(p);
   }
