@@ -3,8 +3,10 @@
  * job can be compared line for line (tests/test_pod_mpi.c): a packet dropped at a slice's edge
  * (its router then returns the dropped flits' credits one a cycle: a chip quiet but not still,
  * with nothing on any link, so a band must meet the others before stepping it), then traffic
- * inside the slice. Prints each run's outcome, cycles and report, and every chip's clock and
- * last busy cycle. usage: pod_probe [THREADS]   (under mpirun or not)
+ * inside the slice; then chip (0,1) sends a short transfer to (0,2) and waits for an answer, so
+ * the last credits come back to it while it sleeps (another rank's, under MPI: they must still
+ * wake it), before a long transfer that needs every credit. Prints each run's outcome, cycles and
+ * report, and every chip's clock and last busy cycle. usage: pod_probe [THREADS]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,19 @@ static void send_out_of_slice(unsigned x, unsigned y, fw_prog_t *d) {
 static void send_in_slice(unsigned x, unsigned y, fw_prog_t *d) {
   if (x == 0 && y == 0) fw_rdma(d, 1, 3, 0, 0, 2, 5, 1, ISA_SEM_NONE, 0);
   if (x == 1 && y == 3) fw_sem_wait(d, 5, 2);
+}
+
+static void credits_to_a_sleeper(unsigned x, unsigned y, fw_prog_t *d) {
+  if (x == 0 && y == 1) {
+    fw_rdma(d, 0, 2, 0, 0, 2, 5, 1, ISA_SEM_NONE, 0);
+    fw_sem_wait(d, 6, 1);
+    fw_rdma(d, 0, 2, 0, 0, 60, 5, 1, ISA_SEM_NONE, 0);
+  }
+  if (x == 0 && y == 2) {
+    fw_sem_wait(d, 5, 2);
+    fw_rdma(d, 0, 1, 0, 0, 1, 6, 1, ISA_SEM_NONE, 0);
+    fw_sem_wait(d, 5, 60);
+  }
 }
 
 static int run(pod_t *p, void (*prog)(unsigned, unsigned, fw_prog_t *), const char *name) {
@@ -66,7 +81,8 @@ int main(int argc, char **argv) {
   if (dist_rank() > 0 && !freopen("/dev/null", "w", stdout)) return 1;
   pod_set_slice(p, 0, 0, 2, 4);
   pod_set_slice(p, 2, 0, 2, 4);
-  int rc = run(p, send_out_of_slice, "out of the slice") || run(p, send_in_slice, "inside the slice");
+  int rc = run(p, send_out_of_slice, "out of the slice") || run(p, send_in_slice, "inside the slice") ||
+           run(p, credits_to_a_sleeper, "credits back to a sleeping chip");
   pod_free(p);
   dist_finalize();
   return rc ? 1 : 0;
