@@ -361,7 +361,7 @@ $(BUILD)/tests/replay_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuz
 	$(CXX) -o $@ $(filter %.o,$^) $(LINK_LIBS) $(LDLIBS)
 
 # A pod run for the MPI tests that the command line cannot ask for (tests/test_pod_mpi.c).
-$(BUILD)/tests/pod_probe: $(BUILD)/obj/tests/tools/pod_probe.o $(LINK_LIBS)
+$(BUILD)/tests/pod_probe: $(BUILD)/obj/tests/pod_probe.o $(LINK_LIBS)
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $< $(LINK_LIBS) $(LDLIBS)
 

@@ -12,6 +12,8 @@
 # usage: scripts/mutants.sh BUILD_DIR "CC CFLAGS" CXX "LINK_LIBS LDLIBS"
 #   (the Makefile's `mutants` target passes its own compiler, flags and libraries)
 set -euo pipefail
+# shellcheck source=scripts/mutant_lib.sh
+. "$(dirname "$0")/mutant_lib.sh"
 build=$1 cc=$2 cxx=$3 libs=$4
 src=csim/fast/noc_fast.c
 test_obj=$build/obj/tests/test_noc_fast.o
@@ -43,22 +45,7 @@ survived=0
 for m in "${mutants[@]}"; do
   IFS='|' read -r name what expr <<<"$m"
   dir=$out/$name
-  rm -rf "$dir" && mkdir -p "$dir"
-  cp "$src" "$dir/noc_fast.c"
-  sed -i "$expr" "$dir/noc_fast.c"
-  if cmp -s "$src" "$dir/noc_fast.c"; then
-    echo "mutants: $name: the pattern no longer matches $src" >&2
-    exit 2
-  fi
-  # shellcheck disable=SC2086  # the flags and libraries are word lists
-  # a mutant may leave a parameter unused: warnings go to the mutant's build log
-  if ! $cc -Wno-error -c "$dir/noc_fast.c" -o "$dir/noc_fast.o" 2>"$dir/build.log"; then
-    cat "$dir/build.log" >&2
-    echo "mutants: $name does not compile" >&2
-    exit 2
-  fi
-  cp "$out/libtpusim.base.a" "$dir/libtpusim.a"
-  ar r "$dir/libtpusim.a" "$dir/noc_fast.o" 2>/dev/null
+  mutant_library mutants "$dir" "$src" "$expr" "$cc" "$out/libtpusim.base.a"
   # shellcheck disable=SC2086
   $cxx -o "$dir/test_noc_fast" "$test_obj" ${libs//$build\/libtpusim.a/$dir/libtpusim.a}
   if TPU_SEED=1 "$dir/test_noc_fast" --jobs 2 --filter "$filter" >"$dir/test.log" 2>&1; then

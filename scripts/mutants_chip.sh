@@ -16,6 +16,8 @@
 #
 # usage: scripts/mutants_chip.sh BUILD_DIR "CC CFLAGS" CXX "LINK_LIBS LDLIBS" "CRITERION_LIBS"
 set -euo pipefail
+# shellcheck source=scripts/mutant_lib.sh
+. "$(dirname "$0")/mutant_lib.sh"
 build=$1 cc=$2 cxx=$3 libs=$4 criterion=$5
 cli_obj=$build/obj/csim/cli/tpusim.o
 suite_obj=$build/obj/tests/test_chip_rtl.o
@@ -60,22 +62,7 @@ survived=0
 for m in "${mutants[@]}"; do
   IFS='|' read -r name src what expr <<<"$m"
   dir=$out/$name
-  rm -rf "$dir" && mkdir -p "$dir"
-  base=$(basename "$src" .c)
-  cp "$src" "$dir/$base.c"
-  sed -i "$expr" "$dir/$base.c"
-  if cmp -s "$src" "$dir/$base.c"; then
-    echo "mutants_chip: $name: the pattern no longer matches $src" >&2
-    exit 2
-  fi
-  # shellcheck disable=SC2086  # the flags are a word list; a mutant may leave something unused
-  if ! $cc -Wno-error -c "$dir/$base.c" -o "$dir/$base.o" 2>"$dir/build.log"; then
-    cat "$dir/build.log" >&2
-    echo "mutants_chip: $name does not compile" >&2
-    exit 2
-  fi
-  cp "$out/libtpusim.base.a" "$dir/libtpusim.a"
-  ar r "$dir/libtpusim.a" "$dir/$base.o" 2>/dev/null
+  mutant_library mutants_chip "$dir" "$src" "$expr" "$cc" "$out/libtpusim.base.a"
   link "$dir" "$dir/libtpusim.a"
   if run_workloads "$dir" "$dir/run.log"; then
     printf '%-30s SURVIVED  %s\n' "$name" "$what"

@@ -3,7 +3,7 @@
 # and "MPI"): plants one error at a time in csim/system/pod.c, of the kinds that would make a
 # split pod differ from one thread by a cycle or a flit, and runs the comparisons the tests
 # make: tests/test_pod_threads.c (random sets, collectives on 1 to 4 threads, the run whose end
-# needs the check before a quiet chip's own step) and tests/tools/pod_probe and a collective on
+# needs the check before a quiet chip's own step) and tests/pod_probe and a collective on
 # 2 and 4 ranks against one process. A mutant is caught when a comparison fails. Exits 1 if one
 # survives, 2 if a mutation no longer applies (the source moved on: update its pattern here).
 #
@@ -12,6 +12,8 @@
 #
 # usage: scripts/mutants_pod.sh BUILD_DIR "CC CFLAGS" CXX "LINK_LIBS LDLIBS" "CRITERION_LIBS"
 set -euo pipefail
+# shellcheck source=scripts/mutant_lib.sh
+. "$(dirname "$0")/mutant_lib.sh"
 build=$1 cc=$2 cxx=$3 libs=$4 criterion=$5
 out=$build/mutants_pod
 mkdir -p "$out"
@@ -21,7 +23,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 mutants=(
   "quiet_step_unchecked|a band steps a quiet chip woken by its own timer without checking the pod went on|s/if (!arrived \&\& nd->quiet \&\& b->threaded \&\& !no_end_before(p, b, t)) return false;/(void)no_end_before;/"
   "mpi_pause_ignored|under MPI a band goes on where only the meeting can clear the step|s/b->paused = true;/b->paused = false; continue;/"
-  "ring_one_quantum|link rings of latency + 2 slots: a band's writes land where another still reads|s/p->depth = 2 \* (cfg->link_latency + 1);/p->depth = cfg->link_latency + 2;/"
+  "ring_one_quantum|link rings of latency + 2 slots: a band's writes land where another still reads|s/p->depth = cfg->threads > 1 || ranks > 1 ? 2 \* (cfg->link_latency + 1) : cfg->link_latency + 2;/p->depth = cfg->link_latency + 2;/"
   "credits_not_announced|a credit from another rank is not counted as on its way: the chip may sleep through it|s/if (in->flit.valid || in->credits) p->node\[p->node\[i\].nb\[d\]\].incoming++;/if (in->flit.valid) p->node[p->node[i].nb[d]].incoming++;/"
 )
 
@@ -47,7 +49,7 @@ link() {  # DIR LIBRARY
   # shellcheck disable=SC2086  # the libraries are a word list
   $cxx -o "$1/tpusim" "$build/obj/csim/cli/tpusim.o" ${libs//$build\/libtpusim.a/$2} &&
     $cxx -o "$1/test_pod_threads" "$build/obj/tests/test_pod_threads.o" ${libs//$build\/libtpusim.a/$2} $criterion &&
-    $cxx -o "$1/pod_probe" "$build/obj/tests/tools/pod_probe.o" ${libs//$build\/libtpusim.a/$2}
+    $cxx -o "$1/pod_probe" "$build/obj/tests/pod_probe.o" ${libs//$build\/libtpusim.a/$2}
 }
 
 echo "mutants_pod: the unmutated pod first (it must pass)" >&2
@@ -65,21 +67,7 @@ survived=0
 for m in "${mutants[@]}"; do
   IFS='|' read -r name what expr <<<"$m"
   dir=$out/$name
-  rm -rf "$dir" && mkdir -p "$dir"
-  cp csim/system/pod.c "$dir/pod.c"
-  sed -i -z "$expr" "$dir/pod.c"
-  if cmp -s csim/system/pod.c "$dir/pod.c"; then
-    echo "mutants_pod: $name: the pattern no longer matches csim/system/pod.c" >&2
-    exit 2
-  fi
-  # shellcheck disable=SC2086  # the flags are a word list; a mutant may leave something unused
-  if ! $cc -Wno-error -c "$dir/pod.c" -o "$dir/pod.o" 2>"$dir/build.log"; then
-    cat "$dir/build.log" >&2
-    echo "mutants_pod: $name does not compile" >&2
-    exit 2
-  fi
-  cp "$out/libtpusim.base.a" "$dir/libtpusim.a"
-  ar r "$dir/libtpusim.a" "$dir/pod.o" 2>/dev/null
+  mutant_library mutants_pod "$dir" csim/system/pod.c "$expr" "$cc" "$out/libtpusim.base.a"
   link "$dir" "$dir/libtpusim.a"
   if timeout 600 bash -c "$(declare -f run_workloads strip); probe_one=$probe_one out=$out collective='$collective' run_workloads $dir $dir/run.log"; then
     printf '%-26s SURVIVED  %s\n' "$name" "$what"

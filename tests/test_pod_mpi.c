@@ -114,14 +114,15 @@ Test(pod_mpi, a_rank_that_dies_stops_the_job) {
   cr_expect(strstr(r.err, "signal 9") || strstr(r.err, "Killed"), "no message naming the dead rank: %s", r.err);
 }
 
-/* The run that needs the bands to meet before a quiet chip's own step (tests/tools/pod_probe.c:
- * a packet dropped at a slice's edge): the same end cycle, chip clocks and last busy cycles on
- * 2 and 4 ranks, and with two threads a rank. Without the meeting a chip's clock ends a cycle
- * ahead. */
-Test(pod_mpi, run_ends_in_the_same_cycle_when_a_quiet_chip_still_wakes) {
+/* The runs of tests/pod_scenarios.h (printed by tests/pod_probe.c): a packet dropped at a
+ * slice's edge, whose end needs the bands to meet before a quiet chip's own step, and a chip
+ * sleeping while its last credits come back from another rank. The same end cycles, chip clocks
+ * and last busy cycles on 2 and 4 ranks, and with two threads a rank. */
+Test(pod_mpi, scenarios_end_in_the_same_cycle_on_every_rank_count) {
   run_t one = run_shell("build/tests/pod_probe");
   cr_assert_eq(one.status, 0, "%s", one.err);
-  cr_assert(strstr(one.out, "rc -1, 11 cycles"), "%s", one.out);
+  cr_assert(strstr(one.out, "out of the slice: rc -1, 11 cycles"), "%s", one.out);
+  cr_assert(strstr(one.out, "credits back to a sleeping chip: rc 0, 172 cycles"), "%s", one.out);
   static const char *const jobs[] = {"-np 2 build/tests/pod_probe", "-np 4 build/tests/pod_probe",
                                      "-np 2 build/tests/pod_probe 2"};
   for (unsigned k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {

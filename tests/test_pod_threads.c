@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fw/hal.h"
+#include "pod_scenarios.h"
 #include "runtime/pod_collective.h"
 #include "system/pod.h"
 #include "test_util.h"
@@ -104,8 +104,8 @@ Test(pod_threads, mixed_pod_same_on_threads) {
   same_collective(4, 4, slice(0, 0, 4, 4), FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, 1, rtl, 2);
 }
 
-/* One pod_run of programs built by `prog` (chip x, y -> its DMA queue), its outcome and every
- * chip's clock and last busy cycle after it. */
+/* One scenario's pod_run (tests/pod_scenarios.h), its outcome and every chip's clock and
+ * last busy cycle after it. */
 typedef struct {
   int rc;
   uint64_t cycles;
@@ -113,65 +113,44 @@ typedef struct {
   uint64_t clock[16], busy_until[16];
 } run_outcome_t;
 
-static void run_programs(pod_t *p, void (*prog)(unsigned x, unsigned y, fw_prog_t *d), run_outcome_t *o) {
-  for (unsigned y = 0; y < 4; y++)
-    for (unsigned x = 0; x < 4; x++) {
-      fw_prog_t d;
-      fw_prog_init(&d);
-      prog(x, y, &d);
-      fw_halt(&d);
-      char err[256];
-      cr_assert_eq(chip_load_program(pod_chip(p, x, y), ISA_QUEUE_DMA, d.words, d.count, err, sizeof err), 0, "%s",
-                   err);
-      fw_prog_free(&d);
-    }
+static void run_scenario(pod_t *p, const pod_scenario_t *s, run_outcome_t *o) {
+  char err[256];
+  cr_assert_eq(pod_scenario_load(p, s, err, sizeof err), 0, "%s", err);
   memset(o, 0, sizeof *o);
   o->rc = pod_run(p, ISA_QMASK_DMA, 100000, &o->cycles, o->report, sizeof o->report);
+  cr_assert_eq(o->rc, s->rc, "%s: %s", s->name, o->report);
   for (unsigned i = 0; i < 16; i++) {
     o->clock[i] = chip_cycle(pod_chip(p, i % 4, i / 4));
     o->busy_until[i] = pod_busy_until(p, i % 4, i / 4);
   }
 }
 
-/* (1,0) sends a packet out of its slice (its router drops it and returns the credits of the
- * dropped flits one a cycle to its own sender: a chip quiet but not yet still, with nothing on a
- * link); then traffic inside the slice. */
-static void send_out_of_slice(unsigned x, unsigned y, fw_prog_t *d) {
-  if (x == 1 && y == 0) fw_rdma(d, 2, 0, 0, 0, 3, 5, 1, ISA_SEM_NONE, 0);
-}
-static void send_in_slice(unsigned x, unsigned y, fw_prog_t *d) {
-  if (x == 0 && y == 0) fw_rdma(d, 1, 3, 0, 0, 2, 5, 1, ISA_SEM_NONE, 0);
-  if (x == 1 && y == 3) fw_sem_wait(d, 5, 2);
-}
-
-/* The case where a band must ask the others whether the pod went quiet: the run's end falls
- * where a chip of one band still wakes by itself with nothing on any link. The pod stops in the
- * same cycle on every thread count and every chip's clock says so. */
-Test(pod_threads, run_ends_in_the_same_cycle_when_a_quiet_chip_still_wakes) {
-  run_outcome_t want[2];
+/* The runs where a split pod could differ: the run's end falls where a chip of one band still
+ * wakes by itself with nothing on any link, and a chip sleeps while credits come back from
+ * another band. The pod stops in the same cycle on every thread count and every chip's clock
+ * says so. */
+Test(pod_threads, scenarios_end_in_the_same_cycle_on_every_thread_count) {
+  run_outcome_t want[POD_SCENARIOS];
   for (unsigned threads = 1; threads <= 4; threads++) {
     pod_config_t pc = {4, 4, 1, chip_config_default(4, 4), NULL, NULL, NULL, threads};
     pc.chip.model = CHIP_MODEL_FAST;
     char err[256];
     pod_t *p = pod_new(&pc, err, sizeof err);
     cr_assert_not_null(p, "%s", err);
-    cr_assert_eq(pod_set_slice(p, 0, 0, 2, 4), 0);
-    cr_assert_eq(pod_set_slice(p, 2, 0, 2, 4), 0);
-    run_outcome_t got[2];
-    run_programs(p, send_out_of_slice, &got[0]);
-    run_programs(p, send_in_slice, &got[1]);
-    cr_assert_eq(got[0].rc, -1, "%s", got[0].report);
-    cr_assert_eq(got[1].rc, 0, "%s", got[1].report);
+    cr_assert_eq(pod_scenario_slices(p), 0);
+    run_outcome_t got[POD_SCENARIOS];
+    for (unsigned k = 0; k < POD_SCENARIOS; k++) run_scenario(p, &pod_scenarios[k], &got[k]);
     if (threads == 1) memcpy(want, got, sizeof want);
-    for (int k = 0; k < 2; k++) {
-      cr_assert_eq(got[k].cycles, want[k].cycles, "run %d: %llu cycles on %u threads, %llu on one", k,
+    for (unsigned k = 0; k < POD_SCENARIOS; k++) {
+      const char *name = pod_scenarios[k].name;
+      cr_assert_eq(got[k].cycles, want[k].cycles, "%s: %llu cycles on %u threads, %llu on one", name,
                    (unsigned long long)got[k].cycles, threads, (unsigned long long)want[k].cycles);
-      cr_assert_str_eq(got[k].report, want[k].report, "run %d on %u threads", k, threads);
+      cr_assert_str_eq(got[k].report, want[k].report, "%s on %u threads", name, threads);
       for (unsigned i = 0; i < 16; i++) {
-        cr_assert_eq(got[k].clock[i], want[k].clock[i], "run %d, chip %u: clock %llu on %u threads, %llu on one", k,
+        cr_assert_eq(got[k].clock[i], want[k].clock[i], "%s, chip %u: clock %llu on %u threads, %llu on one", name,
                      i, (unsigned long long)got[k].clock[i], threads, (unsigned long long)want[k].clock[i]);
-        cr_assert_eq(got[k].busy_until[i], want[k].busy_until[i], "run %d, chip %u: busy until %llu on %u threads, "
-                     "%llu on one", k, i, (unsigned long long)got[k].busy_until[i], threads,
+        cr_assert_eq(got[k].busy_until[i], want[k].busy_until[i], "%s, chip %u: busy until %llu on %u threads, "
+                     "%llu on one", name, i, (unsigned long long)got[k].busy_until[i], threads,
                      (unsigned long long)want[k].busy_until[i]);
       }
     }

@@ -51,7 +51,8 @@ static int run_command(const command_t *c, int argc, char **argv) {
     dist_finalize();
     return CLI_EXIT_USAGE;
   }
-  if (dist_rank() > 0 && !getenv("TPUSIM_DEBUG_RANKS") && (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))) dist_abort(1);
+  const bool quiet_rank = dist_rank() > 0 && !getenv("TPUSIM_DEBUG_RANKS"); /* (docs/scale.md "MPI") */
+  if (quiet_rank && (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))) dist_abort(1);
   const int rc = c->run(argc - 1, argv + 1);
   dist_finalize();
   return rc;

@@ -34,22 +34,28 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols) {
                          .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .seed = 1};
 }
 
-chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
-  chip_geometry_t geo;
-  if (chip_top_geometry(cfg->rows, cfg->cols, &geo)) {
+/* 0 when cfg describes a chip this build has (its geometry in *geo), else -1 with a message. */
+static int check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen) {
+  if (chip_top_geometry(cfg->rows, cfg->cols, geo)) {
     snprintf(err, errlen, "no chip with a %ux%u MXU in this build (built: %s)", cfg->rows, cfg->cols, chip_top_sizes());
-    return NULL;
+    return -1;
   }
   if (cfg->hbm_bytes == 0 || cfg->hbm_bytes > (1ull << 32)) {
     snprintf(err, errlen, "HBM size must be 1 byte .. 4 GiB");
-    return NULL;
+    return -1;
   }
   if (cfg->hbm_bytes_per_cycle == 0 || cfg->hbm_latency == 0 || cfg->hbm_bytes_per_cycle > CHIP_MAX_HBM_BYTES_PER_CYCLE ||
       cfg->hbm_latency > CHIP_MAX_HBM_LATENCY) {
     snprintf(err, errlen, "HBM bandwidth must be 1..%u bytes per cycle and latency 1..%u cycles",
              CHIP_MAX_HBM_BYTES_PER_CYCLE, CHIP_MAX_HBM_LATENCY);
-    return NULL;
+    return -1;
   }
+  return 0;
+}
+
+chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
+  chip_geometry_t geo;
+  if (check_config(cfg, &geo, err, errlen)) return NULL;
   chip_t *c = calloc(1, sizeof *c);
   if (!c) goto oom;
   c->cfg = *cfg;
@@ -78,13 +84,9 @@ chip_t *chip_new_shared(const chip_config_t *cfg, unsigned owner, char *err, siz
   chip_t *c;
   if (owner == dist_rank()) {
     c = chip_new(cfg, err, errlen);
-  } else {
+  } else { /* a shell: refused for the same reasons the owner refuses the chip, so every rank agrees */
     chip_geometry_t geo;
-    if (chip_top_geometry(cfg->rows, cfg->cols, &geo)) {
-      snprintf(err, errlen, "no chip with a %ux%u MXU in this build (built: %s)", cfg->rows, cfg->cols,
-               chip_top_sizes());
-      return NULL;
-    }
+    if (check_config(cfg, &geo, err, errlen)) return NULL;
     c = calloc(1, sizeof *c);
     if (!c) {
       snprintf(err, errlen, "out of memory");
@@ -96,6 +98,18 @@ chip_t *chip_new_shared(const chip_config_t *cfg, unsigned owner, char *err, siz
   }
   if (c) c->shared = dist_active(), c->owner = owner;
   return c;
+}
+
+/* A shared chip's answer (rc and, on failure, its message) on every rank. */
+static int share_outcome(const chip_t *c, int rc, char *err, size_t errlen) {
+  struct {
+    int rc;
+    char err[256];
+  } a = {rc, ""};
+  if (!c->remote && rc) snprintf(a.err, sizeof a.err, "%s", err);
+  dist_bcast(&a, sizeof a, c->owner);
+  if (a.rc) snprintf(err, errlen, "%s", a.err);
+  return a.rc;
 }
 
 /* A shared chip's answer (n bytes at buf, from the owner) on every rank; rc is the owner's. */
@@ -153,32 +167,27 @@ int chip_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
   return share(c, rc, dst, (size_t)n * c->geo.cols * sizeof *dst);
 }
 
-static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen);
-
-int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
-  if (!c->shared) return load_program(c, queue, cmds, n, err, errlen);
-  /* the owner loads; every rank keeps the program (reports, chip_cycle_bound) */
-  struct {
-    int rc;
-    char err[256];
-  } a = {0};
-  if (!c->remote) a.rc = load_program(c, queue, cmds, n, a.err, sizeof a.err);
-  dist_bcast(&a, sizeof a, c->owner);
-  if (a.rc) {
-    snprintf(err, errlen, "%s", a.err);
-    return a.rc;
-  }
-  if (!c->remote) return 0;
+/* Keeps a copy of the program loaded on `queue` (reports, chip_cycle_bound). */
+static int keep_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
   uint32_t *copy = malloc((n ? n : 1) * ISA_CMD_WORDS * sizeof *copy);
   if (!copy) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  if (n) memcpy(copy, cmds, n * ISA_CMD_WORDS * sizeof *copy);
+  if (n) memcpy(copy, cmds, n * ISA_CMD_WORDS * sizeof *copy);  /* an empty program may come as NULL (found by fuzzing) */
   free(c->prog[queue]);
   c->prog[queue] = copy;
   c->prog_len[queue] = n;
   return 0;
+}
+
+static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen);
+
+int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
+  if (!c->shared) return load_program(c, queue, cmds, n, err, errlen);
+  /* the owner loads; every rank keeps the program */
+  const int rc = share_outcome(c, c->remote ? 0 : load_program(c, queue, cmds, n, err, errlen), err, errlen);
+  return rc || !c->remote ? rc : keep_program(c, queue, cmds, n, err, errlen);
 }
 
 static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
@@ -197,15 +206,7 @@ static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, ch
              queue == ISA_QUEUE_DMA ? "DMA" : "compute");
     return -1;
   }
-  uint32_t *copy = malloc((n ? n : 1) * ISA_CMD_WORDS * sizeof *copy);
-  if (!copy) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
-  }
-  if (n) memcpy(copy, cmds, n * ISA_CMD_WORDS * sizeof *copy);  /* an empty program may come as NULL (found by fuzzing) */
-  free(c->prog[queue]);
-  c->prog[queue] = copy;
-  c->prog_len[queue] = n;
+  if (keep_program(c, queue, cmds, n, err, errlen)) return -1;
   c->core->ops->load(c->core, (unsigned)queue, cmds, n);
   return 0;
 }
@@ -220,15 +221,8 @@ uint32_t chip_sem(chip_t *c, unsigned idx) {
 }
 
 int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
-  if (!c->shared) return c->core->ops->trace_open(c->core, path, err, errlen);
-  struct {
-    int rc;
-    char err[256];
-  } a = {0};
-  if (!c->remote) a.rc = c->core->ops->trace_open(c->core, path, a.err, sizeof a.err);
-  dist_bcast(&a, sizeof a, c->owner);
-  if (a.rc) snprintf(err, errlen, "%s", a.err);
-  return a.rc;
+  const int rc = c->remote ? 0 : c->core->ops->trace_open(c->core, path, err, errlen);
+  return c->shared ? share_outcome(c, rc, err, errlen) : rc;
 }
 
 void chip_trace_close(chip_t *c) {

@@ -7,9 +7,9 @@
  * a link, the pod jumps to the next cycle a chip wakes. A Verilated chip always says it may act,
  * so a pod of RTL chips runs every chip every cycle, as before.
  *
- * Links: each chip has a ring of latency + 2 slots per direction. What it sends at cycle t goes
- * into slot t mod D, and the neighbour reads slot (t + 1) mod D, which was written latency + 1
- * cycles earlier: the two never touch the same slot in a cycle, so the chips can be visited in
+ * Links: each chip has a ring of D = latency + 2 slots per direction (on bands, below, more).
+ * What it sends at cycle t goes into slot t mod D, and the neighbour reads slot
+ * (t - latency - 1) mod D, which was written latency + 1 cycles earlier: the two never touch the same slot in a cycle, so the chips can be visited in
  * any order. A slot is cleared when it is read, so a link's slots hold only what is in flight.
  * The slots of one cycle position are kept together for every link of the pod, so a cycle's
  * reads and writes stay within one plane of slots however many chips there are.
@@ -71,7 +71,6 @@ typedef struct {
   uint64_t *last_write_at;   /* per tick: last_write after it */
   uint64_t done;             /* (atomic) the ticks before this are finished and recorded */
   bool threaded;             /* one of several: before a quiet chip's wake step it checks the pod went on */
-  bool stopped;              /* found the pod quiet before a tick it was to step a chip in */
   bool paused;               /* (MPI) stopped before a tick only the meeting can clear */
   uint64_t from;             /* the tick it runs from in this round of the quantum */
   pthread_t thread;
@@ -163,14 +162,14 @@ static int make_exchange(pod_t *p) {
         count[k]++;
       }
     if (pass == 0)
-        for (unsigned k = 0; k < R; k++) {
-          p->send_list[k] = calloc(p->send_count[k] + 1, sizeof **p->send_list);
-          p->recv_list[k] = calloc(p->recv_count[k] + 1, sizeof **p->recv_list);
-          p->send_buf[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_buf);
-          p->recv_buf[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_buf);
-          if (!p->send_list[k] || !p->recv_list[k] || !p->send_buf[k] || !p->recv_buf[k]) return -1;
-          p->send_count[k] = p->recv_count[k] = 0;
-        }
+      for (unsigned k = 0; k < R; k++) {
+        p->send_list[k] = calloc(p->send_count[k] + 1, sizeof **p->send_list);
+        p->recv_list[k] = calloc(p->recv_count[k] + 1, sizeof **p->recv_list);
+        p->send_buf[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_buf);
+        p->recv_buf[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_buf);
+        if (!p->send_list[k] || !p->recv_list[k] || !p->send_buf[k] || !p->recv_buf[k]) return -1;
+        p->send_count[k] = p->recv_count[k] = 0;
+      }
   }
   return 0;
 }
@@ -265,7 +264,9 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   if (!p) goto oom;
   p->cfg = *cfg;
   p->n = cfg->size_x * cfg->size_y;
-  p->depth = 2 * (cfg->link_latency + 1); /* a quantum's reads and writes in separate halves */
+  /* a slot is read latency + 1 ticks after it is written; bands keep a quantum's reads and
+   * writes in separate halves of the ring */
+  p->depth = cfg->threads > 1 || ranks > 1 ? 2 * (cfg->link_latency + 1) : cfg->link_latency + 2;
   p->node = calloc(p->n, sizeof *p->node);
   p->checked = calloc(p->n, sizeof *p->checked);
   p->slots = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slots);
@@ -365,16 +366,18 @@ static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t);
 /* One tick t of band b's chips: every chip with something arriving or something to do (its
  * wake is due) is stepped, its outputs put on its links; a chip nothing is on its way to and
  * that sleeps costs a comparison. *flight gets the slots written minus those read, *stepped
- * the chips stepped. Returns false (threads only) when the pod turned out to be quiet before
- * t: nothing was stepped and the band stops. */
+ * the chips stepped. Returns false (bands only) when a quiet chip's own step is not cleared
+ * (no_end_before): the pod was quiet before t, or under MPI only the meeting can tell; the band
+ * stops there, its done at t. */
 static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsigned *stepped) {
-  const unsigned V = CHIP_ROUTER_VCS, L1 = p->cfg.link_latency + 1;
-  const unsigned rd = (unsigned)((t + L1) % p->depth), wr = (unsigned)(t % p->depth);
+  const unsigned V = CHIP_ROUTER_VCS, L1 = p->cfg.link_latency + 1, shared = b->threaded;
+  const unsigned rd = (unsigned)((t + p->depth - L1) % p->depth), wr = (unsigned)(t % p->depth);
   *flight = 0;
   *stepped = 0;
   for (unsigned i = b->first; i < b->end; i++) {
     pod_node_t *nd = &p->node[i];
     if (nd->wake > t && !__atomic_load_n(&nd->incoming, __ATOMIC_RELAXED)) continue; /* asleep, nothing coming */
+    /* (the counts of slots coming are atomic only when a neighbour may be another band's) */
     chip_net_t in;
     unsigned arrived = 0;
     for (unsigned d = 0; d < DIRS; d++) {
@@ -390,7 +393,8 @@ static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsi
     /* a quiet chip woken by its own timer is the one step that could fall after the pod's end */
     if (!arrived && nd->quiet && b->threaded && !no_end_before(p, b, t)) return false;
     if (arrived) {
-      __atomic_fetch_sub(&nd->incoming, arrived, __ATOMIC_RELAXED);
+      if (shared) __atomic_fetch_sub(&nd->incoming, arrived, __ATOMIC_RELAXED);
+      else nd->incoming -= arrived;
       *flight -= arrived;
     }
     catch_up(nd, t, p->run_start);
@@ -406,7 +410,8 @@ static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsi
       *slot(p, wr, i, d) = (link_slot_t){out.flit[d], cr};
       ++*flight;
       b->last_write = t;
-      __atomic_fetch_add(&p->node[nd->nb[d]].incoming, 1, __ATOMIC_RELAXED);
+      if (shared) __atomic_fetch_add(&p->node[nd->nb[d]].incoming, 1, __ATOMIC_RELAXED);
+      else p->node[nd->nb[d]].incoming++;
     }
     const bool quiet = chip_quiet(nd->chip);
     if (quiet != nd->quiet) b->nonquiet += quiet ? -1u : 1u;
@@ -446,10 +451,7 @@ static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t) {
       nonquiet += o->nonquiet_at[j];
       for (uint64_t i = 0; i <= j; i++) flight += o->flight_at[i];
     }
-    if (!nonquiet && !flight) {
-      b->stopped = true;
-      return false;
-    }
+    if (!nonquiet && !flight) return false; /* the pod ended at u: this band stops (done stays at t) */
   }
   return true;
 }
@@ -457,7 +459,7 @@ static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t) {
 /* Band b runs the current quantum, recording each tick. */
 static void band_run(pod_t *p, pod_band_t *b) {
   if (b->from >= p->q_start + p->q_len) return; /* nothing in this round */
-  b->stopped = b->paused = false;
+  b->paused = false;
   if (b->safe < b->from) b->safe = b->from;
   for (uint64_t j = b->from - p->q_start; j < p->q_len; j++) {
     int64_t flight;
@@ -591,17 +593,25 @@ void pod_reset(pod_t *p) {
     pod_node_t *nd = &p->node[i];
     catch_up(nd, p->tick, p->tick);
     chip_reset(nd->chip);
-    nd->incoming = 0;
     nd->quiet = chip_quiet(nd->chip);
     nd->wake = p->tick;
   }
-  for (unsigned i = 0; i < p->n; i++) p->node[i].incoming = 0;
+  for (unsigned i = 0; i < p->n; i++) p->node[i].incoming = 0; /* the links are emptied */
   memset(p->slots, 0, (size_t)p->depth * p->n * DIRS * sizeof *p->slots);
   p->in_flight = 0;
   for (unsigned k = 0; k < p->nbands; k++) p->band[k].last_write = NEVER;
 }
 
 static bool quantum(pod_t *p, uint64_t len, bool (*decide)(pod_t *, void *, unsigned, unsigned, bool), void *ctx);
+
+/* Each band's count of chips not quiet, before its bands run (band_tick keeps it after). */
+static void count_nonquiet(pod_t *p) {
+  for (unsigned k = 0; k < p->nbands; k++) {
+    pod_band_t *b = &p->band[k];
+    b->nonquiet = 0;
+    for (unsigned i = b->first; i < b->end; i++) b->nonquiet += !p->node[i].quiet;
+  }
+}
 
 /* run_until_quiet's decision after a tick (its loop below, on bands meeting every tick). */
 typedef struct {
@@ -633,11 +643,7 @@ static int run_until_quiet(pod_t *p, uint64_t max_cycles) {
   p->run_start = start;
   sync_all(p, start);
   if (p->dist) { /* the bands meet every tick: the loop below decides after each */
-    for (unsigned k = 0; k < p->nbands; k++) {
-      pod_band_t *b = &p->band[k];
-      b->nonquiet = 0;
-      for (unsigned i = b->first; i < b->end; i++) b->nonquiet += !p->node[i].quiet;
-    }
+    count_nonquiet(p);
     quiet_state_t q = {start, max_cycles, 0};
     for (uint64_t n = 0; !quantum(p, 1, decide_quiet, &q); n++)
       if (n + 1 >= max_cycles) {
@@ -797,11 +803,7 @@ static bool decide_run(pod_t *p, void *ctx, unsigned stepped, unsigned nonquiet,
  * checks them; each tick's records are decided on in order as one thread decides after each
  * tick. Idle ticks are jumped over only from a quantum's end. */
 static void run_bands(pod_t *p, run_state_t *r) {
-  for (unsigned k = 0; k < p->nbands; k++) {
-    pod_band_t *b = &p->band[k];
-    b->nonquiet = 0;
-    for (unsigned i = b->first; i < b->end; i++) b->nonquiet += !p->node[i].quiet;
-  }
+  count_nonquiet(p);
   for (;;) {
     const uint64_t n = p->tick - r->start;
     uint64_t len = p->nrtl ? 1 : p->cfg.link_latency + 1;
