@@ -32,14 +32,21 @@ static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t round4(uint32_t x) { return (x + 3) & ~3u; }
 
-/* Row-block height for K panels of kp tiles. VMEM: NW weight tiles (NW R lines), two
- * activation panels (2 kp Mt lines, each `spare` more) and two output blocks (2 Mt lines).
- * Accumulator: two column tiles when a panel spans all of K (outputs finish one column tile
- * at a time), else every column tile of two row blocks. */
+/* Several MXUs (docs/gemm.md, "Several MXUs"): the kernel works in column groups, one column
+ * tile per MXU side by side; nts below counts groups. Each MXU has its own accumulator, so the
+ * accumulator's layout is the same in every MXU. */
+static uint32_t mxus_of(const chip_geometry_t *chip) { return isa_geometry_mxus(chip); }
+static uint32_t groups_of(const chip_geometry_t *chip, uint32_t n) { return ceil_div(ceil_div(n, chip->cols), mxus_of(chip)); }
+
+/* Row-block height for K panels of kp tiles. VMEM: NW weight tiles per MXU (NW X R lines),
+ * two activation panels (2 kp Mt lines, each `spare` more) and two output blocks (2 X Mt
+ * lines), X the MXUs. Accumulator: two column groups when a panel spans all of K (outputs
+ * finish one group at a time), else every column group of two row blocks. */
 static uint32_t block_rows_for(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp,
                                uint32_t spare) {
-  uint32_t fixed = NW * chip->rows + 2 * spare;
-  uint32_t by_vmem = chip->vmem_lines > fixed ? (chip->vmem_lines - fixed) / (2 * kp + 2) : 0;
+  const uint32_t mx = mxus_of(chip);
+  uint32_t fixed = NW * mx * chip->rows + 2 * spare;
+  uint32_t by_vmem = chip->vmem_lines > fixed ? (chip->vmem_lines - fixed) / (2 * kp + 2 * mx) : 0;
   uint32_t by_acc = kp == kts ? chip->acc_depth / 2 : chip->acc_depth / (2 * nts);
   return min_u32(m, min_u32(by_vmem, by_acc));
 }
@@ -61,16 +68,17 @@ static uint32_t balanced_rows(const chip_geometry_t *chip, uint32_t m, uint32_t 
 }
 
 uint32_t fw_gemm_panel_tiles(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n) {
-  return choose_panel(chip, m, ceil_div(k, chip->rows), ceil_div(n, chip->cols), 0);
+  return choose_panel(chip, m, ceil_div(k, chip->rows), groups_of(chip, n), 0);
 }
 
 uint32_t fw_gemm_block_rows(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp) {
-  uint32_t kts = ceil_div(k, chip->rows), nts = ceil_div(n, chip->cols);
+  uint32_t kts = ceil_div(k, chip->rows), nts = groups_of(chip, n);
   return balanced_rows(chip, m, kts, nts, kp ? kp : choose_panel(chip, m, kts, nts, 0), 0, UINT32_MAX);
 }
 
 typedef struct {
   uint32_t r, mt, mcs, kts, nts, kp, kps;
+  uint32_t mx, ncts;  /* MXUs, column tiles (nts is column groups: ncts over mx, rounded up) */
   uint32_t lead;  /* column tiles side by side in the first pass over the first panel (1: none) */
   uint32_t pro;   /* of them, how many multiply sub-block 0 chunk by chunk in turn (1: none) */
   uint64_t tiles;
@@ -112,7 +120,11 @@ static tile_t tile_of(const plan_t *pl, uint64_t t) {
   return tl;
 }
 
-/* The GEMM as planned for one chip: the tiling and where its buffers live in VMEM. */
+/* MXUs at work in column group nt: one per column tile of it (the last group may have fewer). */
+static uint32_t active(const plan_t *pl, uint32_t nt) { return min_u32(pl->mx, pl->ncts - nt * pl->mx); }
+
+/* The GEMM as planned for one chip: the tiling and where its buffers live in VMEM (MXU u's
+ * weight tile at w_line[i] + u R, its output rows at o_line[b] + u Mt). */
 typedef struct {
   const fw_gemm_args_t *g;
   plan_t pl;
@@ -214,7 +226,9 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
   x->g = g;
   pl->r = R;
   pl->kts = ceil_div(g->k, R);
-  pl->nts = ceil_div(g->n, chip->cols);
+  pl->mx = mxus_of(chip);
+  pl->ncts = ceil_div(g->n, chip->cols);
+  pl->nts = ceil_div(pl->ncts, pl->mx);
   if (g->k_panel > pl->kts) {
     snprintf(err, errlen, "a K panel of %u tiles is more than K has (%u)", g->k_panel, pl->kts);
     return -1;
@@ -243,15 +257,16 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
   }
   pl->mcs = ceil_div(g->m, pl->mt);
   pl->tiles = (uint64_t)pl->mcs * pl->kts * pl->nts;
-  if (pl->tiles * 3 > chip->queue_depth) { /* each tile takes at least 3 compute commands */
-    snprintf(err, errlen, "the GEMM has %llu tiles and needs at least 3 commands per queue per tile; a queue "
-             "holds %u commands", (unsigned long long)pl->tiles, chip->queue_depth);
+  const uint32_t per_tile = 2 * pl->mx + 1; /* a tile's compute commands: a load and a matmul per MXU, a wait */
+  if (pl->tiles * per_tile > chip->queue_depth) {
+    snprintf(err, errlen, "the GEMM has %llu tiles and needs at least %u commands per queue per tile; a queue "
+             "holds %u commands", (unsigned long long)pl->tiles, per_tile, chip->queue_depth);
     return -1;
   }
   const uint32_t mt = pl->mt;
-  for (uint32_t i = 0; i < NW; i++) x->w_line[i] = i * R;
-  x->a_line[0] = NW * R, x->a_line[1] = x->a_line[0] + pl->kp * mt + spare;
-  x->o_line[0] = x->a_line[1] + pl->kp * mt + spare, x->o_line[1] = x->o_line[0] + mt;
+  for (uint32_t i = 0; i < NW; i++) x->w_line[i] = i * pl->mx * R;
+  x->a_line[0] = NW * pl->mx * R, x->a_line[1] = x->a_line[0] + pl->kp * mt + spare;
+  x->o_line[0] = x->a_line[1] + pl->kp * mt + spare, x->o_line[1] = x->o_line[0] + pl->mx * mt;
   /* A transposing DMA is slow to start (it waits for the queue to drain, then for its HBM
    * rows), so A^T comes in as few as can be: 2C rows of the panel each. */
   x->per_sub = g->a_transposed ? ceil_div(mt, 2 * chip->cols) : pl->nts;
@@ -263,17 +278,22 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
   return 0;
 }
 
-/* DMA queue: writes back rows [lo, lo + n) of the output block of tile b, signalling `sem`. */
+/* DMA queue: writes back rows [lo, lo + n) of the output block of tile b, a column tile per
+ * MXU, the last signalling `sem`. */
 static void write_back(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *chip, const tile_t *b, uint32_t lo,
                        uint32_t n, unsigned sem) {
   const fw_gemm_args_t *g = x->g;
-  const uint32_t C = chip->cols, mt = x->pl.mt, cols_out = min_u32(C, g->n - b->nt * C);
-  if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
-    fw_dma_vmem_to_hbm(dq, sem, 1, x->o_line[b->oblock % 2] + lo, g->c + 2 * ((b->mc * mt + lo) * x->ldc + b->nt * C),
-                       2 * x->ldc, n, round4(2 * cols_out));
-  else
-    fw_dma_vmem_to_hbm(dq, sem, 1, x->o_line[b->oblock % 2] + lo, g->c + 4 * ((b->mc * mt + lo) * g->n + b->nt * C),
-                       4 * g->n, n, 4 * cols_out);
+  const uint32_t C = chip->cols, mt = x->pl.mt, act = active(&x->pl, b->nt);
+  for (uint32_t u = 0; u < act; u++) {
+    const uint32_t ct = b->nt * x->pl.mx + u, cols_out = min_u32(C, g->n - ct * C);
+    const uint32_t line = x->o_line[b->oblock % 2] + u * mt + lo;
+    const unsigned s = u + 1 == act ? sem : ISA_SEM_NONE;
+    if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
+      fw_dma_vmem_to_hbm(dq, s, 1, line, g->c + 2 * ((b->mc * mt + lo) * x->ldc + ct * C), 2 * x->ldc, n,
+                         round4(2 * cols_out));
+    else
+      fw_dma_vmem_to_hbm(dq, s, 1, line, g->c + 4 * ((b->mc * mt + lo) * g->n + ct * C), 4 * g->n, n, 4 * cols_out);
+  }
 }
 
 /* Of n pieces spread evenly over `over` tiles, how many are loaded by the end of the first
@@ -347,18 +367,21 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
     if (t >= NW && t < pl->tiles) fw_sem_wait(dq, SEM_W_FREE + t % NW, 1);
     if (t < pl->tiles) {
       tile_t tl = tile_of(pl, t);
-      uint32_t krows = min_u32(R, g->k - tl.kt * R), cols = min_u32(C, g->n - tl.nt * C);
-      if (g->b_transposed) {
-        /* line j is weight column j: B^T's row nt C + j, its K elements from kt R (the DMA
-         * zero-fills past them); columns beyond N are zero lines */
-        if (cols < C) fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, x->w_line[t % NW] + cols, C - cols, 4 * C);
-        fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.nt * C * g->ldb + tl.kt * R), 2 * g->ldb,
-                           x->w_line[t % NW], cols, round4(2 * krows));
-      } else {
-        if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
-          fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, x->w_line[t % NW] + krows, R - krows, 4 * C);
-        fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.kt * R * g->ldb + tl.nt * C), 2 * g->ldb,
-                           x->w_line[t % NW], krows, round4(2 * cols));
+      for (uint32_t u = 0; u < active(pl, tl.nt); u++) { /* a weight tile per MXU, each signalling once */
+        const uint32_t ct = tl.nt * pl->mx + u, w_line = x->w_line[t % NW] + u * R;
+        uint32_t krows = min_u32(R, g->k - tl.kt * R), cols = min_u32(C, g->n - ct * C);
+        if (g->b_transposed) {
+          /* line j is weight column j: B^T's row ct C + j, its K elements from kt R (the DMA
+           * zero-fills past them); columns beyond N are zero lines */
+          if (cols < C) fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, w_line + cols, C - cols, 4 * C);
+          fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (ct * C * g->ldb + tl.kt * R), 2 * g->ldb,
+                             w_line, cols, round4(2 * krows));
+        } else {
+          if (krows < R) /* weight rows beyond K are zero: stride 0 repeats the zero line */
+            fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, g->zero, 0, w_line + krows, R - krows, 4 * C);
+          fw_dma_hbm_to_vmem(dq, SEM_W_READY + t % NW, 1, g->b + 2 * (tl.kt * R * g->ldb + ct * C), 2 * g->ldb,
+                             w_line, krows, round4(2 * cols));
+        }
       }
       panel_pieces(dq, x, t, &tl);
     }
@@ -391,22 +414,41 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
 static void store_block(fw_prog_t *cq, const gemm_t *x, const tile_t *tl, bool last) {
   const fw_gemm_args_t *g = x->g;
   if (tl->oblock >= 2) fw_sem_wait(cq, SEM_OUT_FREE + tl->oblock % 2, 1);
-  const uint32_t rows = rows_of(x, tl), step = last ? ceil_div(rows, LAST_PIECES) : rows;
+  const uint32_t rows = rows_of(x, tl), step = last ? ceil_div(rows, LAST_PIECES) : rows, act = active(&x->pl, tl->nt);
   for (uint32_t lo = 0; lo < rows; lo += step) {
     uint32_t n = min_u32(step, rows - lo), line = x->o_line[tl->oblock % 2] + lo;
-    fw_mxu_store(cq, acc_of(x, tl) + lo, n, line);
-    /* the epilogue runs in place on the stored rows, in program order after the store */
-    if (g->relu) fw_vec(cq, ISA_VEC_RELU, line, line, line, n, 0);
-    if (g->bf16_out) fw_vec(cq, ISA_VEC_TO_BF16, line, line, line, n, 0);
+    for (uint32_t u = 0; u < act; u++) { /* every MXU's rows first: a VEC waits for the stores before it */
+      fw_mxu_select(cq, u);
+      fw_mxu_store(cq, acc_of(x, tl) + lo, n, line + u * x->pl.mt);
+    }
+    /* the epilogue runs in place on the stored rows, in program order after the stores */
+    for (uint32_t u = 0; u < act; u++) {
+      const uint32_t l = line + u * x->pl.mt;
+      if (g->relu) fw_vec(cq, ISA_VEC_RELU, l, l, l, n, 0);
+      if (g->bf16_out) fw_vec(cq, ISA_VEC_TO_BF16, l, l, l, n, 0);
+    }
     if (last) fw_sem_signal(cq, SEM_OUT_READY, 1);
   }
 }
 
 /* ---- compute queue. Tile t: load its weights (the MXU overlaps them with tile t-1's
  * rows), release tile t-1's buffers, multiply, store a finished output block. */
-static void load_weights(fw_prog_t *cq, const gemm_t *x, uint64_t t) {
-  if (x->g->b_transposed) fw_mxu_load_transposed(cq, x->w_line[t % NW]);
-  else fw_mxu_load(cq, x->w_line[t % NW]);
+static void load_weights(fw_prog_t *cq, const gemm_t *x, uint64_t t, const tile_t *tl) {
+  for (uint32_t u = 0; u < active(&x->pl, tl->nt); u++) {
+    fw_mxu_select(cq, u);
+    if (x->g->b_transposed) fw_mxu_load_transposed(cq, x->w_line[t % NW] + u * x->pl.r);
+    else fw_mxu_load(cq, x->w_line[t % NW] + u * x->pl.r);
+  }
+}
+
+/* Every MXU of tile tl's column group multiplies the same activation rows into its own
+ * accumulator. */
+static void matmul(fw_prog_t *cq, const gemm_t *x, const tile_t *tl, uint32_t line, uint32_t rows, uint32_t acc,
+                   bool accumulate) {
+  for (uint32_t u = 0; u < active(&x->pl, tl->nt); u++) {
+    fw_mxu_select(cq, u);
+    fw_mxu_matmul(cq, line, rows, acc, accumulate);
+  }
 }
 
 /* A^T: the first pro tiles (sub-block 0 against column tiles 0 .. pro-1) chunk by chunk in
@@ -414,15 +456,15 @@ static void load_weights(fw_prog_t *cq, const gemm_t *x, uint64_t t) {
  * last are released at the end (the last one's by the next tile, as usual). */
 static void first_sub_block(fw_prog_t *cq, const gemm_t *x) {
   const plan_t *pl = &x->pl;
-  for (uint32_t j = 0; j < pl->pro; j++) fw_sem_wait(cq, SEM_W_READY + j, 1);
+  for (uint32_t j = 0; j < pl->pro; j++) fw_sem_wait(cq, SEM_W_READY + j, active(pl, tile_of(pl, j).nt));
   const tile_t first = tile_of(pl, 0);
   const uint32_t rows = rows_of(x, &first), chunk = chunk_rows(x, rows);
   for (uint32_t lo = 0; lo < rows; lo += chunk) {
     fw_sem_wait(cq, SEM_A_READY, 1);
     for (uint32_t j = 0; j < pl->pro; j++) {
       tile_t tl = tile_of(pl, j);
-      load_weights(cq, x, j);
-      fw_mxu_matmul(cq, x->a_line[0] + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, false);
+      load_weights(cq, x, j, &tl);
+      matmul(cq, x, &tl, x->a_line[0] + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, false);
     }
   }
   for (uint32_t j = 0; j + 1 < pl->pro; j++) fw_sem_signal(cq, SEM_W_FREE + j, 1);
@@ -434,14 +476,14 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
   if (pl->pro > 1) first_sub_block(cq, x);
   for (uint64_t t = pl->pro > 1 ? pl->pro : 0; t < pl->tiles; t++) {
     tile_t tl = tile_of(pl, t);
-    fw_sem_wait(cq, SEM_W_READY + t % NW, 1);
+    fw_sem_wait(cq, SEM_W_READY + t % NW, active(pl, tl.nt));
     /* Sub-block kk of a panel is waited for before its first use (DMA completions are in
      * order). The first pass over the first panel, where the MXU waits for the DMA, goes
      * chunk by chunk instead, so the MXU streams each chunk as it lands; with A^T only
      * sub-block 0 (the others are loaded a sub-block ahead, and its chunks are small). */
     const bool by_chunk = tl.ablock == 0 && tl.nt == 0 && (!x->g->a_transposed || tl.kk == 0);
     if (tl.nt == 0 && !by_chunk) fw_sem_wait(cq, SEM_A_READY + tl.ablock % 2, chunks(x, rows_of(x, &tl)));
-    load_weights(cq, x, t);
+    load_weights(cq, x, t, &tl);
     if (t >= 1) {
       tile_t prev = tile_of(pl, t - 1);
       fw_sem_signal(cq, SEM_W_FREE + (t - 1) % NW, 1);
@@ -453,14 +495,15 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
       uint32_t rows = rows_of(x, &tl), chunk = chunk_rows(x, rows);
       for (uint32_t lo = 0; lo < rows; lo += chunk) {
         fw_sem_wait(cq, SEM_A_READY, 1);
-        fw_mxu_matmul(cq, x->a_line[0] + tl.kk * mt + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, tl.kt > 0);
+        matmul(cq, x, &tl, x->a_line[0] + tl.kk * mt + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, tl.kt > 0);
       }
     } else {
-      fw_mxu_matmul(cq, x->a_line[tl.ablock % 2] + tl.kk * mt, rows_of(x, &tl), acc_of(x, &tl), tl.kt > 0);
+      matmul(cq, x, &tl, x->a_line[tl.ablock % 2] + tl.kk * mt, rows_of(x, &tl), acc_of(x, &tl), tl.kt > 0);
     }
     tile_t block;
     if (stored_block(x, t, &block)) store_block(cq, x, &block, t + 1 == pl->tiles);
   }
+  fw_mxu_select(cq, 0);  /* what the program's next kernel expects */
   fw_halt(cq);
 }
 

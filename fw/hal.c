@@ -106,9 +106,13 @@ void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t d
   fw_rdma_on(p, 0, x, y, src_line, dst_line, rows, remote_sem, remote_value, local_sem, local_value);
 }
 
+void fw_mxu_select(fw_prog_t *p, unsigned mxu) { p->mxu = mxu; }
+
 void fw_mxu_load(fw_prog_t *p, uint32_t line) {
   uint32_t *c = emit(p, ISA_OP_MXU_LOAD);
-  if (c) ISA_PUT(c, MXU_LOAD, line, line);
+  if (!c) return;
+  ISA_PUT(c, MXU_LOAD, line, line);
+  ISA_PUT(c, MXU_LOAD, mxu, p->mxu);
 }
 
 void fw_mxu_load_transposed(fw_prog_t *p, uint32_t line) {
@@ -116,6 +120,7 @@ void fw_mxu_load_transposed(fw_prog_t *p, uint32_t line) {
   if (c) {
     ISA_PUT(c, MXU_LOAD, line, line);
     ISA_PUT(c, MXU_LOAD, transpose, 1);
+    ISA_PUT(c, MXU_LOAD, mxu, p->mxu);
   }
 }
 
@@ -126,6 +131,7 @@ void fw_mxu_matmul(fw_prog_t *p, uint32_t line, uint32_t rows, uint32_t acc_row,
   ISA_PUT(c, MXU_MATMUL, rows, rows);
   ISA_PUT(c, MXU_MATMUL, acc_row, acc_row);
   ISA_PUT(c, MXU_MATMUL, accumulate, accumulate);
+  ISA_PUT(c, MXU_MATMUL, mxu, p->mxu);
 }
 
 void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line) {
@@ -134,6 +140,7 @@ void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line) 
   ISA_PUT(c, MXU_STORE, acc_row, acc_row);
   ISA_PUT(c, MXU_STORE, rows, rows);
   ISA_PUT(c, MXU_STORE, line, line);
+  ISA_PUT(c, MXU_STORE, mxu, p->mxu);
 }
 
 void fw_vec(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,

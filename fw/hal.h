@@ -32,6 +32,7 @@ typedef struct {
   uint32_t *words;
   size_t count, cap;  /* in commands */
   bool oom;
+  unsigned mxu;       /* the MXU the fw_mxu_* commands name (fw_mxu_select; 0 at init) */
 } fw_prog_t;
 
 void fw_prog_init(fw_prog_t *p);
@@ -71,6 +72,9 @@ void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t d
 void fw_rdma_on(fw_prog_t *p, unsigned engine, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line,
                 uint32_t rows, unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value);
 
+/* The core's MXUs are independent units, each with its weights and accumulator (docs/isa.md,
+ * "MXUs"): the fw_mxu_* commands after this name MXU `mxu` (0 until a program says). */
+void fw_mxu_select(fw_prog_t *p, unsigned mxu);
 void fw_mxu_load(fw_prog_t *p, uint32_t line);
 /* The tile transposed: line line + j holds weight column j (R bf16), so a GEMM against B^T
  * needs no transposed copy of B; as fast as a plain load (square MXUs: every chip). */

@@ -25,6 +25,7 @@ typedef struct {
   unsigned acc_depth;     /* accumulator rows */
   unsigned vmem_lines;    /* VMEM lines */
   unsigned queue_depth;   /* commands per queue */
+  unsigned mxus;          /* MXU units of the core (the MXU field's range; 0 reads as 1) */
 } chip_geometry_t;
 
 /* Queues, and their bits in a start mask (chip_run, pod_run). */
@@ -82,6 +83,18 @@ static inline void isa_put(uint32_t *cmd, unsigned word, unsigned lsb, unsigned 
 static inline uint32_t isa_opcode(const uint32_t *cmd) { return isa_get(cmd, 0, ISA_OPCODE_LSB, ISA_OPCODE_WIDTH); }
 
 /* The opcode's name ("SEM_WAIT"), or NULL when it is not an opcode. */
+/* The MXU an MXU_LOAD, MXU_MATMUL or MXU_STORE names; 0 for any other command. */
+static inline unsigned isa_mxu(const uint32_t *cmd) {
+  switch (isa_opcode(cmd)) {
+    case ISA_OP_MXU_LOAD: return ISA_GET(cmd, MXU_LOAD, mxu);
+    case ISA_OP_MXU_MATMUL: return ISA_GET(cmd, MXU_MATMUL, mxu);
+    case ISA_OP_MXU_STORE: return ISA_GET(cmd, MXU_STORE, mxu);
+    default: return 0;
+  }
+}
+/* MXU units of a geometry (0 in an old initialiser means 1). */
+static inline unsigned isa_geometry_mxus(const chip_geometry_t *g) { return g->mxus ? g->mxus : 1; }
+
 static inline const char *isa_opcode_name(uint32_t op) {
   switch (op) {
 #define ISA_OP(name, code, queues, doc) case code: return #name;

@@ -12,7 +12,8 @@ module chip_cmdq #(
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,
   parameter int unsigned VmemLines  = 1024,
-  parameter int unsigned AccDepth   = 256
+  parameter int unsigned AccDepth   = 256,
+  parameter int unsigned Mxus       = 1      // MXU units of the core (the MXU field's range)
 ) (
   input  logic                          clk_i,
   input  logic                          rst_ni,
@@ -120,9 +121,13 @@ module chip_cmdq #(
                    w(cmd.rdma.src) + w(cmd.rdma.rows) > 64'(VmemLines)) err = ErrVmem;
           else if (cmd.rdma.x >= size_x_i || cmd.rdma.y >= size_y_i || cmd.rdma.dest_reserved != '0) err = ErrRemote;
         end
-        OpMxuLoad: if (w(cmd.mxu_load.line) + 64'(Rows) > 64'(VmemLines)) err = ErrVmem;
+        OpMxuLoad: begin
+          if (32'(cmd.mxu_load.mxu) >= Mxus) err = ErrMxu;
+          else if (w(cmd.mxu_load.line) + 64'(Rows) > 64'(VmemLines)) err = ErrVmem;
+        end
         OpMxuMatmul: begin
-          if (cmd.mxu_matmul.rows == 0) err = ErrSize;
+          if (32'(cmd.mxu_matmul.mxu) >= Mxus) err = ErrMxu;
+          else if (cmd.mxu_matmul.rows == 0) err = ErrSize;
           else if (w(cmd.mxu_matmul.line) + w(cmd.mxu_matmul.rows) > 64'(VmemLines)) err = ErrVmem;
           else if (w(cmd.mxu_matmul.acc_row) + w(cmd.mxu_matmul.rows) > 64'(AccDepth)) err = ErrAcc;
         end
@@ -135,7 +140,8 @@ module chip_cmdq #(
                        64'(VmemLines)) err = ErrVmem;
         end
         OpMxuStore: begin
-          if (cmd.mxu_store.rows == 0) err = ErrSize;
+          if (32'(cmd.mxu_store.mxu) >= Mxus) err = ErrMxu;
+          else if (cmd.mxu_store.rows == 0) err = ErrSize;
           else if (w(cmd.mxu_store.acc_row) + w(cmd.mxu_store.rows) > 64'(AccDepth)) err = ErrAcc;
           else if (w(cmd.mxu_store.line) + w(cmd.mxu_store.rows) > 64'(VmemLines)) err = ErrVmem;
         end

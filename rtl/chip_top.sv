@@ -1,8 +1,11 @@
 // The TPU chip (docs/isa.md): command processor with a compute and a DMA queue, a bank of
 // hardware semaphores, VMEM, the DMA engine with the HBM port, the MXU unit, the vector
 // unit, and four remote-DMA engines on four local ports of the torus router (one per link
-// direction, so a chip can drive all four links at once).
+// direction, so a chip can drive all four links at once). The core has Mxus MXU units, each
+// with its own weights, accumulator and VMEM ports, fed from the compute queue by the MXU
+// field of MXU_LOAD, MXU_MATMUL and MXU_STORE (docs/isa.md, "MXUs").
 module chip_top #(
+  parameter int unsigned Mxus       = 1,     // MXU units of the core
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,
   parameter int unsigned AccDepth   = 256,
@@ -73,9 +76,10 @@ module chip_top #(
   // `--check` compares with the chip's fast model every cycle, as Ibex's RVFI exposes retired
   // instructions to a reference model. Nothing inside the chip reads them.
   output logic [NumSems*32-1:0]  obs_sems_o,          // semaphore s at [32s +: 32]
-  output logic [2:0]             obs_vmem_we_o,       // VMEM line writes: DMA, MXU store, vector unit
-  output logic [3*32-1:0]        obs_vmem_waddr_o,    // their lines
-  output logic [3*LineW-1:0]     obs_vmem_wdata_o,    // their data
+  // VMEM line writes: DMA, MXU 0's stores, vector unit, then the stores of MXUs 1 ..
+  output logic [2+Mxus-1:0]      obs_vmem_we_o,
+  output logic [(2+Mxus)*32-1:0] obs_vmem_waddr_o,    // their lines
+  output logic [(2+Mxus)*LineW-1:0] obs_vmem_wdata_o, // their data
   output logic [NumRdma-1:0]     obs_rdma_we_o,       // VMEM word writes of the remote-DMA receivers
   output logic [NumRdma*32-1:0]  obs_rdma_waddr_o,    // {word [31:24], line [23:0]}
   output logic [NumRdma*64-1:0]  obs_rdma_wdata_o,
@@ -83,11 +87,14 @@ module chip_top #(
   output logic [(4+NumRdma)*FlitW-1:0]  obs_rtr_out_o,
   output logic [(4+NumRdma)*NumVcs-1:0] obs_rtr_credit_in_o,
   output logic [(4+NumRdma)*NumVcs-1:0] obs_rtr_credit_out_o,
-  output logic [8*32-1:0]        obs_progress_o,      // MXU loads, matmuls, stores, VECs: issued, done
+  // per MXU m at [6m..6m+5]: loads, matmuls, stores issued and done; then VECs issued, done
+  output logic [(6*Mxus+2)*32-1:0] obs_progress_o,
   output logic [NumQueues-1:0]   obs_issue_o,         // a queue hands a command to its unit
   output logic [15:0]            obs_busy_o,          // units' busy and drained flags (below)
-  output logic                   obs_acc_we_o,        // an accumulator row written
-  output logic [31:0]            obs_acc_waddr_o
+  output logic [Mxus-1:0]        obs_mxu_busy_o,      // each MXU's busy and drained flags
+  output logic [Mxus-1:0]        obs_mxu_drained_o,
+  output logic [Mxus-1:0]        obs_acc_we_o,        // an accumulator row written, per MXU
+  output logic [Mxus*32-1:0]     obs_acc_waddr_o
 );
   import chip_isa_pkg::*;
 
@@ -106,18 +113,25 @@ module chip_top #(
   logic [63:0]       rdma_word [NumRdma];
   logic              rdma_we [NumRdma];
   logic [LineW-1:0]  vmem [VmemLines];
-  logic [LineAw-1:0] dma_raddr, dma_waddr, w_raddr, a_raddr, st_waddr;
-  logic [LineW-1:0]  dma_wdata, st_wdata;
-  logic              dma_we, st_we;
-  logic [Cols*16-1:0] w_line;  // a weight row: the low C bf16 of a line
-  logic [Rows*16-1:0] a_line;  // an activation row: the low R bf16 of a line
+  logic [LineAw-1:0] dma_raddr, dma_waddr;
+  logic [LineAw-1:0] w_raddr [Mxus];
+  logic [LineAw-1:0] a_raddr [Mxus];
+  logic [LineAw-1:0] st_waddr [Mxus];
+  logic [LineW-1:0]  dma_wdata;
+  logic [LineW-1:0]  st_wdata [Mxus];
+  logic              dma_we;
+  logic [Mxus-1:0]   st_we;
+  logic [Cols*16-1:0] w_line [Mxus];  // a weight row: the low C bf16 of a line
+  logic [Rows*16-1:0] a_line [Mxus];  // an activation row: the low R bf16 of a line
   logic [LineW-1:0]  dma_line, vec_aline, vec_bline;
-  // Seven write ports (DMA, MXU stores, vector unit, four remote-DMA receivers, these a
-  // 64-bit word at a time) and nine read ports: VMEM is modelled
-  // as banked finely enough that these never conflict.
+  // Six + Mxus write ports (DMA, each MXU's stores, vector unit, four remote-DMA receivers,
+  // these a 64-bit word at a time) and 7 + 2 Mxus read ports: VMEM is modelled as banked
+  // finely enough that these never conflict (docs/fidelity.md). Writes to one line in one
+  // cycle land in this order, the last winning; programs order them (docs/isa.md).
   always_ff @(posedge clk_i) begin
     if (dma_we) vmem[dma_waddr] <= dma_wdata;
-    if (st_we)  vmem[st_waddr]  <= st_wdata;
+    for (int m = 0; m < Mxus; m++)
+      if (st_we[m]) vmem[st_waddr[m]] <= st_wdata[m];
     if (vec_we) vmem[vec_waddr] <= vec_wdata;
     for (int e = 0; e < NumRdma; e++)
       if (rdma_we[e]) vmem[rdma_waddr[e]][64 * int'(rdma_wword[e]) +: 64] <= rdma_wdata[e];
@@ -137,7 +151,8 @@ module chip_top #(
       .Rows       (Rows),
       .Cols       (Cols),
       .VmemLines  (VmemLines),
-      .AccDepth   (AccDepth)
+      .AccDepth   (AccDepth),
+      .Mxus       (Mxus)
     ) u_cmdq (
       .clk_i,
       .rst_ni,
@@ -169,8 +184,34 @@ module chip_top #(
   end
 
   // ---------------------------------------------------------------- units
-  logic [31:0] loads_issued, loads_done, matmuls_issued, matmuls_done, stores_issued, stores_done;
+  // each MXU unit's progress, and their sums (what the vector unit waits for: an MXU command
+  // issued after a VEC waits for it, so while a VEC waits no unit's done count can pass its
+  // issued count at the VEC, and the sums compare exactly)
+  logic [31:0] loads_issued [Mxus];
+  logic [31:0] loads_done [Mxus];
+  logic [31:0] matmuls_issued [Mxus];
+  logic [31:0] matmuls_done [Mxus];
+  logic [31:0] stores_issued [Mxus];
+  logic [31:0] stores_done [Mxus];
+  logic [31:0] all_loads_issued, all_loads_done, all_matmuls_issued, all_matmuls_done;
+  logic [31:0] all_stores_issued, all_stores_done;
   logic [31:0] vecs_issued, vecs_done;
+  always_comb begin
+    all_loads_issued   = '0;
+    all_loads_done     = '0;
+    all_matmuls_issued = '0;
+    all_matmuls_done   = '0;
+    all_stores_issued  = '0;
+    all_stores_done    = '0;
+    for (int m = 0; m < Mxus; m++) begin
+      all_loads_issued   = all_loads_issued + loads_issued[m];
+      all_loads_done     = all_loads_done + loads_done[m];
+      all_matmuls_issued = all_matmuls_issued + matmuls_issued[m];
+      all_matmuls_done   = all_matmuls_done + matmuls_done[m];
+      all_stores_issued  = all_stores_issued + stores_issued[m];
+      all_stores_done    = all_stores_done + stores_done[m];
+    end
+  end
   logic        is_rdma, dma_ready, dma_drained, rdma_busy, rdma_send_busy;
   logic [$clog2(NumRdma)-1:0] rdma_engine;
   logic [NumRdma-1:0] rdma_ready, rdma_busy_e, rdma_send_busy_e;
@@ -181,15 +222,36 @@ module chip_top #(
   assign rdma_busy      = |rdma_busy_e;
   assign rdma_send_busy = |rdma_send_busy_e;
   assign drained[1] = dma_drained && !rdma_send_busy;
-  logic        vec_busy, mxu_ready, vec_ready, is_vec;
-  // the compute queue's commands go to the MXU unit or the vector unit
+  logic        vec_busy, vec_ready, is_vec;
+  logic [Mxus-1:0] mxu_ready, mxu_drained_m, mxu_busy, mxu_error, acc_we;
+  logic [7:0]  mxu_sel;  // the MXU a compute-queue command names (the queue checked it)
+  // the compute queue's commands go to an MXU unit or the vector unit
   assign is_vec = (issue_cmd[0].any.opcode == OpVec);
-  assign issue_ready[0] = is_vec ? vec_ready : mxu_ready;
-  logic        dma_sem_signal, dma_busy, mxu_busy;
+  always_comb begin
+    unique case (issue_cmd[0].any.opcode)
+      OpMxuLoad:   mxu_sel = issue_cmd[0].mxu_load.mxu;
+      OpMxuMatmul: mxu_sel = issue_cmd[0].mxu_matmul.mxu;
+      OpMxuStore:  mxu_sel = issue_cmd[0].mxu_store.mxu;
+      default:     mxu_sel = '0;
+    endcase
+  end
+  logic sel_ready;  // the named MXU unit takes the command
+  always_comb begin
+    sel_ready = 1'b0;
+    for (int m = 0; m < Mxus; m++) if (mxu_sel == 8'(m)) sel_ready = mxu_ready[m];
+  end
+  assign issue_ready[0] = is_vec ? vec_ready : sel_ready;
+  assign mxu_drained    = &mxu_drained_m;
+  assign mxu_error_o    = |mxu_error;
+  logic        dma_sem_signal, dma_busy;
   logic [4:0]  dma_sem_idx;
   logic [31:0] dma_sem_value;
-  logic        acc_we;
-  logic [$clog2(AccDepth)-1:0] acc_waddr;
+  logic [$clog2(AccDepth)-1:0] acc_waddr [Mxus];
+  logic [63:0] cnt_compute [Mxus];
+  logic [63:0] cnt_weight_load [Mxus];
+  logic [63:0] cnt_weight_stall [Mxus];
+  logic [63:0] cnt_input_stall [Mxus];
+  logic [63:0] cnt_idle [Mxus];
 
   chip_dma #(
     .Cols      (Cols),
@@ -220,43 +282,60 @@ module chip_top #(
     .busy_o          (dma_busy)
   );
 
-  chip_mxu_unit #(
-    .Rows      (Rows),
-    .Cols      (Cols),
-    .AccDepth  (AccDepth),
-    .VmemLines (VmemLines)
-  ) u_mxu_unit (
-    .clk_i,
-    .rst_ni,
-    .cmd_valid_i        (issue_valid[0] && !is_vec),
-    .cmd_ready_o        (mxu_ready),
-    .cmd_i              (issue_cmd[0]),
-    .drained_o          (mxu_drained),
-    .loads_issued_o     (loads_issued),
-    .loads_done_o       (loads_done),
-    .matmuls_issued_o   (matmuls_issued),
-    .matmuls_done_o     (matmuls_done),
-    .stores_issued_o    (stores_issued),
-    .stores_done_o      (stores_done),
-    .vecs_issued_i      (vecs_issued),
-    .vecs_done_i        (vecs_done),
-    .w_raddr_o          (w_raddr),
-    .w_rdata_i          (w_line),
-    .a_raddr_o          (a_raddr),
-    .a_rdata_i          (a_line),
-    .vmem_we_o          (st_we),
-    .vmem_waddr_o       (st_waddr),
-    .vmem_wdata_o       (st_wdata),
-    .mxu_busy_o         (mxu_busy),
-    .mxu_error_o,
-    .acc_we_o           (acc_we),
-    .acc_waddr_o        (acc_waddr),
-    .cnt_compute_o,
-    .cnt_weight_load_o,
-    .cnt_weight_stall_o,
-    .cnt_input_stall_o,
-    .cnt_idle_o
-  );
+  for (genvar m = 0; m < Mxus; m++) begin : g_mxu
+    chip_mxu_unit #(
+      .Rows      (Rows),
+      .Cols      (Cols),
+      .AccDepth  (AccDepth),
+      .VmemLines (VmemLines)
+    ) u_mxu_unit (
+      .clk_i,
+      .rst_ni,
+      .cmd_valid_i        (issue_valid[0] && !is_vec && (mxu_sel == 8'(m))),
+      .cmd_ready_o        (mxu_ready[m]),
+      .cmd_i              (issue_cmd[0]),
+      .drained_o          (mxu_drained_m[m]),
+      .loads_issued_o     (loads_issued[m]),
+      .loads_done_o       (loads_done[m]),
+      .matmuls_issued_o   (matmuls_issued[m]),
+      .matmuls_done_o     (matmuls_done[m]),
+      .stores_issued_o    (stores_issued[m]),
+      .stores_done_o      (stores_done[m]),
+      .vecs_issued_i      (vecs_issued),
+      .vecs_done_i        (vecs_done),
+      .w_raddr_o          (w_raddr[m]),
+      .w_rdata_i          (w_line[m]),
+      .a_raddr_o          (a_raddr[m]),
+      .a_rdata_i          (a_line[m]),
+      .vmem_we_o          (st_we[m]),
+      .vmem_waddr_o       (st_waddr[m]),
+      .vmem_wdata_o       (st_wdata[m]),
+      .mxu_busy_o         (mxu_busy[m]),
+      .mxu_error_o        (mxu_error[m]),
+      .acc_we_o           (acc_we[m]),
+      .acc_waddr_o        (acc_waddr[m]),
+      .cnt_compute_o      (cnt_compute[m]),
+      .cnt_weight_load_o  (cnt_weight_load[m]),
+      .cnt_weight_stall_o (cnt_weight_stall[m]),
+      .cnt_input_stall_o  (cnt_input_stall[m]),
+      .cnt_idle_o         (cnt_idle[m])
+    );
+  end
+  // the MXU counters summed over the MXUs: MXU-cycles (docs/isa.md, "Counters")
+  always_comb begin
+    cnt_compute_o      = '0;
+    cnt_weight_load_o  = '0;
+    cnt_weight_stall_o = '0;
+    cnt_input_stall_o  = '0;
+    cnt_idle_o         = '0;
+    for (int m = 0; m < Mxus; m++) begin
+      cnt_compute_o      = cnt_compute_o + cnt_compute[m];
+      cnt_weight_load_o  = cnt_weight_load_o + cnt_weight_load[m];
+      cnt_weight_stall_o = cnt_weight_stall_o + cnt_weight_stall[m];
+      cnt_input_stall_o  = cnt_input_stall_o + cnt_input_stall[m];
+      cnt_idle_o         = cnt_idle_o + cnt_idle[m];
+    end
+  end
 
   chip_vec_unit #(
     .Cols      (Cols),
@@ -267,12 +346,12 @@ module chip_top #(
     .cmd_valid_i      (issue_valid[0] && is_vec),
     .cmd_ready_o      (vec_ready),
     .cmd_i            (issue_cmd[0]),
-    .loads_issued_i   (loads_issued),
-    .loads_done_i     (loads_done),
-    .matmuls_issued_i (matmuls_issued),
-    .matmuls_done_i   (matmuls_done),
-    .stores_issued_i  (stores_issued),
-    .stores_done_i    (stores_done),
+    .loads_issued_i   (all_loads_issued),
+    .loads_done_i     (all_loads_done),
+    .matmuls_issued_i (all_matmuls_issued),
+    .matmuls_done_i   (all_matmuls_done),
+    .stores_issued_i  (all_stores_issued),
+    .stores_done_i    (all_stores_done),
     .vecs_issued_o    (vecs_issued),
     .vecs_done_o      (vecs_done),
     .busy_o           (vec_busy),
@@ -389,15 +468,17 @@ module chip_top #(
   // ternaries: Verilator then reads (copies) a wide line only when its unit is busy, where a
   // ternary evaluates both arms every cycle; an idle chip clears the lines and copies none.
   always_comb begin
-    w_line    = '0;
-    a_line    = '0;
     dma_line  = '0;
     vec_aline = '0;
     vec_bline = '0;
     for (int e = 0; e < NumRdma; e++) rdma_word[e] = '0;
-    if (!mxu_drained) begin
-      w_line = vmem[w_raddr][Cols*16-1:0];
-      a_line = vmem[a_raddr][Rows*16-1:0];
+    for (int m = 0; m < Mxus; m++) begin
+      w_line[m] = '0;
+      a_line[m] = '0;
+      if (!mxu_drained_m[m]) begin
+        w_line[m] = vmem[w_raddr[m]][Cols*16-1:0];
+        a_line[m] = vmem[a_raddr[m]][Rows*16-1:0];
+      end
     end
     if (dma_busy) dma_line = vmem[dma_raddr];
     if (vec_busy) begin
@@ -455,7 +536,7 @@ module chip_top #(
       mxu_busy_q <= '0;
     end else begin
       if (dma_busy) dma_busy_q <= dma_busy_q + 64'd1;
-      if (mxu_busy) mxu_busy_q <= mxu_busy_q + 64'd1;
+      if (mxu_busy != '0) mxu_busy_q <= mxu_busy_q + 64'($countones(mxu_busy));
     end
   end
   // ---------------------------------------------------------------- release fences
@@ -467,17 +548,21 @@ module chip_top #(
   localparam int unsigned RelDepth = 4;
   logic [4:0]  rel_sem_q   [RelDepth];
   logic [31:0] rel_value_q [RelDepth];
-  logic [31:0] rel_loads_q [RelDepth];
-  logic [31:0] rel_mms_q   [RelDepth];
-  logic [31:0] rel_sts_q   [RelDepth];
+  // per MXU: commands issued later to another MXU may finish first, so sums would not do
+  logic [31:0] rel_loads_q [RelDepth][Mxus];
+  logic [31:0] rel_mms_q   [RelDepth][Mxus];
+  logic [31:0] rel_sts_q   [RelDepth][Mxus];
   logic [31:0] rel_vecs_q  [RelDepth];
   logic [2:0]  rel_count_q;
   logic [1:0]  rel_head_q;
   logic        rel_fire;
   assign signal_ready[0] = (rel_count_q != 3'(RelDepth));
-  assign rel_fire = (rel_count_q != '0) && (loads_done >= rel_loads_q[rel_head_q]) &&
-                    (matmuls_done >= rel_mms_q[rel_head_q]) && (stores_done >= rel_sts_q[rel_head_q]) &&
-                    (vecs_done >= rel_vecs_q[rel_head_q]);
+  always_comb begin
+    rel_fire = (rel_count_q != '0) && (vecs_done >= rel_vecs_q[rel_head_q]);
+    for (int m = 0; m < Mxus; m++)
+      rel_fire = rel_fire && (loads_done[m] >= rel_loads_q[rel_head_q][m]) &&
+                 (matmuls_done[m] >= rel_mms_q[rel_head_q][m]) && (stores_done[m] >= rel_sts_q[rel_head_q][m]);
+  end
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rel_count_q <= '0;
@@ -515,9 +600,20 @@ module chip_top #(
   always_comb begin
     for (int i = 0; i < NumSems; i++) obs_sems_o[32 * i +: 32] = sems_q[i];
   end
-  assign obs_vmem_we_o    = {vec_we, st_we, dma_we};
-  assign obs_vmem_waddr_o = {32'(vec_waddr), 32'(st_waddr), 32'(dma_waddr)};
-  assign obs_vmem_wdata_o = {vec_wdata, st_wdata, dma_wdata};
+  always_comb begin
+    obs_vmem_we_o[0] = dma_we;
+    obs_vmem_we_o[2] = vec_we;
+    obs_vmem_waddr_o[0 +: 32]  = 32'(dma_waddr);
+    obs_vmem_waddr_o[64 +: 32] = 32'(vec_waddr);
+    obs_vmem_wdata_o[0 +: LineW]         = dma_wdata;
+    obs_vmem_wdata_o[2 * LineW +: LineW] = vec_wdata;
+    for (int m = 0; m < Mxus; m++) begin
+      automatic int unsigned p = (m == 0) ? 1 : 2 + m;
+      obs_vmem_we_o[p]                     = st_we[m];
+      obs_vmem_waddr_o[32 * p +: 32]       = 32'(st_waddr[m]);
+      obs_vmem_wdata_o[LineW * p +: LineW] = st_wdata[m];
+    end
+  end
   always_comb begin
     for (int e = 0; e < NumRdma; e++) begin
       obs_rdma_we_o[e]               = rdma_we[e];
@@ -529,15 +625,25 @@ module chip_top #(
   assign obs_rtr_out_o        = rtr_out;
   assign obs_rtr_credit_in_o  = rtr_credit_in;
   assign obs_rtr_credit_out_o = rtr_credit_out;
-  assign obs_progress_o = {vecs_done, vecs_issued, stores_done, stores_issued, matmuls_done, matmuls_issued,
-                           loads_done, loads_issued};
+  always_comb begin
+    for (int m = 0; m < Mxus; m++)
+      obs_progress_o[192 * m +: 192] = {stores_done[m], stores_issued[m], matmuls_done[m], matmuls_issued[m],
+                                        loads_done[m], loads_issued[m]};
+    obs_progress_o[192 * Mxus +: 64] = {vecs_done, vecs_issued};
+  end
   assign obs_issue_o    = issue_valid & issue_ready;
-  // [0] DMA busy, [1] MXU busy, [2] vector unit busy, [3] MXU unit drained, [7:4] remote-DMA
-  // engines busy, [11:8] sending, [14:12] release fences pending, [15] 0
-  assign obs_busy_o     = {1'b0, rel_count_q, rdma_send_busy_e, rdma_busy_e, mxu_drained, vec_busy, mxu_busy,
-                           dma_busy};
-  assign obs_acc_we_o    = acc_we;
-  assign obs_acc_waddr_o = 32'(acc_waddr);
+  // [0] DMA busy, [1] an MXU busy, [2] vector unit busy, [3] every MXU unit drained, [7:4]
+  // remote-DMA engines busy, [11:8] sending, [14:12] release fences pending, [15] 0
+  assign obs_busy_o     = {1'b0, rel_count_q, rdma_send_busy_e, rdma_busy_e, mxu_drained, vec_busy,
+                           (mxu_busy != '0), dma_busy};
+  assign obs_mxu_busy_o    = mxu_busy;
+  assign obs_mxu_drained_o = mxu_drained_m;
+  always_comb begin
+    for (int m = 0; m < Mxus; m++) begin
+      obs_acc_we_o[m]              = acc_we[m];
+      obs_acc_waddr_o[32 * m +: 32] = 32'(acc_waddr[m]);
+    end
+  end
   assign cnt_dma_busy_o = dma_busy_q;
   assign cnt_mxu_busy_o = mxu_busy_q;
   assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11) && !rdma_busy;

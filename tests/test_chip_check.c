@@ -30,13 +30,16 @@ static void busy_cycle(pair_t *p) {
   chip_obs_t *o = &p->r;
   for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) o->running[q] = true, o->pc[q] = 10 + q;
   for (unsigned s = 0; s < ISA_NUM_SEMS; s++) o->sems[s] = s * 3;
-  for (unsigned i = 0; i < 8; i++) o->progress[i] = 100 + i;
+  for (unsigned m = 0; m < CHIP_MAX_MXUS; m++)
+    for (unsigned i = 0; i < 6; i++) o->progress[m][i] = 100 * (m + 1) + i;
+  o->vec_progress[0] = 50, o->vec_progress[1] = 49;
   o->busy = CHIP_BUSY_DMA | CHIP_BUSY_MXU;
-  o->acc_we = true, o->acc_waddr = 7;
+  o->mxu_busy = 0x3, o->mxu_drained = 0x4;
+  o->acc_we = 0x3, o->acc_waddr[0] = 7, o->acc_waddr[1] = 9;
   for (unsigned i = 0; i < CHIP_OBS_COUNTERS; i++) o->counters[i] = 1000 + i;
   o->issue = 3;
   o->hbm_req_valid = o->hbm_req_write = true, o->hbm_req_addr = 0x400, o->hbm_req_bytes = 4 * COLS;
-  o->vmem_we = 7;
+  o->vmem_we = 0x1F;  /* DMA, MXU 0, vector unit, MXUs 1 and 2 */
   for (unsigned w = 0; w < COLS; w++) {
     p->hbm_r[w] = p->hbm_f[w] = 0xA0000000u + w;
     for (unsigned v = 0; v < CHIP_OBS_VMEM_PORTS; v++) p->vmem_r[v][w] = p->vmem_f[v][w] = v << 16 | w;
@@ -81,10 +84,16 @@ static void m_halted(pair_t *p) { p->f.halted[ISA_QUEUE_COMPUTE] = true; }
 static void m_error(pair_t *p) { p->f.error[ISA_QUEUE_DMA] = 4; }
 static void m_issue(pair_t *p) { p->f.issue = 1; }
 static void m_sem(pair_t *p) { p->f.sems[5]++; }
-static void m_progress(pair_t *p) { p->f.progress[5]--; }
+static void m_progress(pair_t *p) { p->f.progress[0][5]--; }
+static void m_progress_mxu1(pair_t *p) { p->f.progress[1][2]++; }
+static void m_vec_progress(pair_t *p) { p->f.vec_progress[1]++; }
+static void m_mxu_busy(pair_t *p) { p->f.mxu_busy = 0x1; }
+static void m_mxu_drained(pair_t *p) { p->f.mxu_drained = 0x6; }
+static void m_acc_row_mxu1(pair_t *p) { p->f.acc_waddr[1]++; }
+static void m_vmem_mxu1(pair_t *p) { p->f.vmem_waddr[3]++; }
 static void m_busy(pair_t *p) { p->f.busy |= CHIP_BUSY_VEC; }
-static void m_acc_row(pair_t *p) { p->f.acc_waddr++; }
-static void m_acc_we(pair_t *p) { p->f.acc_we = false; }
+static void m_acc_row(pair_t *p) { p->f.acc_waddr[0]++; }
+static void m_acc_we(pair_t *p) { p->f.acc_we = 0x2; }
 static void m_counter(pair_t *p) { p->f.counters[CHIP_CNT_WEIGHT_STALL]++; }
 static void m_mxu_error(pair_t *p) { p->f.mxu_error = true; }
 static void m_idle(pair_t *p) { p->f.idle = true; }
@@ -110,10 +119,16 @@ static const mutation_t mutations[] = {
     {"queue error", m_error, "error 4"},
     {"issue", m_issue, "command issue"},
     {"semaphore", m_sem, "semaphore 5: RTL 15, fast 16"},
-    {"progress", m_progress, "MXU stores done"},
+    {"progress", m_progress, "MXU 0 stores done"},
+    {"progress of MXU 1", m_progress_mxu1, "MXU 1 matmuls issued: RTL 202, fast 203"},
+    {"VEC progress", m_vec_progress, "VECs done"},
+    {"MXUs busy", m_mxu_busy, "MXUs busy"},
+    {"MXUs drained", m_mxu_drained, "RTL 0x3/0x4, fast 0x3/0x6"},
+    {"accumulator row of MXU 1", m_acc_row_mxu1, "MXU 1 accumulator write: RTL writes row 9, fast writes row 10"},
+    {"VMEM line of MXU 1", m_vmem_mxu1, "MXU 1's store"},
     {"busy flags", m_busy, "busy flags"},
     {"accumulator row", m_acc_row, "row 8"},
-    {"accumulator write", m_acc_we, "no write"},
+    {"accumulator write", m_acc_we, "MXU 0 accumulator write: RTL writes row 7, fast no write"},
     {"counter", m_counter, "weight stall"},
     {"MXU error", m_mxu_error, "MXU error"},
     {"idle", m_idle, "chip idle"},
@@ -152,10 +167,10 @@ Test(chip_check, data_behind_a_clear_write_enable_is_not_compared) {
   busy_cycle(&p);
   p.r.vmem_we = p.f.vmem_we = 0;
   p.r.rdma_we = p.f.rdma_we = 0;
-  p.r.acc_we = p.f.acc_we = false;
+  p.r.acc_we = p.f.acc_we = 0;
   p.r.hbm_req_write = p.f.hbm_req_write = false;
   p.vmem_f[0][0] ^= 1, p.f.vmem_waddr[1]++;
-  p.f.rdma_wdata[0]++, p.f.acc_waddr++;
+  p.f.rdma_wdata[0]++, p.f.acc_waddr[0]++, p.f.acc_waddr[1]++;
   p.hbm_f[0] ^= 1;  /* a read request carries no data */
   p.r.rtr_out[2].valid = p.f.rtr_out[2].valid = false;
   p.f.rtr_out[2].data ^= 1;  /* an invalid flit's data is noise */

@@ -452,7 +452,7 @@ static unsigned run_error(int queue, const uint32_t w[ISA_CMD_WORDS], char *repo
 Test(chip_rtl, every_error_path_stops_the_queue) {
   /* 4x4 chip: VMEM of V lines of 16 bytes, accumulator 4096 rows, HBM 4 MiB. */
   chip_geometry_t geo;
-  cr_assert_eq(chip_top_geometry(4, 4, &geo), 0);
+  cr_assert_eq(chip_top_geometry(4, 4, 1, &geo), 0);
   const uint32_t V = geo.vmem_lines;
   struct {
     int queue;
@@ -569,7 +569,7 @@ Test(chip_rtl, every_reserved_bit_is_refused) {
         checked++;
       }
   }
-  cr_assert_geq(checked, 1500, "reserved bits tried: %u", checked);
+  cr_assert_geq(checked, 1490, "reserved bits tried: %u", checked);  /* 1494 since the MXU fields */
   fw_prog_free(&valid);
   chip_free(c);
 }

@@ -112,6 +112,10 @@ Test(isa_golden, hal_encodes_the_documented_layout) {
   fw_vec(&p, ISA_VEC_SCALE, 17, 18, 19, 20, 0x3F800000u);
   fw_rdma_on(&p, 2, 3, 4, 10, 20, 5, 6, 7, 8, 9);
   fw_mxu_load_transposed(&p, 322);
+  fw_mxu_select(&p, 1);
+  fw_mxu_load_transposed(&p, 323);
+  fw_mxu_matmul(&p, 21, 22, 23, false);
+  fw_mxu_store(&p, 24, 25, 26);
   cr_assert(fw_prog_ok(&p));
   static const uint32_t want[][8] = {
       {0x01},
@@ -127,6 +131,9 @@ Test(isa_golden, hal_encodes_the_documented_layout) {
       {0x30, 5, 17, 18, 19, 20, 0x3F800000u},
       {0x40 | 6u << 8, 7, 3 | 4u << 8 | 2u << 16, 20, 10, 5, 8, 9},
       {0x20, 0, 322, 1},
+      {0x20, 0, 323, 1 | 1u << 8},
+      {0x21, 0, 21, 22, 23, 1u << 8},
+      {0x22, 0, 24, 25, 26, 1},
   };
   cr_assert_eq(p.count, sizeof want / sizeof want[0]);
   for (size_t i = 0; i < p.count; i++)
@@ -155,7 +162,7 @@ Test(isa_golden, reserved_bits_and_queues_as_documented) {
     cr_expect(isa_op_allowed(op, ISA_QUEUE_COMPUTE) || isa_op_allowed(op, ISA_QUEUE_DMA));
   }
   cr_expect_eq(isa_defined_bits(ISA_OP_HALT, 1), 0);
-  cr_expect_eq(isa_defined_bits(ISA_OP_MXU_MATMUL, 5), 1, "accumulate is one bit");
+  cr_expect_eq(isa_defined_bits(ISA_OP_MXU_MATMUL, 5), 0xFF01u, "accumulate is one bit, the MXU eight");
   cr_expect_eq(isa_defined_bits(ISA_OP_RDMA, 2), 0xFFFFFFFFu, "x, y, engine and the checked reserved bits");
   cr_expect_eq(isa_defined_bits(ISA_OP_VEC, 7), 0);
   cr_expect(!isa_op_allowed(ISA_OP_DMA, ISA_QUEUE_COMPUTE) && isa_op_allowed(ISA_OP_DMA, ISA_QUEUE_DMA));

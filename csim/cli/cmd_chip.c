@@ -48,7 +48,7 @@ static int parse(int argc, char **argv, chip_opts_t *o) {
   int rc = cli_parse("chip", argc, argv, opts, chip_help);
   if (rc != CLI_EXIT_OK) return rc;
   chip_geometry_t g;
-  if (chip_top_geometry(o->mxu[0], o->mxu[1], &g))
+  if (chip_top_geometry(o->mxu[0], o->mxu[1], 1, &g))
     return cli_usage_error("chip", "no chip with a %ux%u MXU; built: %s", o->mxu[0], o->mxu[1], chip_top_sizes());
   return CLI_EXIT_OK;
 }

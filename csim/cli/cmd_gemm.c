@@ -28,7 +28,7 @@
 
 typedef struct {
   unsigned mxu[2];
-  uint64_t m, k, n, seed, hbm_bw, hbm_latency;
+  uint64_t m, k, n, seed, hbm_bw, hbm_latency, mxus;
   int level;  /* LEVEL_CHIP, LEVEL_MXU */
   int model;  /* a chip_model_t */
   bool have_m, have_k, have_n, json, relu, bf16_out, transposed_a, transposed_b;
@@ -46,7 +46,7 @@ typedef struct {
 } gemm_run_t;
 
 static void gemm_help(void) {
-  printf("usage: tpusim gemm --mxu RxC --m M --k K --n N [--level chip|mxu] [--seed S]\n"
+  printf("usage: tpusim gemm --mxu RxC [--mxus X] --m M --k K --n N [--level chip|mxu] [--seed S]\n"
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
          "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-a]\n"
          "                   [--transposed-b] [--model rtl|fast] [--trace FILE.fst] [--json]\n\n"
@@ -77,9 +77,10 @@ static void gemm_help(void) {
 
 static int parse(int argc, char **argv, gemm_opts_t *o) {
   *o = (gemm_opts_t){.mxu = {16, 16}, .seed = 1, .level = LEVEL_CHIP, .hbm_bw = CHIP_DEFAULT_HBM_BYTES_PER_CYCLE,
-                     .hbm_latency = CHIP_DEFAULT_HBM_LATENCY};
+                     .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .mxus = 1};
   const cli_opt_t opts[] = {
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("mxus", CLI_U64, &o->mxus, .min = 1, .max = CHIP_MAX_MXUS),
       CLI_OPT("m", CLI_U64, &o->m, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_m),
       CLI_OPT("k", CLI_U64, &o->k, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_k),
       CLI_OPT("n", CLI_U64, &o->n, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_n),
@@ -114,9 +115,12 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   if ((o->transposed_a || o->transposed_b) && o->mxu[0] != o->mxu[1])
     return cli_usage_error("gemm", "--transposed-%c needs a square MXU, not %ux%u", o->transposed_a ? 'a' : 'b',
                            o->mxu[0], o->mxu[1]);
-  if (o->level == LEVEL_CHIP && chip_top_geometry(o->mxu[0], o->mxu[1], &g))
-    return cli_usage_error("gemm", "no chip with a %ux%u MXU in this build; chip sizes: %s (or --level mxu)",
-                           o->mxu[0], o->mxu[1], chip_top_sizes());
+  if (o->level == LEVEL_MXU && o->mxus > 1)
+    return cli_usage_error("gemm", "--mxus needs --level chip (the MXU alone is one MXU)");
+  char err[512];
+  if (o->level == LEVEL_CHIP &&
+      chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, (chip_model_t)o->model, &g, err, sizeof err))
+    return cli_usage_error("gemm", "%s (or --level mxu)", err);
   if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->mxu[0], o->mxu[1]))
     return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->mxu[0], o->mxu[1],
                            mxu_top_sizes());
@@ -190,7 +194,8 @@ static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
   chip_geometry_t geo;
   const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
                                   .a_transposed = o->transposed_a};
-  int bad = o->level == LEVEL_CHIP ? (chip_top_geometry(o->mxu[0], o->mxu[1], &geo) ||
+  int bad = o->level == LEVEL_CHIP ? (chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus,
+                                                        (chip_model_t)o->model, &geo, err, sizeof err) ||
                                       chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err))
                                    : mxu_gemm_check(o->mxu[0], o->mxu[1], o->m, o->k, o->n, err, sizeof err);
   if (bad) {
@@ -212,6 +217,7 @@ out:
 static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
   uint64_t need = chip_gemm_hbm_bytes(o->mxu[1], o->m, o->k, o->n);
   chip_config_t cfg = chip_config_default(o->mxu[0], o->mxu[1]);
+  cfg.mxus = (unsigned)o->mxus;
   cfg.hbm_bytes = need < (1u << 20) ? (1u << 20) : need;
   cfg.hbm_bytes_per_cycle = (unsigned)o->hbm_bw;
   cfg.hbm_latency = (unsigned)o->hbm_latency;
@@ -318,8 +324,11 @@ static int write_out(const gemm_opts_t *o, const uint32_t *c) {
 
 static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, uint32_t c00) {
   const bool chip = o->level == LEVEL_CHIP;
-  const uint64_t contract = mxu_contract_cycles(o->mxu[0], o->mxu[1], o->m, o->k, o->n);
-  const double ideal = (double)o->m * (double)o->k * (double)o->n / ((double)o->mxu[0] * o->mxu[1]);
+  /* with X MXUs each takes every X-th column tile: the floor is one MXU's share (the first's) */
+  const uint64_t tiles_n = (o->n + o->mxu[1] - 1) / o->mxu[1], share = (tiles_n + o->mxus - 1) / o->mxus;
+  const uint64_t contract =
+      mxu_contract_cycles(o->mxu[0], o->mxu[1], o->m, o->k, o->mxus == 1 ? o->n : share * o->mxu[1]);
+  const double ideal = (double)o->m * (double)o->k * (double)o->n / ((double)o->mxu[0] * o->mxu[1] * (double)o->mxus);
   const double secs = st->seconds;
   report_t r;
   report_init(&r);
@@ -328,6 +337,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "n", o->n);
   report_u64(&r, "mxu_rows", o->mxu[0]);
   report_u64(&r, "mxu_cols", o->mxu[1]);
+  report_u64(&r, "mxus", o->mxus);
   report_str(&r, "level", chip ? "chip" : "mxu");
   report_str(&r, "model", chip_model_name((chip_model_t)o->model));
   report_bool(&r, "transposed_a", o->transposed_a);
@@ -345,7 +355,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
     report_u64(&r, "mxu_busy_cycles", st->mxu_busy);
     report_u64(&r, "compute_commands", st->compute_cmds);
     report_u64(&r, "dma_commands", st->dma_cmds);
-    report_line(&r, "GEMM {m}x{k} * {k}x{n} on a chip with a {mxu_rows}x{mxu_cols} MXU, data in HBM{transposed_a?, A^T "
+    report_line(&r, "GEMM {m}x{k} * {k}x{n} on a chip with {mxus} {mxu_rows}x{mxu_cols} MXU(s), data in HBM{transposed_a?, A^T "
                     "made into A's lines by transposing DMAs|}{transposed_b?, B^T loaded transposed|}");
     report_line(&r, "  cycles          {cycles}  (the MXU alone: {mxu_contract_cycles})");
     report_line(&r, "  HBM             {hbm_bytes} bytes at {hbm_bw} bytes/cycle, latency {hbm_latency}");
@@ -373,7 +383,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_f64(&r, "sim_cycles_per_s", secs > 0 ? (double)(st->cycles + st->readout_cycles) / secs : 0.0);
   report_f64(&r, "macs_per_s", secs > 0 ? (double)o->m * o->k * o->n / secs : 0.0);
   report_text_f64(&r, "c00", bits_fp32_value(o->bf16_out ? c00 << 16 : c00));
-  report_line(&r, "  ideal cycles    {ideal_cycles:%.1f}  (M*K*N / (R*C))");
+  report_line(&r, "  ideal cycles    {ideal_cycles:%.1f}  (M*K*N / (R*C*X), X MXUs)");
   report_line(&r, "  utilization     {utilization*100:%.2f}%");
   report_line(&r, "  counters        compute {counters.compute}, weight load {counters.weight_load}, weight stall "
                   "{counters.weight_stall}, input stall {counters.input_stall}, idle {counters.idle}");

@@ -16,6 +16,7 @@
 #include "util/report.h"
 #include "util/stopwatch.h"
 #include "verify/randprog.h"
+#include "system/chip.h"
 #include "verify/randprog_run.h"
 #include "vmodel/chip_top.h"
 
@@ -28,10 +29,11 @@ typedef struct {
   const char *save_dir;
   int model;  /* a chip_model_t */
   unsigned threads;
+  uint64_t mxus;
 } randprog_opts_t;
 
 static void randprog_help(void) {
-  printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--count N] [--seed S] [--reset-seed R]\n"
+  printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--mxus X] [--count N] [--seed S] [--reset-seed R]\n"
          "                       [--kind valid|invalid|mutated|all] [--model rtl|fast|check] [--threads N]\n"
          "                       [--print] [--save DIR] [--json]\n\n"
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
@@ -46,16 +48,19 @@ static void randprog_help(void) {
          "S). docs/robustness.md describes the programs. --model: the chips under test run the RTL\n"
          "(default), the fast model, or both in lockstep (check: every visible event compared every\n"
          "cycle; the reference pod then runs the fast model). --threads N: the pod under test's rows\n"
-         "split into N bands run by threads (pod.h; at most Y). Sizes built: %s\n"
+         "split into N bands run by threads (pod.h; at most Y). --mxus X: X MXUs per core (the\n"
+         "RTL has RxCxX where built; the fast model any X up to 4). Sizes built: %s\n"
          CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
 
 static int parse(int argc, char **argv, randprog_opts_t *o) {
-  *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS};
+  *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS,
+                           .mxus = 1};
   const cli_opt_t opts[] = {
       CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 16, .shape = "XxY"),
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("mxus", CLI_U64, &o->mxus, .min = 1, .max = CHIP_MAX_MXUS),
       CLI_OPT("count", CLI_U64, &o->count, .min = 1, .max = 1000000000),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX / 2),
       CLI_OPT("reset-seed", CLI_U64, &o->reset_seed, .min = 0, .max = UINT64_MAX, .given = &o->have_reset_seed),
@@ -79,9 +84,9 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
   if (o->save_dir && dist_active())
     return cli_usage_error("randprog", "--save under mpirun: every rank would write the same files; run without it");
   chip_geometry_t g;
-  if (chip_top_geometry(o->mxu[0], o->mxu[1], &g))
-    return cli_usage_error("randprog", "no chip with a %ux%u MXU in this build; chip sizes: %s", o->mxu[0], o->mxu[1],
-                           chip_top_sizes());
+  char err[512];
+  if (chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, (chip_model_t)o->model, &g, err, sizeof err))
+    return cli_usage_error("randprog", "%s", err);
   return CLI_EXIT_OK;
 }
 
@@ -132,14 +137,16 @@ static int report(const randprog_opts_t *o, const randprog_stats_t *st, uint64_t
   report_text_u64(&r, "pod_y", o->pod[1]);
   report_text_u64(&r, "rows", o->mxu[0]);
   report_text_u64(&r, "cols", o->mxu[1]);
-  report_line(&r, "random programs on a {pod_x}x{pod_y} pod of {rows}x{cols} chips: {sets} sets, every one as judged");
+  report_u64(&r, "mxus", o->mxus);
+  report_line(&r, "random programs on a {pod_x}x{pod_y} pod of {rows}x{cols} chips ({mxus} MXU(s) per core): {sets} sets, "
+                  "every one as judged");
   report_line(&r, "  kinds           {valid} valid ({cycle_checked} without RDMA, held to the reference's cycles), "
                   "{invalid} invalid, {mutated} mutated");
   report_line(&r, "  ends            {halted} halted, {stopped} stopped with an error, {timed_out} timed out "
                   "({drains} semaphore drains after)");
   report_line(&r, "  queue errors    1:{queue_errors.e1} 2:{queue_errors.e2} 3:{queue_errors.e3} 4:{queue_errors.e4} "
                   "5:{queue_errors.e5} 6:{queue_errors.e6} 7:{queue_errors.e7} 8:{queue_errors.e8} "
-                  "9:{queue_errors.e9} 10:{queue_errors.e10}");
+                  "9:{queue_errors.e9} 10:{queue_errors.e10} 11:{queue_errors.e11}");
   report_line(&r, "  simulated       {commands} commands, {cycles} cycles");
   report_line(&r, "  rate            {sets_per_minute:%.0f} sets per minute ({sim_seconds:%.1f} s)");
   return report_print(&r, o->json, stdout) ? cli_fail("randprog", "cannot write the report") : CLI_EXIT_OK;
@@ -151,7 +158,7 @@ int cmd_randprog(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   if (cli_check_only()) return cli_checked("randprog");
   char err[512], why[2048];
-  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.reset_seed,
+  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], (unsigned)o.mxus, o.reset_seed,
                                            (chip_model_t)o.model, o.threads, err, sizeof err);
   if (!b) return cli_usage_error("randprog", "%s", err);
   randprog_stats_t st = {0};

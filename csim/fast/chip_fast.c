@@ -17,9 +17,12 @@
 enum { NQ = ISA_NUM_QUEUES, NE = ISA_NUM_RDMA_ENGINES, PORTS = CHIP_OBS_ROUTER_PORTS, REL_DEPTH = 4,
        VMEM_PAGE_BYTES = 65536 };
 
+/* A release fence: what must be done first, per MXU (a later command to another MXU may
+ * finish first, so sums would not do). */
 typedef struct {
   uint8_t sem;
-  uint32_t value, loads, matmuls, stores, vecs;
+  uint32_t value, vecs;
+  uint32_t loads[CHIP_MAX_MXUS], matmuls[CHIP_MAX_MXUS], stores[CHIP_MAX_MXUS];
 } release_t;
 
 struct chip_fast {
@@ -28,7 +31,8 @@ struct chip_fast {
   paged_t vmem;
   cmdq_fast_t q[NQ];
   dma_fast_t dma;
-  mxu_unit_fast_t mxu;
+  mxu_unit_fast_t mxu[CHIP_MAX_MXUS];
+  unsigned nmxu;          /* the core's MXU units */
   vec_unit_fast_t vec;
   rdma_fast_t rdma[NE];
   noc_fast_t *router;
@@ -56,15 +60,22 @@ chip_fast_t *chip_fast_new(const chip_fast_config_t *cfg, char *err, size_t errl
   chip_fast_t *c = calloc(1, sizeof *c);
   if (!c) goto oom;
   c->cfg = *cfg;
+  c->nmxu = isa_geometry_mxus(&cfg->geo);
+  if (c->nmxu > CHIP_MAX_MXUS) {
+    snprintf(err, errlen, "a fast chip has at most %u MXUs per core, not %u", (unsigned)CHIP_MAX_MXUS, c->nmxu);
+    free(c);
+    return NULL;
+  }
   c->limits = (cmdq_fast_limits_t){cfg->geo, cfg->hbm_bytes, cfg->size_x, cfg->size_y};
   const chip_geometry_t *g = &cfg->geo;
   noc_fast_config_t rc = {CHIP_FAST_VCS, NE, cfg->x, cfg->y, cfg->size_x, cfg->size_y, cfg->buf_depth};
   if (paged_init(&c->vmem, g->vmem_lines, 4ull * g->cols, VMEM_PAGE_BYTES) ||
       cmdq_fast_init(&c->q[ISA_QUEUE_COMPUTE], false, g->queue_depth) ||
       cmdq_fast_init(&c->q[ISA_QUEUE_DMA], true, g->queue_depth) || dma_fast_init(&c->dma, g->cols, g->vmem_lines) ||
-      mxu_unit_fast_init(&c->mxu, g) || vec_unit_fast_init(&c->vec, g->cols, g->vmem_lines) ||
-      !(c->obs_line = calloc(g->cols, sizeof *c->obs_line)))
+      vec_unit_fast_init(&c->vec, g->cols, g->vmem_lines) || !(c->obs_line = calloc(g->cols, sizeof *c->obs_line)))
     goto oom;
+  for (unsigned m = 0; m < c->nmxu; m++)
+    if (mxu_unit_fast_init(&c->mxu[m], g)) goto oom;
   for (unsigned e = 0; e < NE; e++)
     if (rdma_fast_init(&c->rdma[e], g->cols, g->vmem_lines, cfg->buf_depth)) goto oom;
   if (!(c->router = noc_fast_new(&rc, err, errlen))) {
@@ -84,7 +95,7 @@ void chip_fast_free(chip_fast_t *c) {
   paged_free(&c->vmem);
   for (unsigned q = 0; q < NQ; q++) cmdq_fast_free(&c->q[q]);
   dma_fast_free(&c->dma);
-  mxu_unit_fast_free(&c->mxu);
+  for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_free(&c->mxu[m]);
   vec_unit_fast_free(&c->vec);
   for (unsigned e = 0; e < NE; e++) rdma_fast_free(&c->rdma[e]);
   noc_fast_free(c->router);
@@ -95,7 +106,7 @@ void chip_fast_free(chip_fast_t *c) {
 void chip_fast_reset(chip_fast_t *c) {
   for (unsigned q = 0; q < NQ; q++) cmdq_fast_reset(&c->q[q]);
   dma_fast_reset(&c->dma);
-  mxu_unit_fast_reset(&c->mxu);
+  for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_reset(&c->mxu[m]);
   vec_unit_fast_reset(&c->vec);
   for (unsigned e = 0; e < NE; e++) rdma_fast_reset(&c->rdma[e]);
   noc_fast_reset(c->router);
@@ -146,14 +157,29 @@ uint32_t chip_fast_sem(const chip_fast_t *c, unsigned idx) { return c->sems[idx 
 void chip_fast_counters(const chip_fast_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) {
   cnt[CHIP_CNT_DMA_BUSY] = c->dma_busy_cnt;
   cnt[CHIP_CNT_MXU_BUSY] = c->mxu_busy_cnt;
-  cnt[CHIP_CNT_COMPUTE] = c->mxu.cnt_compute;
-  cnt[CHIP_CNT_WEIGHT_LOAD] = c->mxu.cnt_weight_load;
-  cnt[CHIP_CNT_WEIGHT_STALL] = c->mxu.cnt_weight_stall;
-  cnt[CHIP_CNT_INPUT_STALL] = c->mxu.cnt_input_stall;
-  cnt[CHIP_CNT_IDLE] = c->mxu.cnt_idle;
+  cnt[CHIP_CNT_COMPUTE] = cnt[CHIP_CNT_WEIGHT_LOAD] = cnt[CHIP_CNT_WEIGHT_STALL] = 0;
+  cnt[CHIP_CNT_INPUT_STALL] = cnt[CHIP_CNT_IDLE] = 0;
+  for (unsigned m = 0; m < c->nmxu; m++) {  /* summed over the MXUs, as chip_top's ports are */
+    const mxu_unit_fast_t *u = &c->mxu[m];
+    cnt[CHIP_CNT_COMPUTE] += u->cnt_compute;
+    cnt[CHIP_CNT_WEIGHT_LOAD] += u->cnt_weight_load;
+    cnt[CHIP_CNT_WEIGHT_STALL] += u->cnt_weight_stall;
+    cnt[CHIP_CNT_INPUT_STALL] += u->cnt_input_stall;
+    cnt[CHIP_CNT_IDLE] += u->cnt_idle;
+  }
 }
 
-bool chip_fast_mxu_error(const chip_fast_t *c) { return c->mxu.error; }
+bool chip_fast_mxu_error(const chip_fast_t *c) {
+  for (unsigned m = 0; m < c->nmxu; m++)
+    if (c->mxu[m].error) return true;
+  return false;
+}
+
+static bool mxus_drained(const chip_fast_t *c) {
+  for (unsigned m = 0; m < c->nmxu; m++)
+    if (!mxu_unit_fast_drained(&c->mxu[m])) return false;
+  return true;
+}
 
 static bool rdma_sending(const chip_fast_t *c) {
   for (unsigned e = 0; e < NE; e++)
@@ -170,7 +196,7 @@ static bool rdma_busy(const chip_fast_t *c) {
 /* chip_top's drained[q]: everything the queue issued is done. */
 static bool drained(const chip_fast_t *c, unsigned q) {
   if (q == ISA_QUEUE_DMA) return dma_fast_drained(&c->dma) && !rdma_sending(c);
-  return mxu_unit_fast_drained(&c->mxu) && !vec_unit_fast_busy(&c->vec) && c->rel_count == 0;
+  return mxus_drained(c) && !vec_unit_fast_busy(&c->vec) && c->rel_count == 0;
 }
 
 bool chip_fast_idle(const chip_fast_t *c) {
@@ -190,7 +216,9 @@ int chip_fast_vmem_read(const chip_fast_t *c, uint32_t line, uint32_t n, uint32_
 }
 
 size_t chip_fast_memory(const chip_fast_t *c) {
-  return paged_bytes(&c->vmem) + paged_bytes(&c->mxu.acc) + paged_bytes(&c->q[0].mem) + paged_bytes(&c->q[1].mem);
+  size_t n = paged_bytes(&c->vmem) + paged_bytes(&c->q[0].mem) + paged_bytes(&c->q[1].mem);
+  for (unsigned m = 0; m < c->nmxu; m++) n += paged_bytes(&c->mxu[m].acc);
+  return n;
 }
 
 /* ---- one cycle */
@@ -234,10 +262,20 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
   const unsigned V = CHIP_FAST_VCS;
   cmdq_fast_t *cq = &c->q[ISA_QUEUE_COMPUTE], *dq = &c->q[ISA_QUEUE_DMA];
   /* ---- registered state the units read of each other */
-  const vec_unit_fast_mxu_t prog = {c->mxu.loads_issued, c->mxu.loads_done, c->mxu.matmuls_issued,
-                                    c->mxu.matmuls_done, c->mxu.stores_issued, c->mxu.stores_done};
+  const unsigned nm = c->nmxu;
+  /* the vector unit waits for the MXUs' summed progress (exact: see chip_top) */
+  vec_unit_fast_mxu_t prog = {0};
+  unsigned mxu_busy_n = 0;
+  uint8_t mxu_busy_bits = 0;
+  for (unsigned m = 0; m < nm; m++) {
+    const mxu_unit_fast_t *u = &c->mxu[m];
+    prog.loads_issued += u->loads_issued, prog.loads_done += u->loads_done;
+    prog.matmuls_issued += u->matmuls_issued, prog.matmuls_done += u->matmuls_done;
+    prog.stores_issued += u->stores_issued, prog.stores_done += u->stores_done;
+    if (mxu_unit_fast_busy(u)) mxu_busy_bits |= (uint8_t)(1u << m), mxu_busy_n++;
+  }
   const uint32_t vecs_issued = c->vec.issued, vecs_done = c->vec.done;
-  const bool dma_busy = !dma_fast_drained(&c->dma), mxu_busy = mxu_unit_fast_busy(&c->mxu);
+  const bool dma_busy = !dma_fast_drained(&c->dma), mxu_busy = mxu_busy_n != 0;
   const bool drained_c = drained(c, ISA_QUEUE_COMPUTE), drained_d = drained(c, ISA_QUEUE_DMA);
   if (obs) {
     memset(obs, 0, sizeof *obs);
@@ -246,20 +284,27 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
       obs->error[q] = c->q[q].error, obs->pc[q] = c->q[q].pc;
     }
     memcpy(obs->sems, c->sems, sizeof c->sems);
-    const uint32_t p[8] = {prog.loads_issued, prog.loads_done, prog.matmuls_issued, prog.matmuls_done,
-                           prog.stores_issued, prog.stores_done, vecs_issued, vecs_done};
-    memcpy(obs->progress, p, sizeof p);
+    for (unsigned m = 0; m < nm; m++) {
+      const mxu_unit_fast_t *u = &c->mxu[m];
+      const uint32_t p[6] = {u->loads_issued, u->loads_done, u->matmuls_issued, u->matmuls_done, u->stores_issued,
+                             u->stores_done};
+      memcpy(obs->progress[m], p, sizeof p);
+      if (mxu_unit_fast_drained(u)) obs->mxu_drained |= (uint8_t)(1u << m);
+      if (u->acc_we) obs->acc_we |= (uint8_t)(1u << m);
+      obs->acc_waddr[m] = u->acc_waddr;
+    }
+    obs->vec_progress[0] = vecs_issued, obs->vec_progress[1] = vecs_done;
+    obs->mxu_busy = mxu_busy_bits;
     uint16_t busy = (dma_busy ? CHIP_BUSY_DMA : 0) | (mxu_busy ? CHIP_BUSY_MXU : 0) |
                     (vec_unit_fast_busy(&c->vec) ? CHIP_BUSY_VEC : 0) |
-                    (mxu_unit_fast_drained(&c->mxu) ? CHIP_MXU_DRAINED : 0) | (uint16_t)(c->rel_count << CHIP_FENCES_SHIFT);
+                    (mxus_drained(c) ? CHIP_MXU_DRAINED : 0) | (uint16_t)(c->rel_count << CHIP_FENCES_SHIFT);
     for (unsigned e = 0; e < NE; e++) {
       if (rdma_fast_busy(&c->rdma[e])) busy |= 1u << (CHIP_BUSY_RDMA_SHIFT + e);
       if (rdma_fast_sending(&c->rdma[e])) busy |= 1u << (CHIP_SENDING_RDMA_SHIFT + e);
     }
     obs->busy = busy;
-    obs->acc_we = c->mxu.acc_we, obs->acc_waddr = c->mxu.acc_waddr;
     chip_fast_counters(c, obs->counters);
-    obs->mxu_error = c->mxu.error;
+    obs->mxu_error = chip_fast_mxu_error(c);
     obs->idle = chip_fast_idle(c);
     bool w = false;
     uint32_t a = 0, b = 0;
@@ -282,7 +327,9 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
   const bool is_rdma = qv[1].op == ISA_OP_RDMA, is_vec = qv[0].op == ISA_OP_VEC;
   const unsigned engine = is_rdma ? ISA_GET(cmd1, RDMA, engine) : 0;
   const bool mxu_op = qv[0].op == ISA_OP_MXU_LOAD || qv[0].op == ISA_OP_MXU_MATMUL || qv[0].op == ISA_OP_MXU_STORE;
-  const bool issue_ready[NQ] = {is_vec ? vec_unit_fast_ready(&c->vec) : mxu_op && mxu_unit_fast_ready(&c->mxu, cmd0),
+  const unsigned sel = mxu_op ? isa_mxu(cmd0) : 0;  /* in range whenever the command issues */
+  const bool issue_ready[NQ] = {is_vec ? vec_unit_fast_ready(&c->vec)
+                                       : mxu_op && sel < nm && mxu_unit_fast_ready(&c->mxu[sel], cmd0),
                                 is_rdma ? rdma_fast_ready(&c->rdma[engine]) : dma_fast_ready(&c->dma)};
   const bool signal_ready[NQ] = {c->rel_count != REL_DEPTH, drained_d};
   const bool drained_q[NQ] = {drained_c, drained_d};
@@ -297,17 +344,22 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
     advance[q] = cmdq_fast_advance(&qv[q], drained_q[q], grant[q], signal_ready[q], issue_ready[q]);
   }
   const release_t *rh = &c->rel[c->rel_head];
-  const bool rel_fire = c->rel_count != 0 && prog.loads_done >= rh->loads && prog.matmuls_done >= rh->matmuls &&
-                        prog.stores_done >= rh->stores && vecs_done >= rh->vecs;
+  bool rel_fire = c->rel_count != 0 && vecs_done >= rh->vecs;
+  for (unsigned m = 0; m < nm && rel_fire; m++) {
+    const mxu_unit_fast_t *u = &c->mxu[m];
+    rel_fire = u->loads_done >= rh->loads[m] && u->matmuls_done >= rh->matmuls[m] && u->stores_done >= rh->stores[m];
+  }
   if (obs) obs->issue = (uint8_t)((qv[0].issue_valid && issue_ready[0]) | (qv[1].issue_valid && issue_ready[1]) << 1);
 
   /* ---- the units' cycles: each reads the state before the edge and moves to the edge's */
   dma_fast_out_t dout;
-  mxu_unit_fast_out_t mout;
+  mxu_unit_fast_out_t mout[CHIP_MAX_MXUS];
   vec_unit_fast_out_t vout;
   rdma_fast_out_t rout[NE];
   int rc = dma_fast_cycle(&c->dma, &c->vmem, qv[1].issue_valid && !is_rdma, cmd1, hbm_ready, answer, &dout);
-  rc |= mxu_unit_fast_cycle(&c->mxu, &c->vmem, qv[0].issue_valid && !is_vec, cmd0, vecs_issued, vecs_done, &mout);
+  for (unsigned m = 0; m < nm; m++)
+    rc |= mxu_unit_fast_cycle(&c->mxu[m], &c->vmem, qv[0].issue_valid && !is_vec && sel == m, cmd0, vecs_issued,
+                              vecs_done, &mout[m]);
   vec_unit_fast_cycle(&c->vec, &c->vmem, qv[0].issue_valid && is_vec, cmd0, &prog, &vout);
   const noc_flit_t *rtr_out = noc_fast_out(c->router);
   const uint32_t rtr_credit_out = noc_fast_credit_out(c->router);
@@ -323,10 +375,14 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
   memcpy(rtr_in + 1, c->net_in, sizeof c->net_in);
   rtr_credit_in |= (uint32_t)c->credit_in << V;
   if (obs) {
-    obs->vmem_we = (uint8_t)(dout.vmem_we | mout.vmem_we << 1 | vout.we << 2);
+    obs->vmem_we = (uint8_t)(dout.vmem_we | vout.we << 2);
     obs->vmem_waddr[0] = dout.vmem_waddr, obs->vmem_wdata[0] = dout.vmem_wdata;
-    obs->vmem_waddr[1] = mout.vmem_waddr, obs->vmem_wdata[1] = mout.vmem_wdata;
     obs->vmem_waddr[2] = vout.waddr, obs->vmem_wdata[2] = vout.wdata;
+    for (unsigned m = 0; m < nm; m++) {
+      const unsigned p = chip_obs_store_port(m);
+      obs->vmem_we |= (uint8_t)(mout[m].vmem_we << p);
+      obs->vmem_waddr[p] = mout[m].vmem_waddr, obs->vmem_wdata[p] = mout[m].vmem_wdata;
+    }
     for (unsigned e = 0; e < NE; e++) {
       obs->rdma_we |= (uint8_t)(rout[e].vmem_we << e);
       obs->rdma_waddr[e] = rout[e].vmem_wword << 24 | rout[e].vmem_waddr;
@@ -356,17 +412,20 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
   /* ---- release fences: the compute queue's SEM_SIGNAL records what must finish first */
   if (sem_signal[0]) {
     release_t *t = &c->rel[(c->rel_head + c->rel_count) % REL_DEPTH];
-    *t = (release_t){(uint8_t)qv[0].sem_idx, qv[0].sem_value, prog.loads_issued, prog.matmuls_issued,
-                     prog.stores_issued, vecs_issued};
+    t->sem = (uint8_t)qv[0].sem_idx, t->value = qv[0].sem_value, t->vecs = vecs_issued;
+    for (unsigned m = 0; m < nm; m++)
+      t->loads[m] = c->mxu[m].loads_issued, t->matmuls[m] = c->mxu[m].matmuls_issued,
+      t->stores[m] = c->mxu[m].stores_issued;
   }
   if (rel_fire) c->rel_head = (c->rel_head + 1) % REL_DEPTH;
   c->rel_count = c->rel_count + sem_signal[0] - rel_fire;
   c->dma_busy_cnt += dma_busy;
-  c->mxu_busy_cnt += mxu_busy;
+  c->mxu_busy_cnt += mxu_busy_n;
 
   /* ---- VMEM: every write of the edge, later ports winning as in chip_top */
   if (dout.vmem_we && write_line(c, dout.vmem_waddr, dout.vmem_wdata)) rc = -1;
-  if (mout.vmem_we && write_line(c, mout.vmem_waddr, mout.vmem_wdata)) rc = -1;
+  for (unsigned m = 0; m < nm; m++)
+    if (mout[m].vmem_we && write_line(c, mout[m].vmem_waddr, mout[m].vmem_wdata)) rc = -1;
   if (vout.we && write_line(c, vout.waddr, vout.wdata)) rc = -1;
   for (unsigned e = 0; e < NE; e++)
     if (rout[e].vmem_we) {
@@ -432,7 +491,10 @@ static bool parked(chip_fast_t *c) {
   if (c->start || c->abort || c->host_we || c->rel_count) return false;
   const dma_fast_t *d = &c->dma;
   if (d->fifo_count || d->cur_active || d->drain) return false;
-  if (!mxu_unit_fast_drained(&c->mxu) || c->mxu.acc_we || c->mxu.rd_valid || c->mxu.if_count) return false;
+  for (unsigned m = 0; m < c->nmxu; m++) {
+    const mxu_unit_fast_t *u = &c->mxu[m];
+    if (!mxu_unit_fast_drained(u) || u->acc_we || u->rd_valid || u->if_count) return false;
+  }
   if (vec_unit_fast_busy(&c->vec)) return false;
   for (unsigned e = 0; e < NE; e++)
     if (rdma_fast_sending(&c->rdma[e]) || c->rdma[e].credit_q) return false;
@@ -444,5 +506,5 @@ uint64_t chip_fast_quiet_for(chip_fast_t *c) { return parked(c) ? UINT64_MAX : 0
 
 void chip_fast_skip(chip_fast_t *c, uint64_t n) {
   if (!dma_fast_drained(&c->dma)) c->dma_busy_cnt += n; /* waiting for HBM answers */
-  mxu_unit_fast_skip(&c->mxu, n);
+  for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_skip(&c->mxu[m], n);
 }

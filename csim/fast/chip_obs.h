@@ -16,15 +16,19 @@
 
 enum {
   CHIP_OBS_ROUTER_PORTS = 4 + ISA_NUM_RDMA_ENGINES, /* local 0, +X -X +Y -Y, local 5..7 */
-  CHIP_OBS_VMEM_PORTS = 3,                          /* the line writers: DMA, MXU store, vector unit */
+  CHIP_MAX_MXUS = 4,                                /* MXU units of a core the models take */
+  /* the line writers: DMA, MXU 0's stores, vector unit, then MXU m's stores at 2 + m */
+  CHIP_OBS_VMEM_PORTS = 2 + CHIP_MAX_MXUS,
   CHIP_OBS_COUNTERS = 7
 };
+/* The VMEM line writer that is MXU m's store port. */
+static inline unsigned chip_obs_store_port(unsigned m) { return m == 0 ? 1 : 2 + m; }
 /* obs_busy_o's bits */
 enum {
   CHIP_BUSY_DMA = 1u << 0, CHIP_BUSY_MXU = 1u << 1, CHIP_BUSY_VEC = 1u << 2, CHIP_MXU_DRAINED = 1u << 3,
   CHIP_BUSY_RDMA_SHIFT = 4, CHIP_SENDING_RDMA_SHIFT = 8, CHIP_FENCES_SHIFT = 12
 };
-/* Counter order (chip_top's cnt_* ports). */
+/* Counter order (chip_top's cnt_* ports); the MXU's are summed over the MXUs (MXU-cycles). */
 enum { CHIP_CNT_DMA_BUSY, CHIP_CNT_MXU_BUSY, CHIP_CNT_COMPUTE, CHIP_CNT_WEIGHT_LOAD, CHIP_CNT_WEIGHT_STALL,
        CHIP_CNT_INPUT_STALL, CHIP_CNT_IDLE };
 
@@ -34,10 +38,12 @@ typedef struct {
   uint8_t error[ISA_NUM_QUEUES];
   uint32_t pc[ISA_NUM_QUEUES];
   uint32_t sems[ISA_NUM_SEMS];
-  uint32_t progress[8];   /* MXU loads, matmuls, stores, VECs: issued then done each */
-  uint16_t busy;          /* CHIP_BUSY_* */
-  bool acc_we;            /* an accumulator row written at the last edge */
-  uint32_t acc_waddr;
+  uint32_t progress[CHIP_MAX_MXUS][6]; /* per MXU: loads, matmuls, stores: issued then done each */
+  uint32_t vec_progress[2];            /* VECs issued, done */
+  uint16_t busy;          /* CHIP_BUSY_* (CHIP_BUSY_MXU: any MXU; CHIP_MXU_DRAINED: every one) */
+  uint8_t mxu_busy, mxu_drained; /* bit m: MXU m busy, MXU unit m drained */
+  uint8_t acc_we;         /* bit m: MXU m wrote an accumulator row at the last edge */
+  uint32_t acc_waddr[CHIP_MAX_MXUS];
   uint64_t counters[CHIP_OBS_COUNTERS];
   bool mxu_error;
   bool idle;
@@ -46,7 +52,7 @@ typedef struct {
   bool hbm_req_valid, hbm_req_write;
   uint32_t hbm_req_addr, hbm_req_bytes;
   const uint32_t *hbm_req_data;                 /* a line (cols words) */
-  uint8_t vmem_we;                              /* bit p: line writer p */
+  uint8_t vmem_we;                              /* bit p: line writer p (chip_obs_store_port) */
   uint32_t vmem_waddr[CHIP_OBS_VMEM_PORTS];
   const uint32_t *vmem_wdata[CHIP_OBS_VMEM_PORTS];
   uint8_t rdma_we;                              /* bit e: engine e writes a 64-bit word */

@@ -59,9 +59,12 @@ static uint8_t check(const uint32_t *c, uint32_t op, const cmdq_fast_limits_t *l
         return ISA_ERR_REMOTE;
       return ISA_ERR_NONE;
     }
-    case ISA_OP_MXU_LOAD: return (uint64_t)ISA_GET(c, MXU_LOAD, line) + lim->geo.rows > V ? ISA_ERR_VMEM : ISA_ERR_NONE;
+    case ISA_OP_MXU_LOAD:
+      if (isa_mxu(c) >= isa_geometry_mxus(&lim->geo)) return ISA_ERR_MXU;
+      return (uint64_t)ISA_GET(c, MXU_LOAD, line) + lim->geo.rows > V ? ISA_ERR_VMEM : ISA_ERR_NONE;
     case ISA_OP_MXU_MATMUL: {
       const uint64_t rows = ISA_GET(c, MXU_MATMUL, rows);
+      if (isa_mxu(c) >= isa_geometry_mxus(&lim->geo)) return ISA_ERR_MXU;
       if (rows == 0) return ISA_ERR_SIZE;
       if (ISA_GET(c, MXU_MATMUL, line) + rows > V) return ISA_ERR_VMEM;
       if (ISA_GET(c, MXU_MATMUL, acc_row) + rows > A) return ISA_ERR_ACC;
@@ -80,6 +83,7 @@ static uint8_t check(const uint32_t *c, uint32_t op, const cmdq_fast_limits_t *l
     }
     case ISA_OP_MXU_STORE: {
       const uint64_t rows = ISA_GET(c, MXU_STORE, rows);
+      if (isa_mxu(c) >= isa_geometry_mxus(&lim->geo)) return ISA_ERR_MXU;
       if (rows == 0) return ISA_ERR_SIZE;
       if (ISA_GET(c, MXU_STORE, acc_row) + rows > A) return ISA_ERR_ACC;
       if (ISA_GET(c, MXU_STORE, line) + rows > V) return ISA_ERR_VMEM;

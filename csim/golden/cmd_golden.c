@@ -59,21 +59,26 @@ unsigned cmd_golden_error(const cmd_golden_chip_t *c, unsigned queue, const uint
   for (unsigned w = 0; w < ISA_CMD_WORDS; w++)
     if (cmd[w] & ~isa_defined_bits(op, w)) return ISA_ERR_OPCODE;
   const uint64_t V = c->geo.vmem_lines, A = c->geo.acc_depth;
+  const uint32_t mxus = c->geo.mxus ? c->geo.mxus : 1;  /* the MXU field's range, checked first */
   switch (op) {
     case ISA_OP_SEM_WAIT: return bad_sem(ISA_GET(cmd, SEM_WAIT, sem), false) ? ISA_ERR_SEM : ISA_ERR_NONE;
     case ISA_OP_SEM_SIGNAL: return bad_sem(ISA_GET(cmd, SEM_SIGNAL, sem), false) ? ISA_ERR_SEM : ISA_ERR_NONE;
     case ISA_OP_DMA: return check_dma(c, cmd);
     case ISA_OP_RDMA: return check_rdma(c, cmd);
     case ISA_OP_VEC: return check_vec(c, cmd);
-    case ISA_OP_MXU_LOAD: return inside(ISA_GET(cmd, MXU_LOAD, line), c->geo.rows, V) ? ISA_ERR_NONE : ISA_ERR_VMEM;
+    case ISA_OP_MXU_LOAD:
+      if (ISA_GET(cmd, MXU_LOAD, mxu) >= mxus) return ISA_ERR_MXU;
+      return inside(ISA_GET(cmd, MXU_LOAD, line), c->geo.rows, V) ? ISA_ERR_NONE : ISA_ERR_VMEM;
     case ISA_OP_MXU_MATMUL: {
       const uint32_t rows = ISA_GET(cmd, MXU_MATMUL, rows);
+      if (ISA_GET(cmd, MXU_MATMUL, mxu) >= mxus) return ISA_ERR_MXU;
       if (rows == 0) return ISA_ERR_SIZE;
       if (!inside(ISA_GET(cmd, MXU_MATMUL, line), rows, V)) return ISA_ERR_VMEM;
       return inside(ISA_GET(cmd, MXU_MATMUL, acc_row), rows, A) ? ISA_ERR_NONE : ISA_ERR_ACC;
     }
     case ISA_OP_MXU_STORE: {
       const uint32_t rows = ISA_GET(cmd, MXU_STORE, rows);
+      if (ISA_GET(cmd, MXU_STORE, mxu) >= mxus) return ISA_ERR_MXU;
       if (rows == 0) return ISA_ERR_SIZE;
       if (!inside(ISA_GET(cmd, MXU_STORE, acc_row), rows, A)) return ISA_ERR_ACC;
       return inside(ISA_GET(cmd, MXU_STORE, line), rows, V) ? ISA_ERR_NONE : ISA_ERR_VMEM;

@@ -19,7 +19,8 @@ typedef struct {
   fw_slice_t slice;            /* pod_w/pod_h filled in from the pod */
   fw_coll_args_t args;         /* data_line 0; lines from elems; chunk_lines 0 chooses */
   uint64_t elems;              /* fp32 values per chip */
-  unsigned mxu_rows, mxu_cols; /* chip size (a built chip) */
+  unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
+  unsigned mxus;                /* MXU units of each chip's core (0: 1) */
   unsigned link_latency;
   uint64_t seed;               /* reset randomisation */
   chip_model_t model;          /* the chips' model (chip_core.h) */

@@ -12,7 +12,8 @@
 /* The all-reduce of the products: whole pod, the products' lines, the default chunk. */
 static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *ca,
                         char *err, size_t errlen) {
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, g, err, errlen)) return RT_INVALID;
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->model, g, err, errlen))
+    return RT_INVALID;
   if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, NULL, err, errlen)) return RT_INVALID;
   *s = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, cfg->pod_w, cfg->pod_h};
   *ca = (fw_coll_args_t){FW_COLL_ALLREDUCE, cfg->algo, 0, (uint32_t)((cfg->m * cfg->n + g->cols - 1) / g->cols), 0,
@@ -57,6 +58,7 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips,
                      cfg->progress, cfg->progress_ctx, cfg->threads};
   pc.chip.model = cfg->model;
+  pc.chip.mxus = cfg->mxus;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = chip_gemm_hbm_bytes(g.cols, m, k, n);
   pod_t *pod = pod_new(&pc, err, errlen);

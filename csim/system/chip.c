@@ -35,11 +35,29 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols) {
 }
 
 /* 0 when cfg describes a chip this build has (its geometry in *geo), else -1 with a message. */
-static int check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen) {
-  if (chip_top_geometry(cfg->rows, cfg->cols, geo)) {
-    snprintf(err, errlen, "no chip with a %ux%u MXU in this build (built: %s)", cfg->rows, cfg->cols, chip_top_sizes());
+int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, chip_model_t model, chip_geometry_t *g, char *err,
+                      size_t errlen) {
+  if (mxus == 0) mxus = 1;
+  if (!chip_top_geometry(rows, cols, mxus, g)) return 0;
+  if (mxus > CHIP_MAX_MXUS) {
+    snprintf(err, errlen, "%u MXUs per core: the models take 1..%u", mxus, (unsigned)CHIP_MAX_MXUS);
     return -1;
   }
+  if (chip_top_geometry(rows, cols, 1, g)) {
+    snprintf(err, errlen, "no chip with a %ux%u MXU in this build (built: %s)", rows, cols, chip_top_sizes());
+    return -1;
+  }
+  if (model != CHIP_MODEL_FAST) {
+    snprintf(err, errlen, "no %s chip with %u %ux%u MXUs in this build (built: %s; the fast model takes any count up to %u)",
+             model == CHIP_MODEL_CHECK ? "lockstep" : "RTL", mxus, rows, cols, chip_top_sizes(), (unsigned)CHIP_MAX_MXUS);
+    return -1;
+  }
+  g->mxus = mxus;
+  return 0;
+}
+
+static int check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen) {
+  if (chip_geometry_for(cfg->rows, cfg->cols, cfg->mxus, cfg->model, geo, err, errlen)) return -1;
   if (cfg->hbm_bytes == 0 || cfg->hbm_bytes > (1ull << 32)) {
     snprintf(err, errlen, "HBM size must be 1 byte .. 4 GiB");
     return -1;

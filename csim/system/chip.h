@@ -27,6 +27,7 @@
 
 typedef struct {
   unsigned rows, cols;          /* MXU size (a size in chip_top_sizes()) */
+  unsigned mxus;                /* MXU units of the core (0 means 1; chip_geometry_for) */
   unsigned x, y, pod_x, pod_y;  /* position in a pod (0, 0, 0, 0 for a lone chip) */
   uint64_t hbm_bytes;           /* up to 4 GiB */
   unsigned hbm_bytes_per_cycle; /* >= 1 */
@@ -49,6 +50,12 @@ typedef struct chip chip_t;
 
 /* The configuration of a lone rows x cols chip with the default HBM and reset seed 1. */
 chip_config_t chip_config_default(unsigned rows, unsigned cols);
+
+/* The geometry of the chip cfg describes: 0, or -1 with a message when this build has no such
+ * chip. The Verilated RTL has the sizes built (CHIP_SIZES: RxC, and RxCxM for M MXUs); the fast
+ * model takes a built RxC with any MXU count up to CHIP_MAX_MXUS, its memories those of RxC. */
+int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, chip_model_t model, chip_geometry_t *g, char *err,
+                      size_t errlen);
 
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen);
 /* A chip of a pod split over the ranks of an MPI job (dist.h, pod.c): rank `owner` simulates

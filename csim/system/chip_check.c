@@ -41,11 +41,12 @@ static void say(char *why, size_t len, const char *fmt, ...) {
 }
 
 static const char *const qname[ISA_NUM_QUEUES] = {"compute", "DMA"};
-static const char *const progress_name[8] = {"MXU loads issued", "MXU loads done",  "matmuls issued", "matmuls done",
-                                             "MXU stores issued", "MXU stores done", "VECs issued",    "VECs done"};
+static const char *const progress_name[6] = {"loads issued", "loads done", "matmuls issued", "matmuls done",
+                                             "stores issued", "stores done"};
 static const char *const counter_name[CHIP_OBS_COUNTERS] = {"DMA busy", "MXU busy", "compute", "weight load",
                                                             "weight stall", "input stall", "MXU idle"};
-static const char *const writer_name[CHIP_OBS_VMEM_PORTS] = {"the DMA", "the MXU store", "the vector unit"};
+static const char *const writer_name[CHIP_OBS_VMEM_PORTS] = {"the DMA", "MXU 0's store", "the vector unit",
+                                                              "MXU 1's store", "MXU 2's store", "MXU 3's store"};
 
 static bool same_flit(const noc_flit_t *a, const noc_flit_t *b) {
   if (a->valid != b->valid) return false;
@@ -76,19 +77,33 @@ int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, ch
       say(why, len, "semaphore %u: RTL %u, fast %u", s, r->sems[s], f->sems[s]);
       return -1;
     }
-  for (unsigned i = 0; i < 8; i++)
-    if (r->progress[i] != f->progress[i]) {
-      say(why, len, "%s: RTL %u, fast %u", progress_name[i], r->progress[i], f->progress[i]);
+  for (unsigned m = 0; m < CHIP_MAX_MXUS; m++)
+    for (unsigned i = 0; i < 6; i++)
+      if (r->progress[m][i] != f->progress[m][i]) {
+        say(why, len, "MXU %u %s: RTL %u, fast %u", m, progress_name[i], r->progress[m][i], f->progress[m][i]);
+        return -1;
+      }
+  for (unsigned i = 0; i < 2; i++)
+    if (r->vec_progress[i] != f->vec_progress[i]) {
+      say(why, len, "VECs %s: RTL %u, fast %u", i ? "done" : "issued", r->vec_progress[i], f->vec_progress[i]);
       return -1;
     }
   if (r->busy != f->busy) {
     say(why, len, "units' busy flags (docs/scale.md, obs_busy_o): RTL 0x%04x, fast 0x%04x", r->busy, f->busy);
     return -1;
   }
-  if (r->acc_we != f->acc_we || (r->acc_we && r->acc_waddr != f->acc_waddr)) {
-    say(why, len, "accumulator write: RTL %s row %u, fast %s row %u", r->acc_we ? "writes" : "no write", r->acc_waddr,
-             f->acc_we ? "writes" : "no write", f->acc_waddr);
+  if (r->mxu_busy != f->mxu_busy || r->mxu_drained != f->mxu_drained) {
+    say(why, len, "MXUs busy / drained (bit m: MXU m): RTL 0x%x/0x%x, fast 0x%x/0x%x", r->mxu_busy, r->mxu_drained,
+        f->mxu_busy, f->mxu_drained);
     return -1;
+  }
+  for (unsigned m = 0; m < CHIP_MAX_MXUS; m++) {
+    const bool rw = (r->acc_we >> m) & 1, fw = (f->acc_we >> m) & 1;
+    if (rw != fw || (rw && r->acc_waddr[m] != f->acc_waddr[m])) {
+      say(why, len, "MXU %u accumulator write: RTL %s row %u, fast %s row %u", m, rw ? "writes" : "no write",
+          r->acc_waddr[m], fw ? "writes" : "no write", f->acc_waddr[m]);
+      return -1;
+    }
   }
   for (unsigned i = 0; i < CHIP_OBS_COUNTERS; i++)
     if (r->counters[i] != f->counters[i]) {
@@ -115,7 +130,8 @@ int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, ch
         return -1;
       }
   if (r->vmem_we != f->vmem_we) {
-    say(why, len, "VMEM line writes (bit 0 DMA, 1 MXU store, 2 vector unit): RTL 0x%x, fast 0x%x", r->vmem_we, f->vmem_we);
+    say(why, len, "VMEM line writes (bit 0 DMA, 1 MXU 0's store, 2 vector unit, 2 + m MXU m's store): RTL 0x%x, fast 0x%x",
+        r->vmem_we, f->vmem_we);
     return -1;
   }
   for (unsigned p = 0; p < CHIP_OBS_VMEM_PORTS; p++) {

@@ -17,7 +17,7 @@ enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RU
        P_DROPS, P_START_LEN, P_ABORT,
        P_OBS_SEMS, P_OBS_VMEM_WE, P_OBS_VMEM_WADDR, P_OBS_VMEM_WDATA, P_OBS_RDMA_WE, P_OBS_RDMA_WADDR,
        P_OBS_RDMA_WDATA, P_OBS_RTR_IN, P_OBS_RTR_OUT, P_OBS_RTR_CIN, P_OBS_RTR_COUT, P_OBS_PROGRESS, P_OBS_ISSUE,
-       P_OBS_BUSY, P_OBS_ACC_WE, P_OBS_ACC_WADDR, P_COUNT };
+       P_OBS_BUSY, P_OBS_ACC_WE, P_OBS_ACC_WADDR, P_OBS_MXU_BUSY, P_OBS_MXU_DRAINED, P_COUNT };
 
 static const char *const port_names[P_COUNT] = {
     "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
@@ -31,7 +31,8 @@ static const char *const port_names[P_COUNT] = {
     "abort_i",
     "obs_sems_o", "obs_vmem_we_o", "obs_vmem_waddr_o", "obs_vmem_wdata_o", "obs_rdma_we_o", "obs_rdma_waddr_o",
     "obs_rdma_wdata_o", "obs_rtr_in_o", "obs_rtr_out_o", "obs_rtr_credit_in_o", "obs_rtr_credit_out_o",
-    "obs_progress_o", "obs_issue_o", "obs_busy_o", "obs_acc_we_o", "obs_acc_waddr_o"};
+    "obs_progress_o", "obs_issue_o", "obs_busy_o", "obs_acc_we_o", "obs_acc_waddr_o", "obs_mxu_busy_o",
+    "obs_mxu_drained_o"};
 
 static const int counter_ports[CHIP_OBS_COUNTERS] = {P_DMA_BUSY, P_MXU_BUSY, P_COMPUTE, P_WLOAD,
                                                      P_WSTALL,   P_ISTALL,   P_IDLE_CNT};
@@ -42,7 +43,8 @@ typedef struct {
   vmodel_t *m;
   int p[P_COUNT];
   uint32_t *line;              /* scratch: one VMEM line */
-  uint32_t *vmem_wdata;        /* obs: the three line writers' data */
+  unsigned mxus;               /* the core's MXU units */
+  uint32_t *vmem_wdata;        /* obs: the line writers' data */
   bool start_pending, abort_pending;
 } rtl_core_t;
 
@@ -243,6 +245,7 @@ static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
   rtl_core_t *r = rtl(c);
   vmodel_t *m = r->m;
   const unsigned cols = r->geo.cols;
+  memset(o, 0, sizeof *o);  /* the MXUs this chip does not have read as zero, as the fast model's */
   chip_core_status_t st;
   rtl_status(c, &st);
   for (int q = 0; q < ISA_NUM_QUEUES; q++) {
@@ -250,10 +253,17 @@ static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
     o->error[q] = (uint8_t)st.error[q], o->pc[q] = st.pc[q];
   }
   vmodel_peek_words(m, r->p[P_OBS_SEMS], o->sems);
-  vmodel_peek_words(m, r->p[P_OBS_PROGRESS], o->progress);
+  const unsigned nm = r->mxus;
+  uint32_t progress[6 * CHIP_MAX_MXUS + 2], acc_waddr[CHIP_MAX_MXUS];
+  vmodel_peek_words(m, r->p[P_OBS_PROGRESS], progress);  /* per MXU six words, then the VECs' two */
+  memcpy(o->progress, progress, sizeof(uint32_t) * 6 * nm);
+  memcpy(o->vec_progress, progress + 6 * nm, sizeof o->vec_progress);
   o->busy = (uint16_t)vmodel_peek(m, r->p[P_OBS_BUSY]);
-  o->acc_we = vmodel_peek(m, r->p[P_OBS_ACC_WE]) != 0;
-  o->acc_waddr = (uint32_t)vmodel_peek(m, r->p[P_OBS_ACC_WADDR]);
+  o->mxu_busy = (uint8_t)vmodel_peek(m, r->p[P_OBS_MXU_BUSY]);
+  o->mxu_drained = (uint8_t)vmodel_peek(m, r->p[P_OBS_MXU_DRAINED]);
+  o->acc_we = (uint8_t)vmodel_peek(m, r->p[P_OBS_ACC_WE]);
+  vmodel_peek_words(m, r->p[P_OBS_ACC_WADDR], acc_waddr);
+  memcpy(o->acc_waddr, acc_waddr, sizeof(uint32_t) * nm);
   rtl_counters(c, o->counters);
   o->mxu_error = rtl_mxu_error(c);
   o->idle = rtl_idle(c);
@@ -269,7 +279,7 @@ static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
   uint32_t addrs[CHIP_OBS_VMEM_PORTS];
   vmodel_peek_words(m, r->p[P_OBS_VMEM_WADDR], addrs);
   vmodel_peek_words(m, r->p[P_OBS_VMEM_WDATA], r->vmem_wdata);
-  for (int p = 0; p < CHIP_OBS_VMEM_PORTS; p++) {
+  for (unsigned p = 0; p < 2 + nm; p++) {
     o->vmem_waddr[p] = addrs[p];
     o->vmem_wdata[p] = r->vmem_wdata + (size_t)p * cols;
   }
@@ -331,10 +341,11 @@ chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, ch
   r->core.ops = &rtl_ops;
   r->core.model = CHIP_MODEL_RTL;
   r->geo = cfg->geo;
+  r->mxus = isa_geometry_mxus(&cfg->geo);
   r->line = calloc(cfg->geo.cols, sizeof *r->line);
   r->vmem_wdata = calloc((size_t)CHIP_OBS_VMEM_PORTS * cfg->geo.cols, sizeof *r->vmem_wdata);
   if (!r->line || !r->vmem_wdata) goto oom;
-  r->m = chip_top_new(cfg->geo.rows, cfg->geo.cols, cfg->seed, zero_init);
+  r->m = chip_top_new(cfg->geo.rows, cfg->geo.cols, r->mxus, cfg->seed, zero_init);
   if (!r->m) goto oom;
   for (int i = 0; i < P_COUNT; i++) r->p[i] = vmodel_port(r->m, port_names[i]);
   vmodel_poke(r->m, r->p[P_HBM_BYTES], cfg->hbm_bytes);

@@ -11,7 +11,7 @@
 /* Semaphores: 0 and 1 start and end the programs; each of the others is waited on by one
  * queue only (what makes the hand-overs deadlock-free), the compute queue's or the DMA
  * queue's. */
-enum { SEM_INIT = 0, SEM_DONE = 1, MAX_ROWS = 8, ACC_ROWS = 64, FIXED_COMMANDS = 8, UNSEEN_LINES = 16 };
+enum { SEM_INIT = 0, SEM_DONE = 1, MAX_ROWS = 8, ACC_ROWS = 64, FIXED_COMMANDS = 8, UNSEEN_LINES = 16, MAX_MXUS = 8 };
 static const unsigned compute_sems[] = {2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 18, 19};
 static const unsigned dma_sems[] = {10, 11, 12, 13, 14, 15, 20, 21, 22, 23};
 
@@ -46,11 +46,11 @@ typedef struct {
 
 typedef struct {
   fw_prog_t *q[2];
-  bool weights;               /* an MXU_LOAD was issued */
+  bool weights[MAX_MXUS];     /* an MXU_LOAD was issued to that MXU */
   bool dma_writes;            /* a DMA into VMEM since the DMA queue's last FENCE (RDMA is not ordered after it) */
   bool rdma_reads;            /* an RDMA since then (it reads its lines as it sends them) */
   uint32_t remote_used;       /* lines of the remote zone given to RDMAs */
-  bool acc[ACC_ROWS];         /* accumulator rows written by this program */
+  bool acc[MAX_MXUS][ACC_ROWS]; /* accumulator rows written by this program, per MXU */
   owed_t owed[2][64];         /* waits still to place, per queue */
   unsigned n_owed[2];
 } chip_state_t;
@@ -105,11 +105,11 @@ static void order_after_rdma(chip_state_t *c, fw_prog_t *p) {
   c->dma_writes = c->rdma_reads = false;
 }
 
-static void mxu_load(gen_t *g, chip_state_t *c) {
+static void mxu_load(gen_t *g, chip_state_t *c, unsigned m) {
   const uint32_t line = compute_line(g, g->t->geo.rows);
   if (chance(g, 30)) fw_mxu_load_transposed(c->q[ISA_QUEUE_COMPUTE], line);
   else fw_mxu_load(c->q[ISA_QUEUE_COMPUTE], line);
-  c->weights = true;
+  c->weights[m] = true;
   g->cost += 4 * g->t->geo.rows + 20;
 }
 
@@ -118,21 +118,26 @@ static void compute_op(gen_t *g, unsigned chip) {
   fw_prog_t *p = c->q[ISA_QUEUE_COMPUTE];
   const chip_geometry_t *geo = &g->t->geo;
   unsigned pick = below(g, 100);
-  if (pick < 15 || (pick < 55 && !c->weights)) {
-    mxu_load(g, c);
+  /* the MXU the command names: any of the core's (a one-MXU chip draws nothing, so its
+   * sequences are what they were before chips had several) */
+  const unsigned mxus = isa_geometry_mxus(geo), m = mxus > 1 ? below(g, mxus < MAX_MXUS ? mxus : MAX_MXUS) : 0;
+  bool *acc_written = c->acc[m];
+  fw_mxu_select(p, m);
+  if (pick < 15 || (pick < 55 && !c->weights[m])) {
+    mxu_load(g, c, m);
   } else if (pick < 40) {
     uint32_t rows = rows_upto(g, ACC_ROWS), acc = below(g, ACC_ROWS - rows + 1);
     bool written = true;
-    for (uint32_t i = 0; i < rows; i++) written &= c->acc[acc + i];
+    for (uint32_t i = 0; i < rows; i++) written &= acc_written[acc + i];
     bool accumulate = written && chance(g, 50);  /* only onto rows this program wrote */
     fw_mxu_matmul(p, compute_line(g, rows), rows, acc, accumulate);
-    for (uint32_t i = 0; i < rows; i++) c->acc[acc + i] = true;
+    for (uint32_t i = 0; i < rows; i++) acc_written[acc + i] = true;
     g->cost += 4 * (rows + geo->rows + geo->cols) + 20;
   } else if (pick < 55) {
     /* a run of written accumulator rows, if there is one */
     uint32_t start = below(g, ACC_ROWS), rows = 0;
-    while (start < ACC_ROWS && !c->acc[start]) start++;
-    while (start + rows < ACC_ROWS && c->acc[start + rows] && rows < MAX_ROWS) rows++;
+    while (start < ACC_ROWS && !acc_written[start]) start++;
+    while (start + rows < ACC_ROWS && acc_written[start + rows] && rows < MAX_ROWS) rows++;
     if (rows == 0) {
       fw_fence(p);
       return;
@@ -331,6 +336,14 @@ static void bad_command(gen_t *g, unsigned code, unsigned q, uint32_t w[ISA_CMD_
     case ISA_ERR_SEM:
       fw_sem_signal(&t, ISA_NUM_SEMS + below(g, 256 - ISA_NUM_SEMS), 1);
       break;
+    case ISA_ERR_MXU: {
+      const unsigned mxus = isa_geometry_mxus(geo);
+      fw_mxu_select(&t, mxus + below(g, 256 - mxus));
+      if (v == 0) fw_mxu_load(&t, 0);
+      else if (v == 1) fw_mxu_matmul(&t, 0, 1, 0, false);
+      else fw_mxu_store(&t, 0, 1, 0);
+      break;
+    }
     case ISA_ERR_REMOTE:
       fw_rdma(&t, g->t->pod_x + below(g, 3), 0, 0, 0, 1, ISA_SEM_NONE, 0, ISA_SEM_NONE, 0);
       break;
@@ -342,11 +355,11 @@ static void bad_command(gen_t *g, unsigned code, unsigned q, uint32_t w[ISA_CMD_
 
 static void make_invalid(gen_t *g, randprog_t *p) {
   static const unsigned codes[] = {ISA_ERR_OPCODE, ISA_ERR_QUEUE, ISA_ERR_VMEM, ISA_ERR_HBM, ISA_ERR_ACC,
-                                   ISA_ERR_SIZE,   ISA_ERR_SEM,   ISA_ERR_REMOTE, ISA_ERR_END};
+                                   ISA_ERR_SIZE,   ISA_ERR_SEM,   ISA_ERR_REMOTE, ISA_ERR_END, ISA_ERR_MXU};
   const unsigned code = codes[p->seed % (sizeof codes / sizeof codes[0])];  /* each in turn, by seed */
   unsigned q = below(g, 2);
   if (code == ISA_ERR_HBM || code == ISA_ERR_REMOTE) q = ISA_QUEUE_DMA;
-  if (code == ISA_ERR_ACC) q = ISA_QUEUE_COMPUTE;
+  if (code == ISA_ERR_ACC || code == ISA_ERR_MXU) q = ISA_QUEUE_COMPUTE;
   p->bad_chip = below(g, p->chips), p->bad_queue = q, p->bad_error = code;
   fw_prog_t *prog = &p->prog[p->bad_chip][q];
   p->bad_pc = below(g, prog->count);

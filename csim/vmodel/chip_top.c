@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#define CHIP_VARIANT(r, c, a, v, q) vmodel_t *chip_top_new_##r##x##c(uint64_t seed, int zero_init);
+#define CHIP_VARIANT(name, r, c, a, v, q, m) vmodel_t *chip_top_new_##name(uint64_t seed, int zero_init);
 #include "chip_variants.h"
 #undef CHIP_VARIANT
 
@@ -13,24 +13,25 @@ typedef struct {
 } chip_variant_t;
 
 static const chip_variant_t variants[] = {
-#define CHIP_VARIANT(r, c, a, v, q) {{r, c, a, v, q}, chip_top_new_##r##x##c},
+#define CHIP_VARIANT(name, r, c, a, v, q, m) {{r, c, a, v, q, m}, chip_top_new_##name},
 #include "chip_variants.h"
 #undef CHIP_VARIANT
 };
 
-static const chip_variant_t *find(unsigned rows, unsigned cols) {
+static const chip_variant_t *find(unsigned rows, unsigned cols, unsigned mxus) {
+  if (mxus == 0) mxus = 1;
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-    if (variants[i].g.rows == rows && variants[i].g.cols == cols) return &variants[i];
+    if (variants[i].g.rows == rows && variants[i].g.cols == cols && variants[i].g.mxus == mxus) return &variants[i];
   return NULL;
 }
 
-vmodel_t *chip_top_new(unsigned rows, unsigned cols, uint64_t seed, int zero_init) {
-  const chip_variant_t *v = find(rows, cols);
+vmodel_t *chip_top_new(unsigned rows, unsigned cols, unsigned mxus, uint64_t seed, int zero_init) {
+  const chip_variant_t *v = find(rows, cols, mxus);
   return v ? v->create(seed, zero_init) : NULL;
 }
 
-int chip_top_geometry(unsigned rows, unsigned cols, chip_geometry_t *g) {
-  const chip_variant_t *v = find(rows, cols);
+int chip_top_geometry(unsigned rows, unsigned cols, unsigned mxus, chip_geometry_t *g) {
+  const chip_variant_t *v = find(rows, cols, mxus);
   if (!v) return -1;
   *g = v->g;
   return 0;
@@ -38,7 +39,7 @@ int chip_top_geometry(unsigned rows, unsigned cols, chip_geometry_t *g) {
 
 const char *chip_top_sizes(void) {
   return ""
-#define CHIP_VARIANT(r, c, a, v, q) #r "x" #c " "
+#define CHIP_VARIANT(name, r, c, a, v, q, m) #name " "
 #include "chip_variants.h"
 #undef CHIP_VARIANT
       ;

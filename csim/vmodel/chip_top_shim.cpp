@@ -58,9 +58,10 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
     // the visible events (fast/chip_obs.h), for the lockstep check
     constexpr unsigned rports = 4 + ISA_NUM_RDMA_ENGINES;
     VMODEL_PORT(m, obs_sems_o, 32 * ISA_NUM_SEMS, false);
-    VMODEL_PORT(m, obs_vmem_we_o, 3, false);
-    VMODEL_PORT(m, obs_vmem_waddr_o, 3 * 32, false);
-    VMODEL_PORT(m, obs_vmem_wdata_o, 3 * line, false);
+    constexpr unsigned mxus = CHIP_MXUS;
+    VMODEL_PORT(m, obs_vmem_we_o, 2 + mxus, false);
+    VMODEL_PORT(m, obs_vmem_waddr_o, (2 + mxus) * 32, false);
+    VMODEL_PORT(m, obs_vmem_wdata_o, (2 + mxus) * line, false);
     VMODEL_PORT(m, obs_rdma_we_o, ISA_NUM_RDMA_ENGINES, false);
     VMODEL_PORT(m, obs_rdma_waddr_o, ISA_NUM_RDMA_ENGINES * 32, false);
     VMODEL_PORT(m, obs_rdma_wdata_o, ISA_NUM_RDMA_ENGINES * 64, false);
@@ -68,10 +69,12 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
     VMODEL_PORT(m, obs_rtr_out_o, rports * flit, false);
     VMODEL_PORT(m, obs_rtr_credit_in_o, rports * CHIP_ROUTER_VCS, false);
     VMODEL_PORT(m, obs_rtr_credit_out_o, rports * CHIP_ROUTER_VCS, false);
-    VMODEL_PORT(m, obs_progress_o, 8 * 32, false);
+    VMODEL_PORT(m, obs_progress_o, (6 * mxus + 2) * 32, false);
     VMODEL_PORT(m, obs_issue_o, ISA_NUM_QUEUES, false);
     VMODEL_PORT(m, obs_busy_o, 16, false);
-    VMODEL_PORT(m, obs_acc_we_o, 1, false);
-    VMODEL_PORT(m, obs_acc_waddr_o, 32, false);
+    VMODEL_PORT(m, obs_mxu_busy_o, mxus, false);
+    VMODEL_PORT(m, obs_mxu_drained_o, mxus, false);
+    VMODEL_PORT(m, obs_acc_we_o, mxus, false);
+    VMODEL_PORT(m, obs_acc_waddr_o, mxus * 32, false);
   }, zero_init ? 0 : 2);
 }
