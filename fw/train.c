@@ -102,6 +102,7 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     return -1;
   }
   pl->lanes = C;
+  pl->mxus = isa_geometry_mxus(chip);
   pl->examples = examples;
   pl->b = net->batch / net->dp;
   pl->bp = round_up(pl->b, C);
@@ -260,29 +261,38 @@ static void vec_blocks(fw_prog_t *cq, const fw_train_plan_t *pl, isa_vec_op_t op
 
 /* out (nts blocks of m lines, `ostride` apart) = act (kts blocks of m lines, `astride`
  * apart) x W, where the weight tile of (inner tile kt, output tile nt) starts at line
- * w + nt * wn + kt * wk and is loaded plain or transposed. Output tiles alternate between
- * two accumulator regions, so a tile's store overlaps the next tile's passes. */
-static void vgemm(fw_prog_t *cq, unsigned m, unsigned kts, unsigned nts, uint32_t act, uint32_t astride, uint32_t w,
-                  uint32_t wk, uint32_t wn, bool transposed, uint32_t out, uint32_t ostride) {
-  for (unsigned nt = 0; nt < nts; nt++) {
-    const uint32_t acc = (nt % 2) * m;
-    for (unsigned kt = 0; kt < kts; kt++) {
-      const uint32_t wl = w + nt * wn + kt * wk;
-      if (transposed)
-        fw_mxu_load_transposed(cq, wl);
-      else
-        fw_mxu_load(cq, wl);
-      fw_mxu_matmul(cq, act + kt * astride, m, acc, kt > 0);
+ * w + nt * wn + kt * wk and is loaded plain or transposed. The output tiles go in groups of
+ * one per MXU (tile g X + u on MXU u, X MXUs), each MXU multiplying the same activation
+ * lines; groups alternate between two accumulator regions (in every MXU), so a group's
+ * stores overlap the next group's passes. With one MXU: tile by tile. */
+static void vgemm(fw_prog_t *cq, unsigned mxus, unsigned m, unsigned kts, unsigned nts, uint32_t act, uint32_t astride,
+                  uint32_t w, uint32_t wk, uint32_t wn, bool transposed, uint32_t out, uint32_t ostride) {
+  for (unsigned g = 0; g * mxus < nts; g++) {
+    const unsigned first = g * mxus, in_group = min_u32(mxus, nts - first);
+    const uint32_t acc = (g % 2) * m;
+    for (unsigned kt = 0; kt < kts; kt++)
+      for (unsigned u = 0; u < in_group; u++) {
+        const uint32_t wl = w + (first + u) * wn + kt * wk;
+        fw_mxu_select(cq, u);
+        if (transposed)
+          fw_mxu_load_transposed(cq, wl);
+        else
+          fw_mxu_load(cq, wl);
+        fw_mxu_matmul(cq, act + kt * astride, m, acc, kt > 0);
+      }
+    for (unsigned u = 0; u < in_group; u++) {
+      fw_mxu_select(cq, u);
+      fw_mxu_store(cq, acc, m, out + (first + u) * ostride);
     }
-    fw_mxu_store(cq, acc, m, out + nt * ostride);
   }
+  fw_mxu_select(cq, 0);
 }
 
 /* The forward GEMM of layer l: Z (nb blocks of b lines) = A (kp / C blocks of bf16 lines) x W. */
 static void forward_gemm(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t act, uint32_t out) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->b, ly->kp / C, ly->nb, act, pl->bp, pl->v_wb[l], C, ly->kp, false, out, pl->bp);
+  vgemm(cq, pl->mxus, pl->b, ly->kp / C, ly->nb, act, pl->bp, pl->v_wb[l], C, ly->kp, false, out, pl->bp);
 }
 
 /* dW (the gradient lines of layer l) = A^T (the transposing DMA's lines: a batch tile of
@@ -291,7 +301,7 @@ static void weight_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l
                             uint32_t dzb) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, ly->kp, ceil_div(pl->b, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
+  vgemm(cq, pl->mxus, ly->kp, ceil_div(pl->b, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
   for (unsigned nt = 0; nt < ly->nb; nt++)
     fw_vec(cq, ISA_VEC_SUM_LINES, dz + nt * pl->bp, dz + nt * pl->bp, pl->v_grad[l] + ly->nb * ly->kp + nt, pl->b, 0);
 }
@@ -300,7 +310,7 @@ static void weight_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l
 static void input_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t dzb, uint32_t out) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->b, ly->nb, ly->kp / C, dzb, pl->bp, pl->v_wb[l], ly->kp, C, true, out, pl->bp);
+  vgemm(cq, pl->mxus, pl->b, ly->nb, ly->kp / C, dzb, pl->bp, pl->v_wb[l], ly->kp, C, true, out, pl->bp);
 }
 
 /* Appends the commands of b spread evenly among those of a (a's order and b's order kept). */

@@ -36,6 +36,7 @@ typedef struct {
 typedef struct {
   fw_train_net_t net;
   unsigned lanes;                        /* C (= R: training needs a square MXU) */
+  unsigned mxus;                         /* the core's MXUs: the GEMMs' output tiles go round them */
   unsigned b, bp;                        /* examples per chip; rounded up to a tile */
   unsigned fp, hp, hm, hmp;              /* features, hidden, hidden / mp, each padded to C */
   unsigned examples;                     /* training examples in HBM */

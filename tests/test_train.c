@@ -28,6 +28,7 @@ typedef struct {
   fw_slice_t slice;
   unsigned dp, mp, features, hidden, classes, batch, steps;
   unsigned mxu;  /* R = C of the chips; 0: 4 */
+  unsigned mxus; /* MXUs per core; 0: 1 */
 } layout_t;
 
 typedef struct {
@@ -71,7 +72,7 @@ static void free_data(data_t *d) {
 static pod_train_config_t config_of(const layout_t *l, const data_t *d, uint64_t seed) {
   const unsigned mxu = l->mxu ? l->mxu : 4;
   pod_train_config_t c = {.pod_w = l->pod_w, .pod_h = l->pod_h, .slice = l->slice, .mxu_rows = mxu, .mxu_cols = mxu,
-                          .link_latency = 1, .seed = seed, .model = test_model(), .threads = test_threads(l->pod_h),
+                          .mxus = l->mxus, .link_latency = 1, .seed = seed, .model = test_model(), .threads = test_threads(l->pod_h),
                           .net = {l->features, l->hidden, l->classes, l->batch, l->dp, l->mp, bits_of_float(0.5f)},
                           .examples = d->examples, .x = d->x, .label = d->label};
   c.slice.pod_w = l->pod_w, c.slice.pod_h = l->pod_h;
@@ -150,17 +151,17 @@ static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, do
 
 static const layout_t LAYOUTS[] = {
     /* pod, slice, dp, mp, features, hidden, classes, batch, steps */
-    {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 9, 4},          /* one chip */
-    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 9, 4},         /* DP, 2-D torus all-reduce */
-    {4, 1, {0, 0, 4, 1, 0, 0}, 4, 1, 6, 12, 3, 20, 9, 4},        /* DP on a ring, ragged sizes */
-    {2, 2, {0, 0, 2, 2, 0, 0}, 1, 4, 8, 16, 4, 12, 9, 4},        /* MP over a 2-D slice */
-    {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 9, 4},        /* DP along X, MP along Y */
-    {4, 3, {1, 1, 2, 2, 0, 0}, 2, 2, 10, 12, 3, 12, 9, 4},       /* inside a larger pod */
-    {4, 2, {0, 0, 4, 2, 0, 0}, 4, 2, 5, 20, 4, 24, 9, 4},        /* a 4 x 2 slice, hidden 10 a chip */
-    {4, 4, {0, 0, 3, 3, 0, 0}, 9, 1, 7, 9, 4, 18, 9, 4},     /* DP on a 3x3 mesh slice: the ring */
-    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 6, 8, 3, 4, 9, 4},       /* one example a chip */
-    {2, 2, {0, 0, 2, 1, 0, 0}, 2, 1, 64, 48, 10, 40, 5, 16},  /* 16-lane chips, digits-like shapes */
-    {1, 2, {0, 0, 1, 2, 0, 0}, 1, 2, 30, 64, 10, 24, 5, 16},  /* 16-lane chips, MP */
+    {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 9, 4, 1},          /* one chip */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 9, 4, 1},         /* DP, 2-D torus all-reduce */
+    {4, 1, {0, 0, 4, 1, 0, 0}, 4, 1, 6, 12, 3, 20, 9, 4, 1},        /* DP on a ring, ragged sizes */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 1, 4, 8, 16, 4, 12, 9, 4, 1},        /* MP over a 2-D slice */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 9, 4, 1},        /* DP along X, MP along Y */
+    {4, 3, {1, 1, 2, 2, 0, 0}, 2, 2, 10, 12, 3, 12, 9, 4, 1},       /* inside a larger pod */
+    {4, 2, {0, 0, 4, 2, 0, 0}, 4, 2, 5, 20, 4, 24, 9, 4, 1},        /* a 4 x 2 slice, hidden 10 a chip */
+    {4, 4, {0, 0, 3, 3, 0, 0}, 9, 1, 7, 9, 4, 18, 9, 4, 1},     /* DP on a 3x3 mesh slice: the ring */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 6, 8, 3, 4, 9, 4, 1},       /* one example a chip */
+    {2, 2, {0, 0, 2, 1, 0, 0}, 2, 1, 64, 48, 10, 40, 5, 16, 1},  /* 16-lane chips, digits-like shapes */
+    {1, 2, {0, 0, 1, 2, 0, 0}, 1, 2, 30, 64, 10, 24, 5, 16, 1},  /* 16-lane chips, MP */
 };
 
 Test(train, every_layout_matches_the_reference_bit_for_bit_and_learns) {
@@ -172,15 +173,36 @@ Test(train, every_layout_matches_the_reference_bit_for_bit_and_learns) {
   }
 }
 
+/* The training step's GEMMs over two MXUs (their output tiles in groups, one per MXU):
+ * every parameter and probability bit as the reference trainer's after every step, on a
+ * lone chip, data parallel and model parallel, and each step faster than on one MXU. */
+Test(train, two_mxus_match_the_reference_and_are_faster) {
+  static const layout_t one_mxu[] = {
+      {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 16, 4, 16, 3, 4, 1},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 16, 4, 32, 3, 4, 1},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 3, 4, 1},
+  };
+  for (unsigned i = 0; i < sizeof one_mxu / sizeof one_mxu[0]; i++) {
+    layout_t two = one_mxu[i];
+    two.mxus = 2;
+    double a0, a1, b0, b1;
+    const uint64_t c1 = check_layout(&one_mxu[i], test_seed() * 10 + i, &a0, &a1);
+    const uint64_t c2 = check_layout(&two, test_seed() * 10 + i, &b0, &b1);
+    cr_assert(a0 == b0 && a1 == b1, "layout %u: the same losses on one and two MXUs", i);
+    cr_assert_lt(c2, c1, "layout %u: two MXUs %llu cycles a step, one %llu", i, (unsigned long long)c2,
+                 (unsigned long long)c1);
+  }
+}
+
 Test(train, step_cycles_depend_on_neither_data_nor_reset_values) {
-  const layout_t l = {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 2, 4};
+  const layout_t l = {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 2, 4, 1};
   double a, b;
   uint64_t c1 = check_layout(&l, 7, &a, &b), c2 = check_layout(&l, 8, &a, &b);
   cr_assert_eq(c1, c2, "seed 7: %llu cycles, seed 8: %llu", (unsigned long long)c1, (unsigned long long)c2);
 }
 
 Test(train, a_lone_chip_step_is_its_compute_only_step_and_comm_adds_to_a_slice) {
-  const layout_t one = {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 1, 4};
+  const layout_t one = {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 1, 4, 1};
   data_t d;
   make_data(&one, 3, &d);
   pod_train_config_t c = config_of(&one, &d, 3);
@@ -196,7 +218,7 @@ Test(train, a_lone_chip_step_is_its_compute_only_step_and_comm_adds_to_a_slice) 
   pod_train_free(t);
   free_data(&d);
   /* on a slice: the step is at least its compute, and the collectives alone take time */
-  const layout_t dp = {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 1, 4};
+  const layout_t dp = {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 1, 4, 1};
   make_data(&dp, 4, &d);
   c = config_of(&dp, &d, 4);
   t = pod_train_new(&c, &rc, err, sizeof err);

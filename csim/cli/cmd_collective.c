@@ -90,6 +90,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   cfg->model = (chip_model_t)o->models.model;
   cfg->rtl_chips = o->rtl_chips;
   cfg->threads = o->models.threads;
+  cfg->mxus = o->models.mxus;
   const unsigned esize = cfg->args.bf16_in ? 2 : 4;
   if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,

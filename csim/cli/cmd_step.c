@@ -74,6 +74,7 @@ static int parse(int argc, char **argv, step_opts_t *o) {
   c->model = (chip_model_t)o->models.model;
   c->rtl_chips = o->rtl_chips;
   c->threads = o->models.threads;
+  c->mxus = o->models.mxus;
   char err[4096];
   if (pod_step_check(c, err, sizeof err)) return cli_usage_error("step", "%s", err);
   return CLI_EXIT_OK;

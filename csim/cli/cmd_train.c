@@ -379,7 +379,8 @@ static int report(run_t *r, uint64_t compute, uint64_t comm, double wall) {
   /* the MXU's work on each chip (replicated layers included) against its peak; the model's
    * work once (forward, weight and input gradients but the data's) per second */
   const uint64_t macs = fw_train_macs(pl);
-  const double util = (double)macs / ((double)step * o->mxu[0] * o->mxu[1]);
+  const double mxus = o->models.mxus ? o->models.mxus : 1;
+  const double util = (double)macs / ((double)step * o->mxu[0] * o->mxu[1] * mxus);
   const double F = r->train.features, H = o->hidden, K = r->train.classes;
   const double model_macs = (double)o->batch * (2 * F * H + 3 * H * H + 3 * H * K);
   const double tflops = 2.0 * model_macs / ((double)step / (o->clock_mhz * 1e6)) / 1e12;
@@ -457,7 +458,7 @@ int cmd_train(int argc, char **argv) {
                                .net = {F, o.hidden, K, o.batch, o.dp, o.mp, bits_of_float(o.lr)},
                                .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip,
                                .model = (chip_model_t)o.models.model, .rtl_chips = o.rtl_chips,
-                               .threads = o.models.threads};
+                               .threads = o.models.threads, .mxus = o.models.mxus};
   r.cfg.slice.pod_w = o.pod[0], r.cfg.slice.pod_h = o.pod[1];
   char err[4096];
   if (pod_train_check(&r.cfg, &r.plan, err, sizeof err) != RT_OK) {

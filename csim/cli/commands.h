@@ -33,11 +33,13 @@ typedef struct {
   int model;              /* a chip_model_t (CLI_CHOICE index) */
   const char *rtl_chips;  /* the LIST, or NULL */
   unsigned threads;       /* --threads N (0: not given, one thread) */
+  unsigned mxus;          /* --mxus X: MXUs per core (0: not given, one) */
 } cmd_models_t;
 #define CMD_MODEL_OPTS(m)                                                        \
   CLI_OPT("model", CLI_CHOICE, &(m)->model, .shape = "rtl|fast|check"),         \
   CLI_OPT("rtl-chips", CLI_STR, &(m)->rtl_chips),                               \
-  CLI_OPT("threads", CLI_UINT, &(m)->threads, .min = 1, .max = 255)
+  CLI_OPT("threads", CLI_UINT, &(m)->threads, .min = 1, .max = 255),            \
+  CLI_OPT("mxus", CLI_UINT, &(m)->mxus, .min = 1, .max = CHIP_MAX_MXUS)
 #define CMD_MODEL_HELP                                                                                 \
   "--model rtl|fast|check: the chips' model (default rtl): the Verilated RTL, the fast C model\n"      \
   "(csim/fast, cycle-equal to the RTL), or both in lockstep, compared every cycle (a difference\n"    \
@@ -45,7 +47,9 @@ typedef struct {
   "indices y*w+x and ranges a-b, comma-separated): those chips run the RTL in a pod of fast or\n"  \
   "checked ones, e.g. to trace one (a fast chip has no waveform). --threads N (default 1): the\n"   \
   "pod's rows split into N bands, each run by a thread, meeting every link latency + 1 cycles;\n"  \
-  "results and cycles identical to one thread's (N at most the pod's rows). docs/scale.md.\n"
+  "results and cycles identical to one thread's (N at most the pod's rows). docs/scale.md.\n"   \
+  "--mxus X (default 1): X MXUs per core, the kernels' output tiles going round them (the RTL\n" \
+  "where RxCxX is built, the fast model any X up to 4; docs/isa.md, \"MXUs\").\n"
 /* The per-chip flags of --rtl-chips for a w x h pod (*rtl_chips NULL when not given; the caller
  * frees it), checking that the list names chips of the pod, that it comes with a fast model,
  * that the chip to trace (trace_chip, or -1) runs the RTL, and that --threads is at most the
