@@ -507,6 +507,27 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
   fw_halt(cq);
 }
 
+int fw_gemm_cores(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
+                  size_t errlen) {
+  const uint32_t cores = isa_geometry_cores(chip);
+  for (uint32_t c = 0; c < cores; c++) {
+    /* rows split at even boundaries: an even first row keeps A^T's column offset 4-byte aligned */
+    const uint32_t lo = c == 0 ? 0 : min_u32(g->m, (uint32_t)((uint64_t)g->m * c / cores) & ~1u);
+    const uint32_t hi = c + 1 == cores ? g->m : min_u32(g->m, (uint32_t)((uint64_t)g->m * (c + 1) / cores) & ~1u);
+    if (lo == hi) {
+      fw_halt(&cq[c]);
+      fw_halt(&dq[c]);
+      continue;
+    }
+    fw_gemm_args_t part = *g;
+    part.m = hi - lo;
+    part.a = g->a + (g->a_transposed ? 2 * lo : 2 * lo * g->lda);
+    part.c = g->c + (g->bf16_out ? 2 * lo * ((g->n + 1) & ~1u) : 4 * lo * g->n);
+    if (fw_gemm(chip, &part, &cq[c], &dq[c], err, errlen)) return -1;
+  }
+  return 0;
+}
+
 int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
             size_t errlen) {
   const size_t cq0 = cq->count, dq0 = dq->count;

@@ -34,6 +34,14 @@ typedef struct {
 int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, fw_prog_t *dma,
             char *err, size_t errlen);
 
+/* The GEMM over every core of the chip (docs/gemm.md, "Cores"): core c multiplies rows
+ * [b_c, b_{c+1}) of A into the same rows of C, b_c = c M / cores rounded down to even (the
+ * cores' VMEMs are their own; they share B and the HBM port). Appends core c's programs to
+ * compute[c] and dma[c] (a core without rows gets HALTs). One core: fw_gemm. 0, or -1 with a
+ * message. */
+int fw_gemm_cores(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, fw_prog_t *dma, char *err,
+                  size_t errlen);
+
 /* The K tiles per panel the kernel chooses for this shape on this chip, A in HBM (with A^T it
  * keeps two more VMEM lines, which can change the choice when VMEM is what limits it). */
 uint32_t fw_gemm_panel_tiles(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n);

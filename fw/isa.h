@@ -25,7 +25,8 @@ typedef struct {
   unsigned acc_depth;     /* accumulator rows */
   unsigned vmem_lines;    /* VMEM lines */
   unsigned queue_depth;   /* commands per queue */
-  unsigned mxus;          /* MXU units of the core (the MXU field's range; 0 reads as 1) */
+  unsigned mxus;          /* MXU units of each core (the MXU field's range; 0 reads as 1) */
+  unsigned cores;         /* cores (each its queues, VMEM, MXUs; the RDMA core field's range; 0 reads as 1) */
 } chip_geometry_t;
 
 /* Queues, and their bits in a start mask (chip_run, pod_run). */
@@ -94,6 +95,7 @@ static inline unsigned isa_mxu(const uint32_t *cmd) {
 }
 /* MXU units of a geometry (0 in an old initialiser means 1). */
 static inline unsigned isa_geometry_mxus(const chip_geometry_t *g) { return g->mxus ? g->mxus : 1; }
+static inline unsigned isa_geometry_cores(const chip_geometry_t *g) { return g->cores ? g->cores : 1; }
 
 static inline const char *isa_opcode_name(uint32_t op) {
   switch (op) {

@@ -13,7 +13,8 @@ module chip_cmdq #(
   parameter int unsigned Cols       = 4,
   parameter int unsigned VmemLines  = 1024,
   parameter int unsigned AccDepth   = 256,
-  parameter int unsigned Mxus       = 1      // MXU units of the core (the MXU field's range)
+  parameter int unsigned Mxus       = 1,     // MXU units of the core (the MXU field's range)
+  parameter int unsigned Cores      = 1      // cores of a chip (the RDMA core field's range)
 ) (
   input  logic                          clk_i,
   input  logic                          rst_ni,
@@ -119,7 +120,8 @@ module chip_cmdq #(
           else if (cmd.rdma.rows == 0) err = ErrSize;
           else if (w(cmd.rdma.dst) + w(cmd.rdma.rows) > 64'(VmemLines) ||
                    w(cmd.rdma.src) + w(cmd.rdma.rows) > 64'(VmemLines)) err = ErrVmem;
-          else if (cmd.rdma.x >= size_x_i || cmd.rdma.y >= size_y_i || cmd.rdma.dest_reserved != '0) err = ErrRemote;
+          else if (cmd.rdma.x >= size_x_i || cmd.rdma.y >= size_y_i || 32'(cmd.rdma.core) >= Cores ||
+                   cmd.rdma.dest_reserved != '0) err = ErrRemote;
         end
         OpMxuLoad: begin
           if (32'(cmd.mxu_load.mxu) >= Mxus) err = ErrMxu;

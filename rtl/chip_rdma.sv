@@ -9,12 +9,15 @@
 //
 // Packet of up to PktLines consecutive lines: head flit (destination x, y, length), a header
 // flit (first destination line [23:0], remote semaphore [28:24], signal-on-arrival [29],
-// value [63:32]), then each line's data, 64 bits per flit, low bits first; the last data
+// destination core [31:30], value [63:32]), then each line's data, 64 bits per flit, low bits first; the last data
 // flit is the tail. The receiver writes each line (and adds the value to the semaphore)
 // as its last flit arrives. Two header flits per PktLines lines keep the payload share
 // high when lines are short (16x16: 8 lines of 8 flits, 97%; one line would be 80%).
 // Sending uses VC 0 of the router's local input port under its credits; receiving takes
 // every flit the router ejects (reassembling per VC) and returns its credit the next cycle.
+// The engine is the chip's, shared by its cores: each descriptor carries the core that issued
+// it (whose VMEM it reads and whose local semaphore it signals), each packet the core it is
+// for (whose VMEM and semaphore it lands in).
 module chip_rdma #(
   parameter int unsigned Cols      = 4,
   parameter int unsigned VmemLines = 1024,
@@ -32,6 +35,7 @@ module chip_rdma #(
   input  logic                         desc_valid_i,
   output logic                         desc_ready_o,
   input  chip_isa_pkg::cmd_u           desc_i,
+  input  logic [1:0]                   desc_core_i,   // the core that issued it
   output logic                         busy_o,        // sending or receiving
   output logic                         send_busy_o,   // sending (the DMA queue's drained)
   // VMEM, one 64-bit word at a time: a read port (sending: the word of the line going out)
@@ -44,6 +48,8 @@ module chip_rdma #(
   output logic [$clog2(VmemLines)-1:0] vmem_waddr_o,
   output logic [WIdxW-1:0]             vmem_wword_o,
   output logic [63:0]                  vmem_wdata_o,
+  output logic [1:0]                   vmem_rcore_o,  // the core whose VMEM is read (sending)
+  output logic [1:0]                   vmem_wcore_o,  // the core whose VMEM is written and signalled (receiving)
   // the router's local port
   output logic [FlitW-1:0]             inj_flit_o,
   input  logic                         inj_credit_i,  // a credit for local input VC 0
@@ -74,6 +80,7 @@ module chip_rdma #(
     logic [31:0]       rows;
     logic [7:0]        rsem, lsem;
     logic [31:0]       rvalue, lvalue;
+    logic [1:0]        core, dcore;  // the issuing core, the destination core
   } rdma_t;
 
   // ---------------------------------------------------------------- sending
@@ -91,7 +98,7 @@ module chip_rdma #(
   assign in_desc = '{x: desc_i.rdma.x, y: desc_i.rdma.y, dst: LineAw'(desc_i.rdma.dst),
                      src: LineAw'(desc_i.rdma.src), rows: desc_i.rdma.rows, rsem: desc_i.rdma.remote_sem,
                      rvalue: desc_i.rdma.remote_value, lsem: desc_i.rdma.local_sem[7:0],
-                     lvalue: desc_i.rdma.local_value};
+                     lvalue: desc_i.rdma.local_value, core: desc_core_i, dcore: desc_i.rdma.core};
   assign desc_ready_o = (fifo_count_q != (FAw + 1)'(FifoDepth));
 
   logic send, last_flit, last_pkt;
@@ -116,7 +123,7 @@ module chip_rdma #(
     if (flit_q == '0) begin
       data = {40'd0, 8'(pkt_len), cur_q.y, cur_q.x};
     end else if (flit_q == FIdxW'(1)) begin
-      data = {(cur_q.rsem != SemNone) ? cur_q.rvalue : 32'd0, 2'b00,
+      data = {(cur_q.rsem != SemNone) ? cur_q.rvalue : 32'd0, cur_q.dcore,
               cur_q.rsem != SemNone, cur_q.rsem[4:0], 24'(dst_line)};
     end else begin
       // one indexed select, not a compare per word: this runs every cycle
@@ -160,6 +167,7 @@ module chip_rdma #(
   end
   assign local_signal_o = send && last_flit && last_pkt && (cur_q.lsem != SemNone);
   assign local_sem_o    = cur_q.lsem[4:0];
+  assign vmem_rcore_o   = cur_q.core;  // (the local semaphore's core too)
   assign local_value_o  = cur_q.lvalue;
 
   // ---------------------------------------------------------------- receiving
@@ -170,6 +178,7 @@ module chip_rdma #(
   logic              rx_sig_q   [NumVcs];
   logic [31:0]       rx_value_q [NumVcs];
   logic              rx_hdr_q   [NumVcs];  // the next flit is the header
+  logic [1:0]        rx_core_q  [NumVcs];  // the core the packet is for
   logic              rx_busy_q  [NumVcs];
   logic [NumVcs-1:0] credit_q;
 
@@ -209,6 +218,7 @@ module chip_rdma #(
             rx_sem_q[v]   <= ej_data[28:24];
             rx_sig_q[v]   <= ej_data[29];
             rx_value_q[v] <= ej_data[63:32];
+            rx_core_q[v]  <= ej_data[31:30];
           end else begin
             if (int'(rx_word_q[v]) == Words - 1) begin  // the line is complete
               rx_word_q[v] <= '0;
@@ -235,6 +245,7 @@ module chip_rdma #(
     remote_signal_o = line_done && rx_sig_q[ej_vc];
     remote_sem_o    = rx_sem_q[ej_vc];
     remote_value_o  = rx_value_q[ej_vc];
+    vmem_wcore_o    = rx_core_q[ej_vc];
   end
   assign ej_credit_o = credit_q;
 

@@ -1,28 +1,32 @@
-// The TPU chip (docs/isa.md): command processor with a compute and a DMA queue, a bank of
-// hardware semaphores, VMEM, the DMA engine with the HBM port, the MXU unit, the vector
-// unit, and four remote-DMA engines on four local ports of the torus router (one per link
-// direction, so a chip can drive all four links at once). The core has Mxus MXU units, each
-// with its own weights, accumulator and VMEM ports, fed from the compute queue by the MXU
-// field of MXU_LOAD, MXU_MATMUL and MXU_STORE (docs/isa.md, "MXUs").
+// The TPU chip (docs/isa.md): Cores cores (rtl/chip_core.sv: each its command queues,
+// semaphores, VMEM, DMA engine, Mxus MXU units and vector unit), sharing the chip's HBM port
+// (a round-robin arbiter) and its torus router with four remote-DMA engines on four local
+// ports (one per link direction, so a chip can drive all four links at once). The host
+// addresses queue q of core c as queue 2c + q (docs/isa.md, "Cores").
 module chip_top #(
-  parameter int unsigned Mxus       = 1,     // MXU units of the core
+  parameter int unsigned Mxus       = 1,     // MXU units of each core
+  parameter int unsigned Cores      = 1,     // cores of the chip (1 or 2)
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,
   parameter int unsigned AccDepth   = 256,
   parameter int unsigned VmemLines  = 1024,
   parameter int unsigned QueueDepth = 256,
   parameter int unsigned NumVcs     = 2,     // the router's VCs per port
+  parameter int unsigned HbmTags    = 16384, // HBM requests in flight a multi-core chip tracks (> any latency)
   localparam int unsigned FlitW     = 64 + $clog2(NumVcs) + 3,
   localparam int unsigned LineW     = 32 * Cols,
+  localparam int unsigned LineAw    = $clog2(VmemLines),
   localparam int unsigned QAw       = $clog2(QueueDepth),
   localparam int unsigned NumRdma   = chip_isa_pkg::NumRdmaEngines,
-  localparam int unsigned NumQueues = chip_isa_pkg::NumQueues  // the compute queue and the DMA queue
+  localparam int unsigned WIdxW     = (Cols > 2) ? $clog2(Cols / 2) : 1,
+  localparam int unsigned Nq        = chip_isa_pkg::NumQueues,   // queues per core
+  localparam int unsigned NumQueues = Nq * Cores                  // queues of the chip
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
   // host: programs, start, HBM size
   input  logic                   host_we_i,
-  input  logic                   host_queue_i,     // 0 compute, 1 DMA
+  input  logic [7:0]             host_queue_i,     // 2 core + q: q 0 compute, 1 DMA
   input  logic [QAw-1:0]         host_addr_i,
   input  logic [chip_isa_pkg::CmdW-1:0] host_data_i,
   input  logic [NumQueues-1:0]   start_i,
@@ -50,8 +54,9 @@ module chip_top #(
   output logic [NumQueues*chip_isa_pkg::ErrBits-1:0] q_error_o,
   output logic [NumQueues*QAw-1:0] q_pc_o,
   output logic [NumQueues*8-1:0] q_opcode_o,
-  // semaphore read-back
+  // semaphore read-back: semaphore sem_rd_idx_i of core sem_rd_core_i
   input  logic [4:0]             sem_rd_idx_i,
+  input  logic [7:0]             sem_rd_core_i,
   output logic [31:0]            sem_rd_value_o,
   // HBM port (served by csim/hbm.c)
   output logic                   hbm_req_valid_o,
@@ -62,7 +67,7 @@ module chip_top #(
   output logic [LineW-1:0]       hbm_req_data_o,
   input  logic                   hbm_resp_valid_i,
   input  logic [LineW-1:0]       hbm_resp_data_i,
-  // counters
+  // counters, summed over the cores (the MXU's over every MXU: MXU-cycles)
   output logic [63:0]            cnt_dma_busy_o,
   output logic [63:0]            cnt_mxu_busy_o,
   output logic [63:0]            cnt_compute_o,
@@ -74,297 +79,274 @@ module chip_top #(
   output logic                   idle_o,            // no queue running, no unit busy
   // Visible events, read-only taps of internal signals (docs/scale.md, "Lockstep"): what
   // `--check` compares with the chip's fast model every cycle, as Ibex's RVFI exposes retired
-  // instructions to a reference model. Nothing inside the chip reads them.
-  output logic [NumSems*32-1:0]  obs_sems_o,          // semaphore s at [32s +: 32]
-  // VMEM line writes: DMA, MXU 0's stores, vector unit, then the stores of MXUs 1 ..
-  output logic [2+Mxus-1:0]      obs_vmem_we_o,
-  output logic [(2+Mxus)*32-1:0] obs_vmem_waddr_o,    // their lines
-  output logic [(2+Mxus)*LineW-1:0] obs_vmem_wdata_o, // their data
+  // instructions to a reference model. Nothing inside the chip reads them. Per core c at
+  // [c * (the core's width) +: ...] (chip_core's obs_* ports).
+  output logic [Cores*NumSems*32-1:0] obs_sems_o,
+  output logic [Cores*(2+Mxus)-1:0] obs_vmem_we_o,
+  output logic [Cores*(2+Mxus)*32-1:0] obs_vmem_waddr_o,
+  output logic [Cores*(2+Mxus)*LineW-1:0] obs_vmem_wdata_o,
   output logic [NumRdma-1:0]     obs_rdma_we_o,       // VMEM word writes of the remote-DMA receivers
-  output logic [NumRdma*32-1:0]  obs_rdma_waddr_o,    // {word [31:24], line [23:0]}
+  output logic [NumRdma*32-1:0]  obs_rdma_waddr_o,    // {core [31:30], word [29:24], line [23:0]}
   output logic [NumRdma*64-1:0]  obs_rdma_wdata_o,
   output logic [(4+NumRdma)*FlitW-1:0]  obs_rtr_in_o,  // flits into and out of every router port
   output logic [(4+NumRdma)*FlitW-1:0]  obs_rtr_out_o,
   output logic [(4+NumRdma)*NumVcs-1:0] obs_rtr_credit_in_o,
   output logic [(4+NumRdma)*NumVcs-1:0] obs_rtr_credit_out_o,
-  // per MXU m at [6m..6m+5]: loads, matmuls, stores issued and done; then VECs issued, done
-  output logic [(6*Mxus+2)*32-1:0] obs_progress_o,
+  output logic [Cores*(6*Mxus+2)*32-1:0] obs_progress_o,
   output logic [NumQueues-1:0]   obs_issue_o,         // a queue hands a command to its unit
-  output logic [15:0]            obs_busy_o,          // units' busy and drained flags (below)
-  output logic [Mxus-1:0]        obs_mxu_busy_o,      // each MXU's busy and drained flags
-  output logic [Mxus-1:0]        obs_mxu_drained_o,
-  output logic [Mxus-1:0]        obs_acc_we_o,        // an accumulator row written, per MXU
-  output logic [Mxus*32-1:0]     obs_acc_waddr_o
+  // per core: [0] DMA busy, [1] an MXU busy, [2] vector unit busy, [3] every MXU drained,
+  // [7:4] the remote-DMA engines busy, [11:8] sending (the chip's, in every core's word),
+  // [14:12] release fences pending, [15] 0
+  output logic [Cores*16-1:0]    obs_busy_o,
+  output logic [Cores*Mxus-1:0]  obs_mxu_busy_o,      // each MXU's busy and drained flags
+  output logic [Cores*Mxus-1:0]  obs_mxu_drained_o,
+  output logic [Cores*Mxus-1:0]  obs_acc_we_o,        // an accumulator row written, per MXU
+  output logic [Cores*Mxus*32-1:0] obs_acc_waddr_o
 );
   import chip_isa_pkg::*;
 
-  localparam int unsigned LineAw = $clog2(VmemLines);
-
-  // ---------------------------------------------------------------- VMEM
-  logic [$clog2(VmemLines)-1:0] vec_araddr, vec_braddr, vec_waddr;
-  logic [LineW-1:0]  vec_wdata;
-  logic              vec_we;
-  localparam int unsigned WIdxW = (Cols > 2) ? $clog2(Cols / 2) : 1;  // 64-bit word of a line
-  logic [$clog2(VmemLines)-1:0] rdma_raddr [NumRdma];
-  logic [$clog2(VmemLines)-1:0] rdma_waddr [NumRdma];
+  // ---------------------------------------------------------------- the remote-DMA engines' wires
+  logic [LineAw-1:0] rdma_raddr [NumRdma];
+  logic [LineAw-1:0] rdma_waddr [NumRdma];
   logic [WIdxW-1:0]  rdma_rword [NumRdma];
   logic [WIdxW-1:0]  rdma_wword [NumRdma];
   logic [63:0]       rdma_wdata [NumRdma];
   logic [63:0]       rdma_word [NumRdma];
   logic              rdma_we [NumRdma];
-  logic [LineW-1:0]  vmem [VmemLines];
-  logic [LineAw-1:0] dma_raddr, dma_waddr;
-  logic [LineAw-1:0] w_raddr [Mxus];
-  logic [LineAw-1:0] a_raddr [Mxus];
-  logic [LineAw-1:0] st_waddr [Mxus];
-  logic [LineW-1:0]  dma_wdata;
-  logic [LineW-1:0]  st_wdata [Mxus];
-  logic              dma_we;
-  logic [Mxus-1:0]   st_we;
-  logic [Cols*16-1:0] w_line [Mxus];  // a weight row: the low C bf16 of a line
-  logic [Rows*16-1:0] a_line [Mxus];  // an activation row: the low R bf16 of a line
-  logic [LineW-1:0]  dma_line, vec_aline, vec_bline;
-  // Six + Mxus write ports (DMA, each MXU's stores, vector unit, four remote-DMA receivers,
-  // these a 64-bit word at a time) and 7 + 2 Mxus read ports: VMEM is modelled as banked
-  // finely enough that these never conflict (docs/fidelity.md). Writes to one line in one
-  // cycle land in this order, the last winning; programs order them (docs/isa.md).
-  always_ff @(posedge clk_i) begin
-    if (dma_we) vmem[dma_waddr] <= dma_wdata;
-    for (int m = 0; m < Mxus; m++)
-      if (st_we[m]) vmem[st_waddr[m]] <= st_wdata[m];
-    if (vec_we) vmem[vec_waddr] <= vec_wdata;
-    for (int e = 0; e < NumRdma; e++)
-      if (rdma_we[e]) vmem[rdma_waddr[e]][64 * int'(rdma_wword[e]) +: 64] <= rdma_wdata[e];
-  end
+  logic [1:0]        rdma_rcore [NumRdma];
+  logic [1:0]        rdma_wcore [NumRdma];
+  logic              rdma_lsig [NumRdma];
+  logic              rdma_rsig [NumRdma];
+  logic [4:0]        rdma_lsem [NumRdma];
+  logic [4:0]        rdma_rsem [NumRdma];
+  logic [31:0]       rdma_lval [NumRdma];
+  logic [31:0]       rdma_rval [NumRdma];
+  logic [NumRdma-1:0] rdma_ready, rdma_busy_e, rdma_send_busy_e, rdma_take;
+  logic [1:0]        rdma_from [NumRdma];  // the core whose RDMA engine e takes this cycle
+  cmd_u              rdma_desc [NumRdma];  // and its command
+  logic              rdma_send_busy;
+  assign rdma_send_busy = |rdma_send_busy_e;
 
-  // ---------------------------------------------------------------- queues
-  logic [1:0]        sem_wait, sem_grant, sem_signal, signal_ready, issue_valid, issue_ready, drained;
-  logic              mxu_drained;
-  logic [4:0]        sem_idx [2];
-  logic [31:0]       sem_value [2];
-  cmd_u              issue_cmd [2];
+  // ---------------------------------------------------------------- the cores
+  logic [Cores-1:0]  core_rdma_valid, core_rdma_ready, core_idle, core_mxu_error;
+  cmd_u              core_rdma_cmd [Cores];
+  logic [Cores-1:0]  core_hbm_valid, core_hbm_ready, core_hbm_write, core_hbm_resp;
+  logic [31:0]       core_hbm_addr [Cores];
+  logic [15:0]       core_hbm_bytes [Cores];
+  logic [LineW-1:0]  core_hbm_data [Cores];
+  logic [NumRdma*64-1:0] core_rdma_rdata [Cores];
+  logic [31:0]       core_sem_value [Cores];
+  logic [63:0]       core_cnt [Cores][7];
 
-  for (genvar q = 0; q < 2; q++) begin : g_queue
-    chip_cmdq #(
-      .IsDma      (q == 1),
-      .QueueDepth (QueueDepth),
+  for (genvar c = 0; c < Cores; c++) begin : g_core
+    logic [NumRdma-1:0]        rd_en, we, lsig, rsig;
+    logic [NumRdma*LineAw-1:0] raddr, waddr;
+    logic [NumRdma*WIdxW-1:0]  rword, wword;
+    logic [NumRdma*64-1:0]     wdata;
+    logic [NumRdma*5-1:0]      lsem, rsem;
+    logic [NumRdma*32-1:0]     lval, rval;
+    logic [15:0]               busy;
+    // what each engine does for this core: reads while sending its lines, writes and
+    // signals what arrives for it
+    always_comb begin
+      for (int e = 0; e < NumRdma; e++) begin
+        rd_en[e]                    = rdma_send_busy_e[e] && (rdma_rcore[e] == 2'(c));
+        raddr[LineAw * e +: LineAw] = rdma_raddr[e];
+        rword[WIdxW * e +: WIdxW]   = rdma_rword[e];
+        we[e]                       = rdma_we[e] && (rdma_wcore[e] == 2'(c));
+        waddr[LineAw * e +: LineAw] = rdma_waddr[e];
+        wword[WIdxW * e +: WIdxW]   = rdma_wword[e];
+        wdata[64 * e +: 64]         = rdma_wdata[e];
+        lsig[e]                     = rdma_lsig[e] && (rdma_rcore[e] == 2'(c));
+        lsem[5 * e +: 5]            = rdma_lsem[e];
+        lval[32 * e +: 32]          = rdma_lval[e];
+        rsig[e]                     = rdma_rsig[e] && (rdma_wcore[e] == 2'(c));
+        rsem[5 * e +: 5]            = rdma_rsem[e];
+        rval[32 * e +: 32]          = rdma_rval[e];
+      end
+    end
+
+    chip_core #(
+      .Mxus       (Mxus),
+      .Cores      (Cores),
       .Rows       (Rows),
       .Cols       (Cols),
-      .VmemLines  (VmemLines),
       .AccDepth   (AccDepth),
-      .Mxus       (Mxus)
-    ) u_cmdq (
+      .VmemLines  (VmemLines),
+      .QueueDepth (QueueDepth)
+    ) u_core (
       .clk_i,
       .rst_ni,
-      .host_we_i     (host_we_i && (host_queue_i == q[0])),
+      .host_we_i          (host_we_i && (host_queue_i[7:1] == 7'(c))),
+      .host_queue_i       (host_queue_i[0]),
       .host_addr_i,
       .host_data_i,
-      .start_i       (start_i[q]),
-      .start_len_i   (start_len_i[(QAw+1)*q +: QAw+1]),
-      .abort_i       (abort_i[q]),
+      .start_i            (start_i[Nq * c +: Nq]),
+      .start_len_i        (start_len_i[Nq * (QAw + 1) * c +: Nq * (QAw + 1)]),
+      .abort_i            (abort_i[Nq * c +: Nq]),
       .hbm_bytes_i,
       .size_x_i,
       .size_y_i,
-      .running_o     (q_running_o[q]),
-      .halted_o      (q_halted_o[q]),
-      .error_o       (q_error_o[ErrBits*q +: ErrBits]),
-      .pc_o          (q_pc_o[QAw*q +: QAw]),
-      .opcode_o      (q_opcode_o[8*q +: 8]),
-      .sem_idx_o     (sem_idx[q]),
-      .sem_wait_o    (sem_wait[q]),
-      .sem_grant_i   (sem_grant[q]),
-      .sem_signal_o  (sem_signal[q]),
-      .sem_value_o   (sem_value[q]),
-      .issue_valid_o (issue_valid[q]),
-      .issue_cmd_o   (issue_cmd[q]),
-      .issue_ready_i (issue_ready[q]),
-      .signal_ready_i(signal_ready[q]),
-      .drained_i     (drained[q])
+      .q_running_o        (q_running_o[Nq * c +: Nq]),
+      .q_halted_o         (q_halted_o[Nq * c +: Nq]),
+      .q_error_o          (q_error_o[Nq * ErrBits * c +: Nq * ErrBits]),
+      .q_pc_o             (q_pc_o[Nq * QAw * c +: Nq * QAw]),
+      .q_opcode_o         (q_opcode_o[Nq * 8 * c +: Nq * 8]),
+      .sem_rd_idx_i,
+      .sem_rd_value_o     (core_sem_value[c]),
+      .hbm_req_valid_o    (core_hbm_valid[c]),
+      .hbm_req_ready_i    (core_hbm_ready[c]),
+      .hbm_req_write_o    (core_hbm_write[c]),
+      .hbm_req_addr_o     (core_hbm_addr[c]),
+      .hbm_req_bytes_o    (core_hbm_bytes[c]),
+      .hbm_req_data_o     (core_hbm_data[c]),
+      .hbm_resp_valid_i   (core_hbm_resp[c]),
+      .hbm_resp_data_i,
+      .rdma_valid_o       (core_rdma_valid[c]),
+      .rdma_cmd_o         (core_rdma_cmd[c]),
+      .rdma_ready_i       (core_rdma_ready[c]),
+      .rdma_send_busy_i   (rdma_send_busy),
+      .rdma_rd_en_i       (rd_en),
+      .rdma_raddr_i       (raddr),
+      .rdma_rword_i       (rword),
+      .rdma_rdata_o       (core_rdma_rdata[c]),
+      .rdma_we_i          (we),
+      .rdma_waddr_i       (waddr),
+      .rdma_wword_i       (wword),
+      .rdma_wdata_i       (wdata),
+      .rdma_lsig_i        (lsig),
+      .rdma_lsem_i        (lsem),
+      .rdma_lval_i        (lval),
+      .rdma_rsig_i        (rsig),
+      .rdma_rsem_i        (rsem),
+      .rdma_rval_i        (rval),
+      .cnt_dma_busy_o     (core_cnt[c][0]),
+      .cnt_mxu_busy_o     (core_cnt[c][1]),
+      .cnt_compute_o      (core_cnt[c][2]),
+      .cnt_weight_load_o  (core_cnt[c][3]),
+      .cnt_weight_stall_o (core_cnt[c][4]),
+      .cnt_input_stall_o  (core_cnt[c][5]),
+      .cnt_idle_o         (core_cnt[c][6]),
+      .mxu_error_o        (core_mxu_error[c]),
+      .idle_o             (core_idle[c]),
+      .obs_sems_o         (obs_sems_o[NumSems * 32 * c +: NumSems * 32]),
+      .obs_vmem_we_o      (obs_vmem_we_o[(2 + Mxus) * c +: 2 + Mxus]),
+      .obs_vmem_waddr_o   (obs_vmem_waddr_o[(2 + Mxus) * 32 * c +: (2 + Mxus) * 32]),
+      .obs_vmem_wdata_o   (obs_vmem_wdata_o[(2 + Mxus) * LineW * c +: (2 + Mxus) * LineW]),
+      .obs_progress_o     (obs_progress_o[(6 * Mxus + 2) * 32 * c +: (6 * Mxus + 2) * 32]),
+      .obs_issue_o        (obs_issue_o[Nq * c +: Nq]),
+      .obs_busy_o         (busy),
+      .obs_mxu_busy_o     (obs_mxu_busy_o[Mxus * c +: Mxus]),
+      .obs_mxu_drained_o  (obs_mxu_drained_o[Mxus * c +: Mxus]),
+      .obs_acc_we_o       (obs_acc_we_o[Mxus * c +: Mxus]),
+      .obs_acc_waddr_o    (obs_acc_waddr_o[Mxus * 32 * c +: Mxus * 32])
     );
+    assign obs_busy_o[16 * c +: 16] = {busy[15:12], rdma_send_busy_e, rdma_busy_e, busy[3:0]};
+    logic [7:0] unused_busy;  // the core leaves the remote-DMA flags to chip_top
+    assign unused_busy = busy[11:4];
   end
 
-  // ---------------------------------------------------------------- units
-  // each MXU unit's progress, and their sums (what the vector unit waits for: an MXU command
-  // issued after a VEC waits for it, so while a VEC waits no unit's done count can pass its
-  // issued count at the VEC, and the sums compare exactly)
-  logic [31:0] loads_issued [Mxus];
-  logic [31:0] loads_done [Mxus];
-  logic [31:0] matmuls_issued [Mxus];
-  logic [31:0] matmuls_done [Mxus];
-  logic [31:0] stores_issued [Mxus];
-  logic [31:0] stores_done [Mxus];
-  logic [31:0] all_loads_issued, all_loads_done, all_matmuls_issued, all_matmuls_done;
-  logic [31:0] all_stores_issued, all_stores_done;
-  logic [31:0] vecs_issued, vecs_done;
+  // semaphore read-back, counters and status over the cores
   always_comb begin
-    all_loads_issued   = '0;
-    all_loads_done     = '0;
-    all_matmuls_issued = '0;
-    all_matmuls_done   = '0;
-    all_stores_issued  = '0;
-    all_stores_done    = '0;
-    for (int m = 0; m < Mxus; m++) begin
-      all_loads_issued   = all_loads_issued + loads_issued[m];
-      all_loads_done     = all_loads_done + loads_done[m];
-      all_matmuls_issued = all_matmuls_issued + matmuls_issued[m];
-      all_matmuls_done   = all_matmuls_done + matmuls_done[m];
-      all_stores_issued  = all_stores_issued + stores_issued[m];
-      all_stores_done    = all_stores_done + stores_done[m];
-    end
-  end
-  logic        is_rdma, dma_ready, dma_drained, rdma_busy, rdma_send_busy;
-  logic [$clog2(NumRdma)-1:0] rdma_engine;
-  logic [NumRdma-1:0] rdma_ready, rdma_busy_e, rdma_send_busy_e;
-  // the DMA queue's commands go to the DMA engine or a remote-DMA engine (the RDMA's engine field)
-  assign is_rdma     = (issue_cmd[1].any.opcode == OpRdma);
-  assign rdma_engine = issue_cmd[1].rdma.engine;
-  assign issue_ready[1] = is_rdma ? rdma_ready[rdma_engine] : dma_ready;
-  assign rdma_busy      = |rdma_busy_e;
-  assign rdma_send_busy = |rdma_send_busy_e;
-  assign drained[1] = dma_drained && !rdma_send_busy;
-  logic        vec_busy, vec_ready, is_vec;
-  logic [Mxus-1:0] mxu_ready, mxu_drained_m, mxu_busy, mxu_error, acc_we;
-  logic [7:0]  mxu_sel;  // the MXU a compute-queue command names (the queue checked it)
-  // the compute queue's commands go to an MXU unit or the vector unit
-  assign is_vec = (issue_cmd[0].any.opcode == OpVec);
-  always_comb begin
-    unique case (issue_cmd[0].any.opcode)
-      OpMxuLoad:   mxu_sel = issue_cmd[0].mxu_load.mxu;
-      OpMxuMatmul: mxu_sel = issue_cmd[0].mxu_matmul.mxu;
-      OpMxuStore:  mxu_sel = issue_cmd[0].mxu_store.mxu;
-      default:     mxu_sel = '0;
-    endcase
-  end
-  logic sel_ready;  // the named MXU unit takes the command
-  always_comb begin
-    sel_ready = 1'b0;
-    for (int m = 0; m < Mxus; m++) if (mxu_sel == 8'(m)) sel_ready = mxu_ready[m];
-  end
-  assign issue_ready[0] = is_vec ? vec_ready : sel_ready;
-  assign mxu_drained    = &mxu_drained_m;
-  assign mxu_error_o    = |mxu_error;
-  logic        dma_sem_signal, dma_busy;
-  logic [4:0]  dma_sem_idx;
-  logic [31:0] dma_sem_value;
-  logic [$clog2(AccDepth)-1:0] acc_waddr [Mxus];
-  logic [63:0] cnt_compute [Mxus];
-  logic [63:0] cnt_weight_load [Mxus];
-  logic [63:0] cnt_weight_stall [Mxus];
-  logic [63:0] cnt_input_stall [Mxus];
-  logic [63:0] cnt_idle [Mxus];
-
-  chip_dma #(
-    .Cols      (Cols),
-    .VmemLines (VmemLines)
-  ) u_dma (
-    .clk_i,
-    .rst_ni,
-    .desc_valid_i    (issue_valid[1] && !is_rdma),
-    .desc_ready_o    (dma_ready),
-    .desc_i          (issue_cmd[1]),
-    .drained_o       (dma_drained),
-    .vmem_raddr_o    (dma_raddr),
-    .vmem_rdata_i    (dma_line),
-    .vmem_we_o       (dma_we),
-    .vmem_waddr_o    (dma_waddr),
-    .vmem_wdata_o    (dma_wdata),
-    .hbm_req_valid_o,
-    .hbm_req_ready_i,
-    .hbm_req_write_o,
-    .hbm_req_addr_o,
-    .hbm_req_bytes_o,
-    .hbm_req_data_o,
-    .hbm_resp_valid_i,
-    .hbm_resp_data_i,
-    .sem_signal_o    (dma_sem_signal),
-    .sem_idx_o       (dma_sem_idx),
-    .sem_value_o     (dma_sem_value),
-    .busy_o          (dma_busy)
-  );
-
-  for (genvar m = 0; m < Mxus; m++) begin : g_mxu
-    chip_mxu_unit #(
-      .Rows      (Rows),
-      .Cols      (Cols),
-      .AccDepth  (AccDepth),
-      .VmemLines (VmemLines)
-    ) u_mxu_unit (
-      .clk_i,
-      .rst_ni,
-      .cmd_valid_i        (issue_valid[0] && !is_vec && (mxu_sel == 8'(m))),
-      .cmd_ready_o        (mxu_ready[m]),
-      .cmd_i              (issue_cmd[0]),
-      .drained_o          (mxu_drained_m[m]),
-      .loads_issued_o     (loads_issued[m]),
-      .loads_done_o       (loads_done[m]),
-      .matmuls_issued_o   (matmuls_issued[m]),
-      .matmuls_done_o     (matmuls_done[m]),
-      .stores_issued_o    (stores_issued[m]),
-      .stores_done_o      (stores_done[m]),
-      .vecs_issued_i      (vecs_issued),
-      .vecs_done_i        (vecs_done),
-      .w_raddr_o          (w_raddr[m]),
-      .w_rdata_i          (w_line[m]),
-      .a_raddr_o          (a_raddr[m]),
-      .a_rdata_i          (a_line[m]),
-      .vmem_we_o          (st_we[m]),
-      .vmem_waddr_o       (st_waddr[m]),
-      .vmem_wdata_o       (st_wdata[m]),
-      .mxu_busy_o         (mxu_busy[m]),
-      .mxu_error_o        (mxu_error[m]),
-      .acc_we_o           (acc_we[m]),
-      .acc_waddr_o        (acc_waddr[m]),
-      .cnt_compute_o      (cnt_compute[m]),
-      .cnt_weight_load_o  (cnt_weight_load[m]),
-      .cnt_weight_stall_o (cnt_weight_stall[m]),
-      .cnt_input_stall_o  (cnt_input_stall[m]),
-      .cnt_idle_o         (cnt_idle[m])
-    );
-  end
-  // the MXU counters summed over the MXUs: MXU-cycles (docs/isa.md, "Counters")
-  always_comb begin
+    sem_rd_value_o     = '0;
+    cnt_dma_busy_o     = '0;
+    cnt_mxu_busy_o     = '0;
     cnt_compute_o      = '0;
     cnt_weight_load_o  = '0;
     cnt_weight_stall_o = '0;
     cnt_input_stall_o  = '0;
     cnt_idle_o         = '0;
-    for (int m = 0; m < Mxus; m++) begin
-      cnt_compute_o      = cnt_compute_o + cnt_compute[m];
-      cnt_weight_load_o  = cnt_weight_load_o + cnt_weight_load[m];
-      cnt_weight_stall_o = cnt_weight_stall_o + cnt_weight_stall[m];
-      cnt_input_stall_o  = cnt_input_stall_o + cnt_input_stall[m];
-      cnt_idle_o         = cnt_idle_o + cnt_idle[m];
+    for (int c = 0; c < Cores; c++) begin
+      if (sem_rd_core_i == 8'(c)) sem_rd_value_o = core_sem_value[c];
+      cnt_dma_busy_o     = cnt_dma_busy_o + core_cnt[c][0];
+      cnt_mxu_busy_o     = cnt_mxu_busy_o + core_cnt[c][1];
+      cnt_compute_o      = cnt_compute_o + core_cnt[c][2];
+      cnt_weight_load_o  = cnt_weight_load_o + core_cnt[c][3];
+      cnt_weight_stall_o = cnt_weight_stall_o + core_cnt[c][4];
+      cnt_input_stall_o  = cnt_input_stall_o + core_cnt[c][5];
+      cnt_idle_o         = cnt_idle_o + core_cnt[c][6];
+    end
+  end
+  assign mxu_error_o = |core_mxu_error;
+  assign idle_o      = (&core_idle) && !(|rdma_busy_e);
+
+  // ---------------------------------------------------------------- HBM arbiter
+  // The cores' DMA engines share the port: a request a cycle, granted round-robin from the
+  // core after the last one granted. The HBM answers every request in order, so a FIFO of
+  // the requesting cores routes the answers back. One core: the port, straight through.
+  if (Cores == 1) begin : g_hbm_one
+    assign hbm_req_valid_o   = core_hbm_valid[0];
+    assign core_hbm_ready[0] = hbm_req_ready_i;
+    assign hbm_req_write_o   = core_hbm_write[0];
+    assign hbm_req_addr_o    = core_hbm_addr[0];
+    assign hbm_req_bytes_o   = core_hbm_bytes[0];
+    assign hbm_req_data_o    = core_hbm_data[0];
+    assign core_hbm_resp[0]  = hbm_resp_valid_i;
+  end else begin : g_hbm_arb
+    localparam int unsigned CoreW = $clog2(Cores);
+    localparam int unsigned TagAw = $clog2(HbmTags);
+    logic [CoreW-1:0] last_q, pick;
+    logic             any;
+    logic [CoreW-1:0] tag_q [HbmTags];
+    logic [TagAw-1:0] tag_head_q, tag_tail_q;
+    always_comb begin
+      any  = 1'b0;
+      pick = last_q;
+      for (int i = 1; i <= Cores; i++) begin
+        automatic logic [CoreW-1:0] c = CoreW'((int'(last_q) + i) % Cores);
+        if (!any && core_hbm_valid[c]) begin
+          any  = 1'b1;
+          pick = c;
+        end
+      end
+      hbm_req_valid_o = any;
+      hbm_req_write_o = core_hbm_write[pick];
+      hbm_req_addr_o  = core_hbm_addr[pick];
+      hbm_req_bytes_o = core_hbm_bytes[pick];
+      hbm_req_data_o  = core_hbm_data[pick];
+      for (int c = 0; c < Cores; c++) begin
+        core_hbm_ready[c] = any && (pick == CoreW'(c)) && hbm_req_ready_i;
+        core_hbm_resp[c]  = hbm_resp_valid_i && (tag_q[tag_head_q] == CoreW'(c));
+      end
+    end
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        last_q     <= CoreW'(Cores - 1);  // core 0 first
+        tag_head_q <= '0;
+        tag_tail_q <= '0;
+      end else begin
+        if (any && hbm_req_ready_i) begin
+          last_q             <= pick;
+          tag_q[tag_tail_q]  <= pick;
+          tag_tail_q         <= tag_tail_q + TagAw'(1);
+        end
+        if (hbm_resp_valid_i) tag_head_q <= tag_head_q + TagAw'(1);
+      end
     end
   end
 
-  chip_vec_unit #(
-    .Cols      (Cols),
-    .VmemLines (VmemLines)
-  ) u_vec_unit (
-    .clk_i,
-    .rst_ni,
-    .cmd_valid_i      (issue_valid[0] && is_vec),
-    .cmd_ready_o      (vec_ready),
-    .cmd_i            (issue_cmd[0]),
-    .loads_issued_i   (all_loads_issued),
-    .loads_done_i     (all_loads_done),
-    .matmuls_issued_i (all_matmuls_issued),
-    .matmuls_done_i   (all_matmuls_done),
-    .stores_issued_i  (all_stores_issued),
-    .stores_done_i    (all_stores_done),
-    .vecs_issued_o    (vecs_issued),
-    .vecs_done_o      (vecs_done),
-    .busy_o           (vec_busy),
-    .a_raddr_o        (vec_araddr),
-    .a_rdata_i        (vec_aline),
-    .b_raddr_o        (vec_braddr),
-    .b_rdata_i        (vec_bline),
-    .we_o             (vec_we),
-    .waddr_o          (vec_waddr),
-    .wdata_o          (vec_wdata)
-  );
-
   // ---------------------------------------------------------------- router and remote DMA
+  // An RDMA goes to the engine its engine field names; when several cores offer one to the
+  // same engine in a cycle, the lowest core's goes first.
+  always_comb begin
+    rdma_take = '0;
+    for (int e = 0; e < NumRdma; e++) begin
+      rdma_from[e] = '0;
+      rdma_desc[e] = core_rdma_cmd[0];
+      for (int c = Cores - 1; c >= 0; c--)
+        if (core_rdma_valid[c] && core_rdma_cmd[c].rdma.engine == 2'(e)) begin
+          rdma_take[e] = 1'b1;
+          rdma_from[e] = 2'(c);
+          rdma_desc[e] = core_rdma_cmd[c];
+        end
+    end
+    for (int c = 0; c < Cores; c++) begin
+      core_rdma_ready[c] = 1'b0;
+      for (int e = 0; e < NumRdma; e++)
+        if (core_rdma_cmd[c].rdma.engine == 2'(e) && rdma_from[e] == 2'(c)) core_rdma_ready[c] = rdma_ready[e];
+    end
+  end
+
   // Router ports: 0 local (engine 0), 1..4 the links (+X, -X, +Y, -Y), 5..7 local (engines 1..3).
   localparam int unsigned RtrPorts = 4 + NumRdma;
   logic [FlitW-1:0]  inj_flit [NumRdma];
@@ -373,12 +355,6 @@ module chip_top #(
   logic [NumRdma-1:0] inj_credit;
   logic [RtrPorts*FlitW-1:0]  rtr_in, rtr_out;
   logic [RtrPorts*NumVcs-1:0] rtr_credit_in, rtr_credit_out;
-  logic              rdma_lsig [NumRdma];
-  logic              rdma_rsig [NumRdma];
-  logic [4:0]        rdma_lsem [NumRdma];
-  logic [4:0]        rdma_rsem [NumRdma];
-  logic [31:0]       rdma_lval [NumRdma];
-  logic [31:0]       rdma_rval [NumRdma];
   logic              unused_overflow;
   logic [3:0]        unused_dbg;
   logic [RtrPorts*NumVcs-1:0] unused_inj_credits;
@@ -439,9 +415,10 @@ module chip_top #(
       .clk_i,
       .rst_ni,
       .buf_depth_i,
-      .desc_valid_i    (issue_valid[1] && is_rdma && (rdma_engine == $clog2(NumRdma)'(e))),
+      .desc_valid_i    (rdma_take[e]),
       .desc_ready_o    (rdma_ready[e]),
-      .desc_i          (issue_cmd[1]),
+      .desc_i          (rdma_desc[e]),
+      .desc_core_i     (rdma_from[e]),
       .busy_o          (rdma_busy_e[e]),
       .send_busy_o     (rdma_send_busy_e[e]),
       .vmem_raddr_o    (rdma_raddr[e]),
@@ -451,6 +428,8 @@ module chip_top #(
       .vmem_waddr_o    (rdma_waddr[e]),
       .vmem_wword_o    (rdma_wword[e]),
       .vmem_wdata_o    (rdma_wdata[e]),
+      .vmem_rcore_o    (rdma_rcore[e]),
+      .vmem_wcore_o    (rdma_wcore[e]),
       .inj_flit_o      (inj_flit[e]),
       .inj_credit_i    (inj_credit[e]),
       .ej_flit_i       (ej_flit[e]),
@@ -463,124 +442,15 @@ module chip_top #(
       .remote_value_o  (rdma_rval[e])
     );
   end
-
-  // VMEM read ports, gated by their unit's activity. Written as if statements, not
-  // ternaries: Verilator then reads (copies) a wide line only when its unit is busy, where a
-  // ternary evaluates both arms every cycle; an idle chip clears the lines and copies none.
+  // the word an engine sends comes from the VMEM of the core whose lines it holds
   always_comb begin
-    dma_line  = '0;
-    vec_aline = '0;
-    vec_bline = '0;
-    for (int e = 0; e < NumRdma; e++) rdma_word[e] = '0;
-    for (int m = 0; m < Mxus; m++) begin
-      w_line[m] = '0;
-      a_line[m] = '0;
-      if (!mxu_drained_m[m]) begin
-        w_line[m] = vmem[w_raddr[m]][Cols*16-1:0];
-        a_line[m] = vmem[a_raddr[m]][Rows*16-1:0];
-      end
+    for (int e = 0; e < NumRdma; e++) begin
+      rdma_word[e] = '0;
+      for (int c = 0; c < Cores; c++)
+        if (rdma_rcore[e] == 2'(c)) rdma_word[e] = core_rdma_rdata[c][64 * e +: 64];
     end
-    if (dma_busy) dma_line = vmem[dma_raddr];
-    if (vec_busy) begin
-      vec_aline = vmem[vec_araddr];
-      vec_bline = vmem[vec_braddr];
-    end
-    for (int e = 0; e < NumRdma; e++)
-      if (rdma_send_busy_e[e]) rdma_word[e] = vmem[rdma_raddr[e]][64 * int'(rdma_rword[e]) +: 64];
   end
 
-  // ---------------------------------------------------------------- semaphores
-  // Waits are granted against the value after earlier events of the same cycle in a fixed
-  // order (queue 0 wait, queue 1 wait); signals add afterwards.
-  logic [31:0] sems_q [NumSems];
-  logic        rdma_any_sig;
-  always_comb begin
-    rdma_any_sig = 1'b0;
-    for (int e = 0; e < NumRdma; e++) rdma_any_sig = rdma_any_sig || rdma_lsig[e] || rdma_rsig[e];
-  end
-  always_comb begin
-    automatic logic [31:0] v0 = sems_q[sem_idx[0]];
-    automatic logic [31:0] v1 = sems_q[sem_idx[1]];
-    sem_grant[0] = sem_wait[0] && (v0 >= sem_value[0]);
-    if (sem_grant[0] && sem_idx[1] == sem_idx[0]) v1 = v1 - sem_value[0];
-    sem_grant[1] = sem_wait[1] && (v1 >= sem_value[1]);
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      for (int i = 0; i < NumSems; i++) sems_q[i] <= '0;
-    end else if (sem_grant != '0 || sem_signal[1] || rel_fire || dma_sem_signal || rdma_any_sig) begin
-      // (nothing to do in most cycles: an idle chip skips the bank)
-      for (int i = 0; i < NumSems; i++) begin
-        automatic logic [31:0] v = sems_q[i];
-        if (sem_grant[0] && sem_idx[0] == 5'(i)) v = v - sem_value[0];
-        if (sem_grant[1] && sem_idx[1] == 5'(i)) v = v - sem_value[1];
-        if (rel_fire && rel_sem_q[rel_head_q] == 5'(i)) v = v + rel_value_q[rel_head_q];
-        if (sem_signal[1] && sem_idx[1] == 5'(i)) v = v + sem_value[1];
-        if (dma_sem_signal && dma_sem_idx == 5'(i)) v = v + dma_sem_value;
-        for (int e = 0; e < NumRdma; e++) begin
-          if (rdma_lsig[e] && rdma_lsem[e] == 5'(i)) v = v + rdma_lval[e];
-          if (rdma_rsig[e] && rdma_rsem[e] == 5'(i)) v = v + rdma_rval[e];
-        end
-        sems_q[i] <= v;
-      end
-    end
-  end
-  assign sem_rd_value_o = sems_q[sem_rd_idx_i];
-
-  // ---------------------------------------------------------------- counters
-  logic [63:0] dma_busy_q, mxu_busy_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      dma_busy_q <= '0;
-      mxu_busy_q <= '0;
-    end else begin
-      if (dma_busy) dma_busy_q <= dma_busy_q + 64'd1;
-      if (mxu_busy != '0) mxu_busy_q <= mxu_busy_q + 64'($countones(mxu_busy));
-    end
-  end
-  // ---------------------------------------------------------------- release fences
-  // The DMA queue's SEM_SIGNAL waits for its DMAs (they complete in order). The compute
-  // queue's SEM_SIGNAL does not block: it records how many MXU loads, matmuls and stores
-  // were issued before it and fires once each unit has finished that many VMEM accesses,
-  // while the queue goes on to issue the next tile's work (docs/isa.md).
-  assign signal_ready[1] = drained[1];
-  localparam int unsigned RelDepth = 4;
-  logic [4:0]  rel_sem_q   [RelDepth];
-  logic [31:0] rel_value_q [RelDepth];
-  // per MXU: commands issued later to another MXU may finish first, so sums would not do
-  logic [31:0] rel_loads_q [RelDepth][Mxus];
-  logic [31:0] rel_mms_q   [RelDepth][Mxus];
-  logic [31:0] rel_sts_q   [RelDepth][Mxus];
-  logic [31:0] rel_vecs_q  [RelDepth];
-  logic [2:0]  rel_count_q;
-  logic [1:0]  rel_head_q;
-  logic        rel_fire;
-  assign signal_ready[0] = (rel_count_q != 3'(RelDepth));
-  always_comb begin
-    rel_fire = (rel_count_q != '0) && (vecs_done >= rel_vecs_q[rel_head_q]);
-    for (int m = 0; m < Mxus; m++)
-      rel_fire = rel_fire && (loads_done[m] >= rel_loads_q[rel_head_q][m]) &&
-                 (matmuls_done[m] >= rel_mms_q[rel_head_q][m]) && (stores_done[m] >= rel_sts_q[rel_head_q][m]);
-  end
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rel_count_q <= '0;
-      rel_head_q  <= '0;
-    end else begin
-      if (sem_signal[0]) begin
-        rel_sem_q[2'(rel_head_q + rel_count_q[1:0])]   <= sem_idx[0];
-        rel_value_q[2'(rel_head_q + rel_count_q[1:0])] <= sem_value[0];
-        rel_loads_q[2'(rel_head_q + rel_count_q[1:0])] <= loads_issued;
-        rel_mms_q[2'(rel_head_q + rel_count_q[1:0])]   <= matmuls_issued;
-        rel_sts_q[2'(rel_head_q + rel_count_q[1:0])]   <= stores_issued;
-        rel_vecs_q[2'(rel_head_q + rel_count_q[1:0])]  <= vecs_issued;
-      end
-      if (rel_fire) rel_head_q <= rel_head_q + 2'd1;
-      rel_count_q <= rel_count_q + 3'(sem_signal[0]) - 3'(rel_fire);
-    end
-  end
-  assign drained[0] = mxu_drained && !vec_busy && (rel_count_q == '0);
   // flits per router output port: 0 counts the flits ejected on every local port, 1..4 the links
   logic [31:0] rtr_flits_q [5];
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -596,28 +466,12 @@ module chip_top #(
   always_comb begin
     for (int p = 0; p < 5; p++) cnt_router_flits_o[32 * p +: 32] = rtr_flits_q[p];
   end
+
   // ---------------------------------------------------------------- visible events
-  always_comb begin
-    for (int i = 0; i < NumSems; i++) obs_sems_o[32 * i +: 32] = sems_q[i];
-  end
-  always_comb begin
-    obs_vmem_we_o[0] = dma_we;
-    obs_vmem_we_o[2] = vec_we;
-    obs_vmem_waddr_o[0 +: 32]  = 32'(dma_waddr);
-    obs_vmem_waddr_o[64 +: 32] = 32'(vec_waddr);
-    obs_vmem_wdata_o[0 +: LineW]         = dma_wdata;
-    obs_vmem_wdata_o[2 * LineW +: LineW] = vec_wdata;
-    for (int m = 0; m < Mxus; m++) begin
-      automatic int unsigned p = (m == 0) ? 1 : 2 + m;
-      obs_vmem_we_o[p]                     = st_we[m];
-      obs_vmem_waddr_o[32 * p +: 32]       = 32'(st_waddr[m]);
-      obs_vmem_wdata_o[LineW * p +: LineW] = st_wdata[m];
-    end
-  end
   always_comb begin
     for (int e = 0; e < NumRdma; e++) begin
       obs_rdma_we_o[e]               = rdma_we[e];
-      obs_rdma_waddr_o[32 * e +: 32] = {8'(rdma_wword[e]), 24'(rdma_waddr[e])};
+      obs_rdma_waddr_o[32 * e +: 32] = {rdma_wcore[e], 6'(rdma_wword[e]), 24'(rdma_waddr[e])};
       obs_rdma_wdata_o[64 * e +: 64] = rdma_wdata[e];
     end
   end
@@ -625,26 +479,4 @@ module chip_top #(
   assign obs_rtr_out_o        = rtr_out;
   assign obs_rtr_credit_in_o  = rtr_credit_in;
   assign obs_rtr_credit_out_o = rtr_credit_out;
-  always_comb begin
-    for (int m = 0; m < Mxus; m++)
-      obs_progress_o[192 * m +: 192] = {stores_done[m], stores_issued[m], matmuls_done[m], matmuls_issued[m],
-                                        loads_done[m], loads_issued[m]};
-    obs_progress_o[192 * Mxus +: 64] = {vecs_done, vecs_issued};
-  end
-  assign obs_issue_o    = issue_valid & issue_ready;
-  // [0] DMA busy, [1] an MXU busy, [2] vector unit busy, [3] every MXU unit drained, [7:4]
-  // remote-DMA engines busy, [11:8] sending, [14:12] release fences pending, [15] 0
-  assign obs_busy_o     = {1'b0, rel_count_q, rdma_send_busy_e, rdma_busy_e, mxu_drained, vec_busy,
-                           (mxu_busy != '0), dma_busy};
-  assign obs_mxu_busy_o    = mxu_busy;
-  assign obs_mxu_drained_o = mxu_drained_m;
-  always_comb begin
-    for (int m = 0; m < Mxus; m++) begin
-      obs_acc_we_o[m]              = acc_we[m];
-      obs_acc_waddr_o[32 * m +: 32] = 32'(acc_waddr[m]);
-    end
-  end
-  assign cnt_dma_busy_o = dma_busy_q;
-  assign cnt_mxu_busy_o = mxu_busy_q;
-  assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11) && !rdma_busy;
 endmodule

@@ -452,7 +452,7 @@ static unsigned run_error(int queue, const uint32_t w[ISA_CMD_WORDS], char *repo
 Test(chip_rtl, every_error_path_stops_the_queue) {
   /* 4x4 chip: VMEM of V lines of 16 bytes, accumulator 4096 rows, HBM 4 MiB. */
   chip_geometry_t geo;
-  cr_assert_eq(chip_top_geometry(4, 4, 1, &geo), 0);
+  cr_assert_eq(chip_top_geometry(4, 4, 1, 1, &geo), 0);
   const uint32_t V = geo.vmem_lines;
   struct {
     int queue;

@@ -169,7 +169,7 @@ Test(collective, bad_slices_and_sizes_are_refused) {
   cr_assert(strstr(err, "outside") != NULL, "%s", err);
   cfg.slice = (fw_slice_t){0, UINT_MAX - 1, 1, 4, 0, 0};
   cr_assert_eq(pod_coll_check(&cfg, err, sizeof err), RT_INVALID);
-  const chip_geometry_t g = {4, 4, 64, 4096, 1024, 1};
+  const chip_geometry_t g = {4, 4, 64, 4096, 1024, 1, 1};
   const fw_coll_args_t args = {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, 4, 1, 0, false};
   const fw_slice_t wraps[] = {{UINT_MAX, 0, 2, 1, 4, 4}, {0, UINT_MAX, 1, 2, 4, 4}, {1, 0, UINT_MAX, 1, 4, 4},
                               {0, 0, 5, 1, 4, 4}, {4, 0, 1, 1, 4, 4}};
@@ -193,7 +193,7 @@ Test(collective, bad_slices_and_sizes_are_refused) {
  * a ring in Y), each checked against its own golden model. */
 Test(collective, concurrent_slices_each_get_their_own_sums) {
   const unsigned lanes = 4, lines = 150;
-  pod_config_t pc = {4, 4, 1, {4, 4, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
+  pod_config_t pc = {4, 4, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
                      test_threads(4)};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
@@ -260,7 +260,7 @@ Test(collective, all_to_all_on_torus_mesh_and_rings) {
 /* Chip i works (a vector op of 300 (i + 1) lines) before the barrier; nobody may get past
  * it before the slowest has arrived. Without the barrier the fast chips finish early. */
 static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy[16]) {
-  pod_config_t pc = {w, h, 1, {4, 4, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
+  pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
                      test_threads(h)};
   char err[1024];
   pod_t *pod = pod_new(&pc, err, sizeof err);
@@ -420,7 +420,7 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
  * disturb them (semaphores 30 and 31 only). Results exact, every semaphore back at zero. */
 Test(collective, barrier_right_after_a_collective) {
   const unsigned w = 4, h = 4, n = 16, lanes = 4, lines = 301;
-  pod_config_t pc = {w, h, 1, {4, 4, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
+  pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
                      test_threads(h)};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);

@@ -100,7 +100,7 @@ Test(line_sum_rtl, on_a_chip_with_small_and_odd_chunks) {
 
 Test(line_sum_rtl, bad_arguments_are_refused) {
   chip_geometry_t g;
-  cr_assert_eq(chip_top_geometry(4, 4, 1, &g), 0);
+  cr_assert_eq(chip_top_geometry(4, 4, 1, 1, &g), 0);
   fw_prog_t cq, dq;
   fw_prog_init(&cq);
   fw_prog_init(&dq);

@@ -24,9 +24,9 @@ TestSuite(pod_threads, .timeout = 600);
  * run the same cycles and ended the same way. */
 static void same_sets(unsigned pod_x, unsigned pod_y, unsigned threads, chip_model_t model, unsigned sets) {
   char err[512], why[1024];
-  randprog_bench_t *one = randprog_bench_new(pod_x, pod_y, 4, 4, 1, 7, model, 1, err, sizeof err);
+  randprog_bench_t *one = randprog_bench_new(pod_x, pod_y, 4, 4, 1, 1, 7, model, 1, err, sizeof err);
   cr_assert_not_null(one, "%s", err);
-  randprog_bench_t *many = randprog_bench_new(pod_x, pod_y, 4, 4, 1, 7, model, threads, err, sizeof err);
+  randprog_bench_t *many = randprog_bench_new(pod_x, pod_y, 4, 4, 1, 1, 7, model, threads, err, sizeof err);
   cr_assert_not_null(many, "%s", err);
   randprog_stats_t a = {0}, b = {0};
   for (unsigned n = 0; n < sets; n++) {

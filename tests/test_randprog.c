@@ -21,7 +21,7 @@ TestSuite(randprog, .timeout = 600);
 /* Runs `count` sets of each kind on a pod_x x pod_y bench; every one must end as its kind says. */
 static void run_sets(unsigned pod_x, unsigned pod_y, unsigned size, unsigned count) {
   char err[512], why[1024];
-  randprog_bench_t *b = randprog_bench_new(pod_x, pod_y, size, size, 1, test_seed(), test_model(), test_threads(pod_y), err, sizeof err);
+  randprog_bench_t *b = randprog_bench_new(pod_x, pod_y, size, size, 1, 1, test_seed(), test_model(), test_threads(pod_y), err, sizeof err);
   cr_assert_not_null(b, "%s", err);
   randprog_stats_t st = {0};
   for (unsigned n = 0; n < count * RANDPROG_KINDS; n++) {
@@ -56,7 +56,7 @@ Test(randprog, sets_on_a_16x16_chip_end_as_their_kind_says) { run_sets(1, 1, 16,
 /* Every error code comes up among the invalid sets, each at its command. */
 Test(randprog, invalid_sets_provoke_every_error_code) {
   char err[512], why[1024];
-  randprog_bench_t *b = randprog_bench_new(1, 1, 4, 4, 1, test_seed(), test_model(), 1, err, sizeof err);
+  randprog_bench_t *b = randprog_bench_new(1, 1, 4, 4, 1, 1, test_seed(), test_model(), 1, err, sizeof err);
   cr_assert_not_null(b, "%s", err);
   randprog_stats_t st = {0};
   for (uint64_t seed = 0; seed < 18; seed++) {

@@ -24,10 +24,12 @@ typedef struct {
   uint64_t cycles;
   bool json;
   int model;  /* a chip_model_t */
+  cmd_models_t shape;  /* --mxus, --cores, --chip (its model field unused: --model above) */
 } chip_opts_t;
 
 static void chip_help(void) {
-  printf("usage: tpusim chip [--mxu RxC] [--cycles N] [--model rtl|fast|check] [--json]\n\n"
+  printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3] [--mxus X] [--cores K] [--cycles N]\n"
+         "                   [--model rtl|fast|check] [--json]\n\n"
          "Measures the host time per simulated cycle of one chip (MXU RxC, default 16x16): idle,\n"
          "running a GEMM from HBM, the same GEMM on one chip of a 4x4 pod whose 15 other chips\n"
          "wait (the cost of an idle chip among busy ones), and moving data through routers (a\n"
@@ -40,16 +42,21 @@ static void chip_help(void) {
 static int parse(int argc, char **argv, chip_opts_t *o) {
   *o = (chip_opts_t){.mxu = {16, 16}, .cycles = 200000};
   const cli_opt_t opts[] = {
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
+      CLI_OPT("mxus", CLI_UINT, &o->shape.mxus, .min = 1, .max = CHIP_MAX_MXUS),
+      CLI_OPT("cores", CLI_UINT, &o->shape.cores, .min = 1, .max = CHIP_MAX_CORES),
+      CLI_OPT("chip", CLI_CHOICE, &o->shape.chip, .shape = "small|v2|v3", .given = &o->shape.chip_given),
       CLI_OPT("cycles", CLI_U64, &o->cycles, .min = 1, .max = 1000000000),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       {0}};
   int rc = cli_parse("chip", argc, argv, opts, chip_help);
   if (rc != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("chip", &o->shape, o->mxu, NULL)) != CLI_EXIT_OK) return rc;
   chip_geometry_t g;
-  if (chip_top_geometry(o->mxu[0], o->mxu[1], 1, &g))
-    return cli_usage_error("chip", "no chip with a %ux%u MXU; built: %s", o->mxu[0], o->mxu[1], chip_top_sizes());
+  char err[512];
+  if (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g, err, sizeof err))
+    return cli_usage_error("chip", "%s", err);
   return CLI_EXIT_OK;
 }
 
@@ -163,6 +170,7 @@ int cmd_chip(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   if (cli_check_only()) return cli_checked("chip");
   chip_config_t cfg = chip_config_default(o.mxu[0], o.mxu[1]);
+  cfg.mxus = o.shape.mxus, cfg.cores = o.shape.cores;
   cfg.hbm_bytes = 1u << 24;
   cfg.model = (chip_model_t)o.model;
   double idle_ns, gemm_ns, router_ns, pod_ns;

@@ -58,7 +58,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
       CLI_OPT("op", CLI_CHOICE, &o->op, .shape = op_names, .given = &o->have_op),
       CLI_OPT("bytes", CLI_U64, &o->bytes, .min = 1, .max = 1ull << 34),
       CLI_OPT("algo", CLI_CHOICE, &o->algo, .shape = "ring|torus2d"),
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->models.mxu_given),
       CLI_OPT("chunk-lines", CLI_UINT, &o->cfg.args.chunk_lines, .min = 1, .max = 1u << 20),
       CLI_OPT("link-latency", CLI_UINT, &o->cfg.link_latency, .min = 0, .max = 1000),
       CLI_OPT("seed", CLI_U64, &o->cfg.seed, .min = 0, .max = UINT64_MAX),
@@ -72,6 +72,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
       {0}};
   int rc = cli_parse("collective", argc, argv, opts, coll_help);
   if (rc != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("collective", &o->models, o->mxu, &o->clock_mhz)) != CLI_EXIT_OK) return rc;
   pod_coll_config_t *cfg = &o->cfg;
   cfg->pod_w = o->pod[0], cfg->pod_h = o->pod[1];
   cfg->mxu_rows = o->mxu[0], cfg->mxu_cols = o->mxu[1];
@@ -91,6 +92,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   cfg->rtl_chips = o->rtl_chips;
   cfg->threads = o->models.threads;
   cfg->mxus = o->models.mxus;
+  cfg->cores = o->models.cores;
   const unsigned esize = cfg->args.bf16_in ? 2 : 4;
   if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,

@@ -16,6 +16,7 @@
 #include "runtime/chip_gemm.h"
 #include "runtime/mxu_driver.h"
 #include "system/chip.h"
+#include "system/chip_preset.h"
 #include "util/bits.h"
 #include "util/cli.h"
 #include "util/npy.h"
@@ -28,7 +29,10 @@
 
 typedef struct {
   unsigned mxu[2];
-  uint64_t m, k, n, seed, hbm_bw, hbm_latency, mxus;
+  uint64_t m, k, n, seed, hbm_bw, hbm_latency, mxus, cores, check_rows;
+  int chip;         /* a chip_preset_at index, with chip_given */
+  unsigned clock_mhz;
+  bool chip_given, mxu_given, mxus_given, cores_given, bw_given;
   int level;  /* LEVEL_CHIP, LEVEL_MXU */
   int model;  /* a chip_model_t */
   bool have_m, have_k, have_n, json, relu, bf16_out, transposed_a, transposed_b;
@@ -46,10 +50,11 @@ typedef struct {
 } gemm_run_t;
 
 static void gemm_help(void) {
-  printf("usage: tpusim gemm --mxu RxC [--mxus X] --m M --k K --n N [--level chip|mxu] [--seed S]\n"
+  printf("usage: tpusim gemm --mxu RxC [--mxus X] [--cores K] --m M --k K --n N [--level chip|mxu] [--seed S]\n"
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
          "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-a]\n"
-         "                   [--transposed-b] [--model rtl|fast] [--trace FILE.fst] [--json]\n\n"
+         "                   [--transposed-b] [--model rtl|fast|check] [--check-rows N] [--trace FILE.fst]\n"
+         "                   [--json]\n\n"
          "Computes C = A x B (A: MxK, B: KxN) with an R x C weight-stationary bf16 systolic\n"
          "array (fp32 accumulation) and checks every output bit against the golden model.\n"
          "--level chip (default): the firmware GEMM runs on a chip, A and B in HBM (bandwidth\n"
@@ -64,9 +69,15 @@ static void gemm_help(void) {
          "activations X) and the chip's transposing DMAs make A's lines from A^T's rows (square\n"
          "MXUs; --level chip only: the MXU alone is fed A's rows by the host, where A^T would only\n"
          "change the order the host reads them in)\n"
-         "--model fast (with --level mxu): the MXU's fast C model (csim/fast/mxu_fast.c: the host\n"
-         "FPU with the same bits, the documented timing; held to the RTL's bits, cycles and\n"
-         "counters by tests/test_mxu_rtl.c); the chip's fast model is still to come (docs/scale.md)\n"
+         "--model fast: the fast C model (the chip's, csim/fast/chip_fast.c; with --level mxu the\n"
+         "MXU's, csim/fast/mxu_fast.c), the RTL's bits and cycles; check: the chip's RTL and fast\n"
+         "model in lockstep (docs/scale.md)\n"
+         "--mxus X, --cores K (--level chip): a chip of K cores of X MXUs each (docs/isa.md, \"MXUs\",\n"
+         "\"Cores\"): the GEMM splits the column tiles over a core's MXUs and the rows over the cores\n"
+         "--chip small|v2|v3: a preset chip (docs/fidelity.md): its MXUs, cores, clock and HBM\n"
+         "bandwidth (instead of --mxu/--mxus/--cores; --hbm-bw still overrides the bandwidth)\n"
+         "--check-rows N: the golden model checks N rows of C (the first, the last and random\n"
+         "others from --seed) instead of all M, for GEMMs too big to check whole (0: all, default)\n"
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
@@ -77,10 +88,14 @@ static void gemm_help(void) {
 
 static int parse(int argc, char **argv, gemm_opts_t *o) {
   *o = (gemm_opts_t){.mxu = {16, 16}, .seed = 1, .level = LEVEL_CHIP, .hbm_bw = CHIP_DEFAULT_HBM_BYTES_PER_CYCLE,
-                     .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .mxus = 1};
+                     .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .mxus = 1,
+                     .cores = 1, .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
   const cli_opt_t opts[] = {
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
-      CLI_OPT("mxus", CLI_U64, &o->mxus, .min = 1, .max = CHIP_MAX_MXUS),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->mxu_given),
+      CLI_OPT("mxus", CLI_U64, &o->mxus, .min = 1, .max = CHIP_MAX_MXUS, .given = &o->mxus_given),
+      CLI_OPT("cores", CLI_U64, &o->cores, .min = 1, .max = CHIP_MAX_CORES, .given = &o->cores_given),
+      CLI_OPT("chip", CLI_CHOICE, &o->chip, .shape = "small|v2|v3", .given = &o->chip_given),
+      CLI_OPT("check-rows", CLI_U64, &o->check_rows, .min = 0, .max = GEMM_MAX_DIM),
       CLI_OPT("m", CLI_U64, &o->m, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_m),
       CLI_OPT("k", CLI_U64, &o->k, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_k),
       CLI_OPT("n", CLI_U64, &o->n, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_n),
@@ -96,11 +111,19 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       CLI_OPT("transposed-b", CLI_FLAG, &o->transposed_b),
       CLI_OPT("level", CLI_CHOICE, &o->level, .shape = "chip|mxu"),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
-      CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE),
+      CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE, .given = &o->bw_given),
       CLI_OPT("hbm-latency", CLI_U64, &o->hbm_latency, .min = 1, .max = CHIP_MAX_HBM_LATENCY),
       {0}};
   int rc = cli_parse("gemm", argc, argv, opts, gemm_help);
   if (rc != CLI_EXIT_OK) return rc;
+  if (o->chip_given) { /* a preset: the MXUs, cores, clock and HBM bandwidth of docs/fidelity.md */
+    if (o->mxu_given || o->mxus_given || o->cores_given)
+      return cli_usage_error("gemm", "--chip sets the MXU size, the MXUs and the cores: give it or --mxu/--mxus/--cores, "
+                             "not both");
+    const chip_preset_t *p = chip_preset_at((unsigned)o->chip);
+    o->mxu[0] = p->rows, o->mxu[1] = p->cols, o->mxus = p->mxus, o->cores = p->cores, o->clock_mhz = p->clock_mhz;
+    if (!o->bw_given) o->hbm_bw = p->hbm_bytes_per_cycle;
+  }
   chip_geometry_t g;
   if (o->level == LEVEL_MXU && (o->relu || o->bf16_out))
     return cli_usage_error("gemm", "--relu and --bf16-out need --level chip (the vector unit applies them)");
@@ -115,11 +138,12 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   if ((o->transposed_a || o->transposed_b) && o->mxu[0] != o->mxu[1])
     return cli_usage_error("gemm", "--transposed-%c needs a square MXU, not %ux%u", o->transposed_a ? 'a' : 'b',
                            o->mxu[0], o->mxu[1]);
-  if (o->level == LEVEL_MXU && o->mxus > 1)
-    return cli_usage_error("gemm", "--mxus needs --level chip (the MXU alone is one MXU)");
+  if (o->level == LEVEL_MXU && (o->mxus > 1 || o->cores > 1))
+    return cli_usage_error("gemm", "--mxus and --cores need --level chip (the MXU alone is one MXU)");
   char err[512];
   if (o->level == LEVEL_CHIP &&
-      chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, (chip_model_t)o->model, &g, err, sizeof err))
+      chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, (unsigned)o->cores, (chip_model_t)o->model, &g,
+                        err, sizeof err))
     return cli_usage_error("gemm", "%s (or --level mxu)", err);
   if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->mxu[0], o->mxu[1]))
     return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->mxu[0], o->mxu[1],
@@ -194,7 +218,7 @@ static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
   chip_geometry_t geo;
   const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
                                   .a_transposed = o->transposed_a};
-  int bad = o->level == LEVEL_CHIP ? (chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus,
+  int bad = o->level == LEVEL_CHIP ? (chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, (unsigned)o->cores,
                                                         (chip_model_t)o->model, &geo, err, sizeof err) ||
                                       chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err))
                                    : mxu_gemm_check(o->mxu[0], o->mxu[1], o->m, o->k, o->n, err, sizeof err);
@@ -218,6 +242,7 @@ static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, 
   uint64_t need = chip_gemm_hbm_bytes(o->mxu[1], o->m, o->k, o->n);
   chip_config_t cfg = chip_config_default(o->mxu[0], o->mxu[1]);
   cfg.mxus = (unsigned)o->mxus;
+  cfg.cores = (unsigned)o->cores;
   cfg.hbm_bytes = need < (1u << 20) ? (1u << 20) : need;
   cfg.hbm_bytes_per_cycle = (unsigned)o->hbm_bw;
   cfg.hbm_latency = (unsigned)o->hbm_latency;
@@ -324,11 +349,14 @@ static int write_out(const gemm_opts_t *o, const uint32_t *c) {
 
 static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, uint32_t c00) {
   const bool chip = o->level == LEVEL_CHIP;
-  /* with X MXUs each takes every X-th column tile: the floor is one MXU's share (the first's) */
+  /* with X MXUs each takes every X-th column tile, with K cores each a K-th of the rows: the
+   * floor is one MXU's share (the first's) */
   const uint64_t tiles_n = (o->n + o->mxu[1] - 1) / o->mxu[1], share = (tiles_n + o->mxus - 1) / o->mxus;
-  const uint64_t contract =
-      mxu_contract_cycles(o->mxu[0], o->mxu[1], o->m, o->k, o->mxus == 1 ? o->n : share * o->mxu[1]);
-  const double ideal = (double)o->m * (double)o->k * (double)o->n / ((double)o->mxu[0] * o->mxu[1] * (double)o->mxus);
+  const uint64_t rows = o->cores == 1 ? o->m : ((o->m + o->cores - 1) / o->cores + 1) & ~1ull;
+  const uint64_t contract = mxu_contract_cycles(o->mxu[0], o->mxu[1], rows < o->m ? rows : o->m, o->k,
+                                                o->mxus == 1 ? o->n : share * o->mxu[1]);
+  const double ideal = (double)o->m * (double)o->k * (double)o->n /
+                       ((double)o->mxu[0] * o->mxu[1] * (double)o->mxus * (double)o->cores);
   const double secs = st->seconds;
   report_t r;
   report_init(&r);
@@ -338,6 +366,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "mxu_rows", o->mxu[0]);
   report_u64(&r, "mxu_cols", o->mxu[1]);
   report_u64(&r, "mxus", o->mxus);
+  report_u64(&r, "cores", o->cores);
   report_str(&r, "level", chip ? "chip" : "mxu");
   report_str(&r, "model", chip_model_name((chip_model_t)o->model));
   report_bool(&r, "transposed_a", o->transposed_a);
@@ -346,6 +375,10 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "cycles", st->cycles);
   report_f64(&r, "ideal_cycles", ideal);
   report_f64(&r, "utilization", ideal / (double)st->cycles);
+  report_u64(&r, "clock_mhz", o->clock_mhz);
+  report_f64(&r, "tflops", 2.0 * (double)o->m * o->k * o->n / ((double)st->cycles / (o->clock_mhz * 1e6)) / 1e12);
+  report_f64(&r, "peak_tflops",
+             2.0 * o->mxu[0] * o->mxu[1] * (double)o->mxus * (double)o->cores * o->clock_mhz * 1e6 / 1e12);
   if (chip) {
     report_u64(&r, "mxu_contract_cycles", contract);  /* the floor the chip-level GEMM approaches */
     report_u64(&r, "hbm_bw", o->hbm_bw);
@@ -355,7 +388,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
     report_u64(&r, "mxu_busy_cycles", st->mxu_busy);
     report_u64(&r, "compute_commands", st->compute_cmds);
     report_u64(&r, "dma_commands", st->dma_cmds);
-    report_line(&r, "GEMM {m}x{k} * {k}x{n} on a chip with {mxus} {mxu_rows}x{mxu_cols} MXU(s), data in HBM{transposed_a?, A^T "
+    report_line(&r, "GEMM {m}x{k} * {k}x{n} on a chip of {cores} core(s) with {mxus} {mxu_rows}x{mxu_cols} MXU(s) each, data in HBM{transposed_a?, A^T "
                     "made into A's lines by transposing DMAs|}{transposed_b?, B^T loaded transposed|}");
     report_line(&r, "  cycles          {cycles}  (the MXU alone: {mxu_contract_cycles})");
     report_line(&r, "  HBM             {hbm_bytes} bytes at {hbm_bw} bytes/cycle, latency {hbm_latency}");
@@ -371,6 +404,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
     report_line(&r, "  cycles          {cycles}  (contract {contract_cycles}: {contract_met?met|NOT met})");
   }
   report_bool(&r, "bit_exact", d->mismatches == 0);
+  report_u64(&r, "checked_rows", o->check_rows && o->check_rows < o->m ? o->check_rows : o->m);
   report_u64(&r, "mismatches", d->mismatches);
   report_object(&r, "counters");
   report_u64(&r, "compute", st->counters.compute);
@@ -383,12 +417,12 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_f64(&r, "sim_cycles_per_s", secs > 0 ? (double)(st->cycles + st->readout_cycles) / secs : 0.0);
   report_f64(&r, "macs_per_s", secs > 0 ? (double)o->m * o->k * o->n / secs : 0.0);
   report_text_f64(&r, "c00", bits_fp32_value(o->bf16_out ? c00 << 16 : c00));
-  report_line(&r, "  ideal cycles    {ideal_cycles:%.1f}  (M*K*N / (R*C*X), X MXUs)");
-  report_line(&r, "  utilization     {utilization*100:%.2f}%");
+  report_line(&r, "  ideal cycles    {ideal_cycles:%.1f}  (M*K*N / (R*C*X*K), X MXUs, K cores)");
+  report_line(&r, "  utilization     {utilization*100:%.2f}%: {tflops:%.2f} of {peak_tflops:%.2f} TFLOPS at {clock_mhz} MHz");
   report_line(&r, "  counters        compute {counters.compute}, weight load {counters.weight_load}, weight stall "
                   "{counters.weight_stall}, input stall {counters.input_stall}, idle {counters.idle}");
   if (!chip) report_line(&r, "  readout         {readout_cycles} cycles");
-  report_line(&r, "  golden model    {bit_exact?agrees on every bit|DISAGREES}");
+  report_line(&r, "  golden model    {bit_exact?agrees on every bit|DISAGREES} ({checked_rows} of {m} rows checked)");
   report_line(&r, "  C[0][0]         {c00:%.9g}");
   report_line(&r, "  simulation      {sim_cycles_per_s:%.0f} cycles/s, {macs_per_s:%.3g} MACs/s");
   if (report_print(&r, o->json, stdout)) return cli_fail("gemm", "cannot write the report");
@@ -424,7 +458,24 @@ int cmd_gemm(int argc, char **argv) {
     goto out;
   }
   golden_diff_t d;
-  if (gemm_golden_check(o.mxu[0], o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, &d)) {
+  int grc;
+  if (o.check_rows && o.check_rows < o.m) { /* the first and last rows and a random sample between */
+    size_t *which = malloc(o.check_rows * sizeof *which);
+    if (!which) {
+      rc = cli_fail("gemm", "out of memory for the golden model");
+      goto out;
+    }
+    rng_t pick;
+    rng_seed(&pick, o.seed * 31 + 7);
+    which[0] = 0;
+    if (o.check_rows > 1) which[1] = o.m - 1;
+    for (size_t i = 2; i < o.check_rows; i++) which[i] = 1 + (size_t)rng_below(&pick, o.m - 2);
+    grc = gemm_golden_check_rows(o.mxu[0], o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, which, o.check_rows, &d);
+    free(which);
+  } else {
+    grc = gemm_golden_check(o.mxu[0], o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, &d);
+  }
+  if (grc) {
     rc = cli_fail("gemm", "out of memory for the golden model");
     goto out;
   }

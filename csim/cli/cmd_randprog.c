@@ -30,10 +30,12 @@ typedef struct {
   int model;  /* a chip_model_t */
   unsigned threads;
   uint64_t mxus;
+  cmd_models_t shape;  /* --cores, --chip (with --mxus above) */
+  bool mxus_given;
 } randprog_opts_t;
 
 static void randprog_help(void) {
-  printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--mxus X] [--count N] [--seed S] [--reset-seed R]\n"
+  printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--mxus X] [--cores K] [--chip small|v2|v3] [--count N] [--seed S] [--reset-seed R]\n"
          "                       [--kind valid|invalid|mutated|all] [--model rtl|fast|check] [--threads N]\n"
          "                       [--print] [--save DIR] [--json]\n\n"
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
@@ -49,7 +51,9 @@ static void randprog_help(void) {
          "(default), the fast model, or both in lockstep (check: every visible event compared every\n"
          "cycle; the reference pod then runs the fast model). --threads N: the pod under test's rows\n"
          "split into N bands run by threads (pod.h; at most Y). --mxus X: X MXUs per core (the\n"
-         "RTL has RxCxX where built; the fast model any X up to 4). Sizes built: %s\n"
+         "RTL has RxCxX where built; the fast model any X up to 4); --cores K: K cores a chip (the\n"
+         "programs are core 0's; the other core idles beside it); --chip: a preset (docs/fidelity.md).\n"
+         "Sizes built: %s\n"
          CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
@@ -59,8 +63,10 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
                            .mxus = 1};
   const cli_opt_t opts[] = {
       CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 16, .shape = "XxY"),
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
-      CLI_OPT("mxus", CLI_U64, &o->mxus, .min = 1, .max = CHIP_MAX_MXUS),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
+      CLI_OPT("mxus", CLI_U64, &o->mxus, .min = 1, .max = CHIP_MAX_MXUS, .given = &o->mxus_given),
+      CLI_OPT("cores", CLI_UINT, &o->shape.cores, .min = 1, .max = CHIP_MAX_CORES),
+      CLI_OPT("chip", CLI_CHOICE, &o->shape.chip, .shape = "small|v2|v3", .given = &o->shape.chip_given),
       CLI_OPT("count", CLI_U64, &o->count, .min = 1, .max = 1000000000),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX / 2),
       CLI_OPT("reset-seed", CLI_U64, &o->reset_seed, .min = 0, .max = UINT64_MAX, .given = &o->have_reset_seed),
@@ -83,9 +89,13 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
   if (rc != CLI_EXIT_OK) return rc;
   if (o->save_dir && dist_active())
     return cli_usage_error("randprog", "--save under mpirun: every rank would write the same files; run without it");
+  if (o->mxus_given) o->shape.mxus = (unsigned)o->mxus;
+  if ((rc = cmd_apply_chip("randprog", &o->shape, o->mxu, NULL)) != CLI_EXIT_OK) return rc;
+  o->mxus = o->shape.mxus ? o->shape.mxus : 1;
   chip_geometry_t g;
   char err[512];
-  if (chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, (chip_model_t)o->model, &g, err, sizeof err))
+  if (chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, o->shape.cores, (chip_model_t)o->model, &g, err,
+                        sizeof err))
     return cli_usage_error("randprog", "%s", err);
   return CLI_EXIT_OK;
 }
@@ -158,7 +168,7 @@ int cmd_randprog(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   if (cli_check_only()) return cli_checked("randprog");
   char err[512], why[2048];
-  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], (unsigned)o.mxus, o.reset_seed,
+  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], (unsigned)o.mxus, o.shape.cores, o.reset_seed,
                                            (chip_model_t)o.model, o.threads, err, sizeof err);
   if (!b) return cli_usage_error("randprog", "%s", err);
   randprog_stats_t st = {0};

@@ -48,7 +48,7 @@ static int parse(int argc, char **argv, step_opts_t *o) {
   pod_step_config_t *c = &o->cfg;
   const cli_opt_t opts[] = {
       CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 255, .shape = "XxY"),
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->models.mxu_given),
       CLI_OPT("m", CLI_U64, &c->m, .min = 1, .max = 1u << 16),
       CLI_OPT("k", CLI_U64, &c->k, .min = 1, .max = 1u << 16),
       CLI_OPT("n", CLI_U64, &c->n, .min = 1, .max = 1u << 16),
@@ -63,6 +63,7 @@ static int parse(int argc, char **argv, step_opts_t *o) {
       {0}};
   int rc = cli_parse("step", argc, argv, opts, step_help);
   if (rc != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("step", &o->models, o->mxu, &o->clock_mhz)) != CLI_EXIT_OK) return rc;
   c->pod_w = o->pod[0], c->pod_h = o->pod[1], c->mxu_rows = o->mxu[0], c->mxu_cols = o->mxu[1];
   c->algo = (fw_coll_algo_t)o->algo;
   if (o->have_tchip && !c->trace_path) return cli_usage_error("step", "--trace-chip needs --trace FILE.fst");
@@ -75,6 +76,7 @@ static int parse(int argc, char **argv, step_opts_t *o) {
   c->rtl_chips = o->rtl_chips;
   c->threads = o->models.threads;
   c->mxus = o->models.mxus;
+  c->cores = o->models.cores;
   char err[4096];
   if (pod_step_check(c, err, sizeof err)) return cli_usage_error("step", "%s", err);
   return CLI_EXIT_OK;
@@ -148,7 +150,11 @@ static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_
 static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden_diff_t *gemm, unsigned gemm_chip,
                   const coll_check_t *coll) {
   const pod_step_config_t *c = &o->cfg;
-  const double mhz = o->clock_mhz, ideal = (double)c->m * c->k * c->n / ((double)c->mxu_rows * c->mxu_cols);
+  const double units = (double)(c->mxus ? c->mxus : 1) * (c->cores ? c->cores : 1);  /* MXUs a chip */
+  const double mhz = o->clock_mhz, ideal = (double)c->m * c->k * c->n / ((double)c->mxu_rows * c->mxu_cols * units);
+  /* the pod's peak and what the step sustains: its GEMM FLOPs over the GEMM phase and the whole step */
+  const double chips = (double)c->pod_w * c->pod_h, flops = 2.0 * (double)c->m * c->k * c->n * chips;
+  const double peak = 2.0 * c->mxu_rows * c->mxu_cols * units * mhz * 1e6 * chips;
   const uint64_t bytes = 4 * c->m * c->n, total = st->gemm_cycles + st->allreduce_cycles;
   const pod_coll_bw_t bw = pod_coll_bandwidth(&st->slice, FW_COLL_ALLREDUCE, bytes, st->allreduce_cycles, mhz);
   const bool ok = gemm->mismatches == 0 && coll->mismatches == 0 && coll->bound_violations == 0;
@@ -157,12 +163,17 @@ static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden
   report_u64(&r, "chips", c->pod_w * c->pod_h);
   report_u64(&r, "gemm_cycles", st->gemm_cycles);
   report_f64(&r, "mxu_utilization", ideal / (double)st->gemm_cycles);
+  report_u64(&r, "mxus", c->mxus ? c->mxus : 1);
+  report_u64(&r, "cores", c->cores ? c->cores : 1);
+  report_f64(&r, "peak_pflops", peak / 1e15);
+  report_f64(&r, "gemm_pflops", flops / ((double)st->gemm_cycles / (mhz * 1e6)) / 1e15);
   report_u64(&r, "allreduce_cycles", st->allreduce_cycles);
   report_u64(&r, "allreduce_bytes", bytes);
   report_f64(&r, "busbw_GBps", bw.busbw);
   report_f64(&r, "busbw_fraction", bw.busbw / bw.bound);
   report_u64(&r, "total_cycles", total);
   report_f64(&r, "time_us", (double)total / mhz);
+  report_f64(&r, "sustained_pflops", flops / ((double)total / (mhz * 1e6)) / 1e15);
   report_bool(&r, "correct", ok);
   report_f64(&r, "sim_seconds", o->seconds);
   report_f64(&r, "chip_memory_MB", (double)o->memory_bytes / (1 << 20));
@@ -178,12 +189,14 @@ static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden
   report_text_str(&r, "algo", c->algo == FW_COLL_TORUS2D ? "torus2d" : "ring");
   report_text_f64(&r, "bound", bw.bound);
   report_text_u64(&r, "clock_mhz", o->clock_mhz);
-  report_line(&r, "data-parallel step on a {pod_w}x{pod_h} pod ({rows}x{cols} MXUs)");
+  report_line(&r, "data-parallel step on a {pod_w}x{pod_h} pod (chips of {cores} core(s) x {mxus} {rows}x{cols} MXU(s)), "
+                  "peak {peak_pflops:%.1f} PFLOPS at {clock_mhz} MHz");
   report_line(&r, "  phase 1  GEMM {m}x{k}x{n} per chip   {gemm_cycles:%8u} cycles  MXU utilisation "
-                  "{mxu_utilization*100:%.1f}%");
+                  "{mxu_utilization*100:%.1f}%, {gemm_pflops:%.2f} PFLOPS");
   report_line(&r, "  phase 2  all-reduce ({algo}) {allreduce_bytes:%7u} B  {allreduce_cycles:%8u} cycles  busbw "
                   "{busbw_GBps:%.2f} GB/s ({busbw_fraction*100:%.1f}% of {bound:%.1f})");
-  report_line(&r, "  total    {total_cycles} cycles, {time_us:%.1f} us at {clock_mhz} MHz");
+  report_line(&r, "  total    {total_cycles} cycles, {time_us:%.1f} us at {clock_mhz} MHz, sustained "
+                  "{sustained_pflops:%.2f} PFLOPS");
   report_line(&r, "  golden   {correct?every chip's products and sums agree on every bit|DISAGREES}");
   report_line(&r, "  host     {sim_seconds:%.1f} s ({model} model), chips' memories {chip_memory_MB:%.0f} MB, peak RSS "
                   "{peak_rss_MB:%.0f} MB");

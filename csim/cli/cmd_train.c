@@ -95,7 +95,7 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       CLI_OPT("examples", CLI_UINT, &o->examples, .min = 2, .max = DATASET_MAX_EXAMPLES, .given = &o->have_examples),
       CLI_OPT("features", CLI_UINT, &o->features, .min = 1, .max = 1u << 16, .given = &o->have_features),
       CLI_OPT("classes", CLI_UINT, &o->classes, .min = 2, .max = 4096, .given = &o->have_classes),
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC"),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->models.mxu_given),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX),
       CLI_OPT("loss-csv", CLI_OUTPUT, &o->loss_csv),
       CLI_OPT("plot", CLI_OUTPUT, &o->plot),
@@ -112,6 +112,7 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       {0}};
   int rc = cli_parse("train", argc, argv, opts, train_help);
   if (rc != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("train", &o->models, o->mxu, &o->clock_mhz)) != CLI_EXIT_OK) return rc;
   if ((o->have_tchip || o->have_tsteps) && !o->trace)
     return cli_usage_error("train", "--trace-chip and --trace-steps need --trace FILE.fst");
   if (o->data == 0 && (o->have_examples || o->have_features || o->have_classes))
@@ -458,7 +459,7 @@ int cmd_train(int argc, char **argv) {
                                .net = {F, o.hidden, K, o.batch, o.dp, o.mp, bits_of_float(o.lr)},
                                .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip,
                                .model = (chip_model_t)o.models.model, .rtl_chips = o.rtl_chips,
-                               .threads = o.models.threads, .mxus = o.models.mxus};
+                               .threads = o.models.threads, .mxus = o.models.mxus, .cores = o.models.cores};
   r.cfg.slice.pod_w = o.pod[0], r.cfg.slice.pod_h = o.pod[1];
   char err[4096];
   if (pod_train_check(&r.cfg, &r.plan, err, sizeof err) != RT_OK) {

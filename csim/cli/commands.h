@@ -34,12 +34,17 @@ typedef struct {
   const char *rtl_chips;  /* the LIST, or NULL */
   unsigned threads;       /* --threads N (0: not given, one thread) */
   unsigned mxus;          /* --mxus X: MXUs per core (0: not given, one) */
+  unsigned cores;         /* --cores K: cores per chip (0: not given, one) */
+  int chip;               /* --chip NAME: a chip_preset_at index, when chip_given */
+  bool chip_given, mxu_given;  /* --chip, and the command's --mxu, were given */
 } cmd_models_t;
 #define CMD_MODEL_OPTS(m)                                                        \
   CLI_OPT("model", CLI_CHOICE, &(m)->model, .shape = "rtl|fast|check"),         \
   CLI_OPT("rtl-chips", CLI_STR, &(m)->rtl_chips),                               \
   CLI_OPT("threads", CLI_UINT, &(m)->threads, .min = 1, .max = 255),            \
-  CLI_OPT("mxus", CLI_UINT, &(m)->mxus, .min = 1, .max = CHIP_MAX_MXUS)
+  CLI_OPT("mxus", CLI_UINT, &(m)->mxus, .min = 1, .max = CHIP_MAX_MXUS),          \
+  CLI_OPT("cores", CLI_UINT, &(m)->cores, .min = 1, .max = CHIP_MAX_CORES),       \
+  CLI_OPT("chip", CLI_CHOICE, &(m)->chip, .shape = "small|v2|v3", .given = &(m)->chip_given)
 #define CMD_MODEL_HELP                                                                                 \
   "--model rtl|fast|check: the chips' model (default rtl): the Verilated RTL, the fast C model\n"      \
   "(csim/fast, cycle-equal to the RTL), or both in lockstep, compared every cycle (a difference\n"    \
@@ -48,8 +53,12 @@ typedef struct {
   "checked ones, e.g. to trace one (a fast chip has no waveform). --threads N (default 1): the\n"   \
   "pod's rows split into N bands, each run by a thread, meeting every link latency + 1 cycles;\n"  \
   "results and cycles identical to one thread's (N at most the pod's rows). docs/scale.md.\n"   \
-  "--mxus X (default 1): X MXUs per core, the kernels' output tiles going round them (the RTL\n" \
-  "where RxCxX is built, the fast model any X up to 4; docs/isa.md, \"MXUs\").\n"
+  "--mxus X (default 1): X MXUs per core, the kernels' output tiles going round them; --cores K\n" \
+  "(default 1): K cores per chip (the GEMM's rows split over them; the collectives and training\n" \
+  "run on core 0). The RTL where RxC[xX][cK] is built, the fast model up to 2 cores of 4 MXUs\n"  \
+  "(docs/isa.md, \"MXUs\", \"Cores\"). --chip small|v2|v3: a preset (docs/fidelity.md): v2 two\n" \
+  "cores of one 128x128 MXU at 700 MHz, v3 two cores of two at 940 MHz, small one 4x4; it sets\n"  \
+  "--mxu, --mxus, --cores and the clock, and cannot be given with them.\n"
 /* The per-chip flags of --rtl-chips for a w x h pod (*rtl_chips NULL when not given; the caller
  * frees it), checking that the list names chips of the pod, that it comes with a fast model,
  * that the chip to trace (trace_chip, or -1) runs the RTL, and that --threads is at most the
@@ -63,6 +72,10 @@ int cmd_coll_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes,
 /* --threads T on a w x h pod, split over the MPI job's ranks (dist.h): each rank takes whole
  * rows and each thread whole rows of its rank's. CLI_EXIT_OK, or a usage error. */
 int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h);
+/* --chip NAME over --mxu, --mxus and --cores (a usage error when given with them): the preset's
+ * MXU size into mxu[], its MXUs and cores into m, its clock into *clock_mhz (may be NULL).
+ * CLI_EXIT_OK, or the usage error. */
+int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz);
 int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
                        bool **rtl_chips);
 

@@ -1,4 +1,5 @@
-/* chip_fast: see chip_fast.h. The wiring and the cycle order follow rtl/chip_top.sv. */
+/* chip_fast: see chip_fast.h. The wiring and the cycle order follow rtl/chip_top.sv and
+ * rtl/chip_core.sv. */
 #include "fast/chip_fast.h"
 
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include "util/paged.h"
 
 enum { NQ = ISA_NUM_QUEUES, NE = ISA_NUM_RDMA_ENGINES, PORTS = CHIP_OBS_ROUTER_PORTS, REL_DEPTH = 4,
-       VMEM_PAGE_BYTES = 65536 };
+       VMEM_PAGE_BYTES = 65536, HBM_TAGS = 16384 /* chip_top's HbmTags */ };
 
 /* A release fence: what must be done first, per MXU (a later command to another MXU may
  * finish first, so sums would not do). */
@@ -25,25 +26,35 @@ typedef struct {
   uint32_t loads[CHIP_MAX_MXUS], matmuls[CHIP_MAX_MXUS], stores[CHIP_MAX_MXUS];
 } release_t;
 
-struct chip_fast {
-  chip_fast_config_t cfg;
-  cmdq_fast_limits_t limits;
-  paged_t vmem;
+/* One core (chip_core.sv). */
+typedef struct {
   cmdq_fast_t q[NQ];
+  paged_t vmem;
   dma_fast_t dma;
   mxu_unit_fast_t mxu[CHIP_MAX_MXUS];
-  unsigned nmxu;          /* the core's MXU units */
   vec_unit_fast_t vec;
-  rdma_fast_t rdma[NE];
-  noc_fast_t *router;
   uint32_t sems[ISA_NUM_SEMS];
   release_t rel[REL_DEPTH];
   unsigned rel_count, rel_head;
   uint64_t dma_busy_cnt, mxu_busy_cnt;
+} core_t;
+
+struct chip_fast {
+  chip_fast_config_t cfg;
+  cmdq_fast_limits_t limits;
+  unsigned nmxu, ncore;  /* MXUs per core, cores */
+  core_t core[CHIP_MAX_CORES];
+  const paged_t *vmems[CHIP_MAX_CORES];
+  rdma_fast_t rdma[NE];
+  noc_fast_t *router;
   uint32_t rtr_flits[5];
+  /* the HBM arbiter (cores > 1): the core granted last, the cores of the requests in flight */
+  unsigned hbm_last;
+  uint8_t *tags;
+  unsigned tag_head, tag_tail;
   /* inputs held until changed, as on the RTL's ports */
   unsigned start, abort;
-  uint32_t start_len[NQ];
+  uint32_t start_len[CHIP_MAX_QUEUES];
   bool host_we;
   unsigned host_queue;
   uint32_t host_addr, host_data[ISA_CMD_WORDS];
@@ -61,21 +72,29 @@ chip_fast_t *chip_fast_new(const chip_fast_config_t *cfg, char *err, size_t errl
   if (!c) goto oom;
   c->cfg = *cfg;
   c->nmxu = isa_geometry_mxus(&cfg->geo);
-  if (c->nmxu > CHIP_MAX_MXUS) {
-    snprintf(err, errlen, "a fast chip has at most %u MXUs per core, not %u", (unsigned)CHIP_MAX_MXUS, c->nmxu);
+  c->ncore = isa_geometry_cores(&cfg->geo);
+  if (c->nmxu > CHIP_MAX_MXUS || c->ncore > CHIP_MAX_CORES) {
+    snprintf(err, errlen, "a fast chip has at most %u cores of at most %u MXUs, not %u of %u", (unsigned)CHIP_MAX_CORES,
+             (unsigned)CHIP_MAX_MXUS, c->ncore, c->nmxu);
     free(c);
     return NULL;
   }
   c->limits = (cmdq_fast_limits_t){cfg->geo, cfg->hbm_bytes, cfg->size_x, cfg->size_y};
   const chip_geometry_t *g = &cfg->geo;
   noc_fast_config_t rc = {CHIP_FAST_VCS, NE, cfg->x, cfg->y, cfg->size_x, cfg->size_y, cfg->buf_depth};
-  if (paged_init(&c->vmem, g->vmem_lines, 4ull * g->cols, VMEM_PAGE_BYTES) ||
-      cmdq_fast_init(&c->q[ISA_QUEUE_COMPUTE], false, g->queue_depth) ||
-      cmdq_fast_init(&c->q[ISA_QUEUE_DMA], true, g->queue_depth) || dma_fast_init(&c->dma, g->cols, g->vmem_lines) ||
-      vec_unit_fast_init(&c->vec, g->cols, g->vmem_lines) || !(c->obs_line = calloc(g->cols, sizeof *c->obs_line)))
-    goto oom;
-  for (unsigned m = 0; m < c->nmxu; m++)
-    if (mxu_unit_fast_init(&c->mxu[m], g)) goto oom;
+  for (unsigned k = 0; k < c->ncore; k++) {
+    core_t *o = &c->core[k];
+    if (paged_init(&o->vmem, g->vmem_lines, 4ull * g->cols, VMEM_PAGE_BYTES) ||
+        cmdq_fast_init(&o->q[ISA_QUEUE_COMPUTE], false, g->queue_depth) ||
+        cmdq_fast_init(&o->q[ISA_QUEUE_DMA], true, g->queue_depth) || dma_fast_init(&o->dma, g->cols, g->vmem_lines) ||
+        vec_unit_fast_init(&o->vec, g->cols, g->vmem_lines))
+      goto oom;
+    for (unsigned m = 0; m < c->nmxu; m++)
+      if (mxu_unit_fast_init(&o->mxu[m], g)) goto oom;
+    c->vmems[k] = &o->vmem;
+  }
+  if (!(c->obs_line = calloc(g->cols, sizeof *c->obs_line))) goto oom;
+  if (c->ncore > 1 && !(c->tags = calloc(HBM_TAGS, 1))) goto oom;
   for (unsigned e = 0; e < NE; e++)
     if (rdma_fast_init(&c->rdma[e], g->cols, g->vmem_lines, cfg->buf_depth)) goto oom;
   if (!(c->router = noc_fast_new(&rc, err, errlen))) {
@@ -92,28 +111,37 @@ oom:
 
 void chip_fast_free(chip_fast_t *c) {
   if (!c) return;
-  paged_free(&c->vmem);
-  for (unsigned q = 0; q < NQ; q++) cmdq_fast_free(&c->q[q]);
-  dma_fast_free(&c->dma);
-  for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_free(&c->mxu[m]);
-  vec_unit_fast_free(&c->vec);
+  for (unsigned k = 0; k < c->ncore && k < CHIP_MAX_CORES; k++) {
+    core_t *o = &c->core[k];
+    paged_free(&o->vmem);
+    for (unsigned q = 0; q < NQ; q++) cmdq_fast_free(&o->q[q]);
+    dma_fast_free(&o->dma);
+    for (unsigned m = 0; m < c->nmxu && m < CHIP_MAX_MXUS; m++) mxu_unit_fast_free(&o->mxu[m]);
+    vec_unit_fast_free(&o->vec);
+  }
   for (unsigned e = 0; e < NE; e++) rdma_fast_free(&c->rdma[e]);
   noc_fast_free(c->router);
+  free(c->tags);
   free(c->obs_line);
   free(c);
 }
 
 void chip_fast_reset(chip_fast_t *c) {
-  for (unsigned q = 0; q < NQ; q++) cmdq_fast_reset(&c->q[q]);
-  dma_fast_reset(&c->dma);
-  for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_reset(&c->mxu[m]);
-  vec_unit_fast_reset(&c->vec);
+  for (unsigned k = 0; k < c->ncore; k++) {
+    core_t *o = &c->core[k];
+    for (unsigned q = 0; q < NQ; q++) cmdq_fast_reset(&o->q[q]);
+    dma_fast_reset(&o->dma);
+    for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_reset(&o->mxu[m]);
+    vec_unit_fast_reset(&o->vec);
+    memset(o->sems, 0, sizeof o->sems);
+    o->rel_count = o->rel_head = 0;
+    o->dma_busy_cnt = o->mxu_busy_cnt = 0;
+  }
   for (unsigned e = 0; e < NE; e++) rdma_fast_reset(&c->rdma[e]);
   noc_fast_reset(c->router);
-  memset(c->sems, 0, sizeof c->sems);
-  c->rel_count = c->rel_head = 0;
-  c->dma_busy_cnt = c->mxu_busy_cnt = 0;
   memset(c->rtr_flits, 0, sizeof c->rtr_flits);
+  c->hbm_last = c->ncore - 1;  /* core 0 first */
+  c->tag_head = c->tag_tail = 0;
   c->start = c->abort = 0;
   c->host_we = false;
   memset(c->net_in, 0, sizeof c->net_in);
@@ -122,15 +150,28 @@ void chip_fast_reset(chip_fast_t *c) {
 
 void chip_fast_set_slice(chip_fast_t *c, uint32_t slice) { noc_fast_set_slice(c->router, slice); }
 
-void chip_fast_start(chip_fast_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]) {
-  c->start = mask & ISA_QMASK_ALL;
-  for (unsigned q = 0; q < NQ; q++) c->start_len[q] = len[q];
+static unsigned queue_mask(const chip_fast_t *c) { return (1u << (NQ * c->ncore)) - 1; }
+
+void chip_fast_start(chip_fast_t *c, unsigned mask, const uint32_t len[CHIP_MAX_QUEUES]) {
+  c->start = mask & queue_mask(c);
+  for (unsigned q = 0; q < NQ * c->ncore; q++) c->start_len[q] = len[q];
 }
 
-void chip_fast_abort(chip_fast_t *c, unsigned mask) { c->abort = mask & ISA_QMASK_ALL; }
+void chip_fast_abort(chip_fast_t *c, unsigned mask) { c->abort = mask & queue_mask(c); }
+
+/* The HBM arbiter's pick: round-robin from the core after the last one granted. */
+static int hbm_pick(const chip_fast_t *c) {
+  for (unsigned i = 1; i <= c->ncore; i++) {
+    const unsigned k = (c->hbm_last + i) % c->ncore;
+    if (dma_fast_wants_hbm(&c->core[k].dma)) return (int)k;
+  }
+  return -1;
+}
 
 bool chip_fast_hbm_request(chip_fast_t *c, bool *write, uint32_t *addr, uint32_t *bytes, const uint32_t **data) {
-  return dma_fast_request(&c->dma, &c->vmem, write, addr, bytes, data);
+  const int k = c->ncore == 1 ? 0 : hbm_pick(c);
+  if (k < 0) return false;
+  return dma_fast_request(&c->core[k].dma, &c->core[k].vmem, write, addr, bytes, data);
 }
 
 /* ---- the network ports */
@@ -147,37 +188,42 @@ void chip_fast_net_out(const chip_fast_t *c, noc_flit_t out[4], uint8_t *credits
 /* ---- status */
 void chip_fast_queue(const chip_fast_t *c, unsigned q, bool *running, bool *halted, unsigned *error, unsigned *pc,
                      unsigned *opcode) {
-  const cmdq_fast_t *x = &c->q[q];
+  const cmdq_fast_t *x = &c->core[q / NQ].q[q % NQ];
   *running = x->running, *halted = x->halted, *error = x->error, *pc = x->pc;
   *opcode = isa_opcode(((const cmdq_fast_cmd_t *)paged_read(&x->mem, x->pc))->w);
 }
 
-uint32_t chip_fast_sem(const chip_fast_t *c, unsigned idx) { return c->sems[idx & 31]; }
+uint32_t chip_fast_sem(const chip_fast_t *c, unsigned idx) {
+  return c->core[(idx / ISA_NUM_SEMS) % c->ncore].sems[idx % ISA_NUM_SEMS];
+}
 
 void chip_fast_counters(const chip_fast_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) {
-  cnt[CHIP_CNT_DMA_BUSY] = c->dma_busy_cnt;
-  cnt[CHIP_CNT_MXU_BUSY] = c->mxu_busy_cnt;
-  cnt[CHIP_CNT_COMPUTE] = cnt[CHIP_CNT_WEIGHT_LOAD] = cnt[CHIP_CNT_WEIGHT_STALL] = 0;
-  cnt[CHIP_CNT_INPUT_STALL] = cnt[CHIP_CNT_IDLE] = 0;
-  for (unsigned m = 0; m < c->nmxu; m++) {  /* summed over the MXUs, as chip_top's ports are */
-    const mxu_unit_fast_t *u = &c->mxu[m];
-    cnt[CHIP_CNT_COMPUTE] += u->cnt_compute;
-    cnt[CHIP_CNT_WEIGHT_LOAD] += u->cnt_weight_load;
-    cnt[CHIP_CNT_WEIGHT_STALL] += u->cnt_weight_stall;
-    cnt[CHIP_CNT_INPUT_STALL] += u->cnt_input_stall;
-    cnt[CHIP_CNT_IDLE] += u->cnt_idle;
+  memset(cnt, 0, CHIP_OBS_COUNTERS * sizeof *cnt);
+  for (unsigned k = 0; k < c->ncore; k++) { /* summed over the cores and MXUs, as chip_top's ports are */
+    const core_t *o = &c->core[k];
+    cnt[CHIP_CNT_DMA_BUSY] += o->dma_busy_cnt;
+    cnt[CHIP_CNT_MXU_BUSY] += o->mxu_busy_cnt;
+    for (unsigned m = 0; m < c->nmxu; m++) {
+      const mxu_unit_fast_t *u = &o->mxu[m];
+      cnt[CHIP_CNT_COMPUTE] += u->cnt_compute;
+      cnt[CHIP_CNT_WEIGHT_LOAD] += u->cnt_weight_load;
+      cnt[CHIP_CNT_WEIGHT_STALL] += u->cnt_weight_stall;
+      cnt[CHIP_CNT_INPUT_STALL] += u->cnt_input_stall;
+      cnt[CHIP_CNT_IDLE] += u->cnt_idle;
+    }
   }
 }
 
 bool chip_fast_mxu_error(const chip_fast_t *c) {
-  for (unsigned m = 0; m < c->nmxu; m++)
-    if (c->mxu[m].error) return true;
+  for (unsigned k = 0; k < c->ncore; k++)
+    for (unsigned m = 0; m < c->nmxu; m++)
+      if (c->core[k].mxu[m].error) return true;
   return false;
 }
 
-static bool mxus_drained(const chip_fast_t *c) {
+static bool mxus_drained(const chip_fast_t *c, const core_t *o) {
   for (unsigned m = 0; m < c->nmxu; m++)
-    if (!mxu_unit_fast_drained(&c->mxu[m])) return false;
+    if (!mxu_unit_fast_drained(&o->mxu[m])) return false;
   return true;
 }
 
@@ -193,14 +239,19 @@ static bool rdma_busy(const chip_fast_t *c) {
   return false;
 }
 
-/* chip_top's drained[q]: everything the queue issued is done. */
-static bool drained(const chip_fast_t *c, unsigned q) {
-  if (q == ISA_QUEUE_DMA) return dma_fast_drained(&c->dma) && !rdma_sending(c);
-  return mxus_drained(c) && !vec_unit_fast_busy(&c->vec) && c->rel_count == 0;
+/* chip_core's drained[q]: everything the queue issued is done (the remote-DMA engines are
+ * the chip's: a DMA queue waits until none is sending). */
+static bool drained(const chip_fast_t *c, const core_t *o, unsigned q) {
+  if (q == ISA_QUEUE_DMA) return dma_fast_drained(&o->dma) && !rdma_sending(c);
+  return mxus_drained(c, o) && !vec_unit_fast_busy(&o->vec) && o->rel_count == 0;
 }
 
 bool chip_fast_idle(const chip_fast_t *c) {
-  return !c->q[0].running && !c->q[1].running && drained(c, 0) && drained(c, 1) && !rdma_busy(c);
+  for (unsigned k = 0; k < c->ncore; k++) {
+    const core_t *o = &c->core[k];
+    if (o->q[0].running || o->q[1].running || !drained(c, o, 0) || !drained(c, o, 1)) return false;
+  }
+  return !rdma_busy(c);
 }
 
 unsigned chip_fast_occupancy(const chip_fast_t *c) { return noc_fast_occupancy(c->router) & 0xFF; }
@@ -211,13 +262,17 @@ const char *chip_fast_error(const chip_fast_t *c) { return c->error[0] ? c->erro
 int chip_fast_vmem_read(const chip_fast_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
   if (line > c->cfg.geo.vmem_lines || n > c->cfg.geo.vmem_lines - line) return -1;
   for (uint32_t i = 0; i < n; i++)
-    memcpy(dst + (size_t)i * c->cfg.geo.cols, paged_read(&c->vmem, line + i), 4ull * c->cfg.geo.cols);
+    memcpy(dst + (size_t)i * c->cfg.geo.cols, paged_read(&c->core[0].vmem, line + i), 4ull * c->cfg.geo.cols);
   return 0;
 }
 
 size_t chip_fast_memory(const chip_fast_t *c) {
-  size_t n = paged_bytes(&c->vmem) + paged_bytes(&c->q[0].mem) + paged_bytes(&c->q[1].mem);
-  for (unsigned m = 0; m < c->nmxu; m++) n += paged_bytes(&c->mxu[m].acc);
+  size_t n = 0;
+  for (unsigned k = 0; k < c->ncore; k++) {
+    const core_t *o = &c->core[k];
+    n += paged_bytes(&o->vmem) + paged_bytes(&o->q[0].mem) + paged_bytes(&o->q[1].mem);
+    for (unsigned m = 0; m < c->nmxu; m++) n += paged_bytes(&o->mxu[m].acc);
+  }
   return n;
 }
 
@@ -244,48 +299,58 @@ static int out_of_memory(chip_fast_t *c) {
   return -1;
 }
 
-/* A line written: the remote-DMA engines drop their copy of it if they hold one. */
-static void line_written(chip_fast_t *c, uint32_t line) {
-  for (unsigned e = 0; e < NE; e++) rdma_fast_line_written(&c->rdma[e], line);
+/* A line of core k written: the remote-DMA engines drop their copy of it if they hold one. */
+static void line_written(chip_fast_t *c, unsigned k, uint32_t line) {
+  for (unsigned e = 0; e < NE; e++) rdma_fast_line_written(&c->rdma[e], k, line);
 }
 
-static int write_line(chip_fast_t *c, uint32_t line, const uint32_t *data) {
-  uint32_t *dst = paged_write(&c->vmem, line);
+static int write_line(chip_fast_t *c, unsigned k, uint32_t line, const uint32_t *data) {
+  uint32_t *dst = paged_write(&c->core[k].vmem, line);
   if (!dst) return -1;
   memcpy(dst, data, 4ull * c->cfg.geo.cols);
-  line_written(c, line);
+  line_written(c, k, line);
   return 0;
 }
 
-int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_obs_t *obs) {
-  if (c->error[0]) return -1;
-  const unsigned V = CHIP_FAST_VCS;
-  cmdq_fast_t *cq = &c->q[ISA_QUEUE_COMPUTE], *dq = &c->q[ISA_QUEUE_DMA];
-  /* ---- registered state the units read of each other */
+/* What a core's cycle computes before the edge and applies at it. */
+typedef struct {
+  cmdq_fast_view_t qv[NQ];
+  bool is_rdma, is_vec, grant[NQ], sem_signal[NQ], advance[NQ], rel_fire, issue_ready[NQ];
+  unsigned sel, mxu_busy_n;
+  vec_unit_fast_mxu_t prog;
+  uint32_t vecs_issued, vecs_done;
+  bool dma_busy;
+  dma_fast_out_t dout;
+  mxu_unit_fast_out_t mout[CHIP_MAX_MXUS];
+  vec_unit_fast_out_t vout;
+} core_cycle_t;
+
+/* The core's registered state the units read of each other, its queues' decode, and (obs) its
+ * state as the cycle starts. */
+static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_core_t *obs) {
+  core_t *o = &c->core[k];
   const unsigned nm = c->nmxu;
-  /* the vector unit waits for the MXUs' summed progress (exact: see chip_top) */
-  vec_unit_fast_mxu_t prog = {0};
-  unsigned mxu_busy_n = 0;
+  /* the vector unit waits for the MXUs' summed progress (exact: see chip_core) */
+  memset(&y->prog, 0, sizeof y->prog);
+  y->mxu_busy_n = 0;
   uint8_t mxu_busy_bits = 0;
   for (unsigned m = 0; m < nm; m++) {
-    const mxu_unit_fast_t *u = &c->mxu[m];
-    prog.loads_issued += u->loads_issued, prog.loads_done += u->loads_done;
-    prog.matmuls_issued += u->matmuls_issued, prog.matmuls_done += u->matmuls_done;
-    prog.stores_issued += u->stores_issued, prog.stores_done += u->stores_done;
-    if (mxu_unit_fast_busy(u)) mxu_busy_bits |= (uint8_t)(1u << m), mxu_busy_n++;
+    const mxu_unit_fast_t *u = &o->mxu[m];
+    y->prog.loads_issued += u->loads_issued, y->prog.loads_done += u->loads_done;
+    y->prog.matmuls_issued += u->matmuls_issued, y->prog.matmuls_done += u->matmuls_done;
+    y->prog.stores_issued += u->stores_issued, y->prog.stores_done += u->stores_done;
+    if (mxu_unit_fast_busy(u)) mxu_busy_bits |= (uint8_t)(1u << m), y->mxu_busy_n++;
   }
-  const uint32_t vecs_issued = c->vec.issued, vecs_done = c->vec.done;
-  const bool dma_busy = !dma_fast_drained(&c->dma), mxu_busy = mxu_busy_n != 0;
-  const bool drained_c = drained(c, ISA_QUEUE_COMPUTE), drained_d = drained(c, ISA_QUEUE_DMA);
+  y->vecs_issued = o->vec.issued, y->vecs_done = o->vec.done;
+  y->dma_busy = !dma_fast_drained(&o->dma);
   if (obs) {
-    memset(obs, 0, sizeof *obs);
     for (unsigned q = 0; q < NQ; q++) {
-      obs->running[q] = c->q[q].running, obs->halted[q] = c->q[q].halted;
-      obs->error[q] = c->q[q].error, obs->pc[q] = c->q[q].pc;
+      obs->running[q] = o->q[q].running, obs->halted[q] = o->q[q].halted;
+      obs->error[q] = o->q[q].error, obs->pc[q] = o->q[q].pc;
     }
-    memcpy(obs->sems, c->sems, sizeof c->sems);
+    memcpy(obs->sems, o->sems, sizeof o->sems);
     for (unsigned m = 0; m < nm; m++) {
-      const mxu_unit_fast_t *u = &c->mxu[m];
+      const mxu_unit_fast_t *u = &o->mxu[m];
       const uint32_t p[6] = {u->loads_issued, u->loads_done, u->matmuls_issued, u->matmuls_done, u->stores_issued,
                              u->stores_done};
       memcpy(obs->progress[m], p, sizeof p);
@@ -293,16 +358,60 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
       if (u->acc_we) obs->acc_we |= (uint8_t)(1u << m);
       obs->acc_waddr[m] = u->acc_waddr;
     }
-    obs->vec_progress[0] = vecs_issued, obs->vec_progress[1] = vecs_done;
+    obs->vec_progress[0] = y->vecs_issued, obs->vec_progress[1] = y->vecs_done;
     obs->mxu_busy = mxu_busy_bits;
-    uint16_t busy = (dma_busy ? CHIP_BUSY_DMA : 0) | (mxu_busy ? CHIP_BUSY_MXU : 0) |
-                    (vec_unit_fast_busy(&c->vec) ? CHIP_BUSY_VEC : 0) |
-                    (mxus_drained(c) ? CHIP_MXU_DRAINED : 0) | (uint16_t)(c->rel_count << CHIP_FENCES_SHIFT);
+    uint16_t busy = (y->dma_busy ? CHIP_BUSY_DMA : 0) | (y->mxu_busy_n ? CHIP_BUSY_MXU : 0) |
+                    (vec_unit_fast_busy(&o->vec) ? CHIP_BUSY_VEC : 0) | (mxus_drained(c, o) ? CHIP_MXU_DRAINED : 0) |
+                    (uint16_t)(o->rel_count << CHIP_FENCES_SHIFT);
     for (unsigned e = 0; e < NE; e++) {
       if (rdma_fast_busy(&c->rdma[e])) busy |= 1u << (CHIP_BUSY_RDMA_SHIFT + e);
       if (rdma_fast_sending(&c->rdma[e])) busy |= 1u << (CHIP_SENDING_RDMA_SHIFT + e);
     }
     obs->busy = busy;
+  }
+  /* the queues and their handshakes, but for the remote-DMA engines' readiness (chip_fast_step) */
+  cmdq_fast_decode(&o->q[ISA_QUEUE_COMPUTE], &c->limits, &y->qv[ISA_QUEUE_COMPUTE]);
+  cmdq_fast_decode(&o->q[ISA_QUEUE_DMA], &c->limits, &y->qv[ISA_QUEUE_DMA]);
+  y->is_rdma = y->qv[1].op == ISA_OP_RDMA;
+  y->is_vec = y->qv[0].op == ISA_OP_VEC;
+  const cmdq_fast_view_t *q0 = &y->qv[0];
+  const bool mxu_op = q0->op == ISA_OP_MXU_LOAD || q0->op == ISA_OP_MXU_MATMUL || q0->op == ISA_OP_MXU_STORE;
+  y->sel = mxu_op ? isa_mxu(q0->cmd) : 0;  /* in range whenever the command issues */
+  y->issue_ready[0] = y->is_vec ? vec_unit_fast_ready(&o->vec)
+                                : mxu_op && y->sel < nm && mxu_unit_fast_ready(&o->mxu[y->sel], q0->cmd);
+  y->issue_ready[1] = y->is_rdma ? false : dma_fast_ready(&o->dma);
+}
+
+/* The core's handshakes once its RDMA's readiness is known: waits granted against the value
+ * after earlier events of the cycle (queue 0, then 1), signals, the release fence firing. */
+static void core_decide(chip_fast_t *c, unsigned k, core_cycle_t *y) {
+  core_t *o = &c->core[k];
+  const bool drained_q[NQ] = {drained(c, o, ISA_QUEUE_COMPUTE), drained(c, o, ISA_QUEUE_DMA)};
+  const bool signal_ready[NQ] = {o->rel_count != REL_DEPTH, drained_q[ISA_QUEUE_DMA]};
+  uint32_t v1 = o->sems[y->qv[1].sem_idx];
+  const bool grant0 = y->qv[0].sem_wait && o->sems[y->qv[0].sem_idx] >= y->qv[0].sem_value;
+  if (grant0 && y->qv[1].sem_idx == y->qv[0].sem_idx) v1 -= y->qv[0].sem_value;
+  y->grant[0] = grant0;
+  y->grant[1] = y->qv[1].sem_wait && v1 >= y->qv[1].sem_value;
+  for (unsigned q = 0; q < NQ; q++) {
+    y->sem_signal[q] = y->qv[q].ok && y->qv[q].op == ISA_OP_SEM_SIGNAL && signal_ready[q];
+    y->advance[q] = cmdq_fast_advance(&y->qv[q], drained_q[q], y->grant[q], signal_ready[q], y->issue_ready[q]);
+  }
+  const release_t *rh = &o->rel[o->rel_head];
+  y->rel_fire = o->rel_count != 0 && y->vecs_done >= rh->vecs;
+  for (unsigned m = 0; m < c->nmxu && y->rel_fire; m++) {
+    const mxu_unit_fast_t *u = &o->mxu[m];
+    y->rel_fire = u->loads_done >= rh->loads[m] && u->matmuls_done >= rh->matmuls[m] && u->stores_done >= rh->stores[m];
+  }
+}
+
+int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_obs_t *obs) {
+  if (c->error[0]) return -1;
+  const unsigned V = CHIP_FAST_VCS, nk = c->ncore, nm = c->nmxu;
+  core_cycle_t cy[CHIP_MAX_CORES];
+  bool fp = false;
+  if (obs) {
+    memset(obs, 0, sizeof *obs);
     chip_fast_counters(c, obs->counters);
     obs->mxu_error = chip_fast_mxu_error(c);
     obs->idle = chip_fast_idle(c);
@@ -316,76 +425,87 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
       obs->hbm_req_data = w ? c->obs_line : NULL;
     }
   }
-  const bool fp = vec_unit_fast_busy(&c->vec) || mxu_busy;
+  for (unsigned k = 0; k < nk; k++) {
+    core_begin(c, k, &cy[k], obs ? &obs->core[k] : NULL);
+    fp = fp || cy[k].mxu_busy_n || vec_unit_fast_busy(&c->core[k].vec);
+  }
   const unsigned saved_mode = fp ? fast_fpmode_enter() : 0;
 
-  /* ---- the queues and their handshakes */
-  cmdq_fast_view_t qv[NQ];
-  cmdq_fast_decode(cq, &c->limits, &qv[ISA_QUEUE_COMPUTE]);
-  cmdq_fast_decode(dq, &c->limits, &qv[ISA_QUEUE_DMA]);
-  const uint32_t *cmd0 = qv[0].cmd, *cmd1 = qv[1].cmd;
-  const bool is_rdma = qv[1].op == ISA_OP_RDMA, is_vec = qv[0].op == ISA_OP_VEC;
-  const unsigned engine = is_rdma ? ISA_GET(cmd1, RDMA, engine) : 0;
-  const bool mxu_op = qv[0].op == ISA_OP_MXU_LOAD || qv[0].op == ISA_OP_MXU_MATMUL || qv[0].op == ISA_OP_MXU_STORE;
-  const unsigned sel = mxu_op ? isa_mxu(cmd0) : 0;  /* in range whenever the command issues */
-  const bool issue_ready[NQ] = {is_vec ? vec_unit_fast_ready(&c->vec)
-                                       : mxu_op && sel < nm && mxu_unit_fast_ready(&c->mxu[sel], cmd0),
-                                is_rdma ? rdma_fast_ready(&c->rdma[engine]) : dma_fast_ready(&c->dma)};
-  const bool signal_ready[NQ] = {c->rel_count != REL_DEPTH, drained_d};
-  const bool drained_q[NQ] = {drained_c, drained_d};
-  /* waits are granted against the value after earlier events of the cycle: queue 0, then 1 */
-  uint32_t v1 = c->sems[qv[1].sem_idx];
-  const bool grant0 = qv[0].sem_wait && c->sems[qv[0].sem_idx] >= qv[0].sem_value;
-  if (grant0 && qv[1].sem_idx == qv[0].sem_idx) v1 -= qv[0].sem_value;
-  const bool grant[NQ] = {grant0, qv[1].sem_wait && v1 >= qv[1].sem_value};
-  bool sem_signal[NQ], advance[NQ];
-  for (unsigned q = 0; q < NQ; q++) {
-    sem_signal[q] = qv[q].ok && qv[q].op == ISA_OP_SEM_SIGNAL && signal_ready[q];
-    advance[q] = cmdq_fast_advance(&qv[q], drained_q[q], grant[q], signal_ready[q], issue_ready[q]);
+  /* ---- the remote-DMA engines take RDMAs: the lowest core first when several offer one to an
+   * engine in a cycle */
+  int take_from[NE];
+  for (unsigned e = 0; e < NE; e++) {
+    take_from[e] = -1;
+    for (int k = (int)nk - 1; k >= 0; k--)
+      if (cy[k].qv[1].issue_valid && cy[k].is_rdma && ISA_GET(cy[k].qv[1].cmd, RDMA, engine) == e) take_from[e] = k;
   }
-  const release_t *rh = &c->rel[c->rel_head];
-  bool rel_fire = c->rel_count != 0 && vecs_done >= rh->vecs;
-  for (unsigned m = 0; m < nm && rel_fire; m++) {
-    const mxu_unit_fast_t *u = &c->mxu[m];
-    rel_fire = u->loads_done >= rh->loads[m] && u->matmuls_done >= rh->matmuls[m] && u->stores_done >= rh->stores[m];
+  for (unsigned k = 0; k < nk; k++)
+    if (cy[k].is_rdma) {
+      const unsigned e = ISA_GET(cy[k].qv[1].cmd, RDMA, engine);
+      cy[k].issue_ready[1] = take_from[e] == (int)k && rdma_fast_ready(&c->rdma[e]);
+    }
+  for (unsigned k = 0; k < nk; k++) core_decide(c, k, &cy[k]);
+  if (obs)
+    for (unsigned k = 0; k < nk; k++)
+      obs->core[k].issue = (uint8_t)((cy[k].qv[0].issue_valid && cy[k].issue_ready[0]) |
+                                     (cy[k].qv[1].issue_valid && cy[k].issue_ready[1]) << 1);
+
+  /* ---- the HBM arbiter: the core granted, and the core an answer is for */
+  const int hbm_k = nk == 1 ? 0 : hbm_pick(c);
+  const int resp_k = nk == 1 ? 0 : (answer ? c->tags[c->tag_head] : -1);
+  if (nk > 1 && hbm_k >= 0 && hbm_ready) {
+    c->tags[c->tag_tail] = (uint8_t)hbm_k;
+    c->tag_tail = (c->tag_tail + 1) % HBM_TAGS;
+    c->hbm_last = (unsigned)hbm_k;
   }
-  if (obs) obs->issue = (uint8_t)((qv[0].issue_valid && issue_ready[0]) | (qv[1].issue_valid && issue_ready[1]) << 1);
+  if (nk > 1 && answer) c->tag_head = (c->tag_head + 1) % HBM_TAGS;
 
   /* ---- the units' cycles: each reads the state before the edge and moves to the edge's */
-  dma_fast_out_t dout;
-  mxu_unit_fast_out_t mout[CHIP_MAX_MXUS];
-  vec_unit_fast_out_t vout;
-  rdma_fast_out_t rout[NE];
-  int rc = dma_fast_cycle(&c->dma, &c->vmem, qv[1].issue_valid && !is_rdma, cmd1, hbm_ready, answer, &dout);
-  for (unsigned m = 0; m < nm; m++)
-    rc |= mxu_unit_fast_cycle(&c->mxu[m], &c->vmem, qv[0].issue_valid && !is_vec && sel == m, cmd0, vecs_issued,
-                              vecs_done, &mout[m]);
-  vec_unit_fast_cycle(&c->vec, &c->vmem, qv[0].issue_valid && is_vec, cmd0, &prog, &vout);
+  int rc = 0;
+  for (unsigned k = 0; k < nk; k++) {
+    core_t *o = &c->core[k];
+    core_cycle_t *y = &cy[k];
+    const uint32_t *cmd0 = y->qv[0].cmd, *cmd1 = y->qv[1].cmd;
+    rc |= dma_fast_cycle(&o->dma, &o->vmem, y->qv[1].issue_valid && !y->is_rdma, cmd1, hbm_ready && hbm_k == (int)k,
+                         resp_k == (int)k ? answer : NULL, &y->dout);
+    for (unsigned m = 0; m < nm; m++)
+      rc |= mxu_unit_fast_cycle(&o->mxu[m], &o->vmem, y->qv[0].issue_valid && !y->is_vec && y->sel == m, cmd0,
+                                y->vecs_issued, y->vecs_done, &y->mout[m]);
+    vec_unit_fast_cycle(&o->vec, &o->vmem, y->qv[0].issue_valid && y->is_vec, cmd0, &y->prog, &y->vout);
+  }
   const noc_flit_t *rtr_out = noc_fast_out(c->router);
   const uint32_t rtr_credit_out = noc_fast_credit_out(c->router);
   noc_flit_t rtr_in[PORTS];
   uint32_t rtr_credit_in = 0;
+  rdma_fast_out_t rout[NE];
   for (unsigned e = 0; e < NE; e++) {
     const unsigned p = rdma_port(e);
+    const int from = take_from[e];
     rtr_credit_in |= c->rdma[e].credit_q << (p * V);  /* registered: read before the engine's edge */
-    rdma_fast_cycle(&c->rdma[e], &c->vmem, qv[1].issue_valid && is_rdma && engine == e, cmd1, &rtr_out[p],
-                    (rtr_credit_out >> (p * V)) & 1, &rout[e]);
+    rdma_fast_cycle(&c->rdma[e], c->vmems, from >= 0, from >= 0 ? cy[from].qv[1].cmd : NULL, from >= 0 ? (unsigned)from : 0,
+                    &rtr_out[p], (rtr_credit_out >> (p * V)) & 1, &rout[e]);
     rtr_in[p] = rout[e].inj;
   }
   memcpy(rtr_in + 1, c->net_in, sizeof c->net_in);
   rtr_credit_in |= (uint32_t)c->credit_in << V;
   if (obs) {
-    obs->vmem_we = (uint8_t)(dout.vmem_we | vout.we << 2);
-    obs->vmem_waddr[0] = dout.vmem_waddr, obs->vmem_wdata[0] = dout.vmem_wdata;
-    obs->vmem_waddr[2] = vout.waddr, obs->vmem_wdata[2] = vout.wdata;
-    for (unsigned m = 0; m < nm; m++) {
-      const unsigned p = chip_obs_store_port(m);
-      obs->vmem_we |= (uint8_t)(mout[m].vmem_we << p);
-      obs->vmem_waddr[p] = mout[m].vmem_waddr, obs->vmem_wdata[p] = mout[m].vmem_wdata;
+    for (unsigned k = 0; k < nk; k++) {
+      chip_obs_core_t *oc = &obs->core[k];
+      const core_cycle_t *y = &cy[k];
+      oc->vmem_we = (uint8_t)(y->dout.vmem_we | y->vout.we << 2);
+      oc->vmem_waddr[0] = y->dout.vmem_waddr, oc->vmem_wdata[0] = y->dout.vmem_wdata;
+      oc->vmem_waddr[2] = y->vout.waddr, oc->vmem_wdata[2] = y->vout.wdata;
+      for (unsigned m = 0; m < nm; m++) {
+        const unsigned p = chip_obs_store_port(m);
+        oc->vmem_we |= (uint8_t)(y->mout[m].vmem_we << p);
+        oc->vmem_waddr[p] = y->mout[m].vmem_waddr, oc->vmem_wdata[p] = y->mout[m].vmem_wdata;
+      }
     }
     for (unsigned e = 0; e < NE; e++) {
       obs->rdma_we |= (uint8_t)(rout[e].vmem_we << e);
-      obs->rdma_waddr[e] = rout[e].vmem_wword << 24 | rout[e].vmem_waddr;
+      obs->rdma_waddr[e] = rout[e].vmem_we ? (uint32_t)rout[e].vmem_wcore << 30 | rout[e].vmem_wword << 24 |
+                                                 rout[e].vmem_waddr
+                                           : 0;
       obs->rdma_wdata[e] = rout[e].vmem_wdata;
     }
     memcpy(obs->rtr_in, rtr_in, sizeof rtr_in);
@@ -396,53 +516,64 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
   for (unsigned e = 0; e < NE; e++) c->rtr_flits[0] += rtr_out[rdma_port(e)].valid;
   for (unsigned p = 1; p < 5; p++) c->rtr_flits[p] += rtr_out[p].valid;
 
-  /* ---- the semaphores: waits, then the signals in chip_top's order */
-  sem_events_t se = {0};
-  sem_event(&se, grant[0], qv[0].sem_idx, qv[0].sem_value, true);
-  sem_event(&se, grant[1], qv[1].sem_idx, qv[1].sem_value, true);
-  sem_event(&se, rel_fire, rh->sem, rh->value, false);
-  sem_event(&se, sem_signal[1], qv[1].sem_idx, qv[1].sem_value, false);
-  sem_event(&se, dout.sem_signal, dout.sem_idx, dout.sem_value, false);
-  for (unsigned e = 0; e < NE; e++) {
-    sem_event(&se, rout[e].lsig, rout[e].lsem, rout[e].lvalue, false);
-    sem_event(&se, rout[e].rsig, rout[e].rsem, rout[e].rvalue, false);
-  }
-  for (unsigned i = 0; i < se.n; i++) c->sems[se.ev[i].idx] += se.ev[i].sub ? -se.ev[i].value : se.ev[i].value;
-
-  /* ---- release fences: the compute queue's SEM_SIGNAL records what must finish first */
-  if (sem_signal[0]) {
-    release_t *t = &c->rel[(c->rel_head + c->rel_count) % REL_DEPTH];
-    t->sem = (uint8_t)qv[0].sem_idx, t->value = qv[0].sem_value, t->vecs = vecs_issued;
-    for (unsigned m = 0; m < nm; m++)
-      t->loads[m] = c->mxu[m].loads_issued, t->matmuls[m] = c->mxu[m].matmuls_issued,
-      t->stores[m] = c->mxu[m].stores_issued;
-  }
-  if (rel_fire) c->rel_head = (c->rel_head + 1) % REL_DEPTH;
-  c->rel_count = c->rel_count + sem_signal[0] - rel_fire;
-  c->dma_busy_cnt += dma_busy;
-  c->mxu_busy_cnt += mxu_busy_n;
-
-  /* ---- VMEM: every write of the edge, later ports winning as in chip_top */
-  if (dout.vmem_we && write_line(c, dout.vmem_waddr, dout.vmem_wdata)) rc = -1;
-  for (unsigned m = 0; m < nm; m++)
-    if (mout[m].vmem_we && write_line(c, mout[m].vmem_waddr, mout[m].vmem_wdata)) rc = -1;
-  if (vout.we && write_line(c, vout.waddr, vout.wdata)) rc = -1;
-  for (unsigned e = 0; e < NE; e++)
-    if (rout[e].vmem_we) {
-      uint32_t *line = paged_write(&c->vmem, rout[e].vmem_waddr);
-      if (!line) {
-        rc = -1;
-        continue;
-      }
-      line[2 * rout[e].vmem_wword] = (uint32_t)rout[e].vmem_wdata;
-      line[2 * rout[e].vmem_wword + 1] = (uint32_t)(rout[e].vmem_wdata >> 32);
-      line_written(c, rout[e].vmem_waddr);
+  for (unsigned k = 0; k < nk; k++) {
+    core_t *o = &c->core[k];
+    core_cycle_t *y = &cy[k];
+    /* ---- the semaphores: waits, then the signals in chip_core's order */
+    const release_t *rh = &o->rel[o->rel_head];
+    sem_events_t se = {0};
+    sem_event(&se, y->grant[0], y->qv[0].sem_idx, y->qv[0].sem_value, true);
+    sem_event(&se, y->grant[1], y->qv[1].sem_idx, y->qv[1].sem_value, true);
+    sem_event(&se, y->rel_fire, rh->sem, rh->value, false);
+    sem_event(&se, y->sem_signal[1], y->qv[1].sem_idx, y->qv[1].sem_value, false);
+    sem_event(&se, y->dout.sem_signal, y->dout.sem_idx, y->dout.sem_value, false);
+    for (unsigned e = 0; e < NE; e++) {
+      sem_event(&se, rout[e].lsig && rout[e].lcore == k, rout[e].lsem, rout[e].lvalue, false);
+      sem_event(&se, rout[e].rsig && rout[e].vmem_wcore == k, rout[e].rsem, rout[e].rvalue, false);
     }
+    for (unsigned i = 0; i < se.n; i++) o->sems[se.ev[i].idx] += se.ev[i].sub ? -se.ev[i].value : se.ev[i].value;
 
-  /* ---- the queues' edge, the host's command write, the router */
-  for (unsigned q = 0; q < NQ; q++)
-    cmdq_fast_commit(&c->q[q], &qv[q], (c->abort >> q) & 1, (c->start >> q) & 1, c->start_len[q], advance[q]);
-  if (c->host_we && cmdq_fast_write(&c->q[c->host_queue], c->host_addr, c->host_data)) rc = -1;
+    /* ---- release fences: the compute queue's SEM_SIGNAL records what must finish first */
+    if (y->sem_signal[0]) {
+      release_t *t = &o->rel[(o->rel_head + o->rel_count) % REL_DEPTH];
+      t->sem = (uint8_t)y->qv[0].sem_idx, t->value = y->qv[0].sem_value, t->vecs = y->vecs_issued;
+      for (unsigned m = 0; m < nm; m++)
+        t->loads[m] = o->mxu[m].loads_issued, t->matmuls[m] = o->mxu[m].matmuls_issued,
+        t->stores[m] = o->mxu[m].stores_issued;
+    }
+    if (y->rel_fire) o->rel_head = (o->rel_head + 1) % REL_DEPTH;
+    o->rel_count = o->rel_count + y->sem_signal[0] - y->rel_fire;
+    o->dma_busy_cnt += y->dma_busy;
+    o->mxu_busy_cnt += y->mxu_busy_n;
+
+    /* ---- VMEM: every write of the edge, later ports winning as in chip_core */
+    if (y->dout.vmem_we && write_line(c, k, y->dout.vmem_waddr, y->dout.vmem_wdata)) rc = -1;
+    for (unsigned m = 0; m < nm; m++)
+      if (y->mout[m].vmem_we && write_line(c, k, y->mout[m].vmem_waddr, y->mout[m].vmem_wdata)) rc = -1;
+    if (y->vout.we && write_line(c, k, y->vout.waddr, y->vout.wdata)) rc = -1;
+    for (unsigned e = 0; e < NE; e++)
+      if (rout[e].vmem_we && rout[e].vmem_wcore == k) {
+        uint32_t *line = paged_write(&o->vmem, rout[e].vmem_waddr);
+        if (!line) {
+          rc = -1;
+          continue;
+        }
+        line[2 * rout[e].vmem_wword] = (uint32_t)rout[e].vmem_wdata;
+        line[2 * rout[e].vmem_wword + 1] = (uint32_t)(rout[e].vmem_wdata >> 32);
+        line_written(c, k, rout[e].vmem_waddr);
+      }
+
+    /* ---- the queues' edge, the host's command write */
+    for (unsigned q = 0; q < NQ; q++) {
+      const unsigned bit = k * NQ + q;
+      cmdq_fast_commit(&o->q[q], &y->qv[q], (c->abort >> bit) & 1, (c->start >> bit) & 1, c->start_len[bit],
+                       y->advance[q]);
+    }
+  }
+  if (c->host_we && c->host_queue / NQ < nk &&
+      cmdq_fast_write(&c->core[c->host_queue / NQ].q[c->host_queue % NQ], c->host_addr, c->host_data))
+    rc = -1;
+  /* ---- the router */
   if (!noc_fast_idle(c->router) || rtr_credit_in) {
     noc_fast_step(c->router, rtr_in, rtr_credit_in);
   } else {
@@ -472,39 +603,48 @@ int chip_fast_load(chip_fast_t *c, unsigned queue, const uint32_t *cmds, size_t 
 }
 
 /* Whether a queue can do nothing until an input changes something: stopped, or waiting at a
- * SEM_WAIT its semaphore does not satisfy (the other queue being parked too, nothing else can
+ * SEM_WAIT its semaphore does not satisfy (every queue being parked too, nothing else can
  * add to it). */
-static bool queue_parked(chip_fast_t *c, unsigned q) {
-  cmdq_fast_t *x = &c->q[q];
+static bool queue_parked(chip_fast_t *c, core_t *o, unsigned q) {
+  cmdq_fast_t *x = &o->q[q];
   if (!x->running) return true;
   cmdq_fast_view_t v;
   cmdq_fast_decode(x, &c->limits, &v);
-  return v.sem_wait && c->sems[v.sem_idx] < v.sem_value;
+  return v.sem_wait && o->sems[v.sem_idx] < v.sem_value;
 }
 
-/* Nothing in the chip can change without an input: every unit idle (the DMA at most waiting for
+/* Nothing in the chip can change without an input: every unit idle (a DMA at most waiting for
  * HBM answers, a remote-DMA receiver at most waiting for the rest of a packet), no release
- * fence, no row in the MXU, the router empty, no start, abort or host write pending, and each
- * queue stopped or blocked at a SEM_WAIT. Only the MXU's idle counter and the DMA's busy
- * counter move in such cycles (chip_fast_skip). */
+ * fence, no row in an MXU, the router empty, no start, abort or host write pending, and each
+ * queue stopped or blocked at a SEM_WAIT. Only the MXUs' idle counters and the DMAs' busy
+ * counters move in such cycles (chip_fast_skip). */
 static bool parked(chip_fast_t *c) {
-  if (c->start || c->abort || c->host_we || c->rel_count) return false;
-  const dma_fast_t *d = &c->dma;
-  if (d->fifo_count || d->cur_active || d->drain) return false;
-  for (unsigned m = 0; m < c->nmxu; m++) {
-    const mxu_unit_fast_t *u = &c->mxu[m];
-    if (!mxu_unit_fast_drained(u) || u->acc_we || u->rd_valid || u->if_count) return false;
+  if (c->start || c->abort || c->host_we) return false;
+  for (unsigned k = 0; k < c->ncore; k++) {
+    core_t *o = &c->core[k];
+    if (o->rel_count) return false;
+    const dma_fast_t *d = &o->dma;
+    if (d->fifo_count || d->cur_active || d->drain) return false;
+    for (unsigned m = 0; m < c->nmxu; m++) {
+      const mxu_unit_fast_t *u = &o->mxu[m];
+      if (!mxu_unit_fast_drained(u) || u->acc_we || u->rd_valid || u->if_count) return false;
+    }
+    if (vec_unit_fast_busy(&o->vec)) return false;
   }
-  if (vec_unit_fast_busy(&c->vec)) return false;
   for (unsigned e = 0; e < NE; e++)
     if (rdma_fast_sending(&c->rdma[e]) || c->rdma[e].credit_q) return false;
   if (!noc_fast_idle(c->router)) return false;
-  return queue_parked(c, 0) && queue_parked(c, 1);
+  for (unsigned k = 0; k < c->ncore; k++)
+    if (!queue_parked(c, &c->core[k], 0) || !queue_parked(c, &c->core[k], 1)) return false;
+  return true;
 }
 
 uint64_t chip_fast_quiet_for(chip_fast_t *c) { return parked(c) ? UINT64_MAX : 0; }
 
 void chip_fast_skip(chip_fast_t *c, uint64_t n) {
-  if (!dma_fast_drained(&c->dma)) c->dma_busy_cnt += n; /* waiting for HBM answers */
-  for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_skip(&c->mxu[m], n);
+  for (unsigned k = 0; k < c->ncore; k++) {
+    core_t *o = &c->core[k];
+    if (!dma_fast_drained(&o->dma)) o->dma_busy_cnt += n; /* waiting for HBM answers */
+    for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_skip(&o->mxu[m], n);
+  }
 }

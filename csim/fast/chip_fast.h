@@ -43,7 +43,7 @@ void chip_fast_set_slice(chip_fast_t *c, uint32_t slice);
 /* n cycles of host writes into a queue's command memory (idle inputs otherwise). */
 int chip_fast_load(chip_fast_t *c, unsigned queue, const uint32_t *cmds, size_t n);
 /* start_i and abort_i for the next step. */
-void chip_fast_start(chip_fast_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]);
+void chip_fast_start(chip_fast_t *c, unsigned mask, const uint32_t len[CHIP_MAX_QUEUES]);
 void chip_fast_abort(chip_fast_t *c, unsigned mask);
 /* The HBM request shown this cycle. */
 bool chip_fast_hbm_request(chip_fast_t *c, bool *write, uint32_t *addr, uint32_t *bytes, const uint32_t **data);

@@ -17,23 +17,27 @@
 enum {
   CHIP_OBS_ROUTER_PORTS = 4 + ISA_NUM_RDMA_ENGINES, /* local 0, +X -X +Y -Y, local 5..7 */
   CHIP_MAX_MXUS = 4,                                /* MXU units of a core the models take */
+  CHIP_MAX_CORES = 2,                               /* cores of a chip the models take */
+  CHIP_MAX_QUEUES = ISA_NUM_QUEUES * CHIP_MAX_CORES, /* queue 2c + q: queue q of core c */
   /* the line writers: DMA, MXU 0's stores, vector unit, then MXU m's stores at 2 + m */
   CHIP_OBS_VMEM_PORTS = 2 + CHIP_MAX_MXUS,
   CHIP_OBS_COUNTERS = 7
 };
 /* The VMEM line writer that is MXU m's store port. */
 static inline unsigned chip_obs_store_port(unsigned m) { return m == 0 ? 1 : 2 + m; }
-/* obs_busy_o's bits */
+/* obs_busy_o's bits (a word per core; the remote-DMA engines' are the chip's, in every word) */
 enum {
   CHIP_BUSY_DMA = 1u << 0, CHIP_BUSY_MXU = 1u << 1, CHIP_BUSY_VEC = 1u << 2, CHIP_MXU_DRAINED = 1u << 3,
   CHIP_BUSY_RDMA_SHIFT = 4, CHIP_SENDING_RDMA_SHIFT = 8, CHIP_FENCES_SHIFT = 12
 };
-/* Counter order (chip_top's cnt_* ports); the MXU's are summed over the MXUs (MXU-cycles). */
+/* Counter order (chip_top's cnt_* ports); summed over the cores, the MXU's over the MXUs
+ * (MXU-cycles). */
 enum { CHIP_CNT_DMA_BUSY, CHIP_CNT_MXU_BUSY, CHIP_CNT_COMPUTE, CHIP_CNT_WEIGHT_LOAD, CHIP_CNT_WEIGHT_STALL,
        CHIP_CNT_INPUT_STALL, CHIP_CNT_IDLE };
 
+/* What one core shows (chip_core's obs_* ports): registered state as the cycle starts, then
+ * the cycle's events. */
 typedef struct {
-  /* registered state as the cycle starts */
   bool running[ISA_NUM_QUEUES], halted[ISA_NUM_QUEUES];
   uint8_t error[ISA_NUM_QUEUES];
   uint32_t pc[ISA_NUM_QUEUES];
@@ -44,19 +48,24 @@ typedef struct {
   uint8_t mxu_busy, mxu_drained; /* bit m: MXU m busy, MXU unit m drained */
   uint8_t acc_we;         /* bit m: MXU m wrote an accumulator row at the last edge */
   uint32_t acc_waddr[CHIP_MAX_MXUS];
+  /* the cycle's events */
+  uint8_t issue;          /* bit q: queue q hands its command to a unit */
+  uint8_t vmem_we;                              /* bit p: line writer p (chip_obs_store_port) */
+  uint32_t vmem_waddr[CHIP_OBS_VMEM_PORTS];
+  const uint32_t *vmem_wdata[CHIP_OBS_VMEM_PORTS];
+} chip_obs_core_t;
+
+typedef struct {
+  chip_obs_core_t core[CHIP_MAX_CORES];  /* the chip's cores (the others all zero) */
   uint64_t counters[CHIP_OBS_COUNTERS];
   bool mxu_error;
   bool idle;
   /* the cycle's events */
-  uint8_t issue;          /* bit q: queue q hands its command to a unit */
   bool hbm_req_valid, hbm_req_write;
   uint32_t hbm_req_addr, hbm_req_bytes;
   const uint32_t *hbm_req_data;                 /* a line (cols words) */
-  uint8_t vmem_we;                              /* bit p: line writer p (chip_obs_store_port) */
-  uint32_t vmem_waddr[CHIP_OBS_VMEM_PORTS];
-  const uint32_t *vmem_wdata[CHIP_OBS_VMEM_PORTS];
   uint8_t rdma_we;                              /* bit e: engine e writes a 64-bit word */
-  uint32_t rdma_waddr[ISA_NUM_RDMA_ENGINES];    /* word << 24 | line */
+  uint32_t rdma_waddr[ISA_NUM_RDMA_ENGINES];    /* core << 30 | word << 24 | line */
   uint64_t rdma_wdata[ISA_NUM_RDMA_ENGINES];
   noc_flit_t rtr_in[CHIP_OBS_ROUTER_PORTS], rtr_out[CHIP_OBS_ROUTER_PORTS];
   uint32_t rtr_credit_in, rtr_credit_out;       /* bit p * vcs + v */

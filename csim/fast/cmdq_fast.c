@@ -55,7 +55,8 @@ static uint8_t check(const uint32_t *c, uint32_t op, const cmdq_fast_limits_t *l
       if (bad_sem(ISA_GET(c, RDMA, remote_sem), true) || bad_sem(ISA_GET(c, RDMA, local_sem), true)) return ISA_ERR_SEM;
       if (rows == 0) return ISA_ERR_SIZE;
       if ((uint64_t)ISA_GET(c, RDMA, dst) + rows > V || (uint64_t)ISA_GET(c, RDMA, src) + rows > V) return ISA_ERR_VMEM;
-      if (ISA_GET(c, RDMA, x) >= lim->size_x || ISA_GET(c, RDMA, y) >= lim->size_y || ISA_GET(c, RDMA, dest_reserved))
+      if (ISA_GET(c, RDMA, x) >= lim->size_x || ISA_GET(c, RDMA, y) >= lim->size_y ||
+          ISA_GET(c, RDMA, core) >= isa_geometry_cores(&lim->geo) || ISA_GET(c, RDMA, dest_reserved))
         return ISA_ERR_REMOTE;
       return ISA_ERR_NONE;
     }

@@ -33,17 +33,18 @@ void rdma_fast_reset(rdma_fast_t *r) {
   }
 }
 
-static rdma_fast_desc_t desc_of(const rdma_fast_t *r, const uint32_t *cmd) {
+static rdma_fast_desc_t desc_of(const rdma_fast_t *r, const uint32_t *cmd, unsigned core) {
   const uint32_t mask = r->vmem_lines - 1;
   return (rdma_fast_desc_t){.x = (uint8_t)ISA_GET(cmd, RDMA, x), .y = (uint8_t)ISA_GET(cmd, RDMA, y),
                             .rsem = (uint8_t)ISA_GET(cmd, RDMA, remote_sem), .lsem = (uint8_t)ISA_GET(cmd, RDMA, local_sem),
                             .dst = ISA_GET(cmd, RDMA, dst) & mask, .src = ISA_GET(cmd, RDMA, src) & mask,
                             .rows = ISA_GET(cmd, RDMA, rows), .rvalue = ISA_GET(cmd, RDMA, remote_value),
-                            .lvalue = ISA_GET(cmd, RDMA, local_value)};
+                            .lvalue = ISA_GET(cmd, RDMA, local_value), .core = (uint8_t)core,
+                            .dcore = (uint8_t)ISA_GET(cmd, RDMA, core)};
 }
 
-void rdma_fast_cycle(rdma_fast_t *r, const paged_t *vmem, bool desc_valid, const uint32_t *cmd, const noc_flit_t *ej,
-                     bool inj_credit, rdma_fast_out_t *out) {
+void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid, const uint32_t *cmd,
+                     unsigned desc_core, const noc_flit_t *ej, bool inj_credit, rdma_fast_out_t *out) {
   if (!r->cur_active && !r->fifo_count && !desc_valid && !ej->valid) {
     /* nothing to send or take: only a returning credit counts (most engines, most cycles) */
     out->inj.valid = false;
@@ -66,13 +67,14 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *vmem, bool desc_valid, const
     out->inj.data = (uint64_t)(pkt_len & 0xFF) << 16 | (uint64_t)c->y << 8 | c->x;
   } else if (r->flit == 1) {
     const bool sig = c->rsem != ISA_SEM_NONE;
-    out->inj.data = (uint64_t)(sig ? c->rvalue : 0) << 32 | (uint64_t)sig << 29 | (uint64_t)(c->rsem & 31) << 24 |
+    out->inj.data = (uint64_t)(sig ? c->rvalue : 0) << 32 | (uint64_t)(c->dcore & 3) << 30 | (uint64_t)sig << 29 |
+                    (uint64_t)(c->rsem & 31) << 24 |
                     ((c->dst + r->row) & mask & 0xFFFFFFu);
   } else if (send) {  /* a data flit: the word of the line going out (only a sent flit's data is seen) */
     const uint32_t idx = r->flit - ISA_RDMA_HEADER_FLITS, l = (c->src + r->row + idx / r->words) & mask;
-    if (!r->send_valid || r->send_line != l) {
-      memcpy(r->send_copy, paged_read(vmem, l), 8ull * r->words);
-      r->send_line = l, r->send_valid = true;
+    if (!r->send_valid || r->send_line != l || r->send_core != c->core) {
+      memcpy(r->send_copy, paged_read(vmem[c->core], l), 8ull * r->words);
+      r->send_line = l, r->send_core = c->core, r->send_valid = true;
     }
     const uint32_t *line = r->send_copy;
     out->inj.data = line[2 * (idx % r->words)] | (uint64_t)line[2 * (idx % r->words) + 1] << 32;
@@ -82,6 +84,7 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *vmem, bool desc_valid, const
   out->lsig = send && last_flit && last_pkt && c->lsem != ISA_SEM_NONE;
   out->lsem = c->lsem & 31;
   out->lvalue = c->lvalue;
+  out->lcore = c->core;
 
   /* ---- receiving: the flit the router ejected last edge */
   const unsigned vc = ej->vc & (RDMA_FAST_VCS - 1);
@@ -94,11 +97,12 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *vmem, bool desc_valid, const
   out->rsig = line_done && rx->sig;
   out->rsem = rx->sem;
   out->rvalue = rx->value;
+  out->vmem_wcore = rx->core;
 
   /* ---- the edge */
   const bool push = desc_valid && rdma_fast_ready(r);
   const bool start = r->fifo_count != 0 && !r->cur_active;
-  if (push) r->fifo[(r->fifo_head + r->fifo_count) % RDMA_FAST_FIFO] = desc_of(r, cmd);
+  if (push) r->fifo[(r->fifo_head + r->fifo_count) % RDMA_FAST_FIFO] = desc_of(r, cmd, desc_core);
   r->fifo_count = r->fifo_count + push - start;
   if (start) {
     r->cur = r->fifo[r->fifo_head];
@@ -128,6 +132,7 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *vmem, bool desc_valid, const
       rx->sem = (uint8_t)((ej->data >> 24) & 31);
       rx->sig = (ej->data >> 29) & 1;
       rx->value = (uint32_t)(ej->data >> 32);
+      rx->core = (uint8_t)((ej->data >> 30) & 3);
     } else {
       if (rx->word == r->words - 1) {
         rx->word = 0;

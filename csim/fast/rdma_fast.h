@@ -21,12 +21,13 @@ enum { RDMA_FAST_FIFO = 4, RDMA_FAST_VCS = 2 };
 
 typedef struct {
   uint8_t x, y, rsem, lsem;
+  uint8_t core, dcore;         /* the issuing core; the destination core (the RDMA's core field) */
   uint32_t dst, src, rows, rvalue, lvalue;
 } rdma_fast_desc_t;
 
 typedef struct {
   uint32_t line, lidx, word, value;
-  uint8_t sem;
+  uint8_t sem, core;           /* core: whose VMEM and semaphore the packet is for */
   bool sig, hdr, busy;
 } rdma_fast_rx_t;
 
@@ -44,6 +45,7 @@ typedef struct {
   /* The line being sent, as VMEM holds it: read once, not a word a cycle from memory a pod of
    * chips has long evicted; dropped when the chip writes that line (rdma_fast_line_written). */
   uint32_t *send_copy, send_line;
+  unsigned send_core;
   bool send_valid;
 } rdma_fast_t;
 
@@ -52,16 +54,17 @@ typedef struct {
   bool vmem_we;
   uint32_t vmem_waddr, vmem_wword;
   uint64_t vmem_wdata;
+  unsigned vmem_wcore;          /* the core written and signalled (rsig) */
   bool lsig, rsig;
-  unsigned lsem, rsem;
+  unsigned lsem, rsem, lcore;  /* lcore: the core signalled by lsig (the sending descriptor's) */
   uint32_t lvalue, rvalue;
 } rdma_fast_out_t;
 
 int rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth);
 void rdma_fast_free(rdma_fast_t *r);
 /* The chip wrote VMEM line `line` at this edge. */
-static inline void rdma_fast_line_written(rdma_fast_t *r, uint32_t line) {
-  if (r->send_line == line) r->send_valid = false;
+static inline void rdma_fast_line_written(rdma_fast_t *r, unsigned core, uint32_t line) {
+  if (r->send_line == line && r->send_core == core) r->send_valid = false;
 }
 void rdma_fast_reset(rdma_fast_t *r);
 static inline bool rdma_fast_ready(const rdma_fast_t *r) { return r->fifo_count != RDMA_FAST_FIFO; }
@@ -71,7 +74,9 @@ static inline bool rdma_fast_busy(const rdma_fast_t *r) {
 }
 /* One cycle: the descriptor offered, the router's ejected flit for this engine and the
  * injection credit it returns (both registered), VMEM before the cycle's writes. */
-void rdma_fast_cycle(rdma_fast_t *r, const paged_t *vmem, bool desc_valid, const uint32_t *cmd, const noc_flit_t *ej,
-                     bool inj_credit, rdma_fast_out_t *out);
+/* One cycle: vmem[c] is core c's VMEM; a descriptor offered (desc_valid, cmd) comes from core
+ * desc_core. */
+void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid, const uint32_t *cmd,
+                     unsigned desc_core, const noc_flit_t *ej, bool inj_credit, rdma_fast_out_t *out);
 
 #endif

@@ -33,7 +33,9 @@ static unsigned check_rdma(const cmd_golden_chip_t *c, const uint32_t *cmd) {
     return ISA_ERR_SEM;
   if (rows == 0) return ISA_ERR_SIZE;
   if (!inside(ISA_GET(cmd, RDMA, dst), rows, V) || !inside(ISA_GET(cmd, RDMA, src), rows, V)) return ISA_ERR_VMEM;
-  if (ISA_GET(cmd, RDMA, x) >= c->pod_x || ISA_GET(cmd, RDMA, y) >= c->pod_y || ISA_GET(cmd, RDMA, dest_reserved))
+  const uint32_t cores = c->geo.cores ? c->geo.cores : 1;  /* a destination core the chips have */
+  if (ISA_GET(cmd, RDMA, x) >= c->pod_x || ISA_GET(cmd, RDMA, y) >= c->pod_y || ISA_GET(cmd, RDMA, core) >= cores ||
+      ISA_GET(cmd, RDMA, dest_reserved))
     return ISA_ERR_REMOTE;
   return ISA_ERR_NONE;
 }

@@ -26,6 +26,13 @@ void gemm_golden(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a,
 int gemm_golden_check(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b, bool relu,
                       bool bf16_out, const uint32_t *got, golden_diff_t *d);
 
+/* The same for the `count` rows listed in `which` (indices < M) only: a big GEMM's check when
+ * every row would take too long (d->first indexes the whole M x N result). 0, or -1 when out of
+ * memory. */
+int gemm_golden_check_rows(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                           bool relu, bool bf16_out, const uint32_t *got, const size_t *which, size_t count,
+                           golden_diff_t *d);
+
 /* Compares n values. */
 void golden_compare(const uint32_t *got, const uint32_t *want, size_t n, golden_diff_t *d);
 

@@ -57,12 +57,10 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, cons
     return -1;
   }
   fw_gemm_args_t args = gemm_args(&l, m, k, n, opts);
-  fw_prog_t cq, dq;
-  fw_prog_init(&cq);
-  fw_prog_init(&dq);
-  int rc = fw_gemm(g, &args, &cq, &dq, err, errlen);  /* the programs chip_gemm_load would build */
-  fw_prog_free(&cq);
-  fw_prog_free(&dq);
+  fw_prog_t cq[CHIP_MAX_CORES], dq[CHIP_MAX_CORES];
+  for (unsigned c = 0; c < CHIP_MAX_CORES; c++) fw_prog_init(&cq[c]), fw_prog_init(&dq[c]);
+  int rc = fw_gemm_cores(g, &args, cq, dq, err, errlen);  /* the programs chip_gemm_load would build */
+  for (unsigned c = 0; c < CHIP_MAX_CORES; c++) fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
   return rc;
 }
 
@@ -79,9 +77,8 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
   const size_t widest = max_u64(max_u64(l.lda, l.ldb), max_u64(even(m), even(k)));
   uint16_t *row = calloc(widest, sizeof *row);
   uint8_t *zero = calloc(chip_line_bytes(c), 1);
-  fw_prog_t cq, dq;
-  fw_prog_init(&cq);
-  fw_prog_init(&dq);
+  fw_prog_t cq[CHIP_MAX_CORES], dq[CHIP_MAX_CORES];
+  for (unsigned core = 0; core < CHIP_MAX_CORES; core++) fw_prog_init(&cq[core]), fw_prog_init(&dq[core]);
   int rc = -1;
   if (!row || !zero) {
     snprintf(err, errlen, "out of memory");
@@ -117,20 +114,23 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
     }
   }
   if (chip_hbm_write(c, l.zero, zero, chip_line_bytes(c))) goto too_big;
-  /* Firmware: the programs. */
+  /* Firmware: the programs, a pair per core (its rows of A and C). */
   fw_gemm_args_t args = gemm_args(&l, m, k, n, opts);
-  if (fw_gemm(g, &args, &cq, &dq, err, errlen)) goto out;
-  if (chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, errlen) ||
-      chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, errlen))
-    goto out;
-  if (cmds) cmds[0] = cq.count, cmds[1] = dq.count;
+  if (fw_gemm_cores(g, &args, cq, dq, err, errlen)) goto out;
+  if (cmds) cmds[0] = cmds[1] = 0;
+  for (unsigned core = 0; core < isa_geometry_cores(g); core++) {
+    const int q0 = (int)(core * ISA_NUM_QUEUES);
+    if (chip_load_program(c, q0 + ISA_QUEUE_COMPUTE, cq[core].words, cq[core].count, err, errlen) ||
+        chip_load_program(c, q0 + ISA_QUEUE_DMA, dq[core].words, dq[core].count, err, errlen))
+      goto out;
+    if (cmds) cmds[0] += cq[core].count, cmds[1] += dq[core].count;
+  }
   rc = 0;
   goto out;
 too_big:
   snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; the chip has less", (unsigned long long)l.end);
 out:
-  fw_prog_free(&cq);
-  fw_prog_free(&dq);
+  for (unsigned core = 0; core < CHIP_MAX_CORES; core++) fw_prog_free(&cq[core]), fw_prog_free(&dq[core]);
   free(row);
   free(zero);
   return rc;
@@ -165,7 +165,7 @@ int chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const 
   const chip_geometry_t *g = chip_geometry(c);
   chip_status_t s;
   const uint64_t limit = 2 * chip_cycle_bound(c);
-  if (chip_run(c, ISA_QMASK_ALL, limit, &s)) {
+  if (chip_run(c, CHIP_QMASK_EVERY_CORE, limit, &s)) {
     snprintf(err, errlen, "GEMM run failed: %s", s.report);
     return -1;
   }

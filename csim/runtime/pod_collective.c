@@ -219,7 +219,8 @@ typedef struct {
 /* The collective's arguments for cfg on chips of geometry g, or RT_INVALID with a message. */
 static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a,
                         layout_t *lay, char *err, size_t errlen) {
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->model, g, err, errlen))
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, g, err,
+                errlen))
     return RT_INVALID;
   *s = cfg->slice;
   s->pod_w = cfg->pod_w;
@@ -370,6 +371,7 @@ rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t 
                      cfg->progress, cfg->progress_ctx, cfg->threads};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
+  pc.chip.cores = cfg->cores;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = (uint64_t)job.args.lines * 4 * g.cols;
   pod_t *pod = pod_new(&pc, err, errlen);

@@ -21,6 +21,7 @@ typedef struct {
   uint64_t elems;              /* fp32 values per chip */
   unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
   unsigned mxus;                /* MXU units of each chip's core (0: 1) */
+  unsigned cores;               /* cores of each chip (0: 1; the kernels beyond the GEMM use core 0) */
   unsigned link_latency;
   uint64_t seed;               /* reset randomisation */
   chip_model_t model;          /* the chips' model (chip_core.h) */

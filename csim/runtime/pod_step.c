@@ -12,7 +12,8 @@
 /* The all-reduce of the products: whole pod, the products' lines, the default chunk. */
 static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *ca,
                         char *err, size_t errlen) {
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->model, g, err, errlen))
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, g, err,
+                errlen))
     return RT_INVALID;
   if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, NULL, err, errlen)) return RT_INVALID;
   *s = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, cfg->pod_w, cfg->pod_h};
@@ -59,6 +60,7 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
                      cfg->progress, cfg->progress_ctx, cfg->threads};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
+  pc.chip.cores = cfg->cores;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = chip_gemm_hbm_bytes(g.cols, m, k, n);
   pod_t *pod = pod_new(&pc, err, errlen);
@@ -84,7 +86,7 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
                  errlen))
     goto out;
   char report[2048];
-  if (pod_run(pod, ISA_QMASK_ALL, limit, &st->gemm_cycles, report, sizeof report)) {
+  if (pod_run(pod, CHIP_QMASK_EVERY_CORE, limit, &st->gemm_cycles, report, sizeof report)) {
     snprintf(err, errlen, "GEMM phase failed: %s", report);
     goto out;
   }

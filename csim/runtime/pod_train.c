@@ -17,7 +17,8 @@ struct pod_train {
 
 rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan, char *err, size_t errlen) {
   chip_geometry_t g;
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->model, &g, err, errlen))
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, &g, err,
+                errlen))
     return RT_INVALID;
   fw_slice_t s = cfg->slice;
   s.pod_w = cfg->pod_w, s.pod_h = cfg->pod_h;
@@ -159,6 +160,7 @@ static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slic
                      cfg->rtl_chips, NULL, NULL, cfg->threads};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
+  pc.chip.cores = cfg->cores;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = t->plan.hbm_bytes;
   if (!(t->pod = pod_new(&pc, err, errlen))) goto fail;
@@ -240,6 +242,7 @@ rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cy
   pod_config_t pc = {1, 1, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols), NULL, NULL, NULL, 0};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
+  pc.chip.cores = cfg->cores;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = plan.hbm_bytes;
   rc = RT_FAILED;

@@ -15,8 +15,9 @@ struct chip {
   chip_core_t *core;
   hbm_t hbm;
   uint32_t *line;  /* scratch, one VMEM line */
-  uint32_t *prog[ISA_NUM_QUEUES];  /* the programs loaded, for reports */
-  size_t prog_len[ISA_NUM_QUEUES];
+  unsigned queues;                 /* ISA_NUM_QUEUES a core: queue 2c + q is queue q of core c */
+  uint32_t *prog[CHIP_MAX_QUEUES]; /* the programs loaded, for reports */
+  size_t prog_len[CHIP_MAX_QUEUES];
   unsigned start_mask;
   uint64_t run_start;
   uint64_t base[CHIP_OBS_COUNTERS], hbm0;  /* counters at the start of the run */
@@ -35,29 +36,33 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols) {
 }
 
 /* 0 when cfg describes a chip this build has (its geometry in *geo), else -1 with a message. */
-int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, chip_model_t model, chip_geometry_t *g, char *err,
-                      size_t errlen) {
+int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, chip_model_t model,
+                      chip_geometry_t *g, char *err, size_t errlen) {
   if (mxus == 0) mxus = 1;
-  if (!chip_top_geometry(rows, cols, mxus, g)) return 0;
-  if (mxus > CHIP_MAX_MXUS) {
-    snprintf(err, errlen, "%u MXUs per core: the models take 1..%u", mxus, (unsigned)CHIP_MAX_MXUS);
+  if (cores == 0) cores = 1;
+  if (!chip_top_geometry(rows, cols, mxus, cores, g)) return 0;
+  if (mxus > CHIP_MAX_MXUS || cores > CHIP_MAX_CORES) {
+    snprintf(err, errlen, "%u cores of %u MXUs: the models take 1..%u cores of 1..%u MXUs", cores, mxus,
+             (unsigned)CHIP_MAX_CORES, (unsigned)CHIP_MAX_MXUS);
     return -1;
   }
-  if (chip_top_geometry(rows, cols, 1, g)) {
+  if (chip_top_geometry(rows, cols, 1, 1, g)) {
     snprintf(err, errlen, "no chip with a %ux%u MXU in this build (built: %s)", rows, cols, chip_top_sizes());
     return -1;
   }
   if (model != CHIP_MODEL_FAST) {
-    snprintf(err, errlen, "no %s chip with %u %ux%u MXUs in this build (built: %s; the fast model takes any count up to %u)",
-             model == CHIP_MODEL_CHECK ? "lockstep" : "RTL", mxus, rows, cols, chip_top_sizes(), (unsigned)CHIP_MAX_MXUS);
+    snprintf(err, errlen, "no %s chip of %u core(s) with %u %ux%u MXU(s) in this build (built: %s; the fast model "
+             "takes up to %u cores of up to %u MXUs)", model == CHIP_MODEL_CHECK ? "lockstep" : "RTL", cores, mxus, rows,
+             cols, chip_top_sizes(), (unsigned)CHIP_MAX_CORES, (unsigned)CHIP_MAX_MXUS);
     return -1;
   }
   g->mxus = mxus;
+  g->cores = cores;
   return 0;
 }
 
 static int check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen) {
-  if (chip_geometry_for(cfg->rows, cfg->cols, cfg->mxus, cfg->model, geo, err, errlen)) return -1;
+  if (chip_geometry_for(cfg->rows, cfg->cols, cfg->mxus, cfg->cores, cfg->model, geo, err, errlen)) return -1;
   if (cfg->hbm_bytes == 0 || cfg->hbm_bytes > (1ull << 32)) {
     snprintf(err, errlen, "HBM size must be 1 byte .. 4 GiB");
     return -1;
@@ -78,6 +83,7 @@ chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   if (!c) goto oom;
   c->cfg = *cfg;
   c->geo = geo;
+  c->queues = ISA_NUM_QUEUES * isa_geometry_cores(&geo);
   c->line = calloc(geo.cols, sizeof *c->line);
   if (!c->line || hbm_init(&c->hbm, cfg->hbm_bytes, cfg->hbm_bytes_per_cycle, cfg->hbm_latency, 4 * geo.cols)) goto oom;
   chip_core_config_t cc = {geo, cfg->hbm_bytes == (1ull << 32) ? 0xFFFFFFFFu : (uint32_t)cfg->hbm_bytes, cfg->x,
@@ -112,6 +118,7 @@ chip_t *chip_new_shared(const chip_config_t *cfg, unsigned owner, char *err, siz
     }
     c->cfg = *cfg;
     c->geo = geo;
+    c->queues = ISA_NUM_QUEUES * isa_geometry_cores(&geo);
     c->remote = true;
   }
   if (c) c->shared = dist_active(), c->owner = owner;
@@ -209,8 +216,8 @@ int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char
 }
 
 static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
-  if (queue < 0 || queue >= ISA_NUM_QUEUES) {
-    snprintf(err, errlen, "no queue %d (the chip has %d)", queue, ISA_NUM_QUEUES);
+  if (queue < 0 || queue >= (int)c->queues) {
+    snprintf(err, errlen, "no queue %d (the chip has %u)", queue, c->queues);
     return -1;
   }
   if (n > c->geo.queue_depth) {
@@ -220,8 +227,8 @@ static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, ch
   chip_core_status_t cs;
   c->core->ops->status(c->core, &cs);
   if (cs.running[queue]) {
-    snprintf(err, errlen, "the %s queue is still running: abort it first (chip_abort)",
-             queue == ISA_QUEUE_DMA ? "DMA" : "compute");
+    snprintf(err, errlen, "the %s queue%s is still running: abort it first (chip_abort)",
+             queue % ISA_NUM_QUEUES == ISA_QUEUE_DMA ? "DMA" : "compute", queue >= ISA_NUM_QUEUES ? " of core 1" : "");
     return -1;
   }
   if (keep_program(c, queue, cmds, n, err, errlen)) return -1;
@@ -258,9 +265,9 @@ void chip_router_flits(chip_t *c, uint32_t flits[5]) {
 bool chip_quiet(chip_t *c) { return c->core->ops->idle(c->core) && c->core->ops->occupancy(c->core) == 0; }
 
 void chip_start(chip_t *c, unsigned mask) {
-  uint32_t lens[ISA_NUM_QUEUES];  /* each queue's program length, so running past it is an error */
-  for (int q = 0; q < ISA_NUM_QUEUES; q++) lens[q] = (uint32_t)c->prog_len[q];
-  c->start_mask = mask & ISA_QMASK_ALL;
+  uint32_t lens[CHIP_MAX_QUEUES] = {0};  /* each queue's program length, so running past it is an error */
+  for (unsigned q = 0; q < c->queues; q++) lens[q] = (uint32_t)c->prog_len[q];
+  c->start_mask = mask & ((1u << c->queues) - 1);
   c->run_start = c->cycle;
   c->core->ops->start(c->core, c->start_mask, lens);
 }
@@ -304,7 +311,7 @@ void chip_skip(chip_t *c, uint64_t n) {
 static void read_status(chip_t *c, chip_status_t *st) {
   chip_core_status_t cs;
   c->core->ops->status(c->core, &cs);
-  for (int q = 0; q < ISA_NUM_QUEUES; q++) {
+  for (unsigned q = 0; q < c->queues; q++) {
     st->running[q] = cs.running[q];
     st->halted[q] = cs.halted[q];
     st->error[q] = cs.error[q];
@@ -334,7 +341,7 @@ int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
 }
 
 static int finish_local(chip_t *c, bool timed_out, chip_status_t *st) {
-  static const char *const qname[ISA_NUM_QUEUES] = {[ISA_QUEUE_COMPUTE] = "compute", [ISA_QUEUE_DMA] = "DMA"};
+  static const char *const qname[CHIP_MAX_QUEUES] = {"compute", "DMA", "core 1 compute", "core 1 DMA"};
   memset(st, 0, sizeof *st);
   st->timed_out = timed_out;
   read_status(c, st);
@@ -354,7 +361,7 @@ static int finish_local(chip_t *c, bool timed_out, chip_status_t *st) {
     used += (size_t)snprintf(st->report, sizeof st->report, "%s", diverged);
     rc = -1;
   }
-  for (int q = 0; q < ISA_NUM_QUEUES; q++) {
+  for (unsigned q = 0; q < c->queues; q++) {
     /* the queues this run started, and any other still running */
     if (!(c->start_mask & ISA_QMASK(q)) && !st->running[q]) continue;
     const char *op = isa_opcode_name(st->opcode[q]) ? isa_opcode_name(st->opcode[q]) : "not an opcode";
@@ -372,7 +379,7 @@ static int finish_local(chip_t *c, bool timed_out, chip_status_t *st) {
         unsigned sem = ISA_GET(cmd, SEM_WAIT, sem);
         used += (size_t)snprintf(st->report + used, sizeof st->report - used,
                                  " on semaphore %u for %u; it holds %u", sem, ISA_GET(cmd, SEM_WAIT, value),
-                                 sem_of(c, sem % ISA_NUM_SEMS));
+                                 sem_of(c, (q / ISA_NUM_QUEUES) * ISA_NUM_SEMS + sem % ISA_NUM_SEMS));
       }
       used += (size_t)snprintf(st->report + used, sizeof st->report - used, ")");
       rc = -1;
@@ -393,7 +400,7 @@ uint64_t chip_cycle_bound(const chip_t *c) {
   const uint64_t bw = c->cfg.hbm_bytes_per_cycle, lat = c->cfg.hbm_latency;
   const uint64_t R = c->geo.rows, C = c->geo.cols;
   uint64_t total = 1000;
-  for (int q = 0; q < ISA_NUM_QUEUES; q++)
+  for (unsigned q = 0; q < c->queues; q++)  /* (as if the cores took turns: a bound, not an estimate) */
     for (size_t i = 0; i < c->prog_len[q]; i++) {
       const uint32_t *cmd = c->prog[q] + i * ISA_CMD_WORDS;
       uint64_t t = 8;  /* issue, and the command processor's own cycles */
@@ -419,7 +426,7 @@ bool chip_idle(chip_t *c) {
 
 void chip_request_abort(chip_t *c, unsigned mask) {
   if (c->remote) return;
-  c->core->ops->abort(c->core, mask & ISA_QMASK_ALL);
+  c->core->ops->abort(c->core, mask & ((1u << c->queues) - 1));
 }
 
 int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
@@ -442,7 +449,7 @@ void chip_reset(chip_t *c) {
  * work already issued, or if that does not end, reset. Appends what was done to the report. */
 static void recover(chip_t *c, chip_status_t *st) {
   size_t used = strlen(st->report);
-  bool drained = chip_abort(c, ISA_QMASK_ALL, CHIP_DRAIN_CYCLES) == 0;
+  bool drained = chip_abort(c, (1u << c->queues) - 1, CHIP_DRAIN_CYCLES) == 0;
   if (!drained) chip_reset(c);
   snprintf(st->report + used, sizeof st->report - used, "%s", drained
                ? " (the queues were aborted; the chip is idle)"

@@ -27,7 +27,8 @@
 
 typedef struct {
   unsigned rows, cols;          /* MXU size (a size in chip_top_sizes()) */
-  unsigned mxus;                /* MXU units of the core (0 means 1; chip_geometry_for) */
+  unsigned mxus;                /* MXU units of each core (0 means 1; chip_geometry_for) */
+  unsigned cores;               /* cores (0 means 1): queue 2c + q is queue q of core c */
   unsigned x, y, pod_x, pod_y;  /* position in a pod (0, 0, 0, 0 for a lone chip) */
   uint64_t hbm_bytes;           /* up to 4 GiB */
   unsigned hbm_bytes_per_cycle; /* >= 1 */
@@ -36,10 +37,10 @@ typedef struct {
   chip_model_t model;           /* the Verilated RTL (default), the fast model, or both in lockstep */
 } chip_config_t;
 
-typedef struct {
-  bool running[ISA_NUM_QUEUES], halted[ISA_NUM_QUEUES];
-  unsigned error[ISA_NUM_QUEUES];  /* docs/isa.md error codes (isa_error_t) */
-  unsigned pc[ISA_NUM_QUEUES], opcode[ISA_NUM_QUEUES];
+typedef struct {  /* queue 2c + q: queue q of core c */
+  bool running[CHIP_MAX_QUEUES], halted[CHIP_MAX_QUEUES];
+  unsigned error[CHIP_MAX_QUEUES];  /* docs/isa.md error codes (isa_error_t) */
+  unsigned pc[CHIP_MAX_QUEUES], opcode[CHIP_MAX_QUEUES];
   uint64_t cycles;    /* of the last chip_run */
   uint64_t dma_busy, mxu_busy, compute, weight_load, weight_stall, input_stall, mxu_idle, hbm_bytes;
   bool timed_out;
@@ -51,11 +52,12 @@ typedef struct chip chip_t;
 /* The configuration of a lone rows x cols chip with the default HBM and reset seed 1. */
 chip_config_t chip_config_default(unsigned rows, unsigned cols);
 
-/* The geometry of the chip cfg describes: 0, or -1 with a message when this build has no such
- * chip. The Verilated RTL has the sizes built (CHIP_SIZES: RxC, and RxCxM for M MXUs); the fast
- * model takes a built RxC with any MXU count up to CHIP_MAX_MXUS, its memories those of RxC. */
-int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, chip_model_t model, chip_geometry_t *g, char *err,
-                      size_t errlen);
+/* The geometry of a chip of `cores` cores of `mxus` rows x cols MXUs each: 0, or -1 with a
+ * message when this build has no such chip. The Verilated RTL has the sizes built (CHIP_SIZES:
+ * RxC, RxCxM for M MXUs, ...cK for K cores); the fast model takes a built RxC with any count up
+ * to CHIP_MAX_MXUS MXUs and CHIP_MAX_CORES cores, each core's memories those of RxC. */
+int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, chip_model_t model,
+                      chip_geometry_t *g, char *err, size_t errlen);
 
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen);
 /* A chip of a pod split over the ranks of an MPI job (dist.h, pod.c): rank `owner` simulates
@@ -116,6 +118,10 @@ void chip_reset(chip_t *c);
 /* No queue running and no unit busy (the router may still hold flits). */
 bool chip_idle(chip_t *c);
 
+/* A run's mask for every queue of every core (a chip starts the queues it has). */
+#define CHIP_QMASK_EVERY_CORE ((1u << CHIP_MAX_QUEUES) - 1)
+
+/* Semaphore idx of core 0, or idx % ISA_NUM_SEMS of core idx / ISA_NUM_SEMS. */
 uint32_t chip_sem(chip_t *c, unsigned idx);
 
 /* ---- for pods (csim/system/pod.c): the chip stepped one cycle at a time among others */

@@ -59,52 +59,79 @@ static void flit_text(const noc_flit_t *f, char *buf, size_t len) {
                 f->data);
 }
 
-int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, char *why, size_t len) {
+/* One core's view: 0, or -1 with the first difference ("core 1: ..." on a chip of several). */
+static int compare_core(const chip_obs_core_t *r, const chip_obs_core_t *f, unsigned cols, const char *core, char *why,
+                        size_t len) {
   for (unsigned q = 0; q < ISA_NUM_QUEUES; q++)
     if (r->running[q] != f->running[q] || r->halted[q] != f->halted[q] || r->error[q] != f->error[q] ||
         r->pc[q] != f->pc[q]) {
-      say(why, len, "%s queue: RTL running %d halted %d error %u pc %u, fast running %d halted %d error %u pc %u",
+      say(why, len, "%s%s queue: RTL running %d halted %d error %u pc %u, fast running %d halted %d error %u pc %u", core,
                qname[q], r->running[q], r->halted[q], r->error[q], r->pc[q], f->running[q], f->halted[q], f->error[q],
                f->pc[q]);
       return -1;
     }
   if (r->issue != f->issue) {
-    say(why, len, "command issue (bit q: queue q hands a command to its unit): RTL 0x%x, fast 0x%x", r->issue, f->issue);
+    say(why, len, "%scommand issue (bit q: queue q hands a command to its unit): RTL 0x%x, fast 0x%x", core, r->issue, f->issue);
     return -1;
   }
   for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
     if (r->sems[s] != f->sems[s]) {
-      say(why, len, "semaphore %u: RTL %u, fast %u", s, r->sems[s], f->sems[s]);
+      say(why, len, "%ssemaphore %u: RTL %u, fast %u", core, s, r->sems[s], f->sems[s]);
       return -1;
     }
   for (unsigned m = 0; m < CHIP_MAX_MXUS; m++)
     for (unsigned i = 0; i < 6; i++)
       if (r->progress[m][i] != f->progress[m][i]) {
-        say(why, len, "MXU %u %s: RTL %u, fast %u", m, progress_name[i], r->progress[m][i], f->progress[m][i]);
+        say(why, len, "%sMXU %u %s: RTL %u, fast %u", core, m, progress_name[i], r->progress[m][i], f->progress[m][i]);
         return -1;
       }
   for (unsigned i = 0; i < 2; i++)
     if (r->vec_progress[i] != f->vec_progress[i]) {
-      say(why, len, "VECs %s: RTL %u, fast %u", i ? "done" : "issued", r->vec_progress[i], f->vec_progress[i]);
+      say(why, len, "%sVECs %s: RTL %u, fast %u", core, i ? "done" : "issued", r->vec_progress[i], f->vec_progress[i]);
       return -1;
     }
   if (r->busy != f->busy) {
-    say(why, len, "units' busy flags (docs/scale.md, obs_busy_o): RTL 0x%04x, fast 0x%04x", r->busy, f->busy);
+    say(why, len, "%sunits' busy flags (docs/scale.md, obs_busy_o): RTL 0x%04x, fast 0x%04x", core, r->busy, f->busy);
     return -1;
   }
   if (r->mxu_busy != f->mxu_busy || r->mxu_drained != f->mxu_drained) {
-    say(why, len, "MXUs busy / drained (bit m: MXU m): RTL 0x%x/0x%x, fast 0x%x/0x%x", r->mxu_busy, r->mxu_drained,
+    say(why, len, "%sMXUs busy / drained (bit m: MXU m): RTL 0x%x/0x%x, fast 0x%x/0x%x", core, r->mxu_busy, r->mxu_drained,
         f->mxu_busy, f->mxu_drained);
     return -1;
   }
   for (unsigned m = 0; m < CHIP_MAX_MXUS; m++) {
     const bool rw = (r->acc_we >> m) & 1, fw = (f->acc_we >> m) & 1;
     if (rw != fw || (rw && r->acc_waddr[m] != f->acc_waddr[m])) {
-      say(why, len, "MXU %u accumulator write: RTL %s row %u, fast %s row %u", m, rw ? "writes" : "no write",
+      say(why, len, "%sMXU %u accumulator write: RTL %s row %u, fast %s row %u", core, m, rw ? "writes" : "no write",
           r->acc_waddr[m], fw ? "writes" : "no write", f->acc_waddr[m]);
       return -1;
     }
   }
+  if (r->vmem_we != f->vmem_we) {
+    say(why, len, "%sVMEM line writes (bit 0 DMA, 1 MXU 0's store, 2 vector unit, 2 + m MXU m's store): RTL 0x%x, fast 0x%x", core,
+        r->vmem_we, f->vmem_we);
+    return -1;
+  }
+  for (unsigned p = 0; p < CHIP_OBS_VMEM_PORTS; p++) {
+    if (!((r->vmem_we >> p) & 1)) continue;
+    if (r->vmem_waddr[p] != f->vmem_waddr[p]) {
+      say(why, len, "%sVMEM write of %s: RTL line %u, fast line %u", core, writer_name[p], r->vmem_waddr[p], f->vmem_waddr[p]);
+      return -1;
+    }
+    for (unsigned w = 0; w < cols; w++)
+      if (r->vmem_wdata[p][w] != f->vmem_wdata[p][w]) {
+        say(why, len, "%sVMEM write of %s to line %u, lane %u: RTL 0x%08x, fast 0x%08x", core, writer_name[p], r->vmem_waddr[p],
+                 w, r->vmem_wdata[p][w], f->vmem_wdata[p][w]);
+        return -1;
+      }
+  }
+  return 0;
+}
+
+int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, char *why, size_t len) {
+  static const char *const core_name[CHIP_MAX_CORES] = {"", "core 1: "};
+  for (unsigned k = 0; k < CHIP_MAX_CORES; k++)
+    if (compare_core(&r->core[k], &f->core[k], cols, core_name[k], why, len)) return -1;
   for (unsigned i = 0; i < CHIP_OBS_COUNTERS; i++)
     if (r->counters[i] != f->counters[i]) {
       say(why, len, "counter '%s': RTL %" PRIu64 ", fast %" PRIu64, counter_name[i], r->counters[i], f->counters[i]);
@@ -129,24 +156,6 @@ int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, ch
                  f->hbm_req_data[w]);
         return -1;
       }
-  if (r->vmem_we != f->vmem_we) {
-    say(why, len, "VMEM line writes (bit 0 DMA, 1 MXU 0's store, 2 vector unit, 2 + m MXU m's store): RTL 0x%x, fast 0x%x",
-        r->vmem_we, f->vmem_we);
-    return -1;
-  }
-  for (unsigned p = 0; p < CHIP_OBS_VMEM_PORTS; p++) {
-    if (!((r->vmem_we >> p) & 1)) continue;
-    if (r->vmem_waddr[p] != f->vmem_waddr[p]) {
-      say(why, len, "VMEM write of %s: RTL line %u, fast line %u", writer_name[p], r->vmem_waddr[p], f->vmem_waddr[p]);
-      return -1;
-    }
-    for (unsigned w = 0; w < cols; w++)
-      if (r->vmem_wdata[p][w] != f->vmem_wdata[p][w]) {
-        say(why, len, "VMEM write of %s to line %u, lane %u: RTL 0x%08x, fast 0x%08x", writer_name[p], r->vmem_waddr[p],
-                 w, r->vmem_wdata[p][w], f->vmem_wdata[p][w]);
-        return -1;
-      }
-  }
   if (r->rdma_we != f->rdma_we) {
     say(why, len, "VMEM word writes of the remote-DMA receivers (bit e: engine e): RTL 0x%x, fast 0x%x", r->rdma_we,
              f->rdma_we);
@@ -154,9 +163,10 @@ int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, ch
   }
   for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++)
     if (((r->rdma_we >> e) & 1) && (r->rdma_waddr[e] != f->rdma_waddr[e] || r->rdma_wdata[e] != f->rdma_wdata[e])) {
-      say(why, len, "remote-DMA engine %u receiving: RTL line %u word %u data 0x%016" PRIx64 ", fast line %u word %u data "
-               "0x%016" PRIx64, e, r->rdma_waddr[e] & 0xFFFFFFu, r->rdma_waddr[e] >> 24, r->rdma_wdata[e],
-               f->rdma_waddr[e] & 0xFFFFFFu, f->rdma_waddr[e] >> 24, f->rdma_wdata[e]);
+      say(why, len, "remote-DMA engine %u receiving: RTL core %u line %u word %u data 0x%016" PRIx64 ", fast core %u "
+          "line %u word %u data 0x%016" PRIx64, e, r->rdma_waddr[e] >> 30, r->rdma_waddr[e] & 0xFFFFFFu,
+          (r->rdma_waddr[e] >> 24) & 63, r->rdma_wdata[e], f->rdma_waddr[e] >> 30, f->rdma_waddr[e] & 0xFFFFFFu,
+          (f->rdma_waddr[e] >> 24) & 63, f->rdma_wdata[e]);
       return -1;
     }
   static const char *const port_name[CHIP_OBS_ROUTER_PORTS] = {"local 0", "+X", "-X", "+Y", "-Y",
@@ -229,13 +239,13 @@ static void check_skip(chip_core_t *c, uint64_t n) {
   static const chip_net_t none = {0};  /* nothing arrives in skipped cycles */
   k->rtl->ops->net_in(k->rtl, &none);
   k->fast->ops->net_in(k->fast, &none);
-  uint16_t busy0 = 0, busy;
+  uint32_t busy0 = 0, busy;
   for (uint64_t i = 0; i < n; i++) {
     const int active = k->rtl->ops->step_idle(k->rtl, &busy);
     if (i == 0) busy0 = busy;
     if (!k->report[0] && (active || busy != busy0))
       diverged(k, "the fast model skipped %" PRIu64 " cycles as quiet, but the RTL acts in cycle %" PRIu64
-               " of them (busy flags 0x%04x, were 0x%04x)", n, i + 1, busy, busy0);
+               " of them (busy flags 0x%08x, were 0x%08x)", n, i + 1, busy, busy0);
     k->cycle++;
   }
   k->fast->ops->skip(k->fast, n);
@@ -266,9 +276,9 @@ static int check_vmem_read(chip_core_t *c, uint32_t line, uint32_t n, uint32_t *
 
 static size_t check_memory(chip_core_t *c) { return K(c)->fast->ops->memory(K(c)->fast); }
 
-static int check_step_idle(chip_core_t *c, uint16_t *busy) {
+static int check_step_idle(chip_core_t *c, uint32_t *busy) {
   check_step(c, false, NULL, NULL);
-  *busy = K(c)->obs_rtl.busy;
+  *busy = (uint32_t)K(c)->obs_rtl.core[0].busy | (uint32_t)K(c)->obs_rtl.core[1].busy << 16;
   return 1;
 }
 

@@ -33,9 +33,10 @@ typedef struct {
   const uint32_t *data;   /* the line written (valid while the cycle lasts) */
 } chip_hbm_req_t;
 
+/* Queue 2c + q is queue q of core c (the chip's cores, chip_geometry_t.cores). */
 typedef struct {
-  bool running[ISA_NUM_QUEUES], halted[ISA_NUM_QUEUES];
-  unsigned error[ISA_NUM_QUEUES], pc[ISA_NUM_QUEUES], opcode[ISA_NUM_QUEUES];
+  bool running[CHIP_MAX_QUEUES], halted[CHIP_MAX_QUEUES];
+  unsigned error[CHIP_MAX_QUEUES], pc[CHIP_MAX_QUEUES], opcode[CHIP_MAX_QUEUES];
 } chip_core_status_t;
 
 /* What crosses a chip's four links in a cycle: a flit each (+X -X +Y -Y) and the credits, bit
@@ -56,7 +57,7 @@ typedef struct {
   /* n cycles of host writes into a queue's command memory, idle inputs otherwise */
   void (*load)(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_t n);
   /* start and abort: sampled at the next step only */
-  void (*start)(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]);
+  void (*start)(chip_core_t *c, unsigned mask, const uint32_t len[CHIP_MAX_QUEUES]);
   void (*abort)(chip_core_t *c, unsigned mask);
   void (*hbm_request)(chip_core_t *c, chip_hbm_req_t *r);
   /* One cycle; answer: the line the HBM answers with, NULL for none; write answers carry zeros.
@@ -69,7 +70,7 @@ typedef struct {
    * if no flit or credit arrives; UINT64_MAX: never. A Verilated model always says 0. */
   uint64_t (*quiet_for)(chip_core_t *c);
   void (*status)(chip_core_t *c, chip_core_status_t *st);
-  uint32_t (*sem)(chip_core_t *c, unsigned idx);
+  uint32_t (*sem)(chip_core_t *c, unsigned idx);  /* idx: core * ISA_NUM_SEMS + semaphore */
   void (*counters)(chip_core_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]);
   bool (*mxu_error)(chip_core_t *c);
   bool (*idle)(chip_core_t *c);         /* no queue running, no unit busy */
@@ -92,8 +93,9 @@ typedef struct {
   /* One cycle with no input at all, as the lockstep check runs the RTL through cycles the fast
    * model skips: nonzero when anything could be seen happening in it (a command issued, a VMEM
    * write, an HBM request, a flit in the router, a unit's busy flags other than `busy`, a queue
-   * moving); *busy gets the busy flags (fast/chip_obs.h). Cheaper than a step with obs. */
-  int (*step_idle)(chip_core_t *c, uint16_t *busy);
+   * moving); *busy gets the busy flags (fast/chip_obs.h), core c's at bit 16 c. Cheaper than a
+   * step with obs. */
+  int (*step_idle)(chip_core_t *c, uint32_t *busy);
 } chip_core_ops_t;
 
 struct chip_core {

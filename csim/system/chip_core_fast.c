@@ -1,6 +1,7 @@
 /* chip_core_fast: the chip_core (chip_core.h) of the fast chip model, csim/fast/chip_fast.h. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fast/chip_fast.h"
 #include "system/chip_core.h"
@@ -11,6 +12,7 @@ _Static_assert(CHIP_FAST_VCS == CHIP_ROUTER_VCS, "the fast chip's router has the
 typedef struct {
   chip_core_t core;
   chip_fast_t *f;
+  chip_geometry_t geo;
 } fast_core_t;
 
 static chip_fast_t *F(chip_core_t *c) { return ((fast_core_t *)c)->f; }
@@ -25,7 +27,7 @@ static void fast_set_slice(chip_core_t *c, uint32_t slice) { chip_fast_set_slice
 static void fast_load(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_t n) {
   (void)chip_fast_load(F(c), queue, cmds, n);  /* out of memory: chip_fast_error, the run stops */
 }
-static void fast_start(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]) {
+static void fast_start(chip_core_t *c, unsigned mask, const uint32_t len[CHIP_MAX_QUEUES]) {
   chip_fast_start(F(c), mask, len);
 }
 static void fast_abort(chip_core_t *c, unsigned mask) { chip_fast_abort(F(c), mask); }
@@ -38,7 +40,8 @@ static void fast_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_o
 static void fast_skip(chip_core_t *c, uint64_t n) { chip_fast_skip(F(c), n); }
 static uint64_t fast_quiet_for(chip_core_t *c) { return chip_fast_quiet_for(F(c)); }
 static void fast_status(chip_core_t *c, chip_core_status_t *st) {
-  for (unsigned q = 0; q < ISA_NUM_QUEUES; q++)
+  memset(st, 0, sizeof *st);
+  for (unsigned q = 0; q < ISA_NUM_QUEUES * isa_geometry_cores(&((fast_core_t *)c)->geo); q++)
     chip_fast_queue(F(c), q, &st->running[q], &st->halted[q], &st->error[q], &st->pc[q], &st->opcode[q]);
 }
 static uint32_t fast_sem(chip_core_t *c, unsigned idx) { return chip_fast_sem(F(c), idx); }
@@ -65,13 +68,18 @@ static int fast_vmem_read(chip_core_t *c, uint32_t line, uint32_t n, uint32_t *d
 
 static size_t fast_memory(chip_core_t *c) { return chip_fast_memory(F(c)); }
 
-static int fast_step_idle(chip_core_t *c, uint16_t *busy) {
+static int fast_step_idle(chip_core_t *c, uint32_t *busy) {
   chip_obs_t o;
   static const chip_net_t none = {0};
   fast_net_in(c, &none);
   (void)chip_fast_step(F(c), false, NULL, &o);
-  *busy = o.busy;
-  return o.issue || o.vmem_we || o.rdma_we || o.hbm_req_valid;
+  int active = o.rdma_we || o.hbm_req_valid;
+  *busy = 0;
+  for (unsigned k = 0; k < CHIP_MAX_CORES; k++) {
+    *busy |= (uint32_t)o.core[k].busy << (16 * k);
+    active |= o.core[k].issue || o.core[k].vmem_we;
+  }
+  return active;
 }
 
 static const chip_core_ops_t fast_ops = {
@@ -89,6 +97,7 @@ chip_core_t *chip_core_fast_new(const chip_core_config_t *cfg, char *err, size_t
   }
   c->core.ops = &fast_ops;
   c->core.model = CHIP_MODEL_FAST;
+  c->geo = cfg->geo;
   const chip_fast_config_t fc = {cfg->geo, cfg->hbm_bytes, cfg->x, cfg->y, cfg->size_x, cfg->size_y, cfg->buf_depth};
   if (!(c->f = chip_fast_new(&fc, err, errlen))) {
     free(c);

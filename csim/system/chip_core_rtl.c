@@ -17,7 +17,7 @@ enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RU
        P_DROPS, P_START_LEN, P_ABORT,
        P_OBS_SEMS, P_OBS_VMEM_WE, P_OBS_VMEM_WADDR, P_OBS_VMEM_WDATA, P_OBS_RDMA_WE, P_OBS_RDMA_WADDR,
        P_OBS_RDMA_WDATA, P_OBS_RTR_IN, P_OBS_RTR_OUT, P_OBS_RTR_CIN, P_OBS_RTR_COUT, P_OBS_PROGRESS, P_OBS_ISSUE,
-       P_OBS_BUSY, P_OBS_ACC_WE, P_OBS_ACC_WADDR, P_OBS_MXU_BUSY, P_OBS_MXU_DRAINED, P_COUNT };
+       P_OBS_BUSY, P_OBS_ACC_WE, P_OBS_ACC_WADDR, P_OBS_MXU_BUSY, P_OBS_MXU_DRAINED, P_SEM_CORE, P_COUNT };
 
 static const char *const port_names[P_COUNT] = {
     "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
@@ -32,7 +32,7 @@ static const char *const port_names[P_COUNT] = {
     "obs_sems_o", "obs_vmem_we_o", "obs_vmem_waddr_o", "obs_vmem_wdata_o", "obs_rdma_we_o", "obs_rdma_waddr_o",
     "obs_rdma_wdata_o", "obs_rtr_in_o", "obs_rtr_out_o", "obs_rtr_credit_in_o", "obs_rtr_credit_out_o",
     "obs_progress_o", "obs_issue_o", "obs_busy_o", "obs_acc_we_o", "obs_acc_waddr_o", "obs_mxu_busy_o",
-    "obs_mxu_drained_o"};
+    "obs_mxu_drained_o", "sem_rd_core_i"};
 
 static const int counter_ports[CHIP_OBS_COUNTERS] = {P_DMA_BUSY, P_MXU_BUSY, P_COMPUTE, P_WLOAD,
                                                      P_WSTALL,   P_ISTALL,   P_IDLE_CNT};
@@ -43,7 +43,7 @@ typedef struct {
   vmodel_t *m;
   int p[P_COUNT];
   uint32_t *line;              /* scratch: one VMEM line */
-  unsigned mxus;               /* the core's MXU units */
+  unsigned mxus, cores;        /* MXU units of each core; cores */
   uint32_t *vmem_wdata;        /* obs: the line writers' data */
   bool start_pending, abort_pending;
 } rtl_core_t;
@@ -93,18 +93,20 @@ static void rtl_load(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_
   vmodel_poke(r->m, r->p[P_HOST_WE], 0);
 }
 
-static void rtl_start(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]) {
+static unsigned queues(const rtl_core_t *r) { return ISA_NUM_QUEUES * r->cores; }
+
+static void rtl_start(chip_core_t *c, unsigned mask, const uint32_t len[CHIP_MAX_QUEUES]) {
   rtl_core_t *r = rtl(c);
   const unsigned qaw = (unsigned)__builtin_ctz(r->geo.queue_depth);
   uint64_t lens = 0;  /* each queue's program length, so running past it is an error */
-  for (int q = 0; q < ISA_NUM_QUEUES; q++) lens |= (uint64_t)len[q] << ((qaw + 1) * q);
+  for (unsigned q = 0; q < queues(r); q++) lens |= (uint64_t)len[q] << ((qaw + 1) * q);
   vmodel_poke(r->m, r->p[P_START_LEN], lens);
-  vmodel_poke(r->m, r->p[P_START], mask & ISA_QMASK_ALL);
+  vmodel_poke(r->m, r->p[P_START], mask & ((1u << queues(r)) - 1));
   r->start_pending = true;
 }
 
 static void rtl_abort(chip_core_t *c, unsigned mask) {
-  vmodel_poke(rtl(c)->m, rtl(c)->p[P_ABORT], mask & ISA_QMASK_ALL);
+  vmodel_poke(rtl(c)->m, rtl(c)->p[P_ABORT], mask & ((1u << queues(rtl(c))) - 1));
   rtl(c)->abort_pending = true;
 }
 
@@ -169,7 +171,8 @@ static void rtl_status(chip_core_t *c, chip_core_status_t *st) {
   uint64_t running = vmodel_peek(m, r->p[P_RUNNING]), halted = vmodel_peek(m, r->p[P_HALTED]);
   uint64_t error = vmodel_peek(m, r->p[P_ERROR]), pc = vmodel_peek(m, r->p[P_PC]);
   uint64_t opcode = vmodel_peek(m, r->p[P_OPCODE]);
-  for (int q = 0; q < ISA_NUM_QUEUES; q++) {
+  memset(st, 0, sizeof *st);
+  for (unsigned q = 0; q < queues(r); q++) {
     st->running[q] = (running >> q) & 1;
     st->halted[q] = (halted >> q) & 1;
     st->error[q] = (error >> (ISA_ERR_BITS * q)) & ((1u << ISA_ERR_BITS) - 1);
@@ -179,7 +182,8 @@ static void rtl_status(chip_core_t *c, chip_core_status_t *st) {
 }
 
 static uint32_t rtl_sem(chip_core_t *c, unsigned idx) {
-  vmodel_poke(rtl(c)->m, rtl(c)->p[P_SEM_IDX], idx);
+  vmodel_poke(rtl(c)->m, rtl(c)->p[P_SEM_CORE], idx / ISA_NUM_SEMS);
+  vmodel_poke(rtl(c)->m, rtl(c)->p[P_SEM_IDX], idx % ISA_NUM_SEMS);
   return (uint32_t)vmodel_peek(rtl(c)->m, rtl(c)->p[P_SEM_VALUE]);
 }
 
@@ -244,30 +248,48 @@ static noc_flit_t unpack_flit(const uint32_t *w, unsigned port) {
 static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
   rtl_core_t *r = rtl(c);
   vmodel_t *m = r->m;
-  const unsigned cols = r->geo.cols;
-  memset(o, 0, sizeof *o);  /* the MXUs this chip does not have read as zero, as the fast model's */
+  const unsigned cols = r->geo.cols, nm = r->mxus, nk = r->cores;
+  memset(o, 0, sizeof *o);  /* the MXUs and cores this chip does not have read as zero, as the fast model's */
   chip_core_status_t st;
   rtl_status(c, &st);
-  for (int q = 0; q < ISA_NUM_QUEUES; q++) {
-    o->running[q] = st.running[q], o->halted[q] = st.halted[q];
-    o->error[q] = (uint8_t)st.error[q], o->pc[q] = st.pc[q];
-  }
-  vmodel_peek_words(m, r->p[P_OBS_SEMS], o->sems);
-  const unsigned nm = r->mxus;
-  uint32_t progress[6 * CHIP_MAX_MXUS + 2], acc_waddr[CHIP_MAX_MXUS];
-  vmodel_peek_words(m, r->p[P_OBS_PROGRESS], progress);  /* per MXU six words, then the VECs' two */
-  memcpy(o->progress, progress, sizeof(uint32_t) * 6 * nm);
-  memcpy(o->vec_progress, progress + 6 * nm, sizeof o->vec_progress);
-  o->busy = (uint16_t)vmodel_peek(m, r->p[P_OBS_BUSY]);
-  o->mxu_busy = (uint8_t)vmodel_peek(m, r->p[P_OBS_MXU_BUSY]);
-  o->mxu_drained = (uint8_t)vmodel_peek(m, r->p[P_OBS_MXU_DRAINED]);
-  o->acc_we = (uint8_t)vmodel_peek(m, r->p[P_OBS_ACC_WE]);
+  /* per core c, the core's share of each obs_* port from c times its width (chip_top.sv) */
+  uint32_t sems[CHIP_MAX_CORES * ISA_NUM_SEMS], progress[CHIP_MAX_CORES * (6 * CHIP_MAX_MXUS + 2)];
+  uint32_t acc_waddr[CHIP_MAX_CORES * CHIP_MAX_MXUS], addrs[CHIP_MAX_CORES * CHIP_OBS_VMEM_PORTS];
+  vmodel_peek_words(m, r->p[P_OBS_SEMS], sems);
+  vmodel_peek_words(m, r->p[P_OBS_PROGRESS], progress);
   vmodel_peek_words(m, r->p[P_OBS_ACC_WADDR], acc_waddr);
-  memcpy(o->acc_waddr, acc_waddr, sizeof(uint32_t) * nm);
+  vmodel_peek_words(m, r->p[P_OBS_VMEM_WADDR], addrs);
+  vmodel_peek_words(m, r->p[P_OBS_VMEM_WDATA], r->vmem_wdata);
+  const uint64_t busy = vmodel_peek(m, r->p[P_OBS_BUSY]), mxu_busy = vmodel_peek(m, r->p[P_OBS_MXU_BUSY]);
+  const uint64_t mxu_drained = vmodel_peek(m, r->p[P_OBS_MXU_DRAINED]), acc_we = vmodel_peek(m, r->p[P_OBS_ACC_WE]);
+  const uint64_t issue = vmodel_peek(m, r->p[P_OBS_ISSUE]), vmem_we = vmodel_peek(m, r->p[P_OBS_VMEM_WE]);
+  const uint64_t mmask = (1u << nm) - 1, wmask = (1u << (2 + nm)) - 1;
+  for (unsigned k = 0; k < nk; k++) {
+    chip_obs_core_t *oc = &o->core[k];
+    for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) {
+      const unsigned x = k * ISA_NUM_QUEUES + q;
+      oc->running[q] = st.running[x], oc->halted[q] = st.halted[x];
+      oc->error[q] = (uint8_t)st.error[x], oc->pc[q] = st.pc[x];
+    }
+    memcpy(oc->sems, sems + k * ISA_NUM_SEMS, sizeof oc->sems);
+    const uint32_t *pg = progress + k * (6 * nm + 2);  /* six words per MXU, then the VECs' two */
+    memcpy(oc->progress, pg, sizeof(uint32_t) * 6 * nm);
+    memcpy(oc->vec_progress, pg + 6 * nm, sizeof oc->vec_progress);
+    oc->busy = (uint16_t)(busy >> (16 * k));
+    oc->mxu_busy = (uint8_t)((mxu_busy >> (nm * k)) & mmask);
+    oc->mxu_drained = (uint8_t)((mxu_drained >> (nm * k)) & mmask);
+    oc->acc_we = (uint8_t)((acc_we >> (nm * k)) & mmask);
+    memcpy(oc->acc_waddr, acc_waddr + k * nm, sizeof(uint32_t) * nm);
+    oc->issue = (uint8_t)((issue >> (ISA_NUM_QUEUES * k)) & 3);
+    oc->vmem_we = (uint8_t)((vmem_we >> ((2 + nm) * k)) & wmask);
+    for (unsigned p = 0; p < 2 + nm; p++) {
+      oc->vmem_waddr[p] = addrs[k * (2 + nm) + p];
+      oc->vmem_wdata[p] = r->vmem_wdata + (size_t)(k * (2 + nm) + p) * cols;
+    }
+  }
   rtl_counters(c, o->counters);
   o->mxu_error = rtl_mxu_error(c);
   o->idle = rtl_idle(c);
-  o->issue = (uint8_t)vmodel_peek(m, r->p[P_OBS_ISSUE]);
   chip_hbm_req_t q = {0};
   rtl_hbm_request(c, &q);
   o->hbm_req_valid = q.valid;
@@ -275,19 +297,14 @@ static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
   o->hbm_req_addr = q.valid ? q.addr : 0;
   o->hbm_req_bytes = q.valid ? q.bytes : 0;
   o->hbm_req_data = o->hbm_req_write ? q.data : NULL;
-  o->vmem_we = (uint8_t)vmodel_peek(m, r->p[P_OBS_VMEM_WE]);
-  uint32_t addrs[CHIP_OBS_VMEM_PORTS];
-  vmodel_peek_words(m, r->p[P_OBS_VMEM_WADDR], addrs);
-  vmodel_peek_words(m, r->p[P_OBS_VMEM_WDATA], r->vmem_wdata);
-  for (unsigned p = 0; p < 2 + nm; p++) {
-    o->vmem_waddr[p] = addrs[p];
-    o->vmem_wdata[p] = r->vmem_wdata + (size_t)p * cols;
-  }
   uint32_t words[ISA_NUM_RDMA_ENGINES * 2];
   o->rdma_we = (uint8_t)vmodel_peek(m, r->p[P_OBS_RDMA_WE]);
   vmodel_peek_words(m, r->p[P_OBS_RDMA_WADDR], o->rdma_waddr);
   vmodel_peek_words(m, r->p[P_OBS_RDMA_WDATA], words);
-  for (int e = 0; e < ISA_NUM_RDMA_ENGINES; e++) o->rdma_wdata[e] = words[2 * e] | (uint64_t)words[2 * e + 1] << 32;
+  for (int e = 0; e < ISA_NUM_RDMA_ENGINES; e++) {
+    o->rdma_wdata[e] = words[2 * e] | (uint64_t)words[2 * e + 1] << 32;
+    if (!((o->rdma_we >> e) & 1)) o->rdma_waddr[e] = 0;  /* (the fast model shows none either) */
+  }
   uint32_t fin[(CHIP_OBS_ROUTER_PORTS * CHIP_FLIT_BITS + 31) / 32], fout[(CHIP_OBS_ROUTER_PORTS * CHIP_FLIT_BITS + 31) / 32];
   vmodel_peek_words(m, r->p[P_OBS_RTR_IN], fin);
   vmodel_peek_words(m, r->p[P_OBS_RTR_OUT], fout);
@@ -314,7 +331,7 @@ static size_t rtl_memory(chip_core_t *c) {
   return 0;
 }
 
-static int rtl_step_idle(chip_core_t *c, uint16_t *busy) {
+static int rtl_step_idle(chip_core_t *c, uint32_t *busy) {
   rtl_core_t *r = rtl(c);
   vmodel_t *m = r->m;
   rtl_drive_hbm(r, false, NULL);
@@ -322,7 +339,7 @@ static int rtl_step_idle(chip_core_t *c, uint16_t *busy) {
   const int active = vmodel_peek(m, r->p[P_OBS_ISSUE]) || vmodel_peek(m, r->p[P_OBS_VMEM_WE]) ||
                      vmodel_peek(m, r->p[P_OBS_RDMA_WE]) || vmodel_peek(m, r->p[P_REQ_VALID]) ||
                      vmodel_peek(m, r->p[P_NET_OCC]) || vmodel_peek(m, r->p[P_NET_COUT]);
-  *busy = (uint16_t)vmodel_peek(m, r->p[P_OBS_BUSY]);
+  *busy = (uint32_t)vmodel_peek(m, r->p[P_OBS_BUSY]);
   rtl_clock(r);
   const uint64_t after = vmodel_peek(m, r->p[P_PC]) << 2 | vmodel_peek(m, r->p[P_RUNNING]);
   return active || before != after;
@@ -342,14 +359,16 @@ chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, ch
   r->core.model = CHIP_MODEL_RTL;
   r->geo = cfg->geo;
   r->mxus = isa_geometry_mxus(&cfg->geo);
+  r->cores = isa_geometry_cores(&cfg->geo);
   r->line = calloc(cfg->geo.cols, sizeof *r->line);
-  r->vmem_wdata = calloc((size_t)CHIP_OBS_VMEM_PORTS * cfg->geo.cols, sizeof *r->vmem_wdata);
+  r->vmem_wdata = calloc((size_t)CHIP_MAX_CORES * CHIP_OBS_VMEM_PORTS * cfg->geo.cols, sizeof *r->vmem_wdata);
   if (!r->line || !r->vmem_wdata) goto oom;
-  r->m = chip_top_new(cfg->geo.rows, cfg->geo.cols, r->mxus, cfg->seed, zero_init);
+  r->m = chip_top_new(cfg->geo.rows, cfg->geo.cols, r->mxus, r->cores, cfg->seed, zero_init);
   if (!r->m) goto oom;
   for (int i = 0; i < P_COUNT; i++) r->p[i] = vmodel_port(r->m, port_names[i]);
   vmodel_poke(r->m, r->p[P_HBM_BYTES], cfg->hbm_bytes);
   vmodel_poke(r->m, r->p[P_SEM_IDX], 0);
+  vmodel_poke(r->m, r->p[P_SEM_CORE], 0);
   vmodel_poke(r->m, r->p[P_START_LEN], 0);
   vmodel_poke(r->m, r->p[P_SIZE_X], cfg->size_x);
   vmodel_poke(r->m, r->p[P_SIZE_Y], cfg->size_y);

@@ -126,10 +126,10 @@ static void relax(unsigned *spins, unsigned limit) {
   else sched_yield();
 }
 
-int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, unsigned mxus, chip_model_t model,
-              chip_geometry_t *g, char *err, size_t errlen) {
+int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, unsigned mxus, unsigned cores,
+              chip_model_t model, chip_geometry_t *g, char *err, size_t errlen) {
   chip_geometry_t mine;
-  if (chip_geometry_for(rows, cols, mxus, model, g ? g : &mine, err, errlen)) return -1;
+  if (chip_geometry_for(rows, cols, mxus, cores, model, g ? g : &mine, err, errlen)) return -1;
   if (size_x < 1 || size_y < 1 || size_x > 255 || size_y > 255) {
     snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", size_x, size_y);
     return -1;
@@ -244,8 +244,8 @@ static int start_bands(pod_t *p, char *err, size_t errlen) {
 }
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
-  if (pod_check(cfg->size_x, cfg->size_y, cfg->chip.rows, cfg->chip.cols, cfg->chip.mxus, cfg->chip.model, NULL, err,
-                errlen))
+  if (pod_check(cfg->size_x, cfg->size_y, cfg->chip.rows, cfg->chip.cols, cfg->chip.mxus, cfg->chip.cores,
+                cfg->chip.model, NULL, err, errlen))
     return NULL;
   /* with more ranks than rows (a host-side pod smaller than the job) some ranks own no chip */
   const unsigned ranks = dist_size(), rank = dist_rank();

@@ -34,8 +34,8 @@ typedef struct pod pod_t;
 /* 0 when a size_x x size_y pod of chips with a rows x cols MXU can be built (1..255 chips
  * each way, a chip size in this build); *g (may be NULL) gets the chips' geometry. Else -1
  * with a message. */
-int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, unsigned mxus, chip_model_t model,
-              chip_geometry_t *g, char *err, size_t errlen);
+int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, unsigned mxus, unsigned cores,
+              chip_model_t model, chip_geometry_t *g, char *err, size_t errlen);
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
 void pod_free(pod_t *p);

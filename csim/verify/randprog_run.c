@@ -26,6 +26,7 @@ static pod_t *make_pod(const randprog_target_t *t, unsigned rows, unsigned cols,
   pod_config_t pc = {t->pod_x, t->pod_y, LINK_LATENCY, chip_config_default(rows, cols), NULL, NULL, NULL, threads};
   pc.chip.model = model;
   pc.chip.mxus = t->geo.mxus;
+  pc.chip.cores = t->geo.cores;  /* (the programs are core 0's; another core idles beside it) */
   pc.chip.hbm_bytes = t->hbm_bytes;
   pc.chip.hbm_bytes_per_cycle = HBM_BYTES_PER_CYCLE;
   pc.chip.hbm_latency = HBM_LATENCY;
@@ -34,7 +35,7 @@ static pod_t *make_pod(const randprog_target_t *t, unsigned rows, unsigned cols,
 }
 
 randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned rows, unsigned cols, unsigned mxus,
-                                     uint64_t seed,
+                                     unsigned cores, uint64_t seed,
                                      chip_model_t model, unsigned threads, char *err, size_t errlen) {
   randprog_bench_t *b = calloc(1, sizeof *b);
   if (!b) {
@@ -42,7 +43,7 @@ randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned ro
     return NULL;
   }
   b->t.pod_x = pod_x, b->t.pod_y = pod_y;
-  if (pod_check(pod_x, pod_y, rows, cols, mxus, model, &b->t.geo, err, errlen)) goto fail;
+  if (pod_check(pod_x, pod_y, rows, cols, mxus, cores, model, &b->t.geo, err, errlen)) goto fail;
   b->t.hbm_bytes = (randprog_hbm_bytes(&b->t.geo) + 0xFFFFF) & ~0xFFFFFull;
   b->t.hbm_latency = HBM_LATENCY;
   b->t.body_commands = BODY_COMMANDS;

@@ -45,7 +45,7 @@ typedef struct {
  * model in lockstep (a divergence fails the set), and the reference runs the fast model. The pod
  * under test runs on `threads` threads (pod_config_t.threads), the reference on one. */
 randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned rows, unsigned cols, unsigned mxus,
-                                     uint64_t seed,
+                                     unsigned cores, uint64_t seed,
                                      chip_model_t model, unsigned threads, char *err, size_t errlen);
 void randprog_bench_free(randprog_bench_t *b);
 /* What programs for this bench are generated for. */

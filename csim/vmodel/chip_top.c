@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#define CHIP_VARIANT(name, r, c, a, v, q, m) vmodel_t *chip_top_new_##name(uint64_t seed, int zero_init);
+#define CHIP_VARIANT(name, r, c, a, v, q, m, k) vmodel_t *chip_top_new_##name(uint64_t seed, int zero_init);
 #include "chip_variants.h"
 #undef CHIP_VARIANT
 
@@ -13,25 +13,28 @@ typedef struct {
 } chip_variant_t;
 
 static const chip_variant_t variants[] = {
-#define CHIP_VARIANT(name, r, c, a, v, q, m) {{r, c, a, v, q, m}, chip_top_new_##name},
+#define CHIP_VARIANT(name, r, c, a, v, q, m, k) {{r, c, a, v, q, m, k}, chip_top_new_##name},
 #include "chip_variants.h"
 #undef CHIP_VARIANT
 };
 
-static const chip_variant_t *find(unsigned rows, unsigned cols, unsigned mxus) {
+static const chip_variant_t *find(unsigned rows, unsigned cols, unsigned mxus, unsigned cores) {
   if (mxus == 0) mxus = 1;
+  if (cores == 0) cores = 1;
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-    if (variants[i].g.rows == rows && variants[i].g.cols == cols && variants[i].g.mxus == mxus) return &variants[i];
+    if (variants[i].g.rows == rows && variants[i].g.cols == cols && variants[i].g.mxus == mxus &&
+        variants[i].g.cores == cores)
+      return &variants[i];
   return NULL;
 }
 
-vmodel_t *chip_top_new(unsigned rows, unsigned cols, unsigned mxus, uint64_t seed, int zero_init) {
-  const chip_variant_t *v = find(rows, cols, mxus);
+vmodel_t *chip_top_new(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, uint64_t seed, int zero_init) {
+  const chip_variant_t *v = find(rows, cols, mxus, cores);
   return v ? v->create(seed, zero_init) : NULL;
 }
 
-int chip_top_geometry(unsigned rows, unsigned cols, unsigned mxus, chip_geometry_t *g) {
-  const chip_variant_t *v = find(rows, cols, mxus);
+int chip_top_geometry(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, chip_geometry_t *g) {
+  const chip_variant_t *v = find(rows, cols, mxus, cores);
   if (!v) return -1;
   *g = v->g;
   return 0;
@@ -39,7 +42,7 @@ int chip_top_geometry(unsigned rows, unsigned cols, unsigned mxus, chip_geometry
 
 const char *chip_top_sizes(void) {
   return ""
-#define CHIP_VARIANT(name, r, c, a, v, q, m) #name " "
+#define CHIP_VARIANT(name, r, c, a, v, q, m, k) #name " "
 #include "chip_variants.h"
 #undef CHIP_VARIANT
       ;

@@ -22,14 +22,14 @@ extern "C" {
 #define CHIP_ROUTER_VCS 2
 #define CHIP_FLIT_BITS NOC_FLIT_BITS(CHIP_ROUTER_VCS)
 
-/* Builds the chip with `mxus` rows x cols MXUs (0 means 1); NULL if that size is not built in
- * (a size with M > 1 MXUs is RxCxM in CHIP_SIZES). Registers and
+/* Builds the chip of `cores` cores with `mxus` rows x cols MXUs each (0 means 1); NULL if that
+ * size is not built in (CHIP_SIZES: RxC, RxCxM for M MXUs, ...cK for K cores). Registers and
  * memories without a reset start random from the seed, or zero with zero_init (the lockstep
  * check: what the fast model assumes of state nobody wrote). */
-vmodel_t *chip_top_new(unsigned rows, unsigned cols, unsigned mxus, uint64_t seed, int zero_init);
+vmodel_t *chip_top_new(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, uint64_t seed, int zero_init);
 /* Fills *g for that size; returns 0, or -1 if not built. */
-int chip_top_geometry(unsigned rows, unsigned cols, unsigned mxus, chip_geometry_t *g);
-/* The sizes built, as "4x4 16x16 4x4x2 ..." for messages. */
+int chip_top_geometry(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, chip_geometry_t *g);
+/* The sizes built, as "4x4 16x16 4x4x2 4x4x2c2 ..." for messages. */
 const char *chip_top_sizes(void);
 
 #ifdef __cplusplus

@@ -9,20 +9,22 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
   return vmodel_create<CHIP_CLASS>("chip_top", seed, [](VModelOf<CHIP_CLASS> *m) {
     constexpr unsigned qaw = __builtin_ctz(CHIP_QUEUE_DEPTH);
     constexpr unsigned line = 32 * CHIP_COLS;
+    constexpr unsigned cores = CHIP_CORES, nq = ISA_NUM_QUEUES * cores;
     VMODEL_PORT(m, host_we_i, 1, true);
-    VMODEL_PORT(m, host_queue_i, 1, true);
+    VMODEL_PORT(m, host_queue_i, 8, true);
     VMODEL_PORT(m, host_addr_i, qaw, true);
     VMODEL_PORT(m, host_data_i, 32 * ISA_CMD_WORDS, true);
-    VMODEL_PORT(m, start_i, ISA_NUM_QUEUES, true);
-    VMODEL_PORT(m, start_len_i, ISA_NUM_QUEUES * (qaw + 1), true);
-    VMODEL_PORT(m, abort_i, ISA_NUM_QUEUES, true);
+    VMODEL_PORT(m, start_i, nq, true);
+    VMODEL_PORT(m, start_len_i, nq * (qaw + 1), true);
+    VMODEL_PORT(m, abort_i, nq, true);
     VMODEL_PORT(m, hbm_bytes_i, 32, true);
-    VMODEL_PORT(m, q_running_o, ISA_NUM_QUEUES, false);
-    VMODEL_PORT(m, q_halted_o, ISA_NUM_QUEUES, false);
-    VMODEL_PORT(m, q_error_o, ISA_NUM_QUEUES * ISA_ERR_BITS, false);
-    VMODEL_PORT(m, q_pc_o, ISA_NUM_QUEUES * qaw, false);
-    VMODEL_PORT(m, q_opcode_o, ISA_NUM_QUEUES * 8, false);
+    VMODEL_PORT(m, q_running_o, nq, false);
+    VMODEL_PORT(m, q_halted_o, nq, false);
+    VMODEL_PORT(m, q_error_o, nq * ISA_ERR_BITS, false);
+    VMODEL_PORT(m, q_pc_o, nq * qaw, false);
+    VMODEL_PORT(m, q_opcode_o, nq * 8, false);
     VMODEL_PORT(m, sem_rd_idx_i, 5, true);
+    VMODEL_PORT(m, sem_rd_core_i, 8, true);
     VMODEL_PORT(m, sem_rd_value_o, 32, false);
     VMODEL_PORT(m, hbm_req_valid_o, 1, false);
     VMODEL_PORT(m, hbm_req_ready_i, 1, true);
@@ -57,11 +59,11 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
     VMODEL_PORT(m, cnt_router_flits_o, 5 * 32, false);
     // the visible events (fast/chip_obs.h), for the lockstep check
     constexpr unsigned rports = 4 + ISA_NUM_RDMA_ENGINES;
-    VMODEL_PORT(m, obs_sems_o, 32 * ISA_NUM_SEMS, false);
+    VMODEL_PORT(m, obs_sems_o, cores * 32 * ISA_NUM_SEMS, false);
     constexpr unsigned mxus = CHIP_MXUS;
-    VMODEL_PORT(m, obs_vmem_we_o, 2 + mxus, false);
-    VMODEL_PORT(m, obs_vmem_waddr_o, (2 + mxus) * 32, false);
-    VMODEL_PORT(m, obs_vmem_wdata_o, (2 + mxus) * line, false);
+    VMODEL_PORT(m, obs_vmem_we_o, cores * (2 + mxus), false);
+    VMODEL_PORT(m, obs_vmem_waddr_o, cores * (2 + mxus) * 32, false);
+    VMODEL_PORT(m, obs_vmem_wdata_o, cores * (2 + mxus) * line, false);
     VMODEL_PORT(m, obs_rdma_we_o, ISA_NUM_RDMA_ENGINES, false);
     VMODEL_PORT(m, obs_rdma_waddr_o, ISA_NUM_RDMA_ENGINES * 32, false);
     VMODEL_PORT(m, obs_rdma_wdata_o, ISA_NUM_RDMA_ENGINES * 64, false);
@@ -69,12 +71,12 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
     VMODEL_PORT(m, obs_rtr_out_o, rports * flit, false);
     VMODEL_PORT(m, obs_rtr_credit_in_o, rports * CHIP_ROUTER_VCS, false);
     VMODEL_PORT(m, obs_rtr_credit_out_o, rports * CHIP_ROUTER_VCS, false);
-    VMODEL_PORT(m, obs_progress_o, (6 * mxus + 2) * 32, false);
-    VMODEL_PORT(m, obs_issue_o, ISA_NUM_QUEUES, false);
-    VMODEL_PORT(m, obs_busy_o, 16, false);
-    VMODEL_PORT(m, obs_mxu_busy_o, mxus, false);
-    VMODEL_PORT(m, obs_mxu_drained_o, mxus, false);
-    VMODEL_PORT(m, obs_acc_we_o, mxus, false);
-    VMODEL_PORT(m, obs_acc_waddr_o, mxus * 32, false);
+    VMODEL_PORT(m, obs_progress_o, cores * (6 * mxus + 2) * 32, false);
+    VMODEL_PORT(m, obs_issue_o, nq, false);
+    VMODEL_PORT(m, obs_busy_o, cores * 16, false);
+    VMODEL_PORT(m, obs_mxu_busy_o, cores * mxus, false);
+    VMODEL_PORT(m, obs_mxu_drained_o, cores * mxus, false);
+    VMODEL_PORT(m, obs_acc_we_o, cores * mxus, false);
+    VMODEL_PORT(m, obs_acc_waddr_o, cores * mxus * 32, false);
   }, zero_init ? 0 : 2);
 }

@@ -24,7 +24,7 @@ static randprog_bench_t *bench;
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   char err[512];
-  bench = randprog_bench_new(1, 1, 4, 4, 1, 1, CHIP_MODEL_RTL, 1, err, sizeof err);
+  bench = randprog_bench_new(1, 1, 4, 4, 1, 1, 1, CHIP_MODEL_RTL, 1, err, sizeof err);
   if (!bench) {
     fprintf(stderr, "fuzz_cmdprog: %s\n", err);
     abort();

@@ -1,0 +1,228 @@
+/*
+ * Tests of a chip with two cores (rtl/chip_core.sv, chip_top's Cores; docs/isa.md, "Cores"),
+ * on the 4x4 chip built with two cores of two MXUs each (CHIP_SIZES 4x4x2c2) under the model of
+ * TPU_MODEL: each core's queues, semaphores and VMEM its own; the shared HBM port's round-robin
+ * arbiter to the cycle (docs/timing.md, "Cores"); remote DMA from one core to the other through
+ * the chip's router, and the RDMA core field's error; the firmware GEMM over both cores,
+ * bit-exact against the golden model. Run once per reset seed, on the fast model and in lockstep.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fw/hal.h"
+#include "golden/gemm_golden.h"
+#include "runtime/chip_gemm.h"
+#include "system/chip.h"
+#include "test_util.h"
+#include "util/rng.h"
+
+enum { R = 4, LB = 4 * R, CORE1 = ISA_NUM_QUEUES };  /* a line's bytes; core 1's first queue */
+
+static chip_t *make_chip(unsigned cores, unsigned bw, unsigned latency) {
+  chip_config_t cfg = {.rows = R, .cols = R, .mxus = 2, .cores = cores, .hbm_bytes = 1u << 22,
+                       .hbm_bytes_per_cycle = bw, .hbm_latency = latency, .seed = test_seed(), .model = test_model()};
+  char err[256];
+  chip_t *c = chip_new(&cfg, err, sizeof err);
+  cr_assert_not_null(c, "%s", err);
+  return c;
+}
+
+static void load(chip_t *c, int queue, fw_prog_t *p) {
+  char err[256];
+  cr_assert(fw_prog_ok(p));
+  cr_assert_eq(chip_load_program(c, queue, p->words, p->count, err, sizeof err), 0, "%s", err);
+  fw_prog_free(p);
+}
+
+static uint64_t run(chip_t *c, unsigned mask) {
+  chip_status_t st;
+  cr_assert_eq(chip_run(c, mask, 100000, &st), 0, "%s", st.report);
+  return st.cycles;
+}
+
+TestSuite(chip_cores, .timeout = 300);
+
+/* Each core has its own queues, semaphores and VMEM: both run the same program at once on
+ * their own lines (HBM -> VMEM -> HBM through different HBM regions), each semaphore of one
+ * core untouched by the other's, and a one-core chip has no queue 2. */
+Test(chip_cores, each_core_has_its_queues_semaphores_and_vmem) {
+  chip_t *c = make_chip(2, 16, 5);
+  uint8_t in[2][8 * LB], out[2][8 * LB];
+  for (unsigned k = 0; k < 2; k++) {
+    for (unsigned i = 0; i < sizeof in[k]; i++) in[k][i] = (uint8_t)(i * 7 + k * 101);
+    cr_assert_eq(chip_hbm_write(c, 0x1000 * (k + 1), in[k], sizeof in[k]), 0);
+  }
+  for (unsigned k = 0; k < 2; k++) {
+    fw_prog_t dq, cq;
+    fw_prog_init(&dq);
+    fw_prog_init(&cq);
+    /* the same lines on both cores: each core's VMEM is its own */
+    fw_dma_hbm_to_vmem(&dq, 3, 1, 0x1000 * (k + 1), LB, 40, 8, LB);
+    fw_sem_wait(&dq, 3, 1);
+    fw_sem_signal(&dq, 9, 5 + k);  /* left behind: each core's semaphore 9 shows its own */
+    fw_dma_vmem_to_hbm(&dq, ISA_SEM_NONE, 0, 40, 0x10000 * (k + 1), LB, 8, LB);
+    fw_halt(&dq);
+    fw_sem_signal(&cq, 4, 1);
+    fw_sem_wait(&cq, 4, 1);
+    fw_halt(&cq);
+    load(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
+    load(c, (int)(k * CORE1 + ISA_QUEUE_COMPUTE), &cq);
+  }
+  run(c, CHIP_QMASK_EVERY_CORE);
+  for (unsigned k = 0; k < 2; k++) {
+    cr_assert_eq(chip_hbm_read(c, 0x10000 * (k + 1), out[k], sizeof out[k]), 0);
+    cr_assert_eq(memcmp(out[k], in[k], sizeof in[k]), 0, "core %u moved its own lines", k);
+    cr_assert_eq(chip_sem(c, k * ISA_NUM_SEMS + 9), 5 + k, "core %u's semaphore 9", k);
+    cr_assert_eq(chip_sem(c, k * ISA_NUM_SEMS + 3), 0);
+  }
+  chip_free(c);
+  chip_t *one = make_chip(1, 16, 5);
+  fw_prog_t p;
+  fw_prog_init(&p);
+  fw_halt(&p);
+  char err[256];
+  cr_assert_eq(chip_load_program(one, CORE1, p.words, p.count, err, sizeof err), -1);
+  cr_assert(strstr(err, "no queue 2") != NULL, "%s", err);
+  fw_prog_free(&p);
+  chip_free(one);
+}
+
+/* The cores share the HBM port, granted round-robin a request a cycle (docs/timing.md,
+ * "Cores"): one DMA of `rows` rows of n <= B bytes alone takes (rows - 1) + L + 6 cycles
+ * [DMA; FENCE; HALT]; the same DMA on both cores at once takes (2 rows - 1) + L + 6, core 1's
+ * rows interleaved with core 0's, its last one cycle after core 0's last. */
+Test(chip_cores, the_hbm_port_is_shared_round_robin_to_the_cycle) {
+  static const unsigned rows_of[] = {1, 2, 7, 16};
+  static const unsigned lat_of[] = {1, 5, 40};
+  for (size_t i = 0; i < sizeof rows_of / sizeof *rows_of; i++)
+    for (size_t j = 0; j < sizeof lat_of / sizeof *lat_of; j++) {
+      const unsigned rows = rows_of[i], L = lat_of[j];
+      uint64_t cycles[2];
+      for (unsigned both = 0; both < 2; both++) {
+        chip_t *c = make_chip(2, LB, L);
+        for (unsigned k = 0; k <= both; k++) {
+          fw_prog_t dq;
+          fw_prog_init(&dq);
+          fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 0x1000 * k, LB, 0, rows, LB);
+          fw_fence(&dq);
+          fw_halt(&dq);
+          load(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
+        }
+        cycles[both] = run(c, both ? (ISA_QMASK_DMA | ISA_QMASK_DMA << CORE1) : ISA_QMASK_DMA);
+        chip_free(c);
+      }
+      cr_assert_eq(cycles[0], (uint64_t)(rows - 1) + L + 6, "rows %u, L %u: one core %llu", rows, L,
+                   (unsigned long long)cycles[0]);
+      cr_assert_eq(cycles[1], (uint64_t)(2 * rows - 1) + L + 6, "rows %u, L %u: both cores %llu", rows, L,
+                   (unsigned long long)cycles[1]);
+    }
+}
+
+/* An RDMA to this chip's own (x, y) naming the other core goes out through the router and
+ * back (ejecting at local port 0) into that core's VMEM and semaphore: core 0 sends its lines
+ * to core 1 while core 1 sends its own to core 0, both on engine 0 at once (core 0's taken
+ * first); each core waits for its lines and writes them to HBM. */
+Test(chip_cores, an_rdma_carries_lines_to_the_other_core) {
+  chip_t *c = make_chip(2, 16, 5);
+  uint8_t in[2][6 * LB], out[2][6 * LB];
+  for (unsigned k = 0; k < 2; k++) {
+    for (unsigned i = 0; i < sizeof in[k]; i++) in[k][i] = (uint8_t)(i * 13 + k * 59 + 1);
+    cr_assert_eq(chip_hbm_write(c, 0x1000 * (k + 1), in[k], sizeof in[k]), 0);
+  }
+  for (unsigned k = 0; k < 2; k++) {
+    fw_prog_t dq;
+    fw_prog_init(&dq);
+    fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 0x1000 * (k + 1), LB, 10, 6, LB);
+    fw_fence(&dq);
+    fw_raw(&dq, (uint32_t[ISA_CMD_WORDS]){0});  /* the RDMA, written below with its core field */
+    fw_sem_wait(&dq, 7, 6);                     /* the other core's six lines have landed here */
+    fw_dma_vmem_to_hbm(&dq, ISA_SEM_NONE, 0, 100, 0x10000 * (k + 1), LB, 6, LB);
+    fw_halt(&dq);
+    fw_prog_t r;
+    fw_prog_init(&r);
+    fw_rdma(&r, 0, 0, 10, 100, 6, 7, 1, ISA_SEM_NONE, 0);
+    ISA_PUT(r.words, RDMA, core, 1 - k);
+    memcpy(dq.words + 2 * ISA_CMD_WORDS, r.words, ISA_CMD_WORDS * 4);
+    fw_prog_free(&r);
+    load(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
+  }
+  run(c, ISA_QMASK_DMA | ISA_QMASK_DMA << CORE1);
+  for (unsigned k = 0; k < 2; k++) {
+    cr_assert_eq(chip_hbm_read(c, 0x10000 * (k + 1), out[k], sizeof out[k]), 0);
+    cr_assert_eq(memcmp(out[k], in[1 - k], sizeof out[k]), 0, "core %u holds core %u's lines", k, 1 - k);
+    cr_assert_eq(chip_sem(c, k * ISA_NUM_SEMS + 7), 0);
+  }
+  chip_free(c);
+}
+
+/* The RDMA core field names a core of the destination chip: past the chip's cores it is error
+ * 8 (REMOTE) at that command, on a one-core chip (core 1) as on a two-core one (core 2). */
+Test(chip_cores, an_rdma_to_a_core_past_the_chip_is_error_8) {
+  for (unsigned cores = 1; cores <= 2; cores++) {
+    chip_t *c = make_chip(cores, 16, 5);
+    fw_prog_t dq;
+    fw_prog_init(&dq);
+    fw_rdma(&dq, 0, 0, 0, 8, 1, ISA_SEM_NONE, 0, ISA_SEM_NONE, 0);
+    ISA_PUT(dq.words, RDMA, core, cores);
+    fw_halt(&dq);
+    load(c, ISA_QUEUE_DMA, &dq);
+    chip_status_t st;
+    cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 10000, &st), -1);
+    cr_assert_eq(st.error[ISA_QUEUE_DMA], ISA_ERR_REMOTE, "%u cores: %s", cores, st.report);
+    cr_assert_eq(st.pc[ISA_QUEUE_DMA], 0);
+    chip_free(c);
+  }
+}
+
+/* The firmware GEMM over both cores (each core its share of A's rows, over its two MXUs):
+ * every bit as the golden model's, both cores' semaphores back at zero, one compute cycle per
+ * activation row per tile in all; and on a tall GEMM (256 x 64 x 64, HBM at 64 bytes a
+ * cycle) the two cores together take at most 0.62 of one core's cycles (measured: 0.59). */
+Test(chip_cores, gemm_over_two_cores_matches_golden) {
+  const size_t shapes[][3] = {{1, 1, 1}, {2, 5, 3}, {13, 23, 10}, {40, 64, 48}, {7, 5, 33}, {33, 100, 17}, {70, 48, 36}};
+  const chip_gemm_opts_t variants[] = {{0}, {.relu = true, .bf16_out = true}, {.b_transposed = true},
+                                       {.a_transposed = true}};
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 29 + 3);
+  chip_t *c = make_chip(2, 16, 7);
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+      const size_t m = shapes[i][0], k = shapes[i][1], n = shapes[i][2];
+      if (v > 0 && i % 2) continue;
+      uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
+      uint32_t *out = malloc(m * n * 4), *want = malloc(m * n * 4);
+      for (size_t j = 0; j < m * k; j++) a[j] = rng_bf16(&rng, -4, 3);
+      for (size_t j = 0; j < k * n; j++) b[j] = rng_bf16(&rng, -4, 3);
+      chip_gemm_stats_t st;
+      char err[512];
+      cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, &variants[v], &st, err, sizeof err), 0, "%s", err);
+      gemm_golden(R, m, k, n, a, b, variants[v].relu, variants[v].bf16_out, want);
+      for (size_t j = 0; j < m * n; j++)
+        cr_assert_eq(out[j], want[j], "M=%zu K=%zu N=%zu variant %zu C[%zu][%zu]: chip 0x%08x golden 0x%08x", m, k, n,
+                     v, j / n, j % n, out[j], want[j]);
+      for (unsigned s = 0; s < 2 * ISA_NUM_SEMS; s++)
+        cr_assert_eq(chip_sem(c, s), 0, "core %u's semaphore %u left at %u", s / ISA_NUM_SEMS, s % ISA_NUM_SEMS,
+                     chip_sem(c, s));
+      cr_assert_eq(st.compute, (uint64_t)((k + R - 1) / R) * ((n + R - 1) / R) * m);
+      free(a), free(b), free(out), free(want);
+    }
+  chip_free(c);
+  const size_t m = 256, k = 64, n = 64;
+  uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
+  uint32_t *out = malloc(m * n * 4);
+  for (size_t j = 0; j < m * k; j++) a[j] = rng_bf16(&rng, -4, 3);
+  for (size_t j = 0; j < k * n; j++) b[j] = rng_bf16(&rng, -4, 3);
+  uint64_t cycles[2];
+  for (unsigned cores = 1; cores <= 2; cores++) {
+    chip_t *x = make_chip(cores, 64, 7);
+    chip_gemm_stats_t st;
+    char err[512];
+    cr_assert_eq(chip_gemm(x, m, k, n, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+    cycles[cores - 1] = st.cycles;
+    chip_free(x);
+  }
+  cr_assert_leq(cycles[1] * 100, cycles[0] * 62, "two cores %llu cycles, one %llu", (unsigned long long)cycles[1],
+                (unsigned long long)cycles[0]);
+  free(a), free(b), free(out);
+}
