@@ -155,7 +155,7 @@ soak: $(TPUSIM) $(FUZZ_BINS) ## The long runs: SOAK_PROGRAMS random program sets
 	@scripts/soak.sh $(TPUSIM) $(FUZZ) $(SOAK_PROGRAMS)
 
 .PHONY: mutants
-mutants: $(BUILD)/tests/test_noc_fast $(BUILD)/tests/test_chip_rtl $(BUILD)/tests/test_pod_threads $(BUILD)/tests/pod_probe $(TPUSIM) ## Plant one-bit and one-cycle errors in each fast model (the router, the chip's units) and in the pod's threads and MPI ranks, and check the lockstep or the comparisons catch each (not part of 'make test')
+mutants: $(BUILD)/tests/test_noc_fast $(BUILD)/tests/test_chip_rtl $(BUILD)/tests/test_chip_cores $(BUILD)/tests/test_pod_threads $(BUILD)/tests/pod_probe $(TPUSIM) ## Plant one-bit and one-cycle errors in each fast model (the router, the chip's units) and in the pod's threads and MPI ranks, and check the lockstep or the comparisons catch each (not part of 'make test')
 	@scripts/mutants.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $$(pkg-config --libs criterion) $(LDLIBS)"
 	@scripts/mutants_chip.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)" "$$(pkg-config --libs criterion)"
 	@scripts/mutants_pod.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)" "$$(pkg-config --libs criterion)"

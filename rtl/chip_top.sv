@@ -1,8 +1,9 @@
 // The TPU chip (docs/isa.md): Cores cores (rtl/chip_core.sv: each its command queues,
-// semaphores, VMEM, DMA engine, Mxus MXU units and vector unit), sharing the chip's HBM port
-// (a round-robin arbiter) and its torus router with four remote-DMA engines on four local
-// ports (one per link direction, so a chip can drive all four links at once). The host
-// addresses queue q of core c as queue 2c + q (docs/isa.md, "Cores").
+// semaphores, VMEM, DMA engine, Mxus MXU units and vector unit, and its own port into the
+// chip's HBM, as a v2/v3 TensorCore has HBM of its own), sharing the torus router with four
+// remote-DMA engines on four local ports (one per link direction, so a chip can drive all
+// four links at once). The host addresses queue q of core c as queue 2c + q (docs/isa.md,
+// "Cores").
 module chip_top #(
   parameter int unsigned Mxus       = 1,     // MXU units of each core
   parameter int unsigned Cores      = 1,     // cores of the chip (1 or 2)
@@ -12,7 +13,6 @@ module chip_top #(
   parameter int unsigned VmemLines  = 1024,
   parameter int unsigned QueueDepth = 256,
   parameter int unsigned NumVcs     = 2,     // the router's VCs per port
-  parameter int unsigned HbmTags    = 16384, // HBM requests in flight a multi-core chip tracks (> any latency)
   localparam int unsigned FlitW     = 64 + $clog2(NumVcs) + 3,
   localparam int unsigned LineW     = 32 * Cols,
   localparam int unsigned LineAw    = $clog2(VmemLines),
@@ -58,15 +58,15 @@ module chip_top #(
   input  logic [4:0]             sem_rd_idx_i,
   input  logic [7:0]             sem_rd_core_i,
   output logic [31:0]            sem_rd_value_o,
-  // HBM port (served by csim/hbm.c)
-  output logic                   hbm_req_valid_o,
-  input  logic                   hbm_req_ready_i,
-  output logic                   hbm_req_write_o,
-  output logic [31:0]            hbm_req_addr_o,
-  output logic [15:0]            hbm_req_bytes_o,
-  output logic [LineW-1:0]       hbm_req_data_o,
-  input  logic                   hbm_resp_valid_i,
-  input  logic [LineW-1:0]       hbm_resp_data_i,
+  // HBM ports, core c's at [c] (served by csim/hbm.c, one memory behind them all)
+  output logic [Cores-1:0]       hbm_req_valid_o,
+  input  logic [Cores-1:0]       hbm_req_ready_i,
+  output logic [Cores-1:0]       hbm_req_write_o,
+  output logic [Cores*32-1:0]    hbm_req_addr_o,
+  output logic [Cores*16-1:0]    hbm_req_bytes_o,
+  output logic [Cores*LineW-1:0] hbm_req_data_o,
+  input  logic [Cores-1:0]       hbm_resp_valid_i,
+  input  logic [Cores*LineW-1:0] hbm_resp_data_i,
   // counters, summed over the cores (the MXU's over every MXU: MXU-cycles)
   output logic [63:0]            cnt_dma_busy_o,
   output logic [63:0]            cnt_mxu_busy_o,
@@ -130,10 +130,6 @@ module chip_top #(
   // ---------------------------------------------------------------- the cores
   logic [Cores-1:0]  core_rdma_valid, core_rdma_ready, core_idle, core_mxu_error;
   cmd_u              core_rdma_cmd [Cores];
-  logic [Cores-1:0]  core_hbm_valid, core_hbm_ready, core_hbm_write, core_hbm_resp;
-  logic [31:0]       core_hbm_addr [Cores];
-  logic [15:0]       core_hbm_bytes [Cores];
-  logic [LineW-1:0]  core_hbm_data [Cores];
   logic [NumRdma*64-1:0] core_rdma_rdata [Cores];
   logic [31:0]       core_sem_value [Cores];
   logic [63:0]       core_cnt [Cores][7];
@@ -194,14 +190,14 @@ module chip_top #(
       .q_opcode_o         (q_opcode_o[Nq * 8 * c +: Nq * 8]),
       .sem_rd_idx_i,
       .sem_rd_value_o     (core_sem_value[c]),
-      .hbm_req_valid_o    (core_hbm_valid[c]),
-      .hbm_req_ready_i    (core_hbm_ready[c]),
-      .hbm_req_write_o    (core_hbm_write[c]),
-      .hbm_req_addr_o     (core_hbm_addr[c]),
-      .hbm_req_bytes_o    (core_hbm_bytes[c]),
-      .hbm_req_data_o     (core_hbm_data[c]),
-      .hbm_resp_valid_i   (core_hbm_resp[c]),
-      .hbm_resp_data_i,
+      .hbm_req_valid_o    (hbm_req_valid_o[c]),
+      .hbm_req_ready_i    (hbm_req_ready_i[c]),
+      .hbm_req_write_o    (hbm_req_write_o[c]),
+      .hbm_req_addr_o     (hbm_req_addr_o[32 * c +: 32]),
+      .hbm_req_bytes_o    (hbm_req_bytes_o[16 * c +: 16]),
+      .hbm_req_data_o     (hbm_req_data_o[LineW * c +: LineW]),
+      .hbm_resp_valid_i   (hbm_resp_valid_i[c]),
+      .hbm_resp_data_i    (hbm_resp_data_i[LineW * c +: LineW]),
       .rdma_valid_o       (core_rdma_valid[c]),
       .rdma_cmd_o         (core_rdma_cmd[c]),
       .rdma_ready_i       (core_rdma_ready[c]),
@@ -269,61 +265,6 @@ module chip_top #(
   end
   assign mxu_error_o = |core_mxu_error;
   assign idle_o      = (&core_idle) && !(|rdma_busy_e);
-
-  // ---------------------------------------------------------------- HBM arbiter
-  // The cores' DMA engines share the port: a request a cycle, granted round-robin from the
-  // core after the last one granted. The HBM answers every request in order, so a FIFO of
-  // the requesting cores routes the answers back. One core: the port, straight through.
-  if (Cores == 1) begin : g_hbm_one
-    assign hbm_req_valid_o   = core_hbm_valid[0];
-    assign core_hbm_ready[0] = hbm_req_ready_i;
-    assign hbm_req_write_o   = core_hbm_write[0];
-    assign hbm_req_addr_o    = core_hbm_addr[0];
-    assign hbm_req_bytes_o   = core_hbm_bytes[0];
-    assign hbm_req_data_o    = core_hbm_data[0];
-    assign core_hbm_resp[0]  = hbm_resp_valid_i;
-  end else begin : g_hbm_arb
-    localparam int unsigned CoreW = $clog2(Cores);
-    localparam int unsigned TagAw = $clog2(HbmTags);
-    logic [CoreW-1:0] last_q, pick;
-    logic             any;
-    logic [CoreW-1:0] tag_q [HbmTags];
-    logic [TagAw-1:0] tag_head_q, tag_tail_q;
-    always_comb begin
-      any  = 1'b0;
-      pick = last_q;
-      for (int i = 1; i <= Cores; i++) begin
-        automatic logic [CoreW-1:0] c = CoreW'((int'(last_q) + i) % Cores);
-        if (!any && core_hbm_valid[c]) begin
-          any  = 1'b1;
-          pick = c;
-        end
-      end
-      hbm_req_valid_o = any;
-      hbm_req_write_o = core_hbm_write[pick];
-      hbm_req_addr_o  = core_hbm_addr[pick];
-      hbm_req_bytes_o = core_hbm_bytes[pick];
-      hbm_req_data_o  = core_hbm_data[pick];
-      for (int c = 0; c < Cores; c++) begin
-        core_hbm_ready[c] = any && (pick == CoreW'(c)) && hbm_req_ready_i;
-        core_hbm_resp[c]  = hbm_resp_valid_i && (tag_q[tag_head_q] == CoreW'(c));
-      end
-    end
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        last_q     <= CoreW'(Cores - 1);  // core 0 first
-        tag_head_q <= '0;
-        tag_tail_q <= '0;
-      end else begin
-        if (any && hbm_req_ready_i) begin
-          last_q             <= pick;
-          tag_q[tag_tail_q]  <= pick;
-          tag_tail_q         <= tag_tail_q + TagAw'(1);
-        end
-        if (hbm_resp_valid_i) tag_head_q <= tag_head_q + TagAw'(1);
-      end
-    end
-  end
 
   // ---------------------------------------------------------------- router and remote DMA
   // An RDMA goes to the engine its engine field names; when several cores offer one to the

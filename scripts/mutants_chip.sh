@@ -2,12 +2,14 @@
 # Mutation check of the chip's fast models (`make mutants`, with scripts/mutants.sh for the
 # router; not part of `make test`): plants one-bit and one-cycle errors in the units of
 # csim/fast (the command queue, the DMA engine, the MXU unit, the vector unit, the remote-DMA
-# engines and the chip's own wiring), one at a time, and runs the lockstep (--model check:
-# the RTL and the fast model side by side, every visible event compared every cycle) on
-# random command programs on a 2x2 pod and a 16x16 chip (every opcode, remote DMA between
-# chips, invalid and mutated programs), a GEMM with transposed operands, an all-reduce, and the
-# chip suite (tests/test_chip_rtl.c: its directed cases, e.g. two waits on one semaphore in
-# one cycle, which random programs never make). A mutant is caught when the
+# engines and the chip's own wiring: MXU selection, per-MXU fences, the cores' HBM ports),
+# one at a time, and runs the lockstep (--model check: the RTL and the fast model side by
+# side, every visible event compared every cycle) on random command programs on a 2x2 pod, a
+# 16x16 chip and a two-MXU chip (every opcode, remote DMA between chips, invalid and mutated
+# programs), a GEMM with transposed operands, a GEMM over two cores of two MXUs, an
+# all-reduce, and the chip and cores suites (tests/test_chip_rtl.c, test_chip_cores.c: their
+# directed cases, e.g. two waits on one semaphore in one cycle, or an RDMA from one core to the
+# other, which random programs never make). A mutant is caught when the
 # lockstep reports a divergence; its report is printed. Exits 1 if any mutant survives, 2 if a
 # mutation no longer applies (the source moved on: update its pattern here).
 #
@@ -21,6 +23,7 @@ set -euo pipefail
 build=$1 cc=$2 cxx=$3 libs=$4 criterion=$5
 cli_obj=$build/obj/csim/cli/tpusim.o
 suite_obj=$build/obj/tests/test_chip_rtl.o
+cores_obj=$build/obj/tests/test_chip_cores.o
 out=$build/mutants_chip
 mkdir -p "$out"
 
@@ -32,8 +35,12 @@ mutants=(
   "mxu_transpose_ignored|csim/fast/mxu_unit_fast.c|a transposed weight load taken as a plain one|s/if (transpose \&\& u->rows == C) w/if (!transpose \&\& u->rows == C \&\& 0) w/"
   "vec_starts_before_stores|csim/fast/vec_unit_fast.c|a VEC starts before the MXU stores issued before it are done|s/ \&\& mxu->stores_done >= v->pend_stores;/;/"
   "rdma_signal_bit|csim/fast/rdma_fast.c|the header flit's signal-on-arrival bit one position off|s/(uint64_t)sig << 29/(uint64_t)sig << 30/"
-  "sem_grants_not_serialised|csim/fast/chip_fast.c|the DMA queue's wait granted against the value before the compute queue's grant|s/if (grant0 \&\& qv\[1\].sem_idx == qv\[0\].sem_idx) v1 -= qv\[0\].sem_value;/(void)grant0;/"
-  "release_fence_ignores_stores|csim/fast/chip_fast.c|a compute-queue SEM_SIGNAL fires before the MXU stores before it are done|s/prog.stores_done >= rh->stores \&\& vecs_done/vecs_done/"
+  "sem_grants_not_serialised|csim/fast/chip_fast.c|the DMA queue's wait granted against the value before the compute queue's grant|s/if (grant0 \&\& y->qv\[1\].sem_idx == y->qv\[0\].sem_idx) v1 -= y->qv\[0\].sem_value;/(void)grant0;/"
+  "release_fence_ignores_stores|csim/fast/chip_fast.c|a compute-queue SEM_SIGNAL fires before the MXU stores before it are done|s/ \&\& u->stores_done >= rh->stores\[m\];/;/"
+  "mxu_field_ignored|csim/fast/chip_fast.c|every MXU command goes to MXU 0, whatever its MXU field|s/y->sel = mxu_op ? isa_mxu(q0->cmd) : 0;/y->sel = 0;/"
+  "release_fence_mxu0_only|csim/fast/chip_fast.c|a compute-queue SEM_SIGNAL waits for MXU 0's work only|s/for (unsigned m = 0; m < c->nmxu \&\& y->rel_fire; m++)/for (unsigned m = 0; m < 1 \&\& y->rel_fire; m++)/"
+  "hbm_ports_crossed|csim/fast/chip_fast.c|every core's DMA engine sees core 0's HBM port ready|s/hbm_ready \&\& hbm_ready\[k\]/hbm_ready \&\& hbm_ready[0]/"
+  "rdma_core_ignored|csim/fast/rdma_fast.c|a packet lands in core 0 whatever core its header names|s/rx->core = (uint8_t)((ej->data >> 30) \& 3);/rx->core = 0;/"
 )
 
 run_workloads() {  # DIR with tpusim and test_chip_rtl; fails when the lockstep finds a difference
@@ -42,7 +49,10 @@ run_workloads() {  # DIR with tpusim and test_chip_rtl; fails when the lockstep 
     "$bin" randprog --pod 2x2 --mxu 4x4 --model check --count 300 --seed 7 >>"$log" 2>&1 &&
     "$bin" randprog --pod 1x1 --mxu 16x16 --model check --count 120 --seed 11 >>"$log" 2>&1 &&
     "$bin" gemm --mxu 16x16 --m 40 --k 48 --n 36 --transposed-a --transposed-b --relu --model check >>"$log" 2>&1 &&
-    "$bin" collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 2048 --algo torus2d --model check >>"$log" 2>&1
+    "$bin" collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 2048 --algo torus2d --model check >>"$log" 2>&1 &&
+    "$bin" randprog --pod 1x1 --mxu 4x4 --mxus 2 --model check --count 300 --seed 13 >>"$log" 2>&1 &&
+    "$bin" gemm --mxu 4x4 --mxus 2 --cores 2 --m 40 --k 36 --n 44 --model check >>"$log" 2>&1 &&
+    TPU_MODEL=check TPU_SEED=1 "$1/test_chip_cores" --jobs 2 >>"$log" 2>&1
 }
 
 echo "mutants_chip: the unmutated fast chip first (it must pass)" >&2
@@ -50,7 +60,8 @@ cp "$build/libtpusim.a" "$out/libtpusim.base.a"
 link() {  # DIR LIBRARY: tpusim and the chip suite against that library
   # shellcheck disable=SC2086  # the libraries are a word list
   $cxx -o "$1/tpusim" "$cli_obj" ${libs//$build\/libtpusim.a/$2} &&
-    $cxx -o "$1/test_chip_rtl" "$suite_obj" ${libs//$build\/libtpusim.a/$2} $criterion
+    $cxx -o "$1/test_chip_rtl" "$suite_obj" ${libs//$build\/libtpusim.a/$2} $criterion &&
+    $cxx -o "$1/test_chip_cores" "$cores_obj" ${libs//$build\/libtpusim.a/$2} $criterion
 }
 link "$out" "$out/libtpusim.base.a"
 if ! run_workloads "$out" "$out/baseline.log"; then

@@ -45,7 +45,8 @@ static void busy_cycle(pair_t *p) {
       for (unsigned v = 0; v < CHIP_OBS_VMEM_PORTS; v++) p->vmem_r[k][v][w] = p->vmem_f[k][v][w] = k << 24 | v << 16 | w;
   }
   for (unsigned i = 0; i < CHIP_OBS_COUNTERS; i++) o->counters[i] = 1000 + i;
-  o->hbm_req_valid = o->hbm_req_write = true, o->hbm_req_addr = 0x400, o->hbm_req_bytes = 4 * COLS;
+  o->core[0].hbm_req_valid = o->core[0].hbm_req_write = true;
+  o->core[0].hbm_req_addr = 0x400, o->core[0].hbm_req_bytes = 4 * COLS;
   for (unsigned w = 0; w < COLS; w++) p->hbm_r[w] = p->hbm_f[w] = 0xA0000000u + w;
   o->rdma_we = 0xF;
   for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++)
@@ -56,7 +57,7 @@ static void busy_cycle(pair_t *p) {
   }
   o->rtr_credit_in = 0x0F0F, o->rtr_credit_out = 0x00FF;
   p->f = p->r;
-  p->r.hbm_req_data = p->hbm_r, p->f.hbm_req_data = p->hbm_f;
+  p->r.core[0].hbm_req_data = p->hbm_r, p->f.core[0].hbm_req_data = p->hbm_f;
   for (unsigned k = 0; k < CHIP_MAX_CORES; k++)
     for (unsigned v = 0; v < CHIP_OBS_VMEM_PORTS; v++)
       p->r.core[k].vmem_wdata[v] = p->vmem_r[k][v], p->f.core[k].vmem_wdata[v] = p->vmem_f[k][v];
@@ -106,9 +107,9 @@ static void m_acc_we(pair_t *p) { p->f.core[0].acc_we = 0x2; }
 static void m_counter(pair_t *p) { p->f.counters[CHIP_CNT_WEIGHT_STALL]++; }
 static void m_mxu_error(pair_t *p) { p->f.mxu_error = true; }
 static void m_idle(pair_t *p) { p->f.idle = true; }
-static void m_hbm_valid(pair_t *p) { p->f.hbm_req_valid = false; }
-static void m_hbm_addr(pair_t *p) { p->f.hbm_req_addr += 4 * COLS; }
-static void m_hbm_dir(pair_t *p) { p->f.hbm_req_write = false; }
+static void m_hbm_valid(pair_t *p) { p->f.core[0].hbm_req_valid = false; }
+static void m_hbm_addr(pair_t *p) { p->f.core[0].hbm_req_addr += 4 * COLS; }
+static void m_hbm_dir(pair_t *p) { p->f.core[0].hbm_req_write = false; }
 static void m_hbm_data(pair_t *p) { p->hbm_f[COLS - 1] ^= 1; }
 static void m_vmem_we(pair_t *p) { p->f.core[0].vmem_we = 5; }
 static void m_vmem_line(pair_t *p) { p->f.core[0].vmem_waddr[2]++; }
@@ -185,7 +186,7 @@ Test(chip_check, data_behind_a_clear_write_enable_is_not_compared) {
     p.f.core[k].acc_waddr[0]++, p.f.core[k].acc_waddr[1]++;
   }
   p.r.rdma_we = p.f.rdma_we = 0;
-  p.r.hbm_req_write = p.f.hbm_req_write = false;
+  p.r.core[0].hbm_req_write = p.f.core[0].hbm_req_write = false;
   p.f.rdma_wdata[0]++;
   p.hbm_f[0] ^= 1;  /* a read request carries no data */
   p.r.rtr_out[2].valid = p.f.rtr_out[2].valid = false;

@@ -1,8 +1,8 @@
 /*
  * Tests of a chip with two cores (rtl/chip_core.sv, chip_top's Cores; docs/isa.md, "Cores"),
  * on the 4x4 chip built with two cores of two MXUs each (CHIP_SIZES 4x4x2c2) under the model of
- * TPU_MODEL: each core's queues, semaphores and VMEM its own; the shared HBM port's round-robin
- * arbiter to the cycle (docs/timing.md, "Cores"); remote DMA from one core to the other through
+ * TPU_MODEL: each core's queues, semaphores, VMEM and HBM port its own, to the cycle
+ * (docs/timing.md, "Cores"); remote DMA from one core to the other through
  * the chip's router, and the RDMA core field's error; the firmware GEMM over both cores,
  * bit-exact against the golden model. Run once per reset seed, on the fast model and in lockstep.
  */
@@ -88,35 +88,63 @@ Test(chip_cores, each_core_has_its_queues_semaphores_and_vmem) {
   chip_free(one);
 }
 
-/* The cores share the HBM port, granted round-robin a request a cycle (docs/timing.md,
- * "Cores"): one DMA of `rows` rows of n <= B bytes alone takes (rows - 1) + L + 6 cycles
- * [DMA; FENCE; HALT]; the same DMA on both cores at once takes (2 rows - 1) + L + 6, core 1's
- * rows interleaved with core 0's, its last one cycle after core 0's last. */
-Test(chip_cores, the_hbm_port_is_shared_round_robin_to_the_cycle) {
+/* Each core has its own HBM port, with its share of the chip's bandwidth (B / cores), into the
+ * one memory (docs/timing.md, "Cores"): [DMA of `rows` rows of n bytes; FENCE; HALT] takes
+ * (rows - 1) ceil(n / (B / cores)) + L + 6 cycles on one core alone and the same on both at
+ * once; what one core writes the other reads. */
+Test(chip_cores, each_core_has_its_own_hbm_port_to_the_cycle) {
   static const unsigned rows_of[] = {1, 2, 7, 16};
   static const unsigned lat_of[] = {1, 5, 40};
+  static const unsigned bw_of[] = {2 * LB, LB};  /* a port's share: a row a cycle, a row in two */
   for (size_t i = 0; i < sizeof rows_of / sizeof *rows_of; i++)
-    for (size_t j = 0; j < sizeof lat_of / sizeof *lat_of; j++) {
-      const unsigned rows = rows_of[i], L = lat_of[j];
-      uint64_t cycles[2];
-      for (unsigned both = 0; both < 2; both++) {
-        chip_t *c = make_chip(2, LB, L);
-        for (unsigned k = 0; k <= both; k++) {
-          fw_prog_t dq;
-          fw_prog_init(&dq);
-          fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 0x1000 * k, LB, 0, rows, LB);
-          fw_fence(&dq);
-          fw_halt(&dq);
-          load(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
+    for (size_t j = 0; j < sizeof lat_of / sizeof *lat_of; j++)
+      for (size_t b = 0; b < sizeof bw_of / sizeof *bw_of; b++) {
+        const unsigned rows = rows_of[i], L = lat_of[j], per_row = (LB + bw_of[b] / 2 - 1) / (bw_of[b] / 2);
+        uint64_t cycles[2];
+        for (unsigned both = 0; both < 2; both++) {
+          chip_t *c = make_chip(2, bw_of[b], L);
+          for (unsigned k = 0; k <= both; k++) {
+            fw_prog_t dq;
+            fw_prog_init(&dq);
+            fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 0x1000 * k, LB, 0, rows, LB);
+            fw_fence(&dq);
+            fw_halt(&dq);
+            load(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
+          }
+          cycles[both] = run(c, both ? (ISA_QMASK_DMA | ISA_QMASK_DMA << CORE1) : ISA_QMASK_DMA);
+          chip_free(c);
         }
-        cycles[both] = run(c, both ? (ISA_QMASK_DMA | ISA_QMASK_DMA << CORE1) : ISA_QMASK_DMA);
-        chip_free(c);
+        const uint64_t want = (uint64_t)(rows - 1) * per_row + L + 6;
+        cr_assert_eq(cycles[0], want, "rows %u, L %u, B %u: one core %llu, contract %llu", rows, L, bw_of[b],
+                     (unsigned long long)cycles[0], (unsigned long long)want);
+        cr_assert_eq(cycles[1], want, "rows %u, L %u, B %u: both cores %llu, contract %llu", rows, L, bw_of[b],
+                     (unsigned long long)cycles[1], (unsigned long long)want);
       }
-      cr_assert_eq(cycles[0], (uint64_t)(rows - 1) + L + 6, "rows %u, L %u: one core %llu", rows, L,
-                   (unsigned long long)cycles[0]);
-      cr_assert_eq(cycles[1], (uint64_t)(2 * rows - 1) + L + 6, "rows %u, L %u: both cores %llu", rows, L,
-                   (unsigned long long)cycles[1]);
-    }
+  /* one memory: core 0 writes HBM through its port, then core 1 reads it through its own */
+  chip_t *c = make_chip(2, 2 * LB, 5);
+  uint8_t in[4 * LB], out[4 * LB];
+  for (unsigned i = 0; i < sizeof in; i++) in[i] = (uint8_t)(3 * i + 1);
+  cr_assert_eq(chip_hbm_write(c, 0x1000, in, sizeof in), 0);
+  fw_prog_t d0, d1;
+  fw_prog_init(&d0);
+  fw_prog_init(&d1);
+  fw_dma_hbm_to_vmem(&d0, ISA_SEM_NONE, 0, 0x1000, LB, 0, 4, LB);
+  fw_fence(&d0);
+  fw_dma_vmem_to_hbm(&d0, ISA_SEM_NONE, 0, 0, 0x8000, LB, 4, LB);
+  fw_fence(&d0);
+  fw_halt(&d0);
+  fw_dma_hbm_to_vmem(&d1, ISA_SEM_NONE, 0, 0x8000, LB, 20, 4, LB);
+  fw_fence(&d1);
+  fw_dma_vmem_to_hbm(&d1, ISA_SEM_NONE, 0, 20, 0x9000, LB, 4, LB);
+  fw_fence(&d1);
+  fw_halt(&d1);
+  load(c, ISA_QUEUE_DMA, &d0);
+  run(c, ISA_QMASK_DMA);
+  load(c, CORE1 + ISA_QUEUE_DMA, &d1);
+  run(c, ISA_QMASK_DMA << CORE1);
+  cr_assert_eq(chip_hbm_read(c, 0x9000, out, sizeof out), 0);
+  cr_assert_eq(memcmp(out, in, sizeof in), 0, "core 1 read what core 0 wrote");
+  chip_free(c);
 }
 
 /* An RDMA to this chip's own (x, y) naming the other core goes out through the router and

@@ -16,7 +16,7 @@
 #include "util/paged.h"
 
 enum { NQ = ISA_NUM_QUEUES, NE = ISA_NUM_RDMA_ENGINES, PORTS = CHIP_OBS_ROUTER_PORTS, REL_DEPTH = 4,
-       VMEM_PAGE_BYTES = 65536, HBM_TAGS = 16384 /* chip_top's HbmTags */ };
+       VMEM_PAGE_BYTES = 65536 };
 
 /* A release fence: what must be done first, per MXU (a later command to another MXU may
  * finish first, so sums would not do). */
@@ -48,10 +48,6 @@ struct chip_fast {
   rdma_fast_t rdma[NE];
   noc_fast_t *router;
   uint32_t rtr_flits[5];
-  /* the HBM arbiter (cores > 1): the core granted last, the cores of the requests in flight */
-  unsigned hbm_last;
-  uint8_t *tags;
-  unsigned tag_head, tag_tail;
   /* inputs held until changed, as on the RTL's ports */
   unsigned start, abort;
   uint32_t start_len[CHIP_MAX_QUEUES];
@@ -93,8 +89,7 @@ chip_fast_t *chip_fast_new(const chip_fast_config_t *cfg, char *err, size_t errl
       if (mxu_unit_fast_init(&o->mxu[m], g)) goto oom;
     c->vmems[k] = &o->vmem;
   }
-  if (!(c->obs_line = calloc(g->cols, sizeof *c->obs_line))) goto oom;
-  if (c->ncore > 1 && !(c->tags = calloc(HBM_TAGS, 1))) goto oom;
+  if (!(c->obs_line = calloc((size_t)CHIP_MAX_CORES * g->cols, sizeof *c->obs_line))) goto oom;
   for (unsigned e = 0; e < NE; e++)
     if (rdma_fast_init(&c->rdma[e], g->cols, g->vmem_lines, cfg->buf_depth)) goto oom;
   if (!(c->router = noc_fast_new(&rc, err, errlen))) {
@@ -121,7 +116,6 @@ void chip_fast_free(chip_fast_t *c) {
   }
   for (unsigned e = 0; e < NE; e++) rdma_fast_free(&c->rdma[e]);
   noc_fast_free(c->router);
-  free(c->tags);
   free(c->obs_line);
   free(c);
 }
@@ -140,8 +134,6 @@ void chip_fast_reset(chip_fast_t *c) {
   for (unsigned e = 0; e < NE; e++) rdma_fast_reset(&c->rdma[e]);
   noc_fast_reset(c->router);
   memset(c->rtr_flits, 0, sizeof c->rtr_flits);
-  c->hbm_last = c->ncore - 1;  /* core 0 first */
-  c->tag_head = c->tag_tail = 0;
   c->start = c->abort = 0;
   c->host_we = false;
   memset(c->net_in, 0, sizeof c->net_in);
@@ -159,18 +151,9 @@ void chip_fast_start(chip_fast_t *c, unsigned mask, const uint32_t len[CHIP_MAX_
 
 void chip_fast_abort(chip_fast_t *c, unsigned mask) { c->abort = mask & queue_mask(c); }
 
-/* The HBM arbiter's pick: round-robin from the core after the last one granted. */
-static int hbm_pick(const chip_fast_t *c) {
-  for (unsigned i = 1; i <= c->ncore; i++) {
-    const unsigned k = (c->hbm_last + i) % c->ncore;
-    if (dma_fast_wants_hbm(&c->core[k].dma)) return (int)k;
-  }
-  return -1;
-}
-
-bool chip_fast_hbm_request(chip_fast_t *c, bool *write, uint32_t *addr, uint32_t *bytes, const uint32_t **data) {
-  const int k = c->ncore == 1 ? 0 : hbm_pick(c);
-  if (k < 0) return false;
+bool chip_fast_hbm_request(chip_fast_t *c, unsigned k, bool *write, uint32_t *addr, uint32_t *bytes,
+                           const uint32_t **data) {
+  if (k >= c->ncore) return false;
   return dma_fast_request(&c->core[k].dma, &c->core[k].vmem, write, addr, bytes, data);
 }
 
@@ -405,7 +388,7 @@ static void core_decide(chip_fast_t *c, unsigned k, core_cycle_t *y) {
   }
 }
 
-int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_obs_t *obs) {
+int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const *answer, chip_obs_t *obs) {
   if (c->error[0]) return -1;
   const unsigned V = CHIP_FAST_VCS, nk = c->ncore, nm = c->nmxu;
   core_cycle_t cy[CHIP_MAX_CORES];
@@ -415,14 +398,18 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
     chip_fast_counters(c, obs->counters);
     obs->mxu_error = chip_fast_mxu_error(c);
     obs->idle = chip_fast_idle(c);
-    bool w = false;
-    uint32_t a = 0, b = 0;
-    const uint32_t *d = NULL;
-    obs->hbm_req_valid = chip_fast_hbm_request(c, &w, &a, &b, &d);
-    if (obs->hbm_req_valid) {
-      obs->hbm_req_write = w, obs->hbm_req_addr = a, obs->hbm_req_bytes = b;
-      if (w) memcpy(c->obs_line, d, 4ull * c->cfg.geo.cols);
-      obs->hbm_req_data = w ? c->obs_line : NULL;
+    for (unsigned k = 0; k < nk; k++) {
+      chip_obs_core_t *oc = &obs->core[k];
+      bool w = false;
+      uint32_t a = 0, b = 0;
+      const uint32_t *d = NULL;
+      oc->hbm_req_valid = chip_fast_hbm_request(c, k, &w, &a, &b, &d);
+      if (oc->hbm_req_valid) {
+        oc->hbm_req_write = w, oc->hbm_req_addr = a, oc->hbm_req_bytes = b;
+        uint32_t *line = c->obs_line + (size_t)k * c->cfg.geo.cols;
+        if (w) memcpy(line, d, 4ull * c->cfg.geo.cols);
+        oc->hbm_req_data = w ? line : NULL;
+      }
     }
   }
   for (unsigned k = 0; k < nk; k++) {
@@ -450,24 +437,14 @@ int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_
       obs->core[k].issue = (uint8_t)((cy[k].qv[0].issue_valid && cy[k].issue_ready[0]) |
                                      (cy[k].qv[1].issue_valid && cy[k].issue_ready[1]) << 1);
 
-  /* ---- the HBM arbiter: the core granted, and the core an answer is for */
-  const int hbm_k = nk == 1 ? 0 : hbm_pick(c);
-  const int resp_k = nk == 1 ? 0 : (answer ? c->tags[c->tag_head] : -1);
-  if (nk > 1 && hbm_k >= 0 && hbm_ready) {
-    c->tags[c->tag_tail] = (uint8_t)hbm_k;
-    c->tag_tail = (c->tag_tail + 1) % HBM_TAGS;
-    c->hbm_last = (unsigned)hbm_k;
-  }
-  if (nk > 1 && answer) c->tag_head = (c->tag_head + 1) % HBM_TAGS;
-
   /* ---- the units' cycles: each reads the state before the edge and moves to the edge's */
   int rc = 0;
   for (unsigned k = 0; k < nk; k++) {
     core_t *o = &c->core[k];
     core_cycle_t *y = &cy[k];
     const uint32_t *cmd0 = y->qv[0].cmd, *cmd1 = y->qv[1].cmd;
-    rc |= dma_fast_cycle(&o->dma, &o->vmem, y->qv[1].issue_valid && !y->is_rdma, cmd1, hbm_ready && hbm_k == (int)k,
-                         resp_k == (int)k ? answer : NULL, &y->dout);
+    rc |= dma_fast_cycle(&o->dma, &o->vmem, y->qv[1].issue_valid && !y->is_rdma, cmd1, hbm_ready && hbm_ready[k],
+                         answer ? answer[k] : NULL, &y->dout);
     for (unsigned m = 0; m < nm; m++)
       rc |= mxu_unit_fast_cycle(&o->mxu[m], &o->vmem, y->qv[0].issue_valid && !y->is_vec && y->sel == m, cmd0,
                                 y->vecs_issued, y->vecs_done, &y->mout[m]);
@@ -596,7 +573,7 @@ int chip_fast_load(chip_fast_t *c, unsigned queue, const uint32_t *cmds, size_t 
   for (size_t i = 0; i < n && !rc; i++) {
     c->host_addr = (uint32_t)i;
     memcpy(c->host_data, cmds + i * ISA_CMD_WORDS, sizeof c->host_data);
-    rc = chip_fast_step(c, false, NULL, NULL);
+    rc = chip_fast_step(c, NULL, NULL, NULL);
   }
   c->host_we = false;
   return rc;

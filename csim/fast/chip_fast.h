@@ -45,12 +45,14 @@ int chip_fast_load(chip_fast_t *c, unsigned queue, const uint32_t *cmds, size_t 
 /* start_i and abort_i for the next step. */
 void chip_fast_start(chip_fast_t *c, unsigned mask, const uint32_t len[CHIP_MAX_QUEUES]);
 void chip_fast_abort(chip_fast_t *c, unsigned mask);
-/* The HBM request shown this cycle. */
-bool chip_fast_hbm_request(chip_fast_t *c, bool *write, uint32_t *addr, uint32_t *bytes, const uint32_t **data);
-/* One cycle with the HBM port's ready flag and answer (NULL: none) and the network inputs in
- * chip_fast_net_in; obs (may be NULL) gets the cycle's visible events. 0, or -1
- * when memory runs out (the chip cannot go on; chip_fast_error says so). */
-int chip_fast_step(chip_fast_t *c, bool hbm_ready, const uint32_t *answer, chip_obs_t *obs);
+/* The HBM request core k's port shows this cycle. */
+bool chip_fast_hbm_request(chip_fast_t *c, unsigned k, bool *write, uint32_t *addr, uint32_t *bytes,
+                           const uint32_t **data);
+/* One cycle with each core's HBM port's ready flag and answer (ready and answer may be NULL:
+ * none; answer[k] NULL: none for core k) and the network inputs in chip_fast_net_in; obs (may
+ * be NULL) gets the cycle's visible events. 0, or -1 when memory runs out (the chip cannot
+ * go on; chip_fast_error says so). */
+int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const *answer, chip_obs_t *obs);
 
 /* The network ports: the flits arriving on the four links (+X -X +Y -Y) and the credits (bit
  * d * 2 + v) for the next step; the flits and credits the last step registered on them. */

@@ -50,6 +50,9 @@ typedef struct {
   uint32_t acc_waddr[CHIP_MAX_MXUS];
   /* the cycle's events */
   uint8_t issue;          /* bit q: queue q hands its command to a unit */
+  bool hbm_req_valid, hbm_req_write;            /* the core's HBM port */
+  uint32_t hbm_req_addr, hbm_req_bytes;
+  const uint32_t *hbm_req_data;                 /* a line (cols words) */
   uint8_t vmem_we;                              /* bit p: line writer p (chip_obs_store_port) */
   uint32_t vmem_waddr[CHIP_OBS_VMEM_PORTS];
   const uint32_t *vmem_wdata[CHIP_OBS_VMEM_PORTS];
@@ -61,9 +64,6 @@ typedef struct {
   bool mxu_error;
   bool idle;
   /* the cycle's events */
-  bool hbm_req_valid, hbm_req_write;
-  uint32_t hbm_req_addr, hbm_req_bytes;
-  const uint32_t *hbm_req_data;                 /* a line (cols words) */
   uint8_t rdma_we;                              /* bit e: engine e writes a 64-bit word */
   uint32_t rdma_waddr[ISA_NUM_RDMA_ENGINES];    /* core << 30 | word << 24 | line */
   uint64_t rdma_wdata[ISA_NUM_RDMA_ENGINES];

@@ -13,7 +13,8 @@ struct chip {
   chip_config_t cfg;
   chip_geometry_t geo;
   chip_core_t *core;
-  hbm_t hbm;
+  hbm_t hbm[CHIP_MAX_CORES];  /* core k's HBM port; hbm[0] holds the memory (hbm.h) */
+  unsigned ports;              /* the cores */
   uint32_t *line;  /* scratch, one VMEM line */
   unsigned queues;                 /* ISA_NUM_QUEUES a core: queue 2c + q is queue q of core c */
   uint32_t *prog[CHIP_MAX_QUEUES]; /* the programs loaded, for reports */
@@ -84,8 +85,14 @@ chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   c->cfg = *cfg;
   c->geo = geo;
   c->queues = ISA_NUM_QUEUES * isa_geometry_cores(&geo);
-  c->line = calloc(geo.cols, sizeof *c->line);
-  if (!c->line || hbm_init(&c->hbm, cfg->hbm_bytes, cfg->hbm_bytes_per_cycle, cfg->hbm_latency, 4 * geo.cols)) goto oom;
+  c->ports = isa_geometry_cores(&geo);
+  c->line = calloc((size_t)CHIP_MAX_CORES * geo.cols, sizeof *c->line);
+  /* Each core has its port into the one memory, with its share of the chip's bandwidth (a v2
+   * or v3 TensorCore has HBM of its own: docs/isa.md, "Cores"). */
+  const unsigned share = (cfg->hbm_bytes_per_cycle + c->ports - 1) / c->ports;
+  if (!c->line || hbm_init(&c->hbm[0], cfg->hbm_bytes, share, cfg->hbm_latency, 4 * geo.cols)) goto oom;
+  for (unsigned k = 1; k < c->ports; k++)
+    if (hbm_init_port(&c->hbm[k], &c->hbm[0], share, cfg->hbm_latency, 4 * geo.cols)) goto oom;
   chip_core_config_t cc = {geo, cfg->hbm_bytes == (1ull << 32) ? 0xFFFFFFFFu : (uint32_t)cfg->hbm_bytes, cfg->x,
                            cfg->y, cfg->pod_x ? cfg->pod_x : 1, cfg->pod_y ? cfg->pod_y : 1, CHIP_ROUTER_DEPTH, cfg->seed};
   switch (cfg->model) {
@@ -119,7 +126,7 @@ chip_t *chip_new_shared(const chip_config_t *cfg, unsigned owner, char *err, siz
     c->cfg = *cfg;
     c->geo = geo;
     c->queues = ISA_NUM_QUEUES * isa_geometry_cores(&geo);
-    c->remote = true;
+    c->remote = true;  /* (no HBM ports: c->ports stays 0) */
   }
   if (c) c->shared = dist_active(), c->owner = owner;
   return c;
@@ -148,7 +155,7 @@ static int share(const chip_t *c, int rc, void *buf, size_t n) {
 void chip_free(chip_t *c) {
   if (!c) return;
   if (c->core) c->core->ops->free(c->core);
-  hbm_free(&c->hbm);
+  for (unsigned k = c->ports; k-- > 0;) hbm_free(&c->hbm[k]);  /* the other ports before the memory */
   free(c->line);
   free(c->prog[0]);
   free(c->prog[1]);
@@ -163,25 +170,25 @@ const char *chip_divergence(const chip_t *c) { return c->core->ops->divergence(c
 
 int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n) {
   int rc = 0;
-  if (!c->remote) rc = addr > c->hbm.bytes || n > c->hbm.bytes - addr ? -1 : hbm_write(&c->hbm, addr, src, n);
+  if (!c->remote) rc = addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_write(&c->hbm[0], addr, src, n);
   return share(c, rc, NULL, 0);
 }
 
 int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) {
   int rc = 0;
-  if (!c->remote) rc = addr > c->hbm.bytes || n > c->hbm.bytes - addr ? -1 : hbm_read(&c->hbm, addr, dst, n);
+  if (!c->remote) rc = addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_read(&c->hbm[0], addr, dst, n);
   return share(c, rc, dst, n);
 }
 
 int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n) {
   int rc = 0;
-  if (!c->remote) rc = addr > c->hbm.bytes || n > c->hbm.bytes - addr ? -1 : hbm_zero(&c->hbm, addr, n);
+  if (!c->remote) rc = addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_zero(&c->hbm[0], addr, n);
   return share(c, rc, NULL, 0);
 }
 
 size_t chip_memory(chip_t *c) {
   size_t bytes = 0;
-  if (!c->remote) bytes = c->hbm.pages_used * (size_t)HBM_PAGE_BYTES + c->core->ops->memory(c->core);
+  if (!c->remote) bytes = c->hbm[0].pages_used * (size_t)HBM_PAGE_BYTES + c->core->ops->memory(c->core);
   share(c, 0, &bytes, sizeof bytes);
   return bytes;
 }
@@ -274,20 +281,25 @@ void chip_start(chip_t *c, unsigned mask) {
 
 /* One cycle: the HBM model answers and accepts around the chip's clock edge. */
 void chip_tick(chip_t *c) {
-  /* The HBM request is registered state: read before the cycle's inputs are given. */
-  bool ready = hbm_begin_cycle(&c->hbm);
-  if (ready) {
-    chip_hbm_req_t q;
-    c->core->ops->hbm_request(c->core, &q);
-    if (q.valid) hbm_accept(&c->hbm, c->cycle, q.write, q.addr, q.bytes, (const uint8_t *)q.data);
-  }
-  const hbm_answer_t *a = hbm_answer_due(&c->hbm, c->cycle);
-  const uint32_t *answer = NULL;
-  if (a) {
-    if (a->read) memcpy(c->line, a->data, 4 * c->geo.cols);
-    else memset(c->line, 0, 4 * c->geo.cols);
-    answer = c->line;
-    hbm_answer_pop(&c->hbm);
+  /* The HBM requests are registered state: read before the cycle's inputs are given. */
+  bool ready[CHIP_MAX_CORES] = {false};
+  const uint32_t *answer[CHIP_MAX_CORES] = {NULL};
+  for (unsigned k = 0; k < c->ports; k++) {
+    hbm_t *h = &c->hbm[k];
+    ready[k] = hbm_begin_cycle(h);
+    if (ready[k]) {
+      chip_hbm_req_t q;
+      c->core->ops->hbm_request(c->core, k, &q);
+      if (q.valid) hbm_accept(h, c->cycle, q.write, q.addr, q.bytes, (const uint8_t *)q.data);
+    }
+    const hbm_answer_t *a = hbm_answer_due(h, c->cycle);
+    if (a) {
+      uint32_t *line = c->line + (size_t)k * c->geo.cols;
+      if (a->read) memcpy(line, a->data, 4 * c->geo.cols);
+      else memset(line, 0, 4 * c->geo.cols);
+      answer[k] = line;
+      hbm_answer_pop(h);
+    }
   }
   c->core->ops->step(c->core, ready, answer, NULL);
   c->cycle++;
@@ -296,16 +308,25 @@ void chip_tick(chip_t *c) {
 uint64_t chip_quiet_for(chip_t *c) {
   const uint64_t core = c->core->ops->quiet_for(c->core);
   if (core == 0) return 0;
-  const uint64_t due = hbm_next_due(&c->hbm);
+  uint64_t due = UINT64_MAX;
+  for (unsigned k = 0; k < c->ports; k++)
+    if (hbm_next_due(&c->hbm[k]) < due) due = hbm_next_due(&c->hbm[k]);
   if (due == UINT64_MAX) return core;
   return due <= c->cycle ? 0 : (due - c->cycle < core ? due - c->cycle : core);
 }
 
 void chip_skip(chip_t *c, uint64_t n) {
   if (n == 0) return;
-  hbm_skip(&c->hbm, n);
+  for (unsigned k = 0; k < c->ports; k++) hbm_skip(&c->hbm[k], n);
   c->core->ops->skip(c->core, n);
   c->cycle += n;
+}
+
+/* Bytes every HBM port has moved. */
+static uint64_t hbm_moved(const chip_t *c) {
+  uint64_t n = 0;
+  for (unsigned k = 0; k < c->ports; k++) n += c->hbm[k].bytes_moved;
+  return n;
 }
 
 static void read_status(chip_t *c, chip_status_t *st) {
@@ -322,7 +343,7 @@ static void read_status(chip_t *c, chip_status_t *st) {
 
 void chip_begin(chip_t *c, unsigned mask) {
   c->core->ops->counters(c->core, c->base);
-  c->hbm0 = c->hbm.bytes_moved;
+  c->hbm0 = hbm_moved(c);
   chip_start(c, mask);
 }
 
@@ -353,7 +374,7 @@ static int finish_local(chip_t *c, bool timed_out, chip_status_t *st) {
   uint64_t now[CHIP_OBS_COUNTERS];
   c->core->ops->counters(c->core, now);
   for (int i = 0; i < CHIP_OBS_COUNTERS; i++) *dst[i] = now[i] - c->base[i];
-  st->hbm_bytes = c->hbm.bytes_moved - c->hbm0;
+  st->hbm_bytes = hbm_moved(c) - c->hbm0;
   int rc = 0;
   size_t used = 0;
   const char *diverged = chip_divergence(c);
@@ -397,7 +418,8 @@ static int finish_local(chip_t *c, bool timed_out, chip_status_t *st) {
 }
 
 uint64_t chip_cycle_bound(const chip_t *c) {
-  const uint64_t bw = c->cfg.hbm_bytes_per_cycle, lat = c->cfg.hbm_latency;
+  const uint64_t cores = isa_geometry_cores(&c->geo);  /* each core's port has its share */
+  const uint64_t bw = (c->cfg.hbm_bytes_per_cycle + cores - 1) / cores, lat = c->cfg.hbm_latency;
   const uint64_t R = c->geo.rows, C = c->geo.cols;
   uint64_t total = 1000;
   for (unsigned q = 0; q < c->queues; q++)  /* (as if the cores took turns: a bound, not an estimate) */
@@ -442,7 +464,7 @@ int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
 void chip_reset(chip_t *c) {
   if (c->remote) return;
   c->core->ops->reset(c->core);
-  hbm_flush(&c->hbm);
+  for (unsigned k = 0; k < c->ports; k++) hbm_flush(&c->hbm[k]);
 }
 
 /* After a run that did not end by itself: the queues are aborted and the chip drained of the

@@ -125,6 +125,21 @@ static int compare_core(const chip_obs_core_t *r, const chip_obs_core_t *f, unsi
         return -1;
       }
   }
+  if (r->hbm_req_valid != f->hbm_req_valid ||
+      (r->hbm_req_valid && (r->hbm_req_write != f->hbm_req_write || r->hbm_req_addr != f->hbm_req_addr ||
+                            r->hbm_req_bytes != f->hbm_req_bytes))) {
+    say(why, len, "%sHBM request: RTL %s %s addr 0x%x bytes %u, fast %s %s addr 0x%x bytes %u", core,
+             r->hbm_req_valid ? "valid" : "none", r->hbm_req_write ? "write" : "read", r->hbm_req_addr, r->hbm_req_bytes,
+             f->hbm_req_valid ? "valid" : "none", f->hbm_req_write ? "write" : "read", f->hbm_req_addr, f->hbm_req_bytes);
+    return -1;
+  }
+  if (r->hbm_req_write)
+    for (unsigned w = 0; w < cols; w++)
+      if (r->hbm_req_data[w] != f->hbm_req_data[w]) {
+        say(why, len, "%sHBM write at 0x%x, word %u: RTL 0x%08x, fast 0x%08x", core, r->hbm_req_addr, w, r->hbm_req_data[w],
+                 f->hbm_req_data[w]);
+        return -1;
+      }
   return 0;
 }
 
@@ -141,21 +156,6 @@ int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, ch
     say(why, len, "MXU error / chip idle: RTL %d/%d, fast %d/%d", r->mxu_error, r->idle, f->mxu_error, f->idle);
     return -1;
   }
-  if (r->hbm_req_valid != f->hbm_req_valid ||
-      (r->hbm_req_valid && (r->hbm_req_write != f->hbm_req_write || r->hbm_req_addr != f->hbm_req_addr ||
-                            r->hbm_req_bytes != f->hbm_req_bytes))) {
-    say(why, len, "HBM request: RTL %s %s addr 0x%x bytes %u, fast %s %s addr 0x%x bytes %u",
-             r->hbm_req_valid ? "valid" : "none", r->hbm_req_write ? "write" : "read", r->hbm_req_addr, r->hbm_req_bytes,
-             f->hbm_req_valid ? "valid" : "none", f->hbm_req_write ? "write" : "read", f->hbm_req_addr, f->hbm_req_bytes);
-    return -1;
-  }
-  if (r->hbm_req_write)
-    for (unsigned w = 0; w < cols; w++)
-      if (r->hbm_req_data[w] != f->hbm_req_data[w]) {
-        say(why, len, "HBM write at 0x%x, word %u: RTL 0x%08x, fast 0x%08x", r->hbm_req_addr, w, r->hbm_req_data[w],
-                 f->hbm_req_data[w]);
-        return -1;
-      }
   if (r->rdma_we != f->rdma_we) {
     say(why, len, "VMEM word writes of the remote-DMA receivers (bit e: engine e): RTL 0x%x, fast 0x%x", r->rdma_we,
              f->rdma_we);
@@ -209,11 +209,14 @@ static void check_reset(chip_core_t *c) {
 static void check_set_slice(chip_core_t *c, uint32_t slice) { BOTH(set_slice, slice); }
 static void check_net_in(chip_core_t *c, const chip_net_t *in) { BOTH(net_in, in); }
 static void check_load(chip_core_t *c, unsigned queue, const uint32_t *cmds, size_t n) { BOTH(load, queue, cmds, n); }
-static void check_start(chip_core_t *c, unsigned mask, const uint32_t len[ISA_NUM_QUEUES]) { BOTH(start, mask, len); }
+static void check_start(chip_core_t *c, unsigned mask, const uint32_t len[CHIP_MAX_QUEUES]) { BOTH(start, mask, len); }
 static void check_abort(chip_core_t *c, unsigned mask) { BOTH(abort, mask); }
-static void check_hbm_request(chip_core_t *c, chip_hbm_req_t *r) { K(c)->rtl->ops->hbm_request(K(c)->rtl, r); }
+static void check_hbm_request(chip_core_t *c, unsigned core, chip_hbm_req_t *r) {
+  K(c)->rtl->ops->hbm_request(K(c)->rtl, core, r);
+}
 
-static void check_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_obs_t *obs) {
+static void check_step(chip_core_t *c, const bool ready[CHIP_MAX_CORES], const uint32_t *const answer[CHIP_MAX_CORES],
+                       chip_obs_t *obs) {
   check_core_t *k = K(c);
   k->rtl->ops->step(k->rtl, ready, answer, &k->obs_rtl);
   k->fast->ops->step(k->fast, ready, answer, &k->obs_fast);

@@ -59,10 +59,13 @@ typedef struct {
   /* start and abort: sampled at the next step only */
   void (*start)(chip_core_t *c, unsigned mask, const uint32_t len[CHIP_MAX_QUEUES]);
   void (*abort)(chip_core_t *c, unsigned mask);
-  void (*hbm_request)(chip_core_t *c, chip_hbm_req_t *r);
-  /* One cycle; answer: the line the HBM answers with, NULL for none; write answers carry zeros.
-   * obs (may be NULL) gets the cycle's visible events (chip_obs.h), for the lockstep check. */
-  void (*step)(chip_core_t *c, bool hbm_ready, const uint32_t *answer, chip_obs_t *obs);
+  /* core k's HBM port (each core has one, into the chip's one memory) */
+  void (*hbm_request)(chip_core_t *c, unsigned k, chip_hbm_req_t *r);
+  /* One cycle; for core k's HBM port, ready[k] and answer[k]: the line the HBM answers with,
+   * NULL for none (write answers carry zeros). obs (may be NULL) gets the cycle's visible
+   * events (chip_obs.h), for the lockstep check. */
+  void (*step)(chip_core_t *c, const bool ready[CHIP_MAX_CORES], const uint32_t *const answer[CHIP_MAX_CORES],
+               chip_obs_t *obs);
   /* Skips n cycles in which nothing can happen (chip_core_quiet_until says how many):
    * the counters move as they would. */
   void (*skip)(chip_core_t *c, uint64_t n);

@@ -31,10 +31,11 @@ static void fast_start(chip_core_t *c, unsigned mask, const uint32_t len[CHIP_MA
   chip_fast_start(F(c), mask, len);
 }
 static void fast_abort(chip_core_t *c, unsigned mask) { chip_fast_abort(F(c), mask); }
-static void fast_hbm_request(chip_core_t *c, chip_hbm_req_t *r) {
-  r->valid = chip_fast_hbm_request(F(c), &r->write, &r->addr, &r->bytes, &r->data);
+static void fast_hbm_request(chip_core_t *c, unsigned k, chip_hbm_req_t *r) {
+  r->valid = chip_fast_hbm_request(F(c), k, &r->write, &r->addr, &r->bytes, &r->data);
 }
-static void fast_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_obs_t *obs) {
+static void fast_step(chip_core_t *c, const bool ready[CHIP_MAX_CORES], const uint32_t *const answer[CHIP_MAX_CORES],
+                      chip_obs_t *obs) {
   (void)chip_fast_step(F(c), ready, answer, obs);  /* out of memory: chip_fast_error, the run stops */
 }
 static void fast_skip(chip_core_t *c, uint64_t n) { chip_fast_skip(F(c), n); }
@@ -72,12 +73,12 @@ static int fast_step_idle(chip_core_t *c, uint32_t *busy) {
   chip_obs_t o;
   static const chip_net_t none = {0};
   fast_net_in(c, &none);
-  (void)chip_fast_step(F(c), false, NULL, &o);
-  int active = o.rdma_we || o.hbm_req_valid;
+  (void)chip_fast_step(F(c), NULL, NULL, &o);
+  int active = o.rdma_we;
   *busy = 0;
   for (unsigned k = 0; k < CHIP_MAX_CORES; k++) {
     *busy |= (uint32_t)o.core[k].busy << (16 * k);
-    active |= o.core[k].issue || o.core[k].vmem_we;
+    active |= o.core[k].issue || o.core[k].vmem_we || o.core[k].hbm_req_valid;
   }
   return active;
 }

@@ -42,7 +42,7 @@ typedef struct {
   chip_geometry_t geo;
   vmodel_t *m;
   int p[P_COUNT];
-  uint32_t *line;              /* scratch: one VMEM line */
+  uint32_t *line, *resp;       /* scratch: a VMEM line per core, out and in */
   unsigned mxus, cores;        /* MXU units of each core; cores */
   uint32_t *vmem_wdata;        /* obs: the line writers' data */
   bool start_pending, abort_pending;
@@ -69,6 +69,7 @@ static void rtl_free(chip_core_t *c) {
   if (!c) return;
   vmodel_free(rtl(c)->m);
   free(rtl(c)->line);
+  free(rtl(c)->resp);
   free(rtl(c)->vmem_wdata);
   free(c);
 }
@@ -110,25 +111,36 @@ static void rtl_abort(chip_core_t *c, unsigned mask) {
   rtl(c)->abort_pending = true;
 }
 
-/* The HBM request is registered state: reading it costs no extra evaluation of the model. */
-static void rtl_hbm_request(chip_core_t *c, chip_hbm_req_t *q) {
+/* Core k's HBM request is registered state: reading it costs no extra evaluation of the model.
+ * The ports are vectors, core k's at [k] (chip_top.sv). */
+static void rtl_hbm_request(chip_core_t *c, unsigned k, chip_hbm_req_t *q) {
   rtl_core_t *r = rtl(c);
-  q->valid = vmodel_peek(r->m, r->p[P_REQ_VALID]);
+  q->valid = (vmodel_peek(r->m, r->p[P_REQ_VALID]) >> k) & 1;
   if (!q->valid) return;
-  q->write = vmodel_peek(r->m, r->p[P_REQ_WRITE]);
-  q->addr = (uint32_t)vmodel_peek(r->m, r->p[P_REQ_ADDR]);
-  q->bytes = (uint32_t)vmodel_peek(r->m, r->p[P_REQ_BYTES]);
+  const unsigned cols = r->geo.cols;
+  q->write = (vmodel_peek(r->m, r->p[P_REQ_WRITE]) >> k) & 1;
+  q->addr = (uint32_t)(vmodel_peek(r->m, r->p[P_REQ_ADDR]) >> (32 * k));
+  q->bytes = (uint32_t)(vmodel_peek(r->m, r->p[P_REQ_BYTES]) >> (16 * k)) & 0xFFFF;
   q->data = NULL;
   if (q->write) {
-    vmodel_peek_words(r->m, r->p[P_REQ_DATA], r->line);
-    q->data = r->line;
+    vmodel_peek_words(r->m, r->p[P_REQ_DATA], r->line);  /* every core's line */
+    q->data = r->line + (size_t)k * cols;
   }
 }
 
-static void rtl_drive_hbm(rtl_core_t *r, bool ready, const uint32_t *answer) {
-  vmodel_poke(r->m, r->p[P_REQ_READY], ready);
-  vmodel_poke(r->m, r->p[P_RESP_VALID], answer != NULL);
-  if (answer) vmodel_poke_words(r->m, r->p[P_RESP_DATA], answer);
+static void rtl_drive_hbm(rtl_core_t *r, const bool *ready, const uint32_t *const *answer) {
+  unsigned rdy = 0, valid = 0;
+  for (unsigned k = 0; k < r->cores; k++) {
+    rdy |= (unsigned)(ready && ready[k]) << k;
+    valid |= (unsigned)(answer && answer[k]) << k;
+  }
+  vmodel_poke(r->m, r->p[P_REQ_READY], rdy);
+  vmodel_poke(r->m, r->p[P_RESP_VALID], valid);
+  if (!valid) return;
+  const unsigned cols = r->geo.cols;
+  for (unsigned k = 0; k < r->cores; k++)
+    if (answer[k]) memcpy(r->resp + (size_t)k * cols, answer[k], 4ull * cols);
+  vmodel_poke_words(r->m, r->p[P_RESP_DATA], r->resp);
 }
 
 static void rtl_clock(rtl_core_t *r) {
@@ -145,7 +157,8 @@ static void rtl_clock(rtl_core_t *r) {
 
 static void rtl_observe(chip_core_t *c, chip_obs_t *o);
 
-static void rtl_step(chip_core_t *c, bool ready, const uint32_t *answer, chip_obs_t *obs) {
+static void rtl_step(chip_core_t *c, const bool ready[CHIP_MAX_CORES], const uint32_t *const answer[CHIP_MAX_CORES],
+                     chip_obs_t *obs) {
   rtl_drive_hbm(rtl(c), ready, answer);
   if (obs) rtl_observe(c, obs);  /* with the cycle's inputs, before the edge */
   rtl_clock(rtl(c));
@@ -156,7 +169,7 @@ static void rtl_net_in(chip_core_t *c, const chip_net_t *in);
 static void rtl_skip(chip_core_t *c, uint64_t n) {
   static const chip_net_t none = {0};  /* nothing arrives in skipped cycles */
   rtl_net_in(c, &none);
-  for (uint64_t i = 0; i < n; i++) rtl_step(c, false, NULL, NULL);
+  for (uint64_t i = 0; i < n; i++) rtl_step(c, NULL, NULL, NULL);
 }
 
 static uint64_t rtl_quiet_for(chip_core_t *c) {
@@ -290,13 +303,16 @@ static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
   rtl_counters(c, o->counters);
   o->mxu_error = rtl_mxu_error(c);
   o->idle = rtl_idle(c);
-  chip_hbm_req_t q = {0};
-  rtl_hbm_request(c, &q);
-  o->hbm_req_valid = q.valid;
-  o->hbm_req_write = q.valid && q.write;
-  o->hbm_req_addr = q.valid ? q.addr : 0;
-  o->hbm_req_bytes = q.valid ? q.bytes : 0;
-  o->hbm_req_data = o->hbm_req_write ? q.data : NULL;
+  for (unsigned k = 0; k < nk; k++) {
+    chip_obs_core_t *oc = &o->core[k];
+    chip_hbm_req_t q = {0};
+    rtl_hbm_request(c, k, &q);
+    oc->hbm_req_valid = q.valid;
+    oc->hbm_req_write = q.valid && q.write;
+    oc->hbm_req_addr = q.valid ? q.addr : 0;
+    oc->hbm_req_bytes = q.valid ? q.bytes : 0;
+    oc->hbm_req_data = oc->hbm_req_write ? q.data : NULL;
+  }
   uint32_t words[ISA_NUM_RDMA_ENGINES * 2];
   o->rdma_we = (uint8_t)vmodel_peek(m, r->p[P_OBS_RDMA_WE]);
   vmodel_peek_words(m, r->p[P_OBS_RDMA_WADDR], o->rdma_waddr);
@@ -334,7 +350,7 @@ static size_t rtl_memory(chip_core_t *c) {
 static int rtl_step_idle(chip_core_t *c, uint32_t *busy) {
   rtl_core_t *r = rtl(c);
   vmodel_t *m = r->m;
-  rtl_drive_hbm(r, false, NULL);
+  rtl_drive_hbm(r, NULL, NULL);
   const uint64_t before = vmodel_peek(m, r->p[P_PC]) << 2 | vmodel_peek(m, r->p[P_RUNNING]);
   const int active = vmodel_peek(m, r->p[P_OBS_ISSUE]) || vmodel_peek(m, r->p[P_OBS_VMEM_WE]) ||
                      vmodel_peek(m, r->p[P_OBS_RDMA_WE]) || vmodel_peek(m, r->p[P_REQ_VALID]) ||
@@ -360,9 +376,10 @@ chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, ch
   r->geo = cfg->geo;
   r->mxus = isa_geometry_mxus(&cfg->geo);
   r->cores = isa_geometry_cores(&cfg->geo);
-  r->line = calloc(cfg->geo.cols, sizeof *r->line);
+  r->line = calloc((size_t)CHIP_MAX_CORES * cfg->geo.cols, sizeof *r->line);
+  r->resp = calloc((size_t)CHIP_MAX_CORES * cfg->geo.cols, sizeof *r->resp);
   r->vmem_wdata = calloc((size_t)CHIP_MAX_CORES * CHIP_OBS_VMEM_PORTS * cfg->geo.cols, sizeof *r->vmem_wdata);
-  if (!r->line || !r->vmem_wdata) goto oom;
+  if (!r->line || !r->resp || !r->vmem_wdata) goto oom;
   r->m = chip_top_new(cfg->geo.rows, cfg->geo.cols, r->mxus, r->cores, cfg->seed, zero_init);
   if (!r->m) goto oom;
   for (int i = 0; i < P_COUNT; i++) r->p[i] = vmodel_port(r->m, port_names[i]);

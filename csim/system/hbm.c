@@ -4,17 +4,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int init_timing(hbm_t *h, uint64_t bytes, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes);
+
 int hbm_init(hbm_t *h, uint64_t bytes, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes) {
   memset(h, 0, sizeof *h);
+  h->mem = h;
   h->npages = (bytes + HBM_PAGE_BYTES - 1) / HBM_PAGE_BYTES;
   h->pages = calloc(h->npages ? h->npages : 1, sizeof *h->pages);
+  if (!h->pages) return -1;
+  return init_timing(h, bytes, bytes_per_cycle, latency, line_bytes);
+}
+
+int hbm_init_port(hbm_t *h, hbm_t *mem, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes) {
+  memset(h, 0, sizeof *h);
+  h->mem = mem;
+  return init_timing(h, mem->bytes, bytes_per_cycle, latency, line_bytes);
+}
+
+static int init_timing(hbm_t *h, uint64_t bytes, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes) {
   h->bytes = bytes;
   h->bytes_per_cycle = bytes_per_cycle;
   h->latency = latency;
   h->line_bytes = line_bytes;
   h->ring_len = latency + 2;
   h->ring = calloc(h->ring_len, sizeof *h->ring);
-  if (!h->pages || !h->ring) {
+  if (!h->ring) {
     hbm_free(h);
     return -1;
   }
@@ -32,7 +46,7 @@ void hbm_free(hbm_t *h) {
   if (h->ring)
     for (unsigned i = 0; i < h->ring_len; i++) free(h->ring[i].data);
   free(h->ring);
-  if (h->pages)
+  if (h->pages)  /* (a second port owns none) */
     for (uint64_t i = 0; i < h->npages; i++) free(h->pages[i]);
   free(h->pages);
   h->ring = NULL;
@@ -131,10 +145,10 @@ void hbm_accept(hbm_t *h, uint64_t cycle, bool write, uint64_t addr, unsigned nb
   if (addr > h->bytes) addr = h->bytes;
   if (nbytes > h->bytes - addr) nbytes = (unsigned)(h->bytes - addr);
   if (write) {
-    (void)hbm_write(h, addr, data, nbytes); /* a lost write marks h->oom for the host */
+    (void)hbm_write(h->mem, addr, data, nbytes); /* a lost write marks the memory's oom for the host */
   } else {
     memset(a->data, 0, h->line_bytes);
-    (void)hbm_read(h, addr, a->data, nbytes);
+    (void)hbm_read(h->mem, addr, a->data, nbytes);
   }
   h->budget -= nbytes;
   h->bytes_moved += nbytes;

@@ -29,7 +29,9 @@ typedef struct {
 
 enum { HBM_PAGE_BYTES = 1 << 18 };  /* 256 KiB: a 4 GiB HBM keeps 16,384 page pointers (128 KiB) */
 
-typedef struct {
+typedef struct hbm hbm_t;
+struct hbm {
+  hbm_t *mem;          /* whose pages this port reads and writes: itself, or the first port's */
   uint8_t **pages;     /* bytes / HBM_PAGE_BYTES (rounded up) pointers, NULL until written */
   uint64_t npages, pages_used;
   bool oom;            /* a page could not be allocated: a write was lost */
@@ -39,9 +41,12 @@ typedef struct {
   hbm_answer_t *ring;  /* answers in flight, latency + 1 slots */
   unsigned ring_len, head, count;
   uint64_t bytes_moved;
-} hbm_t;
+};
 
 int hbm_init(hbm_t *h, uint64_t bytes, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes);
+/* Another port onto mem's memory (a chip's second core: docs/isa.md, "Cores"): its own
+ * timing -- budget, latency, answers in flight -- over the same pages. Freed before mem. */
+int hbm_init_port(hbm_t *h, hbm_t *mem, unsigned bytes_per_cycle, unsigned latency, unsigned line_bytes);
 void hbm_free(hbm_t *h);
 /* Forgets the answers in flight and the bandwidth budget (the chip was reset); the memory
  * keeps its contents. */

@@ -26,14 +26,14 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
     VMODEL_PORT(m, sem_rd_idx_i, 5, true);
     VMODEL_PORT(m, sem_rd_core_i, 8, true);
     VMODEL_PORT(m, sem_rd_value_o, 32, false);
-    VMODEL_PORT(m, hbm_req_valid_o, 1, false);
-    VMODEL_PORT(m, hbm_req_ready_i, 1, true);
-    VMODEL_PORT(m, hbm_req_write_o, 1, false);
-    VMODEL_PORT(m, hbm_req_addr_o, 32, false);
-    VMODEL_PORT(m, hbm_req_bytes_o, 16, false);
-    VMODEL_PORT(m, hbm_req_data_o, line, false);
-    VMODEL_PORT(m, hbm_resp_valid_i, 1, true);
-    VMODEL_PORT(m, hbm_resp_data_i, line, true);
+    VMODEL_PORT(m, hbm_req_valid_o, cores, false);  // a port per core
+    VMODEL_PORT(m, hbm_req_ready_i, cores, true);
+    VMODEL_PORT(m, hbm_req_write_o, cores, false);
+    VMODEL_PORT(m, hbm_req_addr_o, cores * 32, false);
+    VMODEL_PORT(m, hbm_req_bytes_o, cores * 16, false);
+    VMODEL_PORT(m, hbm_req_data_o, cores * line, false);
+    VMODEL_PORT(m, hbm_resp_valid_i, cores, true);
+    VMODEL_PORT(m, hbm_resp_data_i, cores * line, true);
     VMODEL_PORT(m, cnt_dma_busy_o, 64, false);
     VMODEL_PORT(m, cnt_mxu_busy_o, 64, false);
     VMODEL_PORT(m, cnt_compute_o, 64, false);
