@@ -338,6 +338,38 @@ Test(tpusim_gemm, bad_sizes) {
   expect_bad("gemm --level mxu --mxu 4x4 --m 4 --k 4 --n 8 --transposed-a", "--transposed-a needs --level chip");
 }
 
+/* Cores, MXUs and the presets (docs/fidelity.md): what each refuses, and what --chip sets. */
+Test(tpusim_gemm, cores_mxus_and_presets) {
+  expect_bad("gemm --chip v4 --m 4 --k 4 --n 4", "unknown --chip 'v4' (small, v2, v3)");
+  expect_bad("gemm --chip v3 --mxu 4x4 --m 4 --k 4 --n 4", "--chip sets the MXU size");
+  expect_bad("gemm --chip small --mxus 2 --m 4 --k 4 --n 4", "--chip sets the MXU size");
+  expect_bad("gemm --mxu 4x4 --mxus 5 --m 4 --k 4 --n 4", "--mxus expects");
+  expect_bad("gemm --mxu 4x4 --cores 3 --m 4 --k 4 --n 4", "--cores expects");
+  expect_bad("gemm --mxu 4x4 --mxus 3 --m 4 --k 4 --n 4", "no RTL chip of 1 core(s) with 3 4x4 MXU(s)");
+  expect_bad("gemm --chip v3 --m 4 --k 4 --n 4 --model check", "no lockstep chip of 2 core(s) with 2 128x128 MXU(s)");
+  expect_bad("gemm --level mxu --mxu 4x4 --mxus 2 --m 4 --k 4 --n 4", "--mxus and --cores need --level chip");
+  static const char *const other[][2] = {
+      {"collective --chip v9 --pod 2x2 --op allreduce --bytes 64", "unknown --chip 'v9'"},
+      {"step --chip v2 --mxu 16x16", "--chip sets the MXU size"},
+      {"randprog --mxu 4x4 --cores 2 --model rtl --count 1", "no RTL chip of 2 core(s) with 1 4x4 MXU(s)"},
+      {"chip --chip v3 --cores 1", "--chip sets the MXU size"},
+  };
+  for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+    run_t x = run(other[i][0]);
+    cr_expect_eq(x.status, 2, "'%s' exited %d: %s", other[i][0], x.status, x.err);
+    cr_expect(strstr(x.err, other[i][1]), "'%s': expected '%s' in: %s", other[i][0], other[i][1], x.err);
+  }
+  run_t r = run("gemm --chip v3 --m 64 --k 256 --n 512 --model fast --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *keys[] = {"\"mxu_rows\":128", "\"mxus\":2", "\"cores\":2", "\"clock_mhz\":940", "\"hbm_bw\":957",
+                        "\"bit_exact\":true", "\"peak_tflops\":123.2"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    cr_assert(strstr(r.out, keys[i]), "missing %s in %s", keys[i], r.out);
+  r = run("gemm --mxu 4x4 --mxus 2 --cores 2 --m 37 --k 29 --n 45 --model check --check-rows 5 --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"checked_rows\":5") && strstr(r.out, "\"bit_exact\":true"), "%s", r.out);
+}
+
 Test(tpusim_gemm, bad_npy_inputs) {
   char args[512];
   write_matrix(tmp("a35.npy"), 3, 5, 1.0f);
