@@ -157,8 +157,7 @@ void chip_free(chip_t *c) {
   if (c->core) c->core->ops->free(c->core);
   for (unsigned k = c->ports; k-- > 0;) hbm_free(&c->hbm[k]);  /* the other ports before the memory */
   free(c->line);
-  free(c->prog[0]);
-  free(c->prog[1]);
+  for (unsigned q = 0; q < CHIP_MAX_QUEUES; q++) free(c->prog[q]);
   free(c);
 }
 
