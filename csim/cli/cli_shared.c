@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "system/chip_preset.h"
 #include "system/dist.h"
 #include "util/cli.h"
 
@@ -107,15 +106,19 @@ static bool list_item(const char *item, unsigned n, unsigned *lo, unsigned *hi) 
   return b < n;
 }
 
-int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz) {
-  if (!m->chip_given) return CLI_EXIT_OK;
-  if (m->mxu_given || m->mxus || m->cores)
-    return cli_usage_error(cmd, "--chip sets the MXU size, the MXUs and the cores: give it or --mxu/--mxus/--cores, "
-                           "not both");
-  const chip_preset_t *p = chip_preset_at((unsigned)m->chip);
-  mxu[0] = p->rows, mxu[1] = p->cols;
-  m->mxus = p->mxus, m->cores = p->cores;
-  if (clock_mhz) *clock_mhz = p->clock_mhz;
+int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz, uint64_t *hbm_bw) {
+  if (m->chip_given) {
+    if (m->mxu_given || m->mxus || m->cores)
+      return cli_usage_error(cmd, "--chip sets the MXU size, the MXUs and the cores: give it or --mxu/--mxus/--cores, "
+                             "not both");
+    const chip_preset_t *p = chip_preset_at((unsigned)m->chip);
+    mxu[0] = p->rows, mxu[1] = p->cols;
+    m->mxus = p->mxus, m->cores = p->cores;
+    if (clock_mhz) *clock_mhz = p->clock_mhz;
+    if (hbm_bw) *hbm_bw = p->hbm_bytes_per_cycle;
+  }
+  if (!m->mxus) m->mxus = 1;
+  if (!m->cores) m->cores = 1;
   return CLI_EXIT_OK;
 }
 

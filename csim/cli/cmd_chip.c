@@ -43,16 +43,14 @@ static int parse(int argc, char **argv, chip_opts_t *o) {
   *o = (chip_opts_t){.mxu = {16, 16}, .cycles = 200000};
   const cli_opt_t opts[] = {
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
-      CLI_OPT("mxus", CLI_UINT, &o->shape.mxus, .min = 1, .max = CHIP_MAX_MXUS),
-      CLI_OPT("cores", CLI_UINT, &o->shape.cores, .min = 1, .max = CHIP_MAX_CORES),
-      CLI_OPT("chip", CLI_CHOICE, &o->shape.chip, .shape = "small|v2|v3", .given = &o->shape.chip_given),
+      CMD_CHIP_OPTS(&o->shape),
       CLI_OPT("cycles", CLI_U64, &o->cycles, .min = 1, .max = 1000000000),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       {0}};
   int rc = cli_parse("chip", argc, argv, opts, chip_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("chip", &o->shape, o->mxu, NULL)) != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("chip", &o->shape, o->mxu, NULL, NULL)) != CLI_EXIT_OK) return rc;
   chip_geometry_t g;
   char err[512];
   if (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g, err, sizeof err))

@@ -72,7 +72,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
       {0}};
   int rc = cli_parse("collective", argc, argv, opts, coll_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("collective", &o->models, o->mxu, &o->clock_mhz)) != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("collective", &o->models, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
   pod_coll_config_t *cfg = &o->cfg;
   cfg->pod_w = o->pod[0], cfg->pod_h = o->pod[1];
   cfg->mxu_rows = o->mxu[0], cfg->mxu_cols = o->mxu[1];

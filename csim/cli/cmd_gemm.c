@@ -16,7 +16,6 @@
 #include "runtime/chip_gemm.h"
 #include "runtime/mxu_driver.h"
 #include "system/chip.h"
-#include "system/chip_preset.h"
 #include "util/bits.h"
 #include "util/cli.h"
 #include "util/npy.h"
@@ -29,10 +28,10 @@
 
 typedef struct {
   unsigned mxu[2];
-  uint64_t m, k, n, seed, hbm_bw, hbm_latency, mxus, cores, check_rows;
-  int chip;         /* a chip_preset_at index, with chip_given */
+  uint64_t m, k, n, seed, hbm_bw, hbm_latency, check_rows;
+  cmd_models_t shape;  /* --mxus, --cores, --chip (its model field unused: --model above) */
   unsigned clock_mhz;
-  bool chip_given, mxu_given, mxus_given, cores_given, bw_given;
+  bool bw_given;
   int level;  /* LEVEL_CHIP, LEVEL_MXU */
   int model;  /* a chip_model_t */
   bool have_m, have_k, have_n, json, relu, bf16_out, transposed_a, transposed_b;
@@ -88,13 +87,11 @@ static void gemm_help(void) {
 
 static int parse(int argc, char **argv, gemm_opts_t *o) {
   *o = (gemm_opts_t){.mxu = {16, 16}, .seed = 1, .level = LEVEL_CHIP, .hbm_bw = CHIP_DEFAULT_HBM_BYTES_PER_CYCLE,
-                     .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .mxus = 1,
-                     .cores = 1, .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
+                     .hbm_latency = CHIP_DEFAULT_HBM_LATENCY,
+                     .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
   const cli_opt_t opts[] = {
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->mxu_given),
-      CLI_OPT("mxus", CLI_U64, &o->mxus, .min = 1, .max = CHIP_MAX_MXUS, .given = &o->mxus_given),
-      CLI_OPT("cores", CLI_U64, &o->cores, .min = 1, .max = CHIP_MAX_CORES, .given = &o->cores_given),
-      CLI_OPT("chip", CLI_CHOICE, &o->chip, .shape = "small|v2|v3", .given = &o->chip_given),
+      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
+      CMD_CHIP_OPTS(&o->shape),
       CLI_OPT("check-rows", CLI_U64, &o->check_rows, .min = 0, .max = GEMM_MAX_DIM),
       CLI_OPT("m", CLI_U64, &o->m, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_m),
       CLI_OPT("k", CLI_U64, &o->k, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_k),
@@ -116,14 +113,9 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       {0}};
   int rc = cli_parse("gemm", argc, argv, opts, gemm_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if (o->chip_given) { /* a preset: the MXUs, cores, clock and HBM bandwidth of docs/fidelity.md */
-    if (o->mxu_given || o->mxus_given || o->cores_given)
-      return cli_usage_error("gemm", "--chip sets the MXU size, the MXUs and the cores: give it or --mxu/--mxus/--cores, "
-                             "not both");
-    const chip_preset_t *p = chip_preset_at((unsigned)o->chip);
-    o->mxu[0] = p->rows, o->mxu[1] = p->cols, o->mxus = p->mxus, o->cores = p->cores, o->clock_mhz = p->clock_mhz;
-    if (!o->bw_given) o->hbm_bw = p->hbm_bytes_per_cycle;
-  }
+  /* a preset: the MXUs, cores, clock and HBM bandwidth of docs/fidelity.md (--hbm-bw wins) */
+  if ((rc = cmd_apply_chip("gemm", &o->shape, o->mxu, &o->clock_mhz, o->bw_given ? NULL : &o->hbm_bw)) != CLI_EXIT_OK)
+    return rc;
   chip_geometry_t g;
   if (o->level == LEVEL_MXU && (o->relu || o->bf16_out))
     return cli_usage_error("gemm", "--relu and --bf16-out need --level chip (the vector unit applies them)");
@@ -138,11 +130,11 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   if ((o->transposed_a || o->transposed_b) && o->mxu[0] != o->mxu[1])
     return cli_usage_error("gemm", "--transposed-%c needs a square MXU, not %ux%u", o->transposed_a ? 'a' : 'b',
                            o->mxu[0], o->mxu[1]);
-  if (o->level == LEVEL_MXU && (o->mxus > 1 || o->cores > 1))
+  if (o->level == LEVEL_MXU && (o->shape.mxus > 1 || o->shape.cores > 1))
     return cli_usage_error("gemm", "--mxus and --cores need --level chip (the MXU alone is one MXU)");
   char err[512];
   if (o->level == LEVEL_CHIP &&
-      chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, (unsigned)o->cores, (chip_model_t)o->model, &g,
+      chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g,
                         err, sizeof err))
     return cli_usage_error("gemm", "%s (or --level mxu)", err);
   if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->mxu[0], o->mxu[1]))
@@ -218,7 +210,7 @@ static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
   chip_geometry_t geo;
   const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
                                   .a_transposed = o->transposed_a};
-  int bad = o->level == LEVEL_CHIP ? (chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, (unsigned)o->cores,
+  int bad = o->level == LEVEL_CHIP ? (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores,
                                                         (chip_model_t)o->model, &geo, err, sizeof err) ||
                                       chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err))
                                    : mxu_gemm_check(o->mxu[0], o->mxu[1], o->m, o->k, o->n, err, sizeof err);
@@ -241,8 +233,8 @@ out:
 static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
   uint64_t need = chip_gemm_hbm_bytes(o->mxu[1], o->m, o->k, o->n);
   chip_config_t cfg = chip_config_default(o->mxu[0], o->mxu[1]);
-  cfg.mxus = (unsigned)o->mxus;
-  cfg.cores = (unsigned)o->cores;
+  cfg.mxus = o->shape.mxus;
+  cfg.cores = o->shape.cores;
   cfg.hbm_bytes = need < (1u << 20) ? (1u << 20) : need;
   cfg.hbm_bytes_per_cycle = (unsigned)o->hbm_bw;
   cfg.hbm_latency = (unsigned)o->hbm_latency;
@@ -351,12 +343,12 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   const bool chip = o->level == LEVEL_CHIP;
   /* with X MXUs each takes every X-th column tile, with K cores each a K-th of the rows: the
    * floor is one MXU's share (the first's) */
-  const uint64_t tiles_n = (o->n + o->mxu[1] - 1) / o->mxu[1], share = (tiles_n + o->mxus - 1) / o->mxus;
-  const uint64_t rows = o->cores == 1 ? o->m : ((o->m + o->cores - 1) / o->cores + 1) & ~1ull;
+  const uint64_t tiles_n = (o->n + o->mxu[1] - 1) / o->mxu[1], share = (tiles_n + o->shape.mxus - 1) / o->shape.mxus;
+  const uint64_t rows = o->shape.cores == 1 ? o->m : ((o->m + o->shape.cores - 1) / o->shape.cores + 1) & ~1ull;
   const uint64_t contract = mxu_contract_cycles(o->mxu[0], o->mxu[1], rows < o->m ? rows : o->m, o->k,
-                                                o->mxus == 1 ? o->n : share * o->mxu[1]);
+                                                o->shape.mxus == 1 ? o->n : share * o->mxu[1]);
   const double ideal = (double)o->m * (double)o->k * (double)o->n /
-                       ((double)o->mxu[0] * o->mxu[1] * (double)o->mxus * (double)o->cores);
+                       ((double)o->mxu[0] * o->mxu[1] * (double)o->shape.mxus * (double)o->shape.cores);
   const double secs = st->seconds;
   report_t r;
   report_init(&r);
@@ -365,8 +357,8 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "n", o->n);
   report_u64(&r, "mxu_rows", o->mxu[0]);
   report_u64(&r, "mxu_cols", o->mxu[1]);
-  report_u64(&r, "mxus", o->mxus);
-  report_u64(&r, "cores", o->cores);
+  report_u64(&r, "mxus", o->shape.mxus);
+  report_u64(&r, "cores", o->shape.cores);
   report_str(&r, "level", chip ? "chip" : "mxu");
   report_str(&r, "model", chip_model_name((chip_model_t)o->model));
   report_bool(&r, "transposed_a", o->transposed_a);
@@ -378,7 +370,7 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_u64(&r, "clock_mhz", o->clock_mhz);
   report_f64(&r, "tflops", 2.0 * (double)o->m * o->k * o->n / ((double)st->cycles / (o->clock_mhz * 1e6)) / 1e12);
   report_f64(&r, "peak_tflops",
-             2.0 * o->mxu[0] * o->mxu[1] * (double)o->mxus * (double)o->cores * o->clock_mhz * 1e6 / 1e12);
+             2.0 * o->mxu[0] * o->mxu[1] * (double)o->shape.mxus * (double)o->shape.cores * o->clock_mhz * 1e6 / 1e12);
   if (chip) {
     report_u64(&r, "mxu_contract_cycles", contract);  /* the floor the chip-level GEMM approaches */
     report_u64(&r, "hbm_bw", o->hbm_bw);

@@ -29,9 +29,7 @@ typedef struct {
   const char *save_dir;
   int model;  /* a chip_model_t */
   unsigned threads;
-  uint64_t mxus;
-  cmd_models_t shape;  /* --cores, --chip (with --mxus above) */
-  bool mxus_given;
+  cmd_models_t shape;  /* --mxus, --cores, --chip (its model field unused: --model above) */
 } randprog_opts_t;
 
 static void randprog_help(void) {
@@ -59,14 +57,11 @@ static void randprog_help(void) {
 }
 
 static int parse(int argc, char **argv, randprog_opts_t *o) {
-  *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS,
-                           .mxus = 1};
+  *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS};
   const cli_opt_t opts[] = {
       CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 16, .shape = "XxY"),
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
-      CLI_OPT("mxus", CLI_U64, &o->mxus, .min = 1, .max = CHIP_MAX_MXUS, .given = &o->mxus_given),
-      CLI_OPT("cores", CLI_UINT, &o->shape.cores, .min = 1, .max = CHIP_MAX_CORES),
-      CLI_OPT("chip", CLI_CHOICE, &o->shape.chip, .shape = "small|v2|v3", .given = &o->shape.chip_given),
+      CMD_CHIP_OPTS(&o->shape),
       CLI_OPT("count", CLI_U64, &o->count, .min = 1, .max = 1000000000),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX / 2),
       CLI_OPT("reset-seed", CLI_U64, &o->reset_seed, .min = 0, .max = UINT64_MAX, .given = &o->have_reset_seed),
@@ -89,12 +84,10 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
   if (rc != CLI_EXIT_OK) return rc;
   if (o->save_dir && dist_active())
     return cli_usage_error("randprog", "--save under mpirun: every rank would write the same files; run without it");
-  if (o->mxus_given) o->shape.mxus = (unsigned)o->mxus;
-  if ((rc = cmd_apply_chip("randprog", &o->shape, o->mxu, NULL)) != CLI_EXIT_OK) return rc;
-  o->mxus = o->shape.mxus ? o->shape.mxus : 1;
+  if ((rc = cmd_apply_chip("randprog", &o->shape, o->mxu, NULL, NULL)) != CLI_EXIT_OK) return rc;
   chip_geometry_t g;
   char err[512];
-  if (chip_geometry_for(o->mxu[0], o->mxu[1], (unsigned)o->mxus, o->shape.cores, (chip_model_t)o->model, &g, err,
+  if (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g, err,
                         sizeof err))
     return cli_usage_error("randprog", "%s", err);
   return CLI_EXIT_OK;
@@ -147,7 +140,7 @@ static int report(const randprog_opts_t *o, const randprog_stats_t *st, uint64_t
   report_text_u64(&r, "pod_y", o->pod[1]);
   report_text_u64(&r, "rows", o->mxu[0]);
   report_text_u64(&r, "cols", o->mxu[1]);
-  report_u64(&r, "mxus", o->mxus);
+  report_u64(&r, "mxus", o->shape.mxus);
   report_line(&r, "random programs on a {pod_x}x{pod_y} pod of {rows}x{cols} chips ({mxus} MXU(s) per core): {sets} sets, "
                   "every one as judged");
   report_line(&r, "  kinds           {valid} valid ({cycle_checked} without RDMA, held to the reference's cycles), "
@@ -168,7 +161,7 @@ int cmd_randprog(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   if (cli_check_only()) return cli_checked("randprog");
   char err[512], why[2048];
-  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], (unsigned)o.mxus, o.shape.cores, o.reset_seed,
+  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.shape.mxus, o.shape.cores, o.reset_seed,
                                            (chip_model_t)o.model, o.threads, err, sizeof err);
   if (!b) return cli_usage_error("randprog", "%s", err);
   randprog_stats_t st = {0};

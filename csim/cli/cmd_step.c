@@ -63,7 +63,7 @@ static int parse(int argc, char **argv, step_opts_t *o) {
       {0}};
   int rc = cli_parse("step", argc, argv, opts, step_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("step", &o->models, o->mxu, &o->clock_mhz)) != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("step", &o->models, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
   c->pod_w = o->pod[0], c->pod_h = o->pod[1], c->mxu_rows = o->mxu[0], c->mxu_cols = o->mxu[1];
   c->algo = (fw_coll_algo_t)o->algo;
   if (o->have_tchip && !c->trace_path) return cli_usage_error("step", "--trace-chip needs --trace FILE.fst");

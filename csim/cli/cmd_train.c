@@ -112,7 +112,7 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       {0}};
   int rc = cli_parse("train", argc, argv, opts, train_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("train", &o->models, o->mxu, &o->clock_mhz)) != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("train", &o->models, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
   if ((o->have_tchip || o->have_tsteps) && !o->trace)
     return cli_usage_error("train", "--trace-chip and --trace-steps need --trace FILE.fst");
   if (o->data == 0 && (o->have_examples || o->have_features || o->have_classes))

@@ -11,6 +11,7 @@
 #include "fw/collective_args.h"
 #include "golden/coll_golden.h"
 #include "system/chip_core.h"
+#include "system/chip_preset.h"
 #include "util/cli.h"
 #include "util/stopwatch.h"
 
@@ -42,9 +43,13 @@ typedef struct {
   CLI_OPT("model", CLI_CHOICE, &(m)->model, .shape = "rtl|fast|check"),         \
   CLI_OPT("rtl-chips", CLI_STR, &(m)->rtl_chips),                               \
   CLI_OPT("threads", CLI_UINT, &(m)->threads, .min = 1, .max = 255),            \
+  CMD_CHIP_OPTS(m)
+/* The chip's shape, on every command that builds chips: --mxus, --cores, --chip (the command's
+ * own --mxu option sets mxu_given). */
+#define CMD_CHIP_OPTS(m)                                                         \
   CLI_OPT("mxus", CLI_UINT, &(m)->mxus, .min = 1, .max = CHIP_MAX_MXUS),          \
   CLI_OPT("cores", CLI_UINT, &(m)->cores, .min = 1, .max = CHIP_MAX_CORES),       \
-  CLI_OPT("chip", CLI_CHOICE, &(m)->chip, .shape = "small|v2|v3", .given = &(m)->chip_given)
+  CLI_OPT("chip", CLI_CHOICE, &(m)->chip, .shape = chip_preset_names(), .given = &(m)->chip_given)
 #define CMD_MODEL_HELP                                                                                 \
   "--model rtl|fast|check: the chips' model (default rtl): the Verilated RTL, the fast C model\n"      \
   "(csim/fast, cycle-equal to the RTL), or both in lockstep, compared every cycle (a difference\n"    \
@@ -73,9 +78,10 @@ int cmd_coll_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes,
  * rows and each thread whole rows of its rank's. CLI_EXIT_OK, or a usage error. */
 int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h);
 /* --chip NAME over --mxu, --mxus and --cores (a usage error when given with them): the preset's
- * MXU size into mxu[], its MXUs and cores into m, its clock into *clock_mhz (may be NULL).
+ * MXU size into mxu[], its MXUs and cores into m, its clock into *clock_mhz and its HBM
+ * bandwidth into *hbm_bw (either may be NULL). Then m->mxus and m->cores are at least 1.
  * CLI_EXIT_OK, or the usage error. */
-int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz);
+int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz, uint64_t *hbm_bw);
 int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
                        bool **rtl_chips);
 

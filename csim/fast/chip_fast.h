@@ -2,10 +2,11 @@
  * chip_fast: the whole chip at host speed (issue 13; docs/scale.md), cycle-equivalent to
  * rtl/chip_top.sv: the same results bit for bit and the same cycle for every event seen
  * outside a unit (command issue and completion, every semaphore change, every VMEM and HBM
- * write, every flit and credit on every router port). It is chip_top's wiring -- the two
- * command queues (cmdq_fast), the semaphore bank, the compute queue's release fences, VMEM --
- * around one C model per unit: dma_fast, mxu_unit_fast, vec_unit_fast, four rdma_fast
- * engines and the router, noc_fast. Each cycle is evaluated as the RTL's is: every unit reads
+ * write, every flit and credit on every router port). It is chip_top's and chip_core's wiring
+ * -- per core the two command queues (cmdq_fast), the semaphore bank, the compute queue's
+ * release fences, VMEM and an HBM port -- around one C model per unit: per core dma_fast, an
+ * mxu_unit_fast per MXU and vec_unit_fast; for the chip four rdma_fast engines and the router,
+ * noc_fast. Queue 2c + q is queue q of core c. Each cycle is evaluated as the RTL's is: every unit reads
  * the state and memories as they were before the clock edge, then every register and memory
  * takes its new value. Memories (VMEM, the accumulator, the command memories) are allocated a
  * page at a time as they are written (util/paged.h), and state nobody wrote reads as zero.

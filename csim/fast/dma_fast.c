@@ -34,7 +34,7 @@ static const uint32_t *vmem_line(const paged_t *vmem, uint32_t line) { return pa
 
 bool dma_fast_request(const dma_fast_t *d, const paged_t *vmem, bool *write, uint32_t *addr, uint32_t *bytes,
                       const uint32_t **data) {
-  if (!dma_fast_wants_hbm(d)) return false;
+  if (!d->cur_active || d->cur.kind == ISA_DMA_VMEM_TO_VMEM) return false;
   *write = d->cur.kind == ISA_DMA_VMEM_TO_HBM;
   *addr = d->cur.hbm_addr + d->cur_row * d->cur.stride;
   *bytes = d->cur.bytes;

@@ -68,10 +68,6 @@ static inline bool dma_fast_drained(const dma_fast_t *d) {
 }
 /* The HBM request shown this cycle (registered state): valid, and its fields. The data is
  * the VMEM line of the row (vmem: the chip's VMEM before this cycle's writes). */
-/* Whether the engine shows an HBM request this cycle (chip_dma's hbm_req_valid_o). */
-static inline bool dma_fast_wants_hbm(const dma_fast_t *d) {
-  return d->cur_active && d->cur.kind != ISA_DMA_VMEM_TO_VMEM;
-}
 bool dma_fast_request(const dma_fast_t *d, const paged_t *vmem, bool *write, uint32_t *addr, uint32_t *bytes,
                       const uint32_t **data);
 /* One cycle: the descriptor offered (desc_valid, its command), the HBM port's ready and

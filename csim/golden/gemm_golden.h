@@ -26,9 +26,9 @@ void gemm_golden(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a,
 int gemm_golden_check(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b, bool relu,
                       bool bf16_out, const uint32_t *got, golden_diff_t *d);
 
-/* The same for the `count` rows listed in `which` (indices < M) only: a big GEMM's check when
- * every row would take too long (d->first indexes the whole M x N result). 0, or -1 when out of
- * memory. */
+/* The same for the `count` rows listed in `which` only: a big GEMM's check when every row would
+ * take too long (d->first indexes the whole M x N result). 0, or -1 when out of memory or a
+ * listed row is not below M. */
 int gemm_golden_check_rows(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
                            bool relu, bool bf16_out, const uint32_t *got, const size_t *which, size_t count,
                            golden_diff_t *d);
