@@ -114,6 +114,21 @@ Test(pod_mpi, a_rank_that_dies_stops_the_job) {
   cr_expect(strstr(r.err, "signal 9") || strstr(r.err, "Killed"), "no message naming the dead rank: %s", r.err);
 }
 
+/* A rank that fails alone without crashing (its host program stops where the others' go on
+ * into a shared chip operation): it waits TPUSIM_END_WAIT_S for the others to end, then stops
+ * the job with a message, so nobody waits for ever. */
+Test(pod_mpi, a_rank_that_fails_alone_stops_the_job) {
+  run_t r = run_shell("(start=$(date +%s); " MPIRUN "-x TPUSIM_END_WAIT_S=2 -np 2 build/tests/pod_probe fail-alone; "
+                      "echo \"rc=$? secs=$(( $(date +%s) - start ))\")");
+  int rc = -1, secs = -1;
+  cr_assert_eq(sscanf(strstr(r.out, "rc=") ? strstr(r.out, "rc=") : "", "rc=%d secs=%d", &rc, &secs), 2, "%s\n%s",
+               r.out, r.err);
+  cr_expect_neq(rc, 0, "the job ended well with a rank failed: %s", r.err);
+  cr_expect_lt(secs, 30, "the job took %d s to stop after a rank failed alone", secs);
+  cr_expect(strstr(r.err, "the other ranks have not within 2 s"), "no message: %s", r.err);
+  cr_expect(!strstr(r.err, "the write came back"), "rank 0 went on: %s", r.err);
+}
+
 /* The runs of tests/pod_scenarios.h (printed by tests/pod_probe.c): a packet dropped at a
  * slice's edge, whose end needs the bands to meet before a quiet chip's own step, and a chip
  * sleeping while its last credits come back from another rank. The same end cycles, chip clocks
