@@ -372,14 +372,38 @@ static int coll_dma_part(const chip_geometry_t *chip, const fw_slice_t *g, const
 /* The cores hand each other lines through HBM (each core's own HBM port moves hundreds of
  * bytes a cycle; a remote DMA to the chip itself, eight): the sender writes them, fences, and
  * sends a one-line remote DMA to the other core's flag line, which adds 1 to its semaphore
- * FW_SEM_TRAIN_PEER (docs/training.md, "Cores"). A receiver that has counted k flags knows the
- * first k hand-overs are in HBM: each flag leaves after its lines were written. */
-static void flag_other_core(fw_prog_t *dq, const fw_train_plan_t *pl, unsigned x, unsigned y, unsigned core,
-                            unsigned other) {
-  fw_fence(dq);
-  fw_rdma_core(dq, other);
-  fw_rdma_on(dq, 0, x, y, pl->v_flag, pl->v_flag, 1, FW_SEM_TRAIN_PEER, 1, ISA_SEM_NONE, 0);
-  fw_rdma_core(dq, core);
+ * FW_SEM_TRAIN_PEER (docs/training.md, "Cores"), in up to HANDOVER_PARTS parts so that the
+ * receiver reads one part while the sender writes the next. A receiver that has counted k flags knows
+ * the first k parts are in HBM: each flag leaves after its part was written. */
+#define HANDOVER_PARTS 4u
+#define HANDOVER_MIN_PART 256u /* lines: below this a part's fence and flag cost more than the overlap saves */
+
+static uint32_t part_lines(uint32_t lines) {
+  const uint32_t part = (lines + HANDOVER_PARTS - 1) / HANDOVER_PARTS;
+  return part < HANDOVER_MIN_PART ? HANDOVER_MIN_PART : part;
+}
+
+/* Sender: lines [line, line + lines) of VMEM to HBM at hbm, a flag to core `other` after each part. */
+static void hand_over(fw_prog_t *dq, const fw_train_plan_t *pl, unsigned x, unsigned y, unsigned core,
+                      unsigned other, uint32_t line, uint32_t hbm, uint32_t lines) {
+  const uint32_t lb = 4 * pl->lanes, part = part_lines(lines);
+  for (uint32_t at = 0; at < lines; at += part) {
+    const uint32_t n = min_u32(part, lines - at);
+    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, line + at, hbm + at * lb, lb, n, lb);
+    fw_fence(dq);
+    fw_rdma_core(dq, other);
+    fw_rdma_on(dq, 0, x, y, pl->v_flag, pl->v_flag, 1, FW_SEM_TRAIN_PEER, 1, ISA_SEM_NONE, 0);
+    fw_rdma_core(dq, core);
+  }
+}
+
+/* Receiver: the same parts into VMEM at line, each once its flag has come. */
+static void take_over(fw_prog_t *dq, const fw_train_plan_t *pl, uint32_t hbm, uint32_t line, uint32_t lines) {
+  const uint32_t lb = 4 * pl->lanes, part = part_lines(lines);
+  for (uint32_t at = 0; at < lines; at += part) {
+    fw_sem_wait(dq, FW_SEM_TRAIN_PEER, 1);
+    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, hbm + at * lb, lb, line + at, min_u32(part, lines - at), lb);
+  }
 }
 
 /* Where layer l's gradient lines are handed over in HBM. */
@@ -455,29 +479,24 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
     if (l == 2 && mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_fwd, x, y, &c_mpf, dq, err, errlen)) goto out;
     if (l == 1 && mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_bwd, x, y, &c_mpb, dq, err, errlen)) goto out;
     if (lead && peer) { /* core 1's gradients of layer l, once in HBM, into VMEM beside core 0's */
-      fw_sem_wait(dq, FW_SEM_TRAIN_PEER, 1);
-      fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, peer_hbm(pl, l), lb, pl->v_peer[l], L[l].lines, lb);
+      take_over(dq, pl, peer_hbm(pl, l), pl->v_peer[l], L[l].lines);
       fw_sem_signal(dq, SEM_TO_COMPUTE, 1);
     }
     if (dp && coll_dma_part(chip, &pc.dp_group, &pl->dp_coll[l], x, y, &c_dp[l], dq, err, errlen)) goto out;
     if (!lead && peer) { /* core 1: its gradients of layer l to core 0, through HBM */
       fw_sem_wait(dq, SEM_TO_DMA, 1);
-      fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_grad[l], peer_hbm(pl, l), lb, L[l].lines, lb);
-      flag_other_core(dq, pl, x, y, core, 0);
+      hand_over(dq, pl, x, y, core, 0, pl->v_grad[l], peer_hbm(pl, l), L[l].lines);
     }
   }
   /* the results for the host, once the update is done; core 0's new parameters (in HBM for the
    * host) are core 1's too */
   fw_sem_wait(dq, SEM_TO_DMA, 1);
-  if (compute) {
-    if (lead) fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_params[0], pl->hbm_params, lb, pl->param_lines, lb);
-    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_p, pl->hbm_probs + core * b * lb, lb, b, lb);
-  }
-  if (peer && lead) flag_other_core(dq, pl, x, y, core, 1);
-  if (peer && !lead) {
-    fw_sem_wait(dq, FW_SEM_TRAIN_PEER, 1);
-    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_params, lb, pl->v_params[0], pl->param_lines, lb);
-  }
+  if (lead && peer) /* the parameters for the host, and for core 1 */
+    hand_over(dq, pl, x, y, core, 1, pl->v_params[0], pl->hbm_params, pl->param_lines);
+  else if (lead && compute)
+    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_params[0], pl->hbm_params, lb, pl->param_lines, lb);
+  if (compute) fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_p, pl->hbm_probs + core * b * lb, lb, b, lb);
+  if (peer && !lead) take_over(dq, pl, pl->hbm_params, pl->v_params[0], pl->param_lines);
   fw_fence(dq);
   fw_halt(dq);
 
