@@ -58,6 +58,9 @@ Test(pod_mpi, step_and_training_report_what_one_process_reports) {
   same_on_ranks("step --pod 2x4 --mxu 4x4 --m 8 --k 12 --n 8 --seed 6 --model fast", ranks, 2);
   same_on_ranks("train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 2 --lr 0.5 --seed 1 --model fast", ranks,
                 2);
+  /* chips of two cores, each a replica (the hand-overs between cores stay inside a rank's chips) */
+  same_on_ranks("train --pod 2x2 --mxu 4x4 --mxus 2 --cores 2 --data synthetic --examples 300 --features 8 --classes 4 "
+                "--hidden 16 --batch 32 --steps 3 --model fast", ranks, 1);
 }
 
 /* Random program sets: errors, time-outs and the pod's drain after them (every rank's chips
