@@ -240,7 +240,7 @@ void pod_train_trace_close(pod_train_t *t) {
 unsigned pod_train_sems_left(pod_train_t *t) {
   unsigned left = 0;
   for (unsigned i = 0; i < t->cfg.slice.w * t->cfg.slice.h; i++)
-    for (unsigned k = 0; k < ISA_NUM_SEMS; k++) left += chip_sem(slice_chip(t, i), k) != 0;
+    for (unsigned k = 0; k < ISA_NUM_SEMS * t->plan.cores; k++) left += chip_sem(slice_chip(t, i), k) != 0; /* every core's */
   return left;
 }
 
