@@ -28,7 +28,7 @@ typedef struct {
 } chip_opts_t;
 
 static void chip_help(void) {
-  printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3] [--mxus X] [--cores K] [--cycles N]\n"
+  printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3] [--mxus X] [--cores K] [--flit-words W] [--cycles N]\n"
          "                   [--model rtl|fast|check] [--json]\n\n"
          "Measures the host time per simulated cycle of one chip (MXU RxC, default 16x16): idle,\n"
          "running a GEMM from HBM, the same GEMM on one chip of a 4x4 pod whose 15 other chips\n"
@@ -168,7 +168,7 @@ int cmd_chip(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   if (cli_check_only()) return cli_checked("chip");
   chip_config_t cfg = chip_config_default(o.mxu[0], o.mxu[1]);
-  cfg.mxus = o.shape.mxus, cfg.cores = o.shape.cores;
+  cfg.mxus = o.shape.mxus, cfg.cores = o.shape.cores, cfg.flit_words = o.shape.flit_words;
   cfg.hbm_bytes = 1u << 24;
   cfg.model = (chip_model_t)o.model;
   double idle_ns, gemm_ns, router_ns, pod_ns;

@@ -36,6 +36,8 @@ typedef struct {
   unsigned threads;       /* --threads N (0: not given, one thread) */
   unsigned mxus;          /* --mxus X: MXUs per core (0: not given, one) */
   unsigned cores;         /* --cores K: cores per chip (0: not given, one) */
+  unsigned flit_words;    /* --flit-words W: 64-bit words an ICI flit carries (0: not given; the preset's or one) */
+  bool flit_given;        /* --flit-words was given */
   int chip;               /* --chip NAME: a chip_preset_at index, when chip_given */
   bool chip_given, mxu_given;  /* --chip, and the command's --mxu, were given */
 } cmd_models_t;
@@ -49,6 +51,7 @@ typedef struct {
 #define CMD_CHIP_OPTS(m)                                                         \
   CLI_OPT("mxus", CLI_UINT, &(m)->mxus, .min = 1, .max = CHIP_MAX_MXUS),          \
   CLI_OPT("cores", CLI_UINT, &(m)->cores, .min = 1, .max = CHIP_MAX_CORES),       \
+  CLI_OPT("flit-words", CLI_UINT, &(m)->flit_words, .min = 1, .max = NOC_FLIT_MAX_WORDS, .given = &(m)->flit_given), \
   CLI_OPT("chip", CLI_CHOICE, &(m)->chip, .shape = chip_preset_names(), .given = &(m)->chip_given)
 #define CMD_MODEL_HELP                                                                                 \
   "--model rtl|fast|check: the chips' model (default rtl): the Verilated RTL, the fast C model\n"      \
@@ -62,9 +65,13 @@ typedef struct {
   "(default 1): K cores per chip (the GEMM's rows split over them, training's examples too, each\n" \
   "core a data-parallel replica; the collectives run on core 0). The RTL where RxC[xX][cK] is\n" \
   "built, the fast model up to 2 cores of 4 MXUs\n"  \
-  "(docs/isa.md, \"MXUs\", \"Cores\"). --chip small|v2|v3: a preset (docs/fidelity.md): v2 two\n" \
-  "cores of one 128x128 MXU at 700 MHz, v3 two cores of two at 940 MHz, small one 4x4; it sets\n"  \
-  "--mxu, --mxus, --cores and the clock, and cannot be given with them.\n"
+  "(docs/isa.md, \"MXUs\", \"Cores\"). --flit-words W (default 1): ICI flits of W 64-bit words,\n" \
+  "a link moving 8W bytes a cycle each way; W > 1 on the fast model only, a power of two up to\n" \
+  "16 and a VMEM line (docs/fidelity.md, \"ICI\"). --chip small|v2|v3: a preset\n" \
+  "(docs/fidelity.md): v2 two cores of one 128x128 MXU at 700 MHz, v3 two cores of two at 940\n" \
+  "MHz, both with 16-word (128-byte) flits; small one 4x4 with 64-bit flits; it sets --mxu,\n" \
+  "--mxus, --cores, the clock and the flits (--flit-words overrides them), and cannot be given\n" \
+  "with --mxu, --mxus or --cores.\n"
 /* The per-chip flags of --rtl-chips for a w x h pod (*rtl_chips NULL when not given; the caller
  * frees it), checking that the list names chips of the pod, that it comes with a fast model,
  * that the chip to trace (trace_chip, or -1) runs the RTL, and that --threads is at most the

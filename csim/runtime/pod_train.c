@@ -20,6 +20,8 @@ rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan
   if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, &g, err,
                 errlen))
     return RT_INVALID;
+  if (chip_flit_words_check(cfg->flit_words, cfg->mxu_cols, cfg->model, err, errlen)) return RT_INVALID;
+  g.flit_words = cfg->flit_words ? cfg->flit_words : 1;
   fw_slice_t s = cfg->slice;
   s.pod_w = cfg->pod_w, s.pod_h = cfg->pod_h;
   if (cfg->trace_path && cfg->trace_chip >= cfg->pod_w * cfg->pod_h) {
@@ -184,6 +186,7 @@ static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slic
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
   pc.chip.cores = cfg->cores;
+  pc.chip.flit_words = cfg->flit_words;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = t->plan.hbm_bytes;
   if (!(t->pod = pod_new(&pc, err, errlen))) goto fail;
@@ -266,6 +269,7 @@ rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cy
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
   pc.chip.cores = cfg->cores;
+  pc.chip.flit_words = cfg->flit_words;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = plan.hbm_bytes;
   rc = RT_FAILED;

@@ -35,6 +35,8 @@ typedef struct {
   unsigned hbm_latency;         /* >= 1 cycles */
   uint64_t seed;                /* reset randomisation */
   chip_model_t model;           /* the Verilated RTL (default), the fast model, or both in lockstep */
+  unsigned flit_words;          /* 64-bit words an ICI flit carries (0 means 1, the RTL's); wider: the fast
+                                   model only (chip_flit_words_check; docs/fidelity.md "ICI") */
 } chip_config_t;
 
 typedef struct {  /* queue 2c + q: queue q of core c */
@@ -58,6 +60,11 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols);
  * to CHIP_MAX_MXUS MXUs and CHIP_MAX_CORES cores, each core's memories those of RxC. */
 int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, chip_model_t model,
                       chip_geometry_t *g, char *err, size_t errlen);
+
+/* 0 when a chip of rows x cols MXUs and this model can have flits of `flit_words` words (0 or 1:
+ * any; more: the fast model, a power of two up to NOC_FLIT_MAX_WORDS and at most a VMEM line,
+ * cols / 2 words), else -1 with a message. */
+int chip_flit_words_check(unsigned flit_words, unsigned cols, chip_model_t model, char *err, size_t errlen);
 
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen);
 /* A chip of a pod split over the ranks of an MPI job (dist.h, pod.c): rank `owner` simulates

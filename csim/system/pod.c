@@ -82,6 +82,7 @@ struct pod {
   unsigned n, depth;
   pod_node_t *node;
   link_slot_t *slots;           /* depth x n x DIRS: at (position, chip, direction) what the chip sends that way */
+  noc_wide_t *slot_hi;          /* the same for wide flits' other words (NULL with 64-bit flits) */
   uint64_t tick;                /* cycles the pod has run, ever: the links' slot positions */
   uint64_t in_flight;           /* link slots holding a flit or a credit */
   unsigned *checked, nchecked;  /* the chips in lockstep (CHIP_MODEL_CHECK) */
@@ -116,6 +117,9 @@ struct pod {
 /* The slot at ring position pos of chip i's link in direction d. */
 static link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) {
   return &p->slots[((size_t)pos * p->n + i) * DIRS + d];
+}
+static noc_wide_t *slot_hi(pod_t *p, unsigned pos, unsigned i, unsigned d) {
+  return &p->slot_hi[((size_t)pos * p->n + i) * DIRS + d];
 }
 
 /* Spinning, then yielding the core: the other bands are usually a few microseconds away. With
@@ -259,6 +263,11 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
                cfg->size_y, cfg->size_y);
     return NULL;
   }
+  if (ranks > 1 && cfg->chip.flit_words > 1) { /* (the ranks' link messages carry 64-bit flits) */
+    snprintf(err, errlen, "%u-word flits: a pod of wide flits runs in one process (threads, not MPI ranks)",
+             cfg->chip.flit_words);
+    return NULL;
+  }
   pod_t *p = calloc(1, sizeof *p);
   if (!p) goto oom;
   p->cfg = *cfg;
@@ -272,6 +281,8 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   p->owner = calloc(p->n, sizeof *p->owner);
   p->totals = calloc(3 * (cfg->link_latency + 1) + 1, sizeof *p->totals);
   if (!p->node || !p->checked || !p->slots || !p->owner || !p->totals) goto oom;
+  if (cfg->chip.flit_words > 1 &&
+      !(p->slot_hi = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slot_hi))) goto oom;
   p->cfg.rtl_chips = NULL;  /* the caller's array is not kept */
   p->dist = ranks > 1;
   for (unsigned r = 0; r < ranks; r++)
@@ -338,6 +349,7 @@ void pod_free(pod_t *p) {
   free(p->totals);
   for (unsigned i = 0; p->node && i < p->n; i++) chip_free(p->node[i].chip);
   free(p->slots);
+  free(p->slot_hi);
   free(p->node);
   free(p->checked);
   free(p);
@@ -382,6 +394,7 @@ static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsi
     for (unsigned d = 0; d < DIRS; d++) {
       link_slot_t *s = slot(p, rd, nd->nb[d], torus_opposite((torus_dir_t)d));
       in.flit[d] = s->flit;
+      if (p->slot_hi && s->flit.valid) in.hi[d] = *slot_hi(p, rd, nd->nb[d], torus_opposite((torus_dir_t)d));
       in.credits = (uint8_t)((d ? in.credits : 0) | s->credits << (d * V));
       if (s->flit.valid || s->credits) {
         *s = (link_slot_t){0};
@@ -407,6 +420,7 @@ static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsi
       const uint8_t cr = (out.credits >> (d * V)) & ((1u << V) - 1);
       if (!out.flit[d].valid && !cr) continue;
       *slot(p, wr, i, d) = (link_slot_t){out.flit[d], cr};
+      if (p->slot_hi && out.flit[d].valid) *slot_hi(p, wr, i, d) = out.hi[d];
       ++*flight;
       b->last_write = t;
       if (shared) __atomic_fetch_add(&p->node[nd->nb[d]].incoming, 1, __ATOMIC_RELAXED);
