@@ -510,8 +510,8 @@ Test(collective, wide_flits_are_bit_exact_and_faster) {
   }
 }
 
-/* Wide flits are refused where they cannot run: the RTL, a flit wider than a VMEM line or not
- * a power of two, and over MPI ranks (pod.c). */
+/* Wide flits are refused where they cannot run: the RTL (and the lockstep), a flit wider than a
+ * VMEM line or not a power of two. */
 Test(collective, wide_flits_are_refused_where_they_cannot_run) {
   char err[256];
   cr_assert_neq(chip_flit_words_check(2, 16, CHIP_MODEL_RTL, err, sizeof err), 0);

@@ -112,6 +112,7 @@ struct pod {
   uint32_t **send_list, **recv_list;
   size_t *send_count, *recv_count;
   link_slot_t **send_buf, **recv_buf;
+  noc_wide_t **send_hi, **recv_hi;  /* wide flits' other words, beside them (slot_hi pods only) */
 };
 
 /* The slot at ring position pos of chip i's link in direction d. */
@@ -150,7 +151,10 @@ static int make_exchange(pod_t *p) {
   p->send_list = calloc(R, sizeof *p->send_list), p->recv_list = calloc(R, sizeof *p->recv_list);
   p->send_buf = calloc(R, sizeof *p->send_buf), p->recv_buf = calloc(R, sizeof *p->recv_buf);
   p->send_count = calloc(R, sizeof *p->send_count), p->recv_count = calloc(R, sizeof *p->recv_count);
-  if (!p->send_list || !p->recv_list || !p->send_buf || !p->recv_buf || !p->send_count || !p->recv_count) return -1;
+  p->send_hi = calloc(R, sizeof *p->send_hi), p->recv_hi = calloc(R, sizeof *p->recv_hi);
+  if (!p->send_list || !p->recv_list || !p->send_buf || !p->recv_buf || !p->send_count || !p->recv_count ||
+      !p->send_hi || !p->recv_hi)
+    return -1;
   for (int pass = 0; pass < 2; pass++) {
     for (unsigned i = 0; i < p->n; i++)
       for (unsigned d = 0; d < DIRS; d++) {
@@ -169,6 +173,9 @@ static int make_exchange(pod_t *p) {
         p->send_buf[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_buf);
         p->recv_buf[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_buf);
         if (!p->send_list[k] || !p->recv_list[k] || !p->send_buf[k] || !p->recv_buf[k]) return -1;
+        if (p->slot_hi && (!(p->send_hi[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_hi)) ||
+                           !(p->recv_hi[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_hi))))
+          return -1;
         p->send_count[k] = p->recv_count[k] = 0;
       }
   }
@@ -187,6 +194,7 @@ static void exchange(pod_t *p) {
       const unsigned pos = (unsigned)(t % p->depth);
       for (size_t e = 0; e < p->send_count[k]; e++) {
         link_slot_t *sl = slot(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
+        if (p->slot_hi) p->send_hi[k][m] = *slot_hi(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
         p->send_buf[k][m++] = *sl;
         *sl = (link_slot_t){0}; /* the copy on this rank is never read */
       }
@@ -195,13 +203,21 @@ static void exchange(pod_t *p) {
     recv[k] = p->recv_buf[k], recv_len[k] = p->recv_count[k] * p->q_len * sizeof(link_slot_t);
   }
   dist_exchange(send, send_len, recv, recv_len);
+  if (p->slot_hi) { /* and the wide flits' other words, in the same order */
+    for (unsigned k = 0; k < R; k++) {
+      send[k] = p->send_hi[k], send_len[k] = send_len[k] / sizeof(link_slot_t) * sizeof(noc_wide_t);
+      recv[k] = p->recv_hi[k], recv_len[k] = recv_len[k] / sizeof(link_slot_t) * sizeof(noc_wide_t);
+    }
+    dist_exchange(send, send_len, recv, recv_len);
+  }
   for (unsigned k = 0; k < R; k++) {
     size_t m = 0;
     for (uint64_t t = p->q_start; t < p->q_start + p->q_len; t++) {
       const unsigned pos = (unsigned)(t % p->depth);
       for (size_t e = 0; e < p->recv_count[k]; e++) {
-        const link_slot_t *in = &p->recv_buf[k][m++];
         const unsigned i = p->recv_list[k][e] / DIRS, d = p->recv_list[k][e] % DIRS;
+        if (p->slot_hi) *slot_hi(p, pos, i, d) = p->recv_hi[k][m];
+        const link_slot_t *in = &p->recv_buf[k][m++];
         *slot(p, pos, i, d) = *in;
         if (in->flit.valid || in->credits) p->node[p->node[i].nb[d]].incoming++;
       }
@@ -261,11 +277,6 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
     else
       snprintf(err, errlen, "%u threads for a pod of %u rows: a thread takes whole rows (at most %u)", cfg->threads,
                cfg->size_y, cfg->size_y);
-    return NULL;
-  }
-  if (ranks > 1 && cfg->chip.flit_words > 1) { /* (the ranks' link messages carry 64-bit flits) */
-    snprintf(err, errlen, "%u-word flits: a pod of wide flits runs in one process (threads, not MPI ranks)",
-             cfg->chip.flit_words);
     return NULL;
   }
   pod_t *p = calloc(1, sizeof *p);
@@ -342,8 +353,10 @@ void pod_free(pod_t *p) {
   free(p->band);
   for (unsigned k = 0; p->send_list && k < dist_size(); k++) {
     free(p->send_list[k]), free(p->recv_list[k]), free(p->send_buf[k]), free(p->recv_buf[k]);
+    if (p->send_hi) free(p->send_hi[k]), free(p->recv_hi[k]);
   }
   free(p->send_list), free(p->recv_list), free(p->send_buf), free(p->recv_buf);
+  free(p->send_hi), free(p->recv_hi);
   free(p->send_count), free(p->recv_count);
   free(p->owner);
   free(p->totals);
