@@ -203,7 +203,7 @@ screenshot: waves ## Render the waveform sessions to docs/img/ (Xvfb)
 	$(TPUSIM) train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 3 --seed 1 --trace-chip 5 --trace waves/train.fst >/dev/null
 	scripts/screenshot.sh waves/train.fst waves/train.gtkw docs/img/waves_train.png
 
-bench: $(TPUSIM) ## Run the benchmarks (results under build/bench/)
+bench: $(TPUSIM) $(TPUSIM_SC) ## Run the benchmarks (results under build/bench/)
 	@mkdir -p $(BUILD)/bench
 	scripts/bench.sh $(BUILD)/bench
 

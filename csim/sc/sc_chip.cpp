@@ -126,7 +126,8 @@ void sc_run_control::finish(bool abnormal, bool timed_out, const std::string &wh
 void sc_run_control::end(const std::string &recovery) {
   state_ = IDLE;
   active_ = false;
-  for (sc_chip *c : chips_) c->raise_done(recovery);
+  for (sc_chip *c : chips_)
+    if (c->awaiting_done()) c->raise_done(recovery);
   end_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -227,6 +228,7 @@ void sc_chip::raise_done(const std::string &recovery) {
   }
   if (failed_) SC_REPORT_WARNING(name(), (std::string("run failed: ") + status_.report).c_str());
   done_ = true;
+  awaiting_ = false;
   irq_pending_ = true;
   irq_ev_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -253,6 +255,7 @@ int sc_chip::start_check(uint32_t mask, std::string *why) {
 int sc_chip::start(uint32_t mask, std::string *why) {
   if (start_check(mask, why)) return -1;
   pending_ = mask;
+  awaiting_ = true;
   done_ = false;
   irq_pending_ = false;
   irq_ev_.notify(sc_core::SC_ZERO_TIME);

@@ -108,6 +108,7 @@ class sc_chip : public sc_core::sc_module {
   bool started() const { return started_; }
   int finish_run(uint64_t tick, bool abnormal, bool timed_out, const std::string &why);
   void raise_done(const std::string &recovery);
+  bool awaiting_done() const { return awaiting_; }
   bool failed() const { return failed_; }
   uint64_t cycle_bound() const;
   uint32_t timeout() const { return timeout_; }
@@ -144,6 +145,7 @@ class sc_chip : public sc_core::sc_module {
   bool started_ = false;     /* begun in the current run */
   uint64_t run_start_ = 0;
   uint32_t slice_ = 0, timeout_ = 0;
+  bool awaiting_ = false;    /* started since its last done interrupt */
   bool done_ = false, failed_ = false, timed_out_ = false, irq_pending_ = false;
   uint64_t run_cycles_ = 0;
   uint32_t prog_len_[CHIP_MAX_QUEUES] = {0};

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -187,7 +188,9 @@ void report_handler(const sc_report &r, const sc_actions &actions) {
 /* The host: a processor model with a bus master port to the lone chip and one to the slice. */
 class host : public sc_module {
  public:
-  tlm_utils::simple_initiator_socket<host> to_chip, to_slice;
+  /* (either may be left unbound: --only builds one target) */
+  typedef tlm_utils::simple_initiator_socket_optional<host> socket_t;
+  socket_t to_chip, to_slice;
   sc_in<bool> chip_irq, slice_irq;
   int exit_code = 0;
 
@@ -201,7 +204,6 @@ class host : public sc_module {
   }
 
  private:
-  typedef tlm_utils::simple_initiator_socket<host> socket_t;
   options o_;
   tlm_utils::tlm_quantumkeeper qk_;
   std::vector<tlm::tlm_dmi> dmi_;  /* HBM regions granted (with the socket each came from) */
@@ -655,24 +657,31 @@ int sc_main(int argc, char **argv) {
   cc.hbm_latency = o.hbm_latency;
   cc.seed = o.seed;
   cc.model = o.model;
-  sc_chip chip("chip", cc, mhz);
+  /* (only what the run uses is built: --only gemm builds no slice, --only collective no lone chip) */
+  std::unique_ptr<sc_chip> chip(o.selftest || o.gemm ? new sc_chip("chip", cc, mhz) : nullptr);
   /* the slice of `tpusim collective`: HBM for a chip's buffer */
   chip_config_t sc = chip_config_default(o.rows, o.cols);
   const uint64_t lines = (o.bytes / 4 + o.cols - 1) / o.cols;
   sc.hbm_bytes = lines * 4 * o.cols;
   sc.seed = o.seed;
   sc.model = o.model;
-  sc_slice slice("slice", o.pod_w, o.pod_h, o.link_latency, sc, mhz);
-  if (!chip.ok()) return fprintf(stderr, "tpusim_sc: %s\n", chip.error().c_str()), 2;
-  if (!slice.ok()) return fprintf(stderr, "tpusim_sc: %s\n", slice.error().c_str()), 2;
+  std::unique_ptr<sc_slice> slice(o.selftest || o.collective
+                                      ? new sc_slice("slice", o.pod_w, o.pod_h, o.link_latency, sc, mhz)
+                                      : nullptr);
+  if (chip && !chip->ok()) return fprintf(stderr, "tpusim_sc: %s\n", chip->error().c_str()), 2;
+  if (slice && !slice->ok()) return fprintf(stderr, "tpusim_sc: %s\n", slice->error().c_str()), 2;
   sc_signal<bool> chip_irq("chip_irq"), slice_irq("slice_irq");
-  chip.clk(clk);
-  chip.irq(chip_irq);
-  slice.clk(clk);
-  slice.irq(slice_irq);
   host h("host", o);
-  h.to_chip.bind(chip.socket);
-  h.to_slice.bind(slice.socket);
+  if (chip) {
+    chip->clk(clk);
+    chip->irq(chip_irq);
+    h.to_chip.bind(chip->socket);
+  }
+  if (slice) {
+    slice->clk(clk);
+    slice->irq(slice_irq);
+    h.to_slice.bind(slice->socket);
+  }
   h.chip_irq(chip_irq);
   h.slice_irq(slice_irq);
   sc_start();
