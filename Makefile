@@ -142,7 +142,7 @@ test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUI
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_train_cli
 	@tests/train_numpy_test.sh
 
-sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed; the chip suites again on the fast model) and the fuzz corpus
+sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim $(TPUSIM_SC) ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed; the chip suites again on the fast model) and the fuzz corpus
 	@TPUSIM=$(SAN)/tpusim LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp) MODELS=fast \
 	  MODEL_SUITES="$(MODEL_SUITES)" scripts/run_tests.sh "1" $(SAN_TESTS)
 	@scripts/replay_corpus.sh $(SAN)/tests $(FUZZERS)

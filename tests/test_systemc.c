@@ -42,21 +42,21 @@ static long long cycles_of(const char *out, int nth) {
 
 /* tpusim gemm and tpusim collective, then tpusim_sc with the same options: the same cycles, and
  * every result agreeing with the golden models on both paths. */
-static void same_as_c(const char *model, const char *mxu, unsigned m, unsigned k, unsigned n, unsigned bytes,
+static void same_as_c(const char *model, const char *shape, unsigned m, unsigned k, unsigned n, unsigned bytes,
                       const char *algo, unsigned latency) {
   const unsigned long long seed = (unsigned long long)test_seed();
   char args[512];
-  snprintf(args, sizeof args, "gemm --mxu %s --m %u --k %u --n %u --seed %llu --model %s", mxu, m, k, n, seed, model);
+  snprintf(args, sizeof args, "gemm %s --m %u --k %u --n %u --seed %llu --model %s", shape, m, k, n, seed, model);
   run_t g = run(args);
   cr_assert_eq(g.status, 0, "tpusim %s: %s", args, g.err);
   cr_assert_not_null(strstr(g.out, "golden model    agrees on every bit"), "%s", g.out);
-  snprintf(args, sizeof args, "collective --pod 2x2 --mxu %s --op allreduce --bytes %u --algo %s --link-latency %u "
-           "--seed %llu --model %s", mxu, bytes, algo, latency, seed, model);
+  snprintf(args, sizeof args, "collective --pod 2x2 %s --op allreduce --bytes %u --algo %s --link-latency %u "
+           "--seed %llu --model %s", shape, bytes, algo, latency, seed, model);
   run_t c = run(args);
   cr_assert_eq(c.status, 0, "tpusim %s: %s", args, c.err);
   cr_assert_not_null(strstr(c.out, "agrees on every bit of every chip"), "%s", c.out);
-  snprintf(args, sizeof args, "--mxu %s --m %u --k %u --n %u --bytes %u --algo %s --link-latency %u --seed %llu "
-           "--model %s", mxu, m, k, n, bytes, algo, latency, seed, model);
+  snprintf(args, sizeof args, "%s --m %u --k %u --n %u --bytes %u --algo %s --link-latency %u --seed %llu "
+           "--model %s", shape, m, k, n, bytes, algo, latency, seed, model);
   run_t s = run_sc(args);
   cr_assert_eq(s.status, 0, "tpusim_sc %s: %s\n%s", args, s.out, s.err);
   cr_assert_not_null(strstr(s.out, "golden model    agrees on every bit ("), "%s", s.out);
@@ -68,13 +68,18 @@ static void same_as_c(const char *model, const char *mxu, unsigned m, unsigned k
                cycles_of(s.out, 1), cycles_of(c.out, 0));
 }
 
-Test(systemc, rtl_same_results_and_cycles_as_c) { same_as_c("rtl", "16x16", 48, 40, 56, 4096, "torus2d", 2); }
+Test(systemc, rtl_same_results_and_cycles_as_c) { same_as_c("rtl", "--mxu 16x16", 48, 40, 56, 4096, "torus2d", 2); }
 
-Test(systemc, rtl_ring_small_chip) { same_as_c("rtl", "4x4", 33, 17, 9, 1028, "ring", 1); }
+Test(systemc, rtl_ring_small_chip) { same_as_c("rtl", "--mxu 4x4", 33, 17, 9, 1028, "ring", 1); }
 
-Test(systemc, fast_same_results_and_cycles_as_c) { same_as_c("fast", "16x16", 100, 70, 50, 65536, "ring", 5); }
+/* chips of two cores of two MXUs: four queues a chip */
+Test(systemc, rtl_two_cores_two_mxus) { same_as_c("rtl", "--mxu 4x4 --mxus 2 --cores 2", 40, 24, 36, 1024, "torus2d", 1); }
 
-Test(systemc, lockstep_same_results_and_cycles_as_c) { same_as_c("check", "4x4", 20, 24, 28, 2048, "torus2d", 0); }
+Test(systemc, fast_same_results_and_cycles_as_c) { same_as_c("fast", "--mxu 16x16", 100, 70, 50, 65536, "ring", 5); }
+
+Test(systemc, lockstep_same_results_and_cycles_as_c) {
+  same_as_c("check", "--mxu 4x4", 20, 24, 28, 2048, "torus2d", 0);
+}
 
 /* b_transport instead of DMI for HBM: the same results (the way the host moves data is not timed
  * into the chip's cycles). */

@@ -54,7 +54,7 @@ using namespace tpu_sc;
 namespace {
 
 struct options {
-  unsigned rows = 16, cols = 16;
+  unsigned rows = 16, cols = 16, mxus = 1, cores = 1;
   uint64_t m = 64, k = 64, n = 64, seed = 1;
   unsigned hbm_bw = CHIP_DEFAULT_HBM_BYTES_PER_CYCLE, hbm_latency = CHIP_DEFAULT_HBM_LATENCY;
   unsigned pod_w = 2, pod_h = 2, link_latency = 0;
@@ -67,8 +67,9 @@ struct options {
 
 void usage(FILE *f) {
   fprintf(f,
-          "usage: tpusim_sc [--only gemm|collective] [--mxu RxC] [--m M --k K --n N] [--seed S]\n"
-          "                 [--hbm-bw B] [--hbm-latency L] [--pod WxH] [--bytes B] [--algo ring|torus2d]\n"
+          "usage: tpusim_sc [--only gemm|collective] [--mxu RxC] [--mxus X] [--cores K] [--m M --k K --n N]\n"
+          "                 [--seed S]"
+          " [--hbm-bw B] [--hbm-latency L] [--pod WxH] [--bytes B] [--algo ring|torus2d]\n"
           "                 [--link-latency L] [--model rtl|fast|check] [--clock-mhz F] [--no-dmi]\n"
           "       tpusim_sc --selftest [--model rtl|fast|check]\n\n"
           "The SystemC/TLM-2.0 example (docs/systemc.md): a host model drives a chip and a slice\n"
@@ -77,6 +78,7 @@ void usage(FILE *f) {
           "B bytes per chip on a WxH slice (default 2x2, as `tpusim collective --pod WxH --op\n"
           "allreduce --bytes B ...`), checks both bit for bit against the golden models and prints\n"
           "their cycles. Defaults: --mxu 16x16, M=K=N=64, --bytes 4096, --link-latency 0, seed 1.\n"
+          "--mxus X, --cores K: chips of K cores of X MXUs each (the collective runs on core 0).\n"
           "--selftest: the memory map's error responses, one line per case.\n"
           "Exit status: 0 success, 1 a run failed or disagrees with the golden model, 2 bad usage.\n");
 }
@@ -124,6 +126,8 @@ int parse(int argc, char **argv, options *o) {
       else return bad("--only takes gemm or collective");
       i++;
     } else if (a == "--mxu") rc = need(parse_dims(v, 4096, &o->rows, &o->cols));
+    else if (a == "--mxus") rc = need(parse_u64(v, 1, CHIP_MAX_MXUS, &x)), o->mxus = (unsigned)x;
+    else if (a == "--cores") rc = need(parse_u64(v, 1, CHIP_MAX_CORES, &x)), o->cores = (unsigned)x;
     else if (a == "--pod") rc = need(parse_dims(v, 255, &o->pod_w, &o->pod_h));
     else if (a == "--m") rc = need(parse_u64(v, 1, 1u << 16, &o->m));
     else if (a == "--k") rc = need(parse_u64(v, 1, 1u << 16, &o->k));
@@ -148,7 +152,7 @@ int parse(int argc, char **argv, options *o) {
   if (o->bytes % 4) return bad("--bytes must be a multiple of 4 (fp32 values)");
   char err[512];
   chip_geometry_t g;
-  if (chip_geometry_for(o->rows, o->cols, 1, 1, o->model, &g, err, sizeof err)) return bad(err);
+  if (chip_geometry_for(o->rows, o->cols, o->mxus, o->cores, o->model, &g, err, sizeof err)) return bad(err);
   if (!o->selftest && o->gemm && chip_gemm_check(&g, o->m, o->k, o->n, nullptr, err, sizeof err)) return bad(err);
   if (!o->selftest && o->collective) {
     pod_coll_config_t c{};
@@ -156,6 +160,7 @@ int parse(int argc, char **argv, options *o) {
     c.slice = fw_slice_t{0, 0, o->pod_w, o->pod_h, o->pod_w, o->pod_h};
     c.args.op = FW_COLL_ALLREDUCE, c.args.algo = o->algo;
     c.elems = o->bytes / 4, c.mxu_rows = o->rows, c.mxu_cols = o->cols, c.model = o->model;
+    c.mxus = o->mxus, c.cores = o->cores;
     if (pod_coll_check(&c, err, sizeof err)) return bad(err);
   }
   return 0;
@@ -390,9 +395,9 @@ void host::gemm() {
   hbm_access(to_chip, false, l.c, c.data(), 4 * m * n);
   golden_diff_t d;
   if (gemm_golden_check(g.rows, m, k, n, a.data(), b.data(), false, false, c.data(), &d)) fail("out of memory");
-  const double ideal = (double)m * k * n / ((double)g.rows * g.cols);
-  printf("GEMM %zux%zu * %zux%zu on a SystemC chip (a %ux%u MXU, %s model), over TLM-2.0\n", m, k, k, n, g.rows,
-         g.cols, chip_model_name(o_.model));
+  const double ideal = (double)m * k * n / ((double)g.rows * g.cols * isa_geometry_mxus(&g) * isa_geometry_cores(&g));
+  printf("GEMM %zux%zu * %zux%zu on a SystemC chip (%u core(s) of %u %ux%u MXU(s), %s model), over TLM-2.0\n", m, k,
+         k, n, isa_geometry_cores(&g), isa_geometry_mxus(&g), g.rows, g.cols, chip_model_name(o_.model));
   printf("  cycles          %" PRIu64 "  (%.2f us at %u MHz)\n", cycles, cycles / (double)o_.clock_mhz, o_.clock_mhz);
   printf("  HBM             %" PRIu64 " bytes at %u bytes/cycle, latency %u\n", hbm_bytes, o_.hbm_bw, o_.hbm_latency);
   printf("  busy cycles     DMA %" PRIu64 ", MXU %" PRIu64 "\n", dma_busy, mxu_busy);
@@ -657,6 +662,7 @@ int sc_main(int argc, char **argv) {
   cc.hbm_latency = o.hbm_latency;
   cc.seed = o.seed;
   cc.model = o.model;
+  cc.mxus = o.mxus, cc.cores = o.cores;
   /* (only what the run uses is built: --only gemm builds no slice, --only collective no lone chip) */
   std::unique_ptr<sc_chip> chip(o.selftest || o.gemm ? new sc_chip("chip", cc, mhz) : nullptr);
   /* the slice of `tpusim collective`: HBM for a chip's buffer */
@@ -665,6 +671,7 @@ int sc_main(int argc, char **argv) {
   sc.hbm_bytes = lines * 4 * o.cols;
   sc.seed = o.seed;
   sc.model = o.model;
+  sc.mxus = o.mxus, sc.cores = o.cores;
   std::unique_ptr<sc_slice> slice(o.selftest || o.collective
                                       ? new sc_slice("slice", o.pod_w, o.pod_h, o.link_latency, sc, mhz)
                                       : nullptr);
