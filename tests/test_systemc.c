@@ -152,3 +152,21 @@ Test(systemc, bad_command_lines) {
   cr_assert_eq(h.status, 0);
   cr_assert_not_null(strstr(h.out, "usage: tpusim_sc"));
 }
+
+/* --json: one object a part, with the text's cycles and verdicts. */
+Test(systemc, json_lines_match_the_text) {
+  run_t t = run_sc("--model fast --m 24 --k 40 --n 16 --bytes 1024");
+  run_t j = run_sc("--model fast --m 24 --k 40 --n 16 --bytes 1024 --json");
+  cr_assert_eq(t.status, 0, "%s", t.err);
+  cr_assert_eq(j.status, 0, "%s", j.err);
+  char *second = strchr(j.out, '\n');
+  cr_assert_not_null(second, "%s", j.out);
+  *second++ = 0;
+  cr_assert_not_null(strstr(j.out, "\"part\":\"gemm\""), "%s", j.out);
+  cr_assert_not_null(strstr(second, "\"part\":\"collective\""), "%s", second);
+  cr_assert_eq(json_int(j.out, "cycles"), cycles_of(t.out, 0));
+  cr_assert_eq(json_int(second, "cycles"), cycles_of(t.out, 1));
+  cr_assert_not_null(strstr(j.out, "\"bit_exact\":true"), "%s", j.out);
+  cr_assert_not_null(strstr(second, "\"correct\":true"), "%s", second);
+  cr_assert_eq(json_int(second, "semaphores_left"), 0);
+}

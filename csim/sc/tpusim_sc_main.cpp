@@ -43,6 +43,7 @@ extern "C" {
 #include "runtime/pod_collective.h"
 #include "system/chip.h"
 #include "util/bits.h"
+#include "util/report.h"
 #include "util/rng.h"
 #include "util/stopwatch.h"
 }
@@ -62,7 +63,7 @@ struct options {
   fw_coll_algo_t algo = FW_COLL_RING;
   chip_model_t model = CHIP_MODEL_RTL;
   unsigned clock_mhz = CHIP_DEFAULT_CLOCK_MHZ;
-  bool gemm = true, collective = true, selftest = false, dmi = true;
+  bool gemm = true, collective = true, selftest = false, dmi = true, json = false;
 };
 
 void usage(FILE *f) {
@@ -70,7 +71,7 @@ void usage(FILE *f) {
           "usage: tpusim_sc [--only gemm|collective] [--mxu RxC] [--mxus X] [--cores K] [--m M --k K --n N]\n"
           "                 [--seed S]"
           " [--hbm-bw B] [--hbm-latency L] [--pod WxH] [--bytes B] [--algo ring|torus2d]\n"
-          "                 [--link-latency L] [--model rtl|fast|check] [--clock-mhz F] [--no-dmi]\n"
+          "                 [--link-latency L] [--model rtl|fast|check] [--clock-mhz F] [--no-dmi] [--json]\n"
           "       tpusim_sc --selftest [--model rtl|fast|check]\n\n"
           "The SystemC/TLM-2.0 example (docs/systemc.md): a host model drives a chip and a slice\n"
           "of chips through TLM transactions only. It runs the firmware GEMM on a lone chip (as\n"
@@ -79,6 +80,7 @@ void usage(FILE *f) {
           "allreduce --bytes B ...`), checks both bit for bit against the golden models and prints\n"
           "their cycles. Defaults: --mxu 16x16, M=K=N=64, --bytes 4096, --link-latency 0, seed 1.\n"
           "--mxus X, --cores K: chips of K cores of X MXUs each (the collective runs on core 0).\n"
+          "--json: each part's results as one JSON object on a line. --no-dmi: HBM through b_transport.\n"
           "--selftest: the memory map's error responses, one line per case.\n"
           "Exit status: 0 success, 1 a run failed or disagrees with the golden model, 2 bad usage.\n");
 }
@@ -120,6 +122,7 @@ int parse(int argc, char **argv, options *o) {
     if (a == "--help" || a == "-h") return usage(stdout), -1;
     else if (a == "--selftest") o->selftest = true;
     else if (a == "--no-dmi") o->dmi = false;
+    else if (a == "--json") o->json = true;
     else if (a == "--only") {
       if (v && !strcmp(v, "gemm")) o->collective = false;
       else if (v && !strcmp(v, "collective")) o->gemm = false;
@@ -396,17 +399,40 @@ void host::gemm() {
   golden_diff_t d;
   if (gemm_golden_check(g.rows, m, k, n, a.data(), b.data(), false, false, c.data(), &d)) fail("out of memory");
   const double ideal = (double)m * k * n / ((double)g.rows * g.cols * isa_geometry_mxus(&g) * isa_geometry_cores(&g));
-  printf("GEMM %zux%zu * %zux%zu on a SystemC chip (%u core(s) of %u %ux%u MXU(s), %s model), over TLM-2.0\n", m, k,
-         k, n, isa_geometry_cores(&g), isa_geometry_mxus(&g), g.rows, g.cols, chip_model_name(o_.model));
-  printf("  cycles          %" PRIu64 "  (%.2f us at %u MHz)\n", cycles, cycles / (double)o_.clock_mhz, o_.clock_mhz);
-  printf("  HBM             %" PRIu64 " bytes at %u bytes/cycle, latency %u\n", hbm_bytes, o_.hbm_bw, o_.hbm_latency);
-  printf("  busy cycles     DMA %" PRIu64 ", MXU %" PRIu64 "\n", dma_busy, mxu_busy);
-  printf("  programs        %zu compute, %zu DMA commands\n", cmds[0], cmds[1]);
-  printf("  utilization     %.2f%%\n", 100.0 * ideal / (double)cycles);
-  printf("  golden model    %s (%zu of %zu rows checked)\n", d.mismatches ? "DISAGREES" : "agrees on every bit", m, m);
-  printf("  C[0][0]         %.9g\n", bits_fp32_value(c[0]));
-  printf("  simulated time  %s\n", sc_time_stamp().to_string().c_str());
-  printf("  host            %.3f s\n", stopwatch_seconds(&w));
+  report_t r;
+  report_init(&r);
+  report_str(&r, "part", "gemm");
+  report_u64(&r, "m", m), report_u64(&r, "k", k), report_u64(&r, "n", n);
+  report_u64(&r, "mxu_rows", g.rows), report_u64(&r, "mxu_cols", g.cols);
+  report_u64(&r, "mxus", isa_geometry_mxus(&g)), report_u64(&r, "cores", isa_geometry_cores(&g));
+  report_str(&r, "model", chip_model_name(o_.model));
+  report_u64(&r, "seed", o_.seed);
+  report_u64(&r, "cycles", cycles);
+  report_f64(&r, "time_us", cycles / (double)o_.clock_mhz);
+  report_u64(&r, "clock_mhz", o_.clock_mhz);
+  report_u64(&r, "hbm_bytes", hbm_bytes), report_u64(&r, "hbm_bw", o_.hbm_bw), report_u64(&r, "hbm_latency", o_.hbm_latency);
+  report_u64(&r, "dma_busy_cycles", dma_busy), report_u64(&r, "mxu_busy_cycles", mxu_busy);
+  report_u64(&r, "compute_commands", cmds[0]), report_u64(&r, "dma_commands", cmds[1]);
+  report_f64(&r, "utilization", ideal / (double)cycles);
+  report_bool(&r, "bit_exact", d.mismatches == 0);
+  report_u64(&r, "mismatches", d.mismatches);
+  report_str(&r, "transport", o_.dmi ? "dmi" : "b_transport");
+  const std::string sim = sc_time_stamp().to_string();
+  report_str(&r, "simulated_time", sim.c_str());
+  report_f64(&r, "host_seconds", stopwatch_seconds(&w));
+  report_text_f64(&r, "c00", bits_fp32_value(c[0]));
+  report_line(&r, "GEMM {m}x{k} * {k}x{n} on a SystemC chip ({cores} core(s) of {mxus} {mxu_rows}x{mxu_cols} MXU(s), "
+                  "{model} model), over TLM-2.0");
+  report_line(&r, "  cycles          {cycles}  ({time_us:%.2f} us at {clock_mhz} MHz)");
+  report_line(&r, "  HBM             {hbm_bytes} bytes at {hbm_bw} bytes/cycle, latency {hbm_latency}");
+  report_line(&r, "  busy cycles     DMA {dma_busy_cycles}, MXU {mxu_busy_cycles}");
+  report_line(&r, "  programs        {compute_commands} compute, {dma_commands} DMA commands");
+  report_line(&r, "  utilization     {utilization*100:%.2f}%");
+  report_line(&r, "  golden model    {bit_exact?agrees on every bit|DISAGREES} ({m} of {m} rows checked)");
+  report_line(&r, "  C[0][0]         {c00:%.9g}");
+  report_line(&r, "  simulated time  {simulated_time}");
+  report_line(&r, "  host            {host_seconds:%.3f} s");
+  report_print(&r, o_.json, stdout);
   fflush(stdout);
   if (d.mismatches) {
     fprintf(stderr, "tpusim_sc: %zu of %zu outputs differ from the golden model; the first: C[%zu][%zu] is 0x%08x, "
@@ -497,14 +523,36 @@ void host::collective() {
   if (coll_golden_check(&s, &a, lanes, elems, in.data(), out.data(), &chk)) fail("out of memory for the golden model");
   const bool correct = chk.mismatches == 0 && chk.bound_violations == 0 && sems_left == 0;
   const pod_coll_bw_t bw = pod_coll_bandwidth(&s, a.op, o_.bytes, cycles, o_.clock_mhz);
-  printf("allreduce on a %ux%u SystemC slice (%s model, link latency %u), %" PRIu64 " bytes per chip, over TLM-2.0\n",
-         W, H, chip_model_name(o_.model), o_.link_latency, o_.bytes);
-  printf("  cycles          %" PRIu64 "  (%.2f us at %u MHz)\n", cycles, bw.time_s * 1e6, o_.clock_mhz);
-  printf("  algbw           %.3f GB/s\n", bw.algbw);
-  printf("  busbw           %.3f GB/s\n", bw.busbw);
-  printf("  golden model    %s\n", correct ? "agrees on every bit of every chip" : "DISAGREES");
-  printf("  simulated time  %s\n", sc_time_stamp().to_string().c_str());
-  printf("  host            %.3f s\n", stopwatch_seconds(&w));
+  report_t r;
+  report_init(&r);
+  report_str(&r, "part", "collective");
+  report_str(&r, "op", "allreduce");
+  report_str(&r, "algo", o_.algo == FW_COLL_TORUS2D ? "torus2d" : "ring");
+  report_u64(&r, "w", W), report_u64(&r, "h", H);
+  report_u64(&r, "link_latency", o_.link_latency);
+  report_str(&r, "model", chip_model_name(o_.model));
+  report_u64(&r, "seed", o_.seed);
+  report_u64(&r, "bytes", o_.bytes);
+  report_u64(&r, "cycles", cycles);
+  report_f64(&r, "time_us", bw.time_s * 1e6);
+  report_u64(&r, "clock_mhz", o_.clock_mhz);
+  report_f64(&r, "algbw_GBps", bw.algbw), report_f64(&r, "busbw_GBps", bw.busbw);
+  report_u64(&r, "mismatches", chk.mismatches);
+  report_u64(&r, "float64_bound_violations", chk.bound_violations);
+  report_u64(&r, "semaphores_left", sems_left);
+  report_bool(&r, "correct", correct);
+  const std::string sim = sc_time_stamp().to_string();
+  report_str(&r, "simulated_time", sim.c_str());
+  report_f64(&r, "host_seconds", stopwatch_seconds(&w));
+  report_line(&r, "allreduce on a {w}x{h} SystemC slice ({model} model, link latency {link_latency}), {bytes} bytes per "
+                  "chip, over TLM-2.0");
+  report_line(&r, "  cycles          {cycles}  ({time_us:%.2f} us at {clock_mhz} MHz)");
+  report_line(&r, "  algbw           {algbw_GBps:%.3f} GB/s");
+  report_line(&r, "  busbw           {busbw_GBps:%.3f} GB/s");
+  report_line(&r, "  golden model    {correct?agrees on every bit of every chip|DISAGREES}");
+  report_line(&r, "  simulated time  {simulated_time}");
+  report_line(&r, "  host            {host_seconds:%.3f} s");
+  report_print(&r, o_.json, stdout);
   fflush(stdout);
   if (!correct) {
     fprintf(stderr, "tpusim_sc: %" PRIu64 " values differ from the golden model, %" PRIu64
