@@ -103,8 +103,8 @@ static void selftest(const char *model) {
   cr_assert_null(strstr(r.out, "FAILED"), "%s", r.out);
   int lines = 0;
   for (const char *p = r.out; (p = strstr(p, "selftest ")); p++) lines++;
-  cr_assert_eq(lines, 30, "%d cases:\n%s", lines, r.out);
-  cr_assert_not_null(strstr(r.out, "selftest: 30 of 30 passed"), "%s", r.out);
+  cr_assert_eq(lines, 32, "%d cases:\n%s", lines, r.out);
+  cr_assert_not_null(strstr(r.out, "selftest: 32 of 32 passed"), "%s", r.out);
   static const char *const want[] = {
       "selftest out_of_map                   TLM_ADDRESS_ERROR_RESPONSE",
       "selftest hbm_burst_crosses_end        TLM_BURST_ERROR_RESPONSE",
@@ -117,6 +117,8 @@ static void selftest(const char *model) {
       "selftest timeout_reported             failed, timed out, reported",
       "selftest runs_after_timeout           ran, semaphore 1 = 1",
       "selftest slice_crosses_chips          TLM_BURST_ERROR_RESPONSE",
+      "selftest slice_timeout_reported       failed, timed out, reported",
+      "selftest slice_runs_after_timeout     ran",
   };
   for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++)
     cr_assert_not_null(strstr(r.out, want[i]), "missing \"%s\" in:\n%s", want[i], r.out);

@@ -34,7 +34,7 @@ bool enabled(const tlm_generic_payload &p, size_t i) {
 /* ------------------------------------------------------------------ run control */
 
 sc_run_control::sc_run_control(const char *name)
-    : begin_((std::string(name) + "_begin").c_str()), end_((std::string(name) + "_end").c_str()) {}
+    : name_(name), begin_((std::string(name) + "_begin").c_str()), end_((std::string(name) + "_end").c_str()) {}
 
 void sc_run_control::request_run() {
   uint64_t bound = 200000;  /* the default limit: every chip's programs as if nothing overlapped, twice */
@@ -90,7 +90,10 @@ void sc_run_control::stepped() {
     std::string why;
     for (sc_chip *c : chips_)
       if (why.empty() && chip_divergence(c->c_chip())) why = "the lockstep check found a difference";
-    if ((tick_ - run_start_) % 256 == 0 || q) why += (why.empty() ? "" : "; ") + drops();
+    if ((tick_ - run_start_) % 256 == 0 || q) {  /* (as pod_run, which looks every 256 cycles) */
+      const std::string d = drops();
+      if (!d.empty()) why += (why.empty() ? "" : "; ") + d;
+    }
     if (q && why.empty()) {
       finish(false, false, "");
       end("");
@@ -120,6 +123,8 @@ void sc_run_control::finish(bool abnormal, bool timed_out, const std::string &wh
   last_failed_ = false;
   for (sc_chip *c : chips_)
     if (c->started()) last_failed_ |= c->finish_run(tick_, abnormal, timed_out, why) != 0;
+  if (abnormal && !last_failed_) /* no chip is at fault (pod_run's "flits still in the network") */
+    SC_REPORT_WARNING(name_.c_str(), (why + (timed_out ? ": flits still in the network" : "")).c_str());
   last_failed_ |= abnormal;
 }
 
@@ -212,9 +217,9 @@ int sc_chip::finish_run(uint64_t tick, bool abnormal, bool timed_out, const std:
   const int rc = chip_finish(chip_, abnormal, &status_);
   run_cycles_ = tick - run_start_;
   started_ = false;
-  failed_ = rc != 0 || abnormal;
+  failed_ = rc != 0;  /* (a chip whose queues halted is not at fault when its slice's run fails: pod_run's rule) */
   timed_out_ = timed_out;
-  if (!why.empty()) {
+  if (failed_ && !why.empty()) {
     const std::string r = why + (status_.report[0] ? ": " : "") + status_.report;
     snprintf(status_.report, sizeof status_.report, "%s", r.c_str());
   }

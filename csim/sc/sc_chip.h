@@ -66,6 +66,7 @@ class sc_run_control {
   std::string drops() const;
   void finish(bool abnormal, bool timed_out, const std::string &why);
   void end(const std::string &recovery);
+  std::string name_;
   std::vector<sc_chip *> chips_;
   std::vector<link *> links_;
   sc_core::sc_event begin_, end_;

@@ -689,6 +689,35 @@ void host::selftest() {
          &passed, &total);
   expect("slice_chip_register", xfer(to_slice, R, CHIP_WINDOW + REG_BASE + REG_ID, buf, 4), TLM_OK_RESPONSE, &passed,
          &total);
+  /* a slice whose chip (0,0) waits for ever: the slice's run times out, every chip is aborted and
+   * drained, the report names the chip's queue; the slice then runs again */
+  {
+    const unsigned chips = o_.pod_w * o_.pod_h;
+    for (int pass = 0; pass < 2; pass++) {
+      for (unsigned i = 0; i < chips; i++) {
+        fw_prog_t cq, dq;
+        fw_prog_init(&cq), fw_prog_init(&dq);
+        if (pass == 0 && i == 0) fw_sem_wait(&cq, 0, 1);
+        fw_halt(&cq), fw_halt(&dq);
+        load(to_slice, i * CHIP_WINDOW, ISA_QUEUE_COMPUTE, cq);
+        load(to_slice, i * CHIP_WINDOW, ISA_QUEUE_DMA, dq);
+        fw_prog_free(&cq), fw_prog_free(&dq);
+        wr(to_slice, i * CHIP_WINDOW + REG_BASE + REG_TIMEOUT, pass == 0 ? 3000 : 0);
+      }
+      run(to_slice, SLICE_REG_BASE + SREG_START, ISA_QMASK_ALL, slice_irq);
+      wr(to_slice, SLICE_REG_BASE + SREG_IRQ, 1);
+      const uint32_t st = rd(to_slice, SLICE_REG_BASE + SREG_STATUS);
+      const std::string r = report(to_slice, 0);
+      const bool ok = pass == 0 ? (st & STATUS_FAILED) && (st & STATUS_TIMED_OUT) &&
+                                      r.find("semaphore 0") != std::string::npos &&
+                                      !(rd(to_slice, SLICE_REG_BASE + SREG_STATUS) & STATUS_BUSY)
+                                : !(st & STATUS_FAILED) && rd64(to_slice, SLICE_REG_BASE + SREG_RUN_CYCLES_LO) > 0;
+      printf("selftest %-28s %-32s %s\n", pass == 0 ? "slice_timeout_reported" : "slice_runs_after_timeout",
+             ok ? (pass == 0 ? "failed, timed out, reported" : "ran") : "wrong", ok ? "ok" : "FAILED");
+      if (!ok) fprintf(stderr, "tpusim_sc: slice status 0x%x, chip (0,0)'s report: %s\n", st, r.c_str());
+      passed += ok, total++;
+    }
+  }
   printf("selftest: %d of %d passed\n", passed, total);
   if (passed != total) exit_code = 1;
 }
