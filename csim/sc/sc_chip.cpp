@@ -152,7 +152,9 @@ sc_chip::sc_chip(sc_core::sc_module_name name, const chip_config_t &cfg, double 
   socket.register_b_transport(this, &sc_chip::b_transport);
   socket.register_transport_dbg(this, &sc_chip::transport_dbg);
   socket.register_get_direct_mem_ptr(this, &sc_chip::get_direct_mem_ptr);
-  SC_THREAD(run);
+  SC_METHOD(clock_edge);  /* a method, not a thread: no context switch a cycle */
+  sensitive << clk.pos();
+  dont_initialize();
   SC_METHOD(irq_update);
   sensitive << irq_ev_;
 }
@@ -169,15 +171,25 @@ void sc_chip::end_of_elaboration() {
 
 uint64_t sc_chip::cycle_bound() const { return chip_ ? chip_cycle_bound(chip_) : 0; }
 
-void sc_chip::run() {
-  if (!chip_) return;
-  for (;;) {
-    while (!ctl_->active()) wait(ctl_->begin_event());
-    wait(clk.posedge_event());
-    if (!ctl_->active()) continue;  /* the run ended at the last edge */
-    step();
-    ctl_->stepped();
+/* At each rising edge while the chip's slice runs: a cycle of the chip. Between runs the chip
+ * is not clocked: the method waits for the run control's begin event, then for the next edge. */
+void sc_chip::clock_edge() {
+  if (!chip_) {
+    next_trigger(ctl_->begin_event());  /* (never steps: the chip could not be built) */
+    return;
   }
+  if (!ctl_->active()) {  /* no run (it ended at the last edge): sleep until one begins */
+    waiting_ = true;
+    next_trigger(ctl_->begin_event());
+    return;
+  }
+  if (waiting_) {  /* woken by the begin: the run's first cycle is the next rising edge */
+    waiting_ = false;
+    next_trigger(clk.posedge_event());
+    return;
+  }
+  step();
+  ctl_->stepped();
 }
 
 /* One cycle of the chip at a rising edge: its queues begin if it was started, what arrives on

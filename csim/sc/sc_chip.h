@@ -120,7 +120,7 @@ class sc_chip : public sc_core::sc_module {
   unsigned int transport_dbg(tlm::tlm_generic_payload &p);
   bool get_direct_mem_ptr(tlm::tlm_generic_payload &p, tlm::tlm_dmi &dmi);
   void end_of_elaboration() override;
-  void run();
+  void clock_edge();
   void irq_update();
   tlm::tlm_response_status access(tlm::tlm_generic_payload &p, sc_core::sc_time &delay);
   tlm::tlm_response_status hbm(tlm::tlm_generic_payload &p, uint64_t off, sc_core::sc_time &delay);
@@ -142,6 +142,7 @@ class sc_chip : public sc_core::sc_module {
   std::string error_, refusal_;
   std::vector<std::vector<uint8_t>> window_;  /* per queue: the command window (the host's staging) */
   bool linked_ = false;
+  bool waiting_ = false;     /* the clock method sleeps until a run begins */
   uint32_t pending_ = 0;     /* queues to start at the next rising edge */
   bool started_ = false;     /* begun in the current run */
   uint64_t run_start_ = 0;
