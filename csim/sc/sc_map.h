@@ -48,7 +48,7 @@ enum : uint32_t {
   REG_Q_PC = 0x4,          /* R  the command it is at */
   REG_Q_OPCODE = 0x8,      /* R  that command's opcode */
   REG_Q_PROG_LEN = 0xC,    /* RW write n: load commands 0..n-1 of the queue's command window as its program */
-  REG_SEM = 0x200,         /* R  semaphore i (core i / 16's semaphore i % 16) at REG_SEM + 4 i */
+  REG_SEM = 0x200,         /* R  semaphore i (core i / ISA_NUM_SEMS's semaphore i % ISA_NUM_SEMS) at REG_SEM + 4 i */
   REG_COUNTERS = 0x300,    /* R  the last run's counters, 64 bits each (lo, hi): COUNTER_* */
   REG_REPORT = 0x400,      /* R  the last run's report, a NUL-terminated string (any length and alignment) */
   REG_REPORT_BYTES = 0x200,
