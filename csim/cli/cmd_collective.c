@@ -15,6 +15,7 @@
 #include "system/chip.h"
 #include "util/cli.h"
 #include "util/report.h"
+#include "util/rng.h"
 #include "util/stopwatch.h"
 
 typedef struct {
@@ -105,16 +106,9 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
 }
 
 /* The inputs: random fp32 values of moderate range and both signs, each made from the seed,
- * the chip and its index alone (a counter-based generator), so any chip's values can be made
- * again at any time and a pod of any size needs no host copy of them. As the chips get them:
- * bf16 bits with --bf16-in; as the golden model takes them: widened (the same values). */
-static uint32_t input_bits(uint64_t seed, unsigned chip, uint64_t e) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)chip << 40 | e) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (uint32_t)((z >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (z >> 8) % 16) << 23);
-}
+ * the chip and its index alone (rng_coll_input). As the chips get them: bf16 bits with
+ * --bf16-in; as the golden model takes them: widened (the same values). */
+static uint32_t input_bits(uint64_t seed, unsigned chip, uint64_t e) { return rng_coll_input(seed, chip, e); }
 
 typedef struct {
   const coll_opts_t *o;

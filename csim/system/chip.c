@@ -203,6 +203,13 @@ int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n) {
   return share(c, rc, NULL, 0);
 }
 
+uint8_t *chip_hbm_direct(chip_t *c, uint64_t addr, uint64_t *first, uint64_t *len) {
+  if (c->shared || addr >= c->hbm[0].bytes) return NULL;
+  *first = addr / HBM_PAGE_BYTES * HBM_PAGE_BYTES;
+  *len = c->hbm[0].bytes - *first < HBM_PAGE_BYTES ? c->hbm[0].bytes - *first : HBM_PAGE_BYTES;
+  return hbm_page(&c->hbm[0], addr);
+}
+
 size_t chip_memory(chip_t *c) {
   size_t bytes = 0;
   if (!c->remote) bytes = c->hbm[0].pages_used * (size_t)HBM_PAGE_BYTES + c->core->ops->memory(c->core);
@@ -356,6 +363,12 @@ static void read_status(chip_t *c, chip_status_t *st) {
     st->pc[q] = cs.pc[q];
     st->opcode[q] = cs.opcode[q];
   }
+}
+
+void chip_status(chip_t *c, chip_status_t *st) {
+  memset(st, 0, sizeof *st);
+  if (!c->remote) read_status(c, st);
+  share(c, 0, st, sizeof *st);
 }
 
 void chip_begin(chip_t *c, unsigned mask) {

@@ -84,6 +84,12 @@ unsigned chip_line_bytes(const chip_t *c);
 int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n);
 int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n);
 int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n);
+/* Direct access to HBM (a SystemC initiator's DMI, docs/systemc.md): the memory of the page
+ * holding addr, *first its first address and *len its bytes (HBM_PAGE_BYTES, less for the
+ * last page of a size that is not a multiple). NULL when addr is outside HBM, memory runs out
+ * or the chip is another MPI rank's. The pointer stays valid until chip_hbm_zero clears the
+ * whole page or chip_free. */
+uint8_t *chip_hbm_direct(chip_t *c, uint64_t addr, uint64_t *first, uint64_t *len);
 /* The host reads n VMEM lines from `line`: 0, or -1 when outside VMEM or when the chip's model
  * has no host path to VMEM (the Verilated RTL: DMA the lines to HBM instead). */
 int chip_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst);
@@ -127,6 +133,10 @@ bool chip_idle(chip_t *c);
 
 /* A run's mask for every queue of every core (a chip starts the queues it has). */
 #define CHIP_QMASK_EVERY_CORE ((1u << CHIP_MAX_QUEUES) - 1)
+
+/* The queues' state now (running, halted, error, pc, opcode; the rest of *st zero), between
+ * cycles, for a host that polls (the SystemC module's status registers). */
+void chip_status(chip_t *c, chip_status_t *st);
 
 /* Semaphore idx of core 0, or idx % ISA_NUM_SEMS of core idx / ISA_NUM_SEMS. */
 uint32_t chip_sem(chip_t *c, unsigned idx);
