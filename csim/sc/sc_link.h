@@ -19,6 +19,8 @@ extern "C" {
 
 namespace tpu_sc {
 
+/* (64-bit flits: the SystemC slice does not carry the fast model's wide flits, chip_config_t's
+ * flit_words; its chips are built with the default, 1) */
 struct link_slot {
   noc_flit_t flit;
   uint8_t credits;  /* this direction's credit bits, one per VC */
