@@ -194,7 +194,7 @@ Test(collective, bad_slices_and_sizes_are_refused) {
 Test(collective, concurrent_slices_each_get_their_own_sums) {
   const unsigned lanes = 4, lines = 150;
   pod_config_t pc = {4, 4, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
-                     test_threads(4)};
+                     test_threads(4), 0};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -261,7 +261,7 @@ Test(collective, all_to_all_on_torus_mesh_and_rings) {
  * it before the slowest has arrived. Without the barrier the fast chips finish early. */
 static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy[16]) {
   pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
-                     test_threads(h)};
+                     test_threads(h), 0};
   char err[1024];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -421,7 +421,7 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
 Test(collective, barrier_right_after_a_collective) {
   const unsigned w = 4, h = 4, n = 16, lanes = 4, lines = 301;
   pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
-                     test_threads(h)};
+                     test_threads(h), 0};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -468,11 +468,12 @@ Test(collective, barrier_right_after_a_collective) {
  * (8-word lines) with 2-, 4- and 8-word flits, every value bit-exact against the golden model
  * (it knows nothing of flits), on one thread and on two; a big all-reduce's cycles fall as
  * the flits widen. */
-static uint64_t run_wide(fw_coll_op_t op, fw_coll_algo_t algo, unsigned w, unsigned threads, uint64_t elems) {
+static uint64_t run_wide(fw_coll_op_t op, fw_coll_algo_t algo, unsigned w, unsigned threads, uint64_t elems,
+                         unsigned link_bytes) {
   const fw_slice_t s = {0, 0, 4, 4, 4, 4};
   pod_coll_config_t cfg = {.model = CHIP_MODEL_FAST, .pod_w = 4, .pod_h = 4, .slice = s, .threads = threads,
                            .elems = elems, .mxu_rows = 16, .mxu_cols = 16, .link_latency = 1, .seed = 7,
-                           .flit_words = w};
+                           .flit_words = w, .link_bytes = link_bytes};
   cfg.args = (fw_coll_args_t){op, algo, 0, 0, 0, 0, false};
   uint32_t *in = calloc(16 * elems, 4), *out = calloc(16 * elems, 4);
   rng_t r;
@@ -497,13 +498,18 @@ Test(collective, wide_flits_are_bit_exact_and_faster) {
       {FW_COLL_ALL_GATHER, FW_COLL_RING},  {FW_COLL_BROADCAST, FW_COLL_RING}, {FW_COLL_ALL_TO_ALL, FW_COLL_RING}};
   for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
     for (unsigned w = 2; w <= 8; w *= 2) {
-      const uint64_t one = run_wide(ops[i].op, ops[i].algo, w, 1, 16 * 1024);
-      cr_assert_eq(run_wide(ops[i].op, ops[i].algo, w, 2, 16 * 1024), one, "op %d, %u-word flits: two threads' cycles",
+      const uint64_t one = run_wide(ops[i].op, ops[i].algo, w, 1, 16 * 1024, 0);
+      cr_assert_eq(run_wide(ops[i].op, ops[i].algo, w, 2, 16 * 1024, 0), one, "op %d, %u-word flits: two threads' cycles",
                    ops[i].op, w);
+      /* a link slower than a flit a cycle (pod_config_t.link_bytes): the same bits, more cycles, the
+       * same on two threads */
+      const uint64_t slow = run_wide(ops[i].op, ops[i].algo, w, 1, 16 * 1024, 6 * w);
+      cr_assert_geq(slow, one, "op %d, %u-word flits at %u bytes a cycle", ops[i].op, w, 6 * w);
+      cr_assert_eq(run_wide(ops[i].op, ops[i].algo, w, 2, 16 * 1024, 6 * w), slow);
     }
   uint64_t last = UINT64_MAX;
   for (unsigned w = 1; w <= 8; w *= 2) {
-    const uint64_t c = run_wide(FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, w, 1, 64 * 1024);
+    const uint64_t c = run_wide(FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, w, 1, 64 * 1024, 0);
     cr_assert_lt(c, last, "%u-word flits: %llu cycles, no fewer than the narrower flits' %llu", w,
                  (unsigned long long)c, (unsigned long long)last);
     last = c;

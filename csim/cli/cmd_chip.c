@@ -104,7 +104,7 @@ out:
  * halted (nothing to do). */
 static int measure_idle_pod(const chip_config_t *cfg, double *pod_ns, char *err, size_t errlen) {
   const size_t m = 4 * cfg->rows, k = 4 * cfg->rows, n = 4 * cfg->cols;
-  pod_config_t pc = {4, 4, 0, *cfg, NULL, NULL, NULL, 0};
+  pod_config_t pc = {4, 4, 0, *cfg, NULL, NULL, NULL, 0, 0};
   pod_t *pod = pod_new(&pc, err, errlen);
   uint16_t *a = calloc(m * k, 2), *b = calloc(k * n, 2);  /* (zeros: the cost does not depend on the values) */
   int rc = -1;
@@ -138,7 +138,7 @@ out:
 /* ns per cycle and chip of a 3x1 pod in which chip 0 streams lines to chip 2. */
 static int measure_routers(const chip_config_t *cfg, double *router_ns, uint64_t *pod_cycles, char *err,
                            size_t errlen) {
-  pod_config_t pc = {3, 1, 0, *cfg, NULL, NULL, NULL, 0};
+  pod_config_t pc = {3, 1, 0, *cfg, NULL, NULL, NULL, 0, 0};
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return -1;
   const unsigned lines = 2000;

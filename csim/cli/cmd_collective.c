@@ -95,6 +95,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   cfg->mxus = o->models.mxus;
   cfg->cores = o->models.cores;
   cfg->flit_words = o->models.flit_words;
+  cfg->link_bytes = o->models.link_bytes;
   const unsigned esize = cfg->args.bf16_in ? 2 : 4;
   if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,
@@ -152,7 +153,7 @@ static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, si
 static int report(const coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t *chk) {
   const fw_slice_t *s = &o->cfg.slice;
   const fw_coll_op_t op = o->cfg.args.op;
-  const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->clock_mhz, o->models.flit_words);
+  const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->clock_mhz, cmd_link_bytes(&o->models));
   const bool reduction = op == FW_COLL_ALLREDUCE || op == FW_COLL_REDUCE_SCATTER;
   const bool correct = chk->mismatches == 0 && chk->bound_violations == 0 && st->sems_left == 0;
   static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};

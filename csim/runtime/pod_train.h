@@ -21,6 +21,7 @@ typedef struct {
   unsigned mxus;                /* MXU units of each chip's core (0: 1) */
   unsigned cores;               /* cores of each chip (0: 1; each a data-parallel replica) */
   unsigned flit_words;          /* 64-bit words an ICI flit carries (0: 1; wider: fast chips, chip_config_t) */
+  unsigned link_bytes;          /* bytes a link carries a cycle each way (0: a flit; pod_config_t) */
   unsigned link_latency;
   uint64_t seed;                /* reset randomisation */
   chip_model_t model;           /* the chips' model (chip_core.h) */

@@ -522,7 +522,7 @@ void host::collective() {
   coll_check_t chk;
   if (coll_golden_check(&s, &a, lanes, elems, in.data(), out.data(), &chk)) fail("out of memory for the golden model");
   const bool correct = chk.mismatches == 0 && chk.bound_violations == 0 && sems_left == 0;
-  const pod_coll_bw_t bw = pod_coll_bandwidth(&s, a.op, o_.bytes, cycles, o_.clock_mhz, 1); /* 64-bit flits */
+  const pod_coll_bw_t bw = pod_coll_bandwidth(&s, a.op, o_.bytes, cycles, o_.clock_mhz, 8); /* 64-bit flits, a flit a cycle */
   report_t r;
   report_init(&r);
   report_str(&r, "part", "collective");
