@@ -28,6 +28,9 @@ struct chip {
    * shell (no core, no memory) holding its configuration and programs. */
   bool shared, remote;
   unsigned owner;
+  const chip_observer_t *obs_ops;  /* a profile's observer (chip_set_observer), or NULL */
+  void *obs_ctx;
+  chip_obs_t *obs;                 /* its buffer */
 };
 
 chip_config_t chip_config_default(unsigned rows, unsigned cols) {
@@ -157,6 +160,7 @@ void chip_free(chip_t *c) {
   if (c->core) c->core->ops->free(c->core);
   for (unsigned k = c->ports; k-- > 0;) hbm_free(&c->hbm[k]);  /* the other ports before the memory */
   free(c->line);
+  free(c->obs);
   for (unsigned q = 0; q < CHIP_MAX_QUEUES; q++) free(c->prog[q]);
   free(c);
 }
@@ -278,6 +282,13 @@ void chip_start(chip_t *c, unsigned mask) {
   c->core->ops->start(c->core, c->start_mask, lens);
 }
 
+/* Bytes every HBM port has moved. */
+static uint64_t hbm_moved(const chip_t *c) {
+  uint64_t n = 0;
+  for (unsigned k = 0; k < c->ports; k++) n += c->hbm[k].bytes_moved;
+  return n;
+}
+
 /* One cycle: the HBM model answers and accepts around the chip's clock edge. */
 void chip_tick(chip_t *c) {
   /* The HBM requests are registered state: read before the cycle's inputs are given. */
@@ -300,7 +311,12 @@ void chip_tick(chip_t *c) {
       hbm_answer_pop(h);
     }
   }
-  c->core->ops->step(c->core, ready, answer, NULL);
+  if (c->obs_ops) {
+    c->core->ops->step(c->core, ready, answer, c->obs);
+    c->obs_ops->tick(c->obs_ctx, c->cycle, c->obs, hbm_moved(c));
+  } else {
+    c->core->ops->step(c->core, ready, answer, NULL);
+  }
   c->cycle++;
 }
 
@@ -316,17 +332,34 @@ uint64_t chip_quiet_for(chip_t *c) {
 
 void chip_skip(chip_t *c, uint64_t n) {
   if (n == 0) return;
+  uint64_t before[CHIP_OBS_COUNTERS], after[CHIP_OBS_COUNTERS];
+  chip_core_status_t st;
+  if (c->obs_ops) {
+    c->core->ops->counters(c->core, before);
+    c->core->ops->status(c->core, &st);
+  }
   for (unsigned k = 0; k < c->ports; k++) hbm_skip(&c->hbm[k], n);
   c->core->ops->skip(c->core, n);
+  if (c->obs_ops) {
+    c->core->ops->counters(c->core, after);
+    c->obs_ops->skip(c->obs_ctx, c->cycle, n, &st, before, after);
+  }
   c->cycle += n;
 }
 
-/* Bytes every HBM port has moved. */
-static uint64_t hbm_moved(const chip_t *c) {
-  uint64_t n = 0;
-  for (unsigned k = 0; k < c->ports; k++) n += c->hbm[k].bytes_moved;
-  return n;
+void chip_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
+  if (c->remote) return;
+  if (ops && !c->obs && !(c->obs = calloc(1, sizeof *c->obs))) ops = NULL; /* (out of memory: no profile) */
+  c->obs_ops = ops, c->obs_ctx = ctx;
 }
+
+const uint32_t *chip_program(const chip_t *c, unsigned queue, size_t *n) {
+  *n = queue < CHIP_MAX_QUEUES ? c->prog_len[queue] : 0;
+  return queue < CHIP_MAX_QUEUES ? c->prog[queue] : NULL;
+}
+
+void chip_counters(chip_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) { c->core->ops->counters(c->core, cnt); }
+void chip_core_state(chip_t *c, chip_core_status_t *st) { c->core->ops->status(c->core, st); }
 
 static void read_status(chip_t *c, chip_status_t *st) {
   chip_core_status_t cs;

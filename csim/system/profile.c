@@ -1,0 +1,801 @@
+/* profile: see profile.h. */
+#include "system/profile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LAND_GAP 64 /* a semaphore raised again within this many cycles: the same landing */
+#define UNITS (2 + CHIP_MAX_MXUS) /* per core: DMA, vector unit, MXU m at 2 + m */
+
+typedef struct {
+  uint64_t t;          /* the bucket's first cycle */
+  uint32_t flits[4];   /* +X -X +Y -Y */
+  uint64_t hbm;        /* bytes */
+} sample_t;
+
+typedef struct {
+  uint64_t t0;
+  uint32_t a;
+  bool open;
+} open_t;
+
+typedef struct {
+  uint64_t t0, last;
+  uint32_t amount;
+  bool open;
+} land_t;
+
+typedef struct {
+  struct profile *p;
+  chip_t *chip;
+  unsigned index, x, y, cores, mxus, queues;
+  profile_ev_t *ev;
+  size_t n, cap, limit;
+  uint64_t dropped, full_at;
+  sample_t *smp;
+  size_t ns, smp_cap;
+  bool seen;
+  uint64_t first, end;
+  open_t q[CHIP_MAX_QUEUES];
+  open_t unit[CHIP_MAX_CORES][UNITS];
+  open_t rdma[ISA_NUM_RDMA_ENGINES];
+  uint32_t sems[CHIP_MAX_CORES][ISA_NUM_SEMS];
+  uint32_t remote_sems[CHIP_MAX_CORES]; /* bit s: raised by a remote DMA's line */
+  land_t land[CHIP_MAX_CORES][ISA_NUM_SEMS];
+  bool rdma_we_prev;
+  uint64_t last_cnt[CHIP_OBS_COUNTERS];
+  bool prev_valid;
+  int prev_class;
+  unsigned prev_phase;
+  uint64_t bucket_t, bucket_hbm0, last_hbm;
+  uint32_t bflits[4];
+  profile_phase_stats_t ph[PROFILE_MAX_PHASES];
+  uint64_t wait[CHIP_MAX_CORES][ISA_NUM_SEMS];
+} pchip_t;
+
+struct profile {
+  profile_config_t cfg;
+  unsigned nchips, selected;
+  pchip_t **chip;         /* per pod chip, NULL when not profiled */
+  char left_out[512];
+  char phase_name[PROFILE_MAX_PHASES][32];
+  unsigned phases, cur_phase;
+  bool forgot;
+};
+
+static const chip_observer_t observer;
+
+const char *profile_idle_name(profile_idle_t c) {
+  static const char *const n[PROFILE_IDLE_CAUSES] = {"weights", "inputs", "semaphore", "DMA",
+                                                     "network", "nothing to do", "other work"};
+  return c < PROFILE_IDLE_CAUSES ? n[c] : "?";
+}
+
+/* "0-3,7,9-12": the chips [lo, hi] in runs, into buf. */
+static void list_runs(const bool *flags, unsigned n, bool want, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (unsigned i = 0; i < n && used + 24 < len;) {
+    if (flags[i] != want) {
+      i++;
+      continue;
+    }
+    unsigned j = i;
+    while (j + 1 < n && flags[j + 1] == want) j++;
+    used += (size_t)snprintf(buf + used, len - used, j > i ? "%s%u-%u" : "%s%u", used ? "," : "", i, j);
+    i = j + 1;
+  }
+}
+
+profile_t *profile_new(const profile_config_t *cfg, char *err, size_t errlen) {
+  profile_t *p = calloc(1, sizeof *p);
+  const unsigned n = cfg->pod_w * cfg->pod_h;
+  if (!p || !(p->chip = calloc(n ? n : 1, sizeof *p->chip))) {
+    free(p);
+    snprintf(err, errlen, "out of memory for a profile");
+    return NULL;
+  }
+  p->cfg = *cfg;
+  if (!p->cfg.max_chips) p->cfg.max_chips = PROFILE_DEFAULT_MAX_CHIPS;
+  if (!p->cfg.max_events) p->cfg.max_events = PROFILE_DEFAULT_MAX_EVENTS;
+  if (!p->cfg.bucket) p->cfg.bucket = PROFILE_DEFAULT_BUCKET;
+  if (p->cfg.clock_mhz <= 0) p->cfg.clock_mhz = CHIP_DEFAULT_CLOCK_MHZ;
+  p->nchips = n;
+  bool *sel = calloc(n ? n : 1, sizeof *sel);
+  if (!sel) {
+    profile_free(p);
+    snprintf(err, errlen, "out of memory for a profile");
+    return NULL;
+  }
+  for (unsigned i = 0; i < n; i++) {
+    sel[i] = cfg->chips ? cfg->chips[i] : i < p->cfg.max_chips;
+    p->selected += sel[i];
+  }
+  if (!cfg->chips && n > p->cfg.max_chips) {
+    char runs[256];
+    list_runs(sel, n, false, runs, sizeof runs);
+    snprintf(p->left_out, sizeof p->left_out, "profiling chips 0-%u of %u; chips %s left out (--profile-chips LIST "
+             "picks others)", p->cfg.max_chips - 1, n, runs);
+  }
+  for (unsigned i = 0; i < n; i++) {
+    if (!sel[i]) continue;
+    pchip_t *c = calloc(1, sizeof *c);
+    if (!c) {
+      free(sel);
+      profile_free(p);
+      snprintf(err, errlen, "out of memory for a profile");
+      return NULL;
+    }
+    c->p = p;
+    c->index = i, c->x = i % cfg->pod_w, c->y = i / cfg->pod_w;
+    c->limit = (size_t)(p->cfg.max_events / (p->selected ? p->selected : 1));
+    if (c->limit < 1024) c->limit = 1024;
+    p->chip[i] = c;
+  }
+  free(sel);
+  snprintf(p->phase_name[0], sizeof p->phase_name[0], "run");
+  p->phases = 1;
+  return p;
+}
+
+void profile_forget_chips(profile_t *p) {
+  if (p) p->forgot = true;
+}
+
+void profile_free(profile_t *p) {
+  if (!p) return;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    if (!c) continue;
+    if (c->chip && !p->forgot) chip_set_observer(c->chip, NULL, NULL);
+    free(c->ev);
+    free(c->smp);
+    free(c);
+  }
+  free(p->chip);
+  free(p);
+}
+
+void profile_attach(profile_t *p, unsigned index, chip_t *chip) {
+  if (!p || index >= p->nchips || !p->chip[index]) return;
+  pchip_t *c = p->chip[index];
+  const chip_geometry_t *g = chip_geometry(chip);
+  c->chip = chip;
+  c->cores = isa_geometry_cores(g);
+  c->mxus = g->mxus ? g->mxus : 1;
+  c->queues = ISA_NUM_QUEUES * c->cores;
+  chip_set_observer(chip, &observer, c);
+}
+
+unsigned profile_chips(const profile_t *p) { return p->selected; }
+const char *profile_left_out(const profile_t *p) { return p->left_out; }
+
+void profile_phase(profile_t *p, const char *name, uint64_t cycle) {
+  (void)cycle; /* the chips stand at it: what they do from now on counts for the phase */
+  if (!p) return;
+  unsigned i;
+  for (i = 0; i < p->phases; i++)
+    if (!strcmp(p->phase_name[i], name)) break;
+  if (i == p->phases) {
+    if (p->phases == PROFILE_MAX_PHASES) i = PROFILE_MAX_PHASES - 1; /* the last takes the rest */
+    else snprintf(p->phase_name[p->phases++], sizeof p->phase_name[0], "%s", name);
+  }
+  p->cur_phase = i;
+}
+
+/* ---- records */
+static void add_ev(pchip_t *c, const profile_ev_t *e) {
+  if (c->n == c->limit) {
+    if (!c->dropped) c->full_at = e->t0;
+    c->dropped++;
+    return;
+  }
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 256;
+    if (cap > c->limit) cap = c->limit;
+    profile_ev_t *ev = realloc(c->ev, cap * sizeof *ev);
+    if (!ev) {
+      if (!c->dropped) c->full_at = e->t0;
+      c->dropped++;
+      return;
+    }
+    c->ev = ev, c->cap = cap;
+  }
+  c->ev[c->n++] = *e;
+}
+
+static void close_open(pchip_t *c, open_t *o, uint64_t t, uint8_t kind, unsigned core, unsigned unit, unsigned index,
+                       uint32_t b, const uint32_t *cmd) {
+  if (!o->open) return;
+  o->open = false;
+  if (t <= o->t0) return;
+  profile_ev_t e = {o->t0, t, kind, (uint8_t)core, (uint8_t)unit, (uint8_t)index, o->a, b, {0}};
+  if (cmd) memcpy(e.cmd, cmd, sizeof e.cmd);
+  add_ev(c, &e);
+}
+
+static uint32_t opcode_at(const pchip_t *c, unsigned q, uint32_t pc, const uint32_t **cmd) {
+  size_t n;
+  const uint32_t *prog = chip_program(c->chip, q, &n);
+  if (!prog || pc >= n) {
+    *cmd = NULL;
+    return 0;
+  }
+  *cmd = prog + (size_t)pc * ISA_CMD_WORDS;
+  return isa_opcode(*cmd);
+}
+
+/* A queue's state in cycle t: a slice per command while it runs. */
+static void queue_state(pchip_t *c, unsigned q, uint64_t t, bool running, uint32_t pc) {
+  open_t *o = &c->q[q];
+  if (o->open && (!running || o->a != pc)) {
+    const uint32_t *cmd;
+    const uint32_t op = opcode_at(c, q, o->a, &cmd);
+    close_open(c, o, t, PROFILE_EV_QUEUE, q / ISA_NUM_QUEUES, q % ISA_NUM_QUEUES, 0, op, cmd);
+  }
+  if (running && !o->open) *o = (open_t){t, pc, true};
+}
+
+static void unit_state(pchip_t *c, open_t *o, uint64_t t, bool busy, unsigned core, unsigned unit, unsigned index) {
+  if (o->open && !busy) close_open(c, o, t, PROFILE_EV_UNIT, core, unit, index, 0, NULL);
+  else if (busy && !o->open) *o = (open_t){t, 0, true};
+}
+
+static void close_land(pchip_t *c, unsigned k, unsigned s) {
+  land_t *l = &c->land[k][s];
+  if (!l->open) return;
+  l->open = false;
+  const profile_ev_t e = {l->t0, l->last + 1, PROFILE_EV_SEM, (uint8_t)k, 0, (uint8_t)s, 0, l->amount, {0}};
+  add_ev(c, &e);
+}
+
+static void sample(pchip_t *c) {
+  if (c->ns == c->smp_cap) {
+    size_t cap = c->smp_cap ? 2 * c->smp_cap : 64;
+    sample_t *s = realloc(c->smp, cap * sizeof *s);
+    if (!s) return;
+    c->smp = s, c->smp_cap = cap;
+  }
+  sample_t *s = &c->smp[c->ns++];
+  s->t = c->bucket_t;
+  memcpy(s->flits, c->bflits, sizeof s->flits);
+  s->hbm = c->last_hbm - c->bucket_hbm0;
+}
+
+/* Closes the counter bucket if cycle t is past it (a stretch with nothing: one zero sample). */
+static void roll_bucket(pchip_t *c, uint64_t t) {
+  const uint64_t B = c->p->cfg.bucket;
+  if (t < c->bucket_t + B) return;
+  sample(c);
+  memset(c->bflits, 0, sizeof c->bflits);
+  c->bucket_hbm0 = c->last_hbm;
+  if (t >= c->bucket_t + 2 * B) {
+    c->bucket_t += B;
+    sample(c);
+  }
+  c->bucket_t = t - t % B;
+}
+
+/* n cycles of class `cls` whose counters moved by d[]: the op profile's sums. */
+static void account(pchip_t *c, unsigned phase, uint64_t n, int cls, const uint64_t *d) {
+  profile_phase_stats_t *s = &c->ph[phase];
+  const uint64_t M = (uint64_t)c->mxus * c->cores;
+  s->chip_cycles += n;
+  s->mxu_cycles += n * M;
+  s->compute += d[CHIP_CNT_COMPUTE];
+  s->mxu_busy += d[CHIP_CNT_MXU_BUSY];
+  s->weight_load += d[CHIP_CNT_WEIGHT_LOAD];
+  s->dma_busy += d[CHIP_CNT_DMA_BUSY];
+  uint64_t N = n * M > d[CHIP_CNT_COMPUTE] ? n * M - d[CHIP_CNT_COMPUTE] : 0;
+  const uint64_t ww = d[CHIP_CNT_WEIGHT_STALL] < N ? d[CHIP_CNT_WEIGHT_STALL] : N;
+  N -= ww;
+  const uint64_t in = d[CHIP_CNT_INPUT_STALL] < N ? d[CHIP_CNT_INPUT_STALL] : N;
+  N -= in;
+  const uint64_t wl = d[CHIP_CNT_WEIGHT_LOAD] < N ? d[CHIP_CNT_WEIGHT_LOAD] : N; /* loads not under a matmul */
+  N -= wl;
+  s->idle[PROFILE_IDLE_WEIGHTS] += ww + wl;
+  s->idle[PROFILE_IDLE_INPUTS] += in;
+  s->idle[cls] += N;
+}
+
+static void flush_prev(pchip_t *c, const uint64_t *now) {
+  if (!c->prev_valid) return;
+  uint64_t d[CHIP_OBS_COUNTERS];
+  for (int i = 0; i < CHIP_OBS_COUNTERS; i++) d[i] = now[i] - c->last_cnt[i];
+  account(c, c->prev_phase, 1, c->prev_class, d);
+  c->prev_valid = false;
+}
+
+/* Why the MXUs of a chip whose compute queue (core k's) stands at cmd would idle. */
+static int idle_class(pchip_t *c, unsigned k, bool running, const uint32_t *cmd, const uint32_t *sems, bool dma_busy,
+                      bool network) {
+  if (!running) return PROFILE_IDLE_NOTHING;
+  if (!cmd || isa_opcode(cmd) != ISA_OP_SEM_WAIT) return PROFILE_IDLE_OTHER;
+  const unsigned s = ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS;
+  if (sems[s] >= ISA_GET(cmd, SEM_WAIT, value)) return PROFILE_IDLE_OTHER; /* granted now */
+  if (dma_busy) return PROFILE_IDLE_DMA;
+  if (network || (c->remote_sems[k] >> s & 1)) return PROFILE_IDLE_NETWORK;
+  return PROFILE_IDLE_SEMAPHORE;
+}
+
+/* The core whose compute queue the MXU's idle cause follows: core 0, or the first running. */
+static unsigned lead_core(const pchip_t *c, const bool *running) {
+  for (unsigned k = 0; k < c->cores; k++)
+    if (running[k]) return k;
+  return 0;
+}
+
+static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
+  pchip_t *c = ctx;
+  const unsigned phase = c->p->cur_phase;
+  if (!c->seen) {
+    c->seen = true;
+    c->first = t;
+    c->bucket_t = t - t % c->p->cfg.bucket;
+    c->last_hbm = c->bucket_hbm0 = hbm;
+    memcpy(c->last_cnt, o->counters, sizeof c->last_cnt);
+    for (unsigned k = 0; k < c->cores; k++) memcpy(c->sems[k], o->core[k].sems, sizeof c->sems[k]);
+  }
+  flush_prev(c, o->counters);
+  memcpy(c->last_cnt, o->counters, sizeof c->last_cnt);
+  roll_bucket(c, t);
+  profile_phase_stats_t *ps = &c->ph[phase];
+
+  /* queues */
+  for (unsigned q = 0; q < c->queues; q++) {
+    const chip_obs_core_t *k = &o->core[q / ISA_NUM_QUEUES];
+    queue_state(c, q, t, k->running[q % ISA_NUM_QUEUES], k->pc[q % ISA_NUM_QUEUES]);
+  }
+  /* units */
+  bool dma_busy = false, network = false;
+  for (unsigned k = 0; k < c->cores; k++) {
+    const chip_obs_core_t *oc = &o->core[k];
+    unit_state(c, &c->unit[k][0], t, oc->busy & CHIP_BUSY_DMA, k, PROFILE_UNIT_DMA, 0);
+    unit_state(c, &c->unit[k][1], t, oc->busy & CHIP_BUSY_VEC, k, PROFILE_UNIT_VEC, 0);
+    for (unsigned m = 0; m < c->mxus; m++) unit_state(c, &c->unit[k][2 + m], t, oc->mxu_busy >> m & 1, k, PROFILE_UNIT_MXU, m);
+    dma_busy = dma_busy || (oc->busy & CHIP_BUSY_DMA);
+    ps->vec_busy += (oc->busy & CHIP_BUSY_VEC) != 0;
+  }
+  const unsigned rbusy = o->core[0].busy >> CHIP_BUSY_RDMA_SHIFT & 0xF;
+  for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, rbusy >> e & 1, 0, PROFILE_UNIT_RDMA, e);
+  network = rbusy != 0;
+  for (unsigned pt = 0; pt < CHIP_OBS_ROUTER_PORTS && !network; pt++) network = o->rtr_in[pt].valid || o->rtr_out[pt].valid;
+  /* links and HBM */
+  for (unsigned d = 0; d < 4; d++) {
+    const uint32_t f = o->rtr_out[1 + d].valid;
+    c->bflits[d] += f;
+    ps->link_flits[d] += f;
+  }
+  ps->hbm_bytes += hbm - c->last_hbm;
+  c->last_hbm = hbm;
+  /* semaphores raised, and RDMAs sent */
+  for (unsigned k = 0; k < c->cores; k++) {
+    const chip_obs_core_t *oc = &o->core[k];
+    if (memcmp(c->sems[k], oc->sems, sizeof oc->sems)) {
+      for (unsigned s = 0; s < ISA_NUM_SEMS; s++) {
+        if (oc->sems[s] <= c->sems[k][s]) continue;
+        land_t *l = &c->land[k][s];
+        if (l->open && t - l->last > LAND_GAP) close_land(c, k, s);
+        if (!l->open) *l = (land_t){t, t, 0, true};
+        l->last = t;
+        l->amount += oc->sems[s] - c->sems[k][s];
+        if (c->rdma_we_prev) c->remote_sems[k] |= 1u << s;
+      }
+      memcpy(c->sems[k], oc->sems, sizeof oc->sems);
+    }
+    if (oc->issue & 2) {
+      const uint32_t *cmd;
+      const unsigned q = k * ISA_NUM_QUEUES + ISA_QUEUE_DMA;
+      if (opcode_at(c, q, oc->pc[ISA_QUEUE_DMA], &cmd) == ISA_OP_RDMA && ISA_GET(cmd, RDMA, remote_sem) != ISA_SEM_NONE) {
+        const profile_ev_t e = {t, t + 1, PROFILE_EV_SEND, (uint8_t)k, ISA_QUEUE_DMA, 0,
+                                ISA_GET(cmd, RDMA, x) | ISA_GET(cmd, RDMA, y) << 8 | ISA_GET(cmd, RDMA, core) << 16,
+                                ISA_GET(cmd, RDMA, remote_sem), {0}};
+        add_ev(c, &e);
+      }
+    }
+  }
+  c->rdma_we_prev = o->rdma_we != 0;
+  /* the MXUs' idle cause in this cycle (its counters come with the next) */
+  bool running[CHIP_MAX_CORES];
+  for (unsigned k = 0; k < c->cores; k++) running[k] = o->core[k].running[ISA_QUEUE_COMPUTE];
+  const unsigned k = lead_core(c, running);
+  const uint32_t *cmd;
+  const uint32_t op = opcode_at(c, k * ISA_NUM_QUEUES, o->core[k].pc[ISA_QUEUE_COMPUTE], &cmd);
+  c->prev_class = idle_class(c, k, running[k], cmd, o->core[k].sems, dma_busy, network);
+  if (running[k] && op == ISA_OP_SEM_WAIT && c->prev_class != PROFILE_IDLE_OTHER)
+    c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS]++;
+  c->prev_phase = phase;
+  c->prev_valid = true;
+  c->end = t + 1;
+}
+
+static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t *st, const uint64_t before[],
+                    const uint64_t after[]) {
+  pchip_t *c = ctx;
+  const unsigned phase = c->p->cur_phase;
+  if (!c->seen) {
+    c->seen = true;
+    c->first = t;
+    c->bucket_t = t - t % c->p->cfg.bucket;
+    memcpy(c->last_cnt, before, sizeof c->last_cnt);
+    for (unsigned k = 0; k < c->cores; k++)
+      for (unsigned s = 0; s < ISA_NUM_SEMS; s++) c->sems[k][s] = chip_sem(c->chip, k * ISA_NUM_SEMS + s);
+  }
+  flush_prev(c, before);
+  roll_bucket(c, t);
+  for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, st->running[q], st->pc[q]);
+  /* the units that stay busy through the stretch: as many as the counters say (nothing
+   * changes in it, so the ones busy before it) */
+  uint64_t dmas = n ? (after[CHIP_CNT_DMA_BUSY] - before[CHIP_CNT_DMA_BUSY]) / n : 0;
+  uint64_t mxus = n ? (after[CHIP_CNT_MXU_BUSY] - before[CHIP_CNT_MXU_BUSY]) / n : 0;
+  bool keep[CHIP_MAX_CORES][UNITS] = {{false}};
+  for (unsigned pass = 0; pass < 2; pass++) /* first the ones busy before, then any */
+    for (unsigned k = 0; k < c->cores; k++) {
+      if (dmas && !keep[k][0] && (pass || c->unit[k][0].open)) keep[k][0] = true, dmas--;
+      for (unsigned m = 0; m < c->mxus; m++)
+        if (mxus && !keep[k][2 + m] && (pass || c->unit[k][2 + m].open)) keep[k][2 + m] = true, mxus--;
+    }
+  for (unsigned k = 0; k < c->cores; k++)
+    for (unsigned u = 0; u < UNITS; u++)
+      unit_state(c, &c->unit[k][u], t, keep[k][u], k,
+                 u == 0 ? PROFILE_UNIT_DMA : u == 1 ? PROFILE_UNIT_VEC : PROFILE_UNIT_MXU, u >= 2 ? u - 2 : 0);
+  for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, false, 0, PROFILE_UNIT_RDMA, e);
+  /* the idle cause of the stretch */
+  bool running[CHIP_MAX_CORES];
+  for (unsigned k = 0; k < c->cores; k++) running[k] = st->running[k * ISA_NUM_QUEUES + ISA_QUEUE_COMPUTE];
+  const unsigned k = lead_core(c, running);
+  const uint32_t *cmd;
+  const uint32_t op = opcode_at(c, k * ISA_NUM_QUEUES, st->pc[k * ISA_NUM_QUEUES], &cmd);
+  const int cls = idle_class(c, k, running[k], cmd, c->sems[k], after[CHIP_CNT_DMA_BUSY] != before[CHIP_CNT_DMA_BUSY],
+                             false);
+  if (running[k] && op == ISA_OP_SEM_WAIT && cls != PROFILE_IDLE_OTHER) c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS] += n;
+  uint64_t d[CHIP_OBS_COUNTERS];
+  for (int i = 0; i < CHIP_OBS_COUNTERS; i++) d[i] = after[i] - before[i];
+  account(c, phase, n, cls, d);
+  memcpy(c->last_cnt, after, sizeof c->last_cnt);
+  c->rdma_we_prev = false;
+  c->end = t + n;
+}
+
+static const chip_observer_t observer = {on_tick, on_skip};
+
+void profile_run_end(profile_t *p) {
+  if (!p) return;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    if (!c || !c->chip || !c->seen) continue;
+    uint64_t now[CHIP_OBS_COUNTERS];
+    chip_counters(c->chip, now);
+    flush_prev(c, now);
+    memcpy(c->last_cnt, now, sizeof now);
+    const uint64_t t = c->end;
+    for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, false, 0);
+    for (unsigned k = 0; k < c->cores; k++) {
+      for (unsigned u = 0; u < UNITS; u++)
+        unit_state(c, &c->unit[k][u], t, false, k, u == 0 ? PROFILE_UNIT_DMA : u == 1 ? PROFILE_UNIT_VEC : PROFILE_UNIT_MXU,
+                   u >= 2 ? u - 2 : 0);
+      for (unsigned s = 0; s < ISA_NUM_SEMS; s++) close_land(c, k, s);
+    }
+    for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, false, 0, PROFILE_UNIT_RDMA, e);
+    if (c->end > c->bucket_t) {
+      sample(c);
+      memset(c->bflits, 0, sizeof c->bflits);
+      c->bucket_hbm0 = c->last_hbm;
+      c->bucket_t = c->end; /* the next bucket starts where the run ended */
+    }
+  }
+}
+
+const profile_ev_t *profile_events(const profile_t *p, unsigned index, size_t *n) {
+  *n = 0;
+  if (index >= p->nchips || !p->chip[index]) return NULL;
+  *n = p->chip[index]->n;
+  return p->chip[index]->ev;
+}
+
+void profile_span(const profile_t *p, unsigned index, uint64_t *first, uint64_t *end) {
+  *first = *end = 0;
+  if (index < p->nchips && p->chip[index]) *first = p->chip[index]->first, *end = p->chip[index]->end;
+}
+
+/* ---- the op profile */
+static void add_stats(profile_phase_stats_t *a, const profile_phase_stats_t *b) {
+  a->chip_cycles += b->chip_cycles, a->mxu_cycles += b->mxu_cycles;
+  a->compute += b->compute, a->mxu_busy += b->mxu_busy, a->weight_load += b->weight_load;
+  for (int i = 0; i < PROFILE_IDLE_CAUSES; i++) a->idle[i] += b->idle[i];
+  a->dma_busy += b->dma_busy, a->vec_busy += b->vec_busy, a->hbm_bytes += b->hbm_bytes;
+  for (int d = 0; d < 4; d++) a->link_flits[d] += b->link_flits[d];
+}
+
+void profile_summary(const profile_t *p, profile_summary_t *s) {
+  static const char *const dir[4] = {"+X", "-X", "+Y", "-Y"};
+  memset(s, 0, sizeof *s);
+  s->clock_mhz = p->cfg.clock_mhz;
+  s->rows = p->cfg.rows, s->cols = p->cfg.cols;
+  s->phases = p->phases;
+  for (unsigned f = 0; f < p->phases; f++) snprintf(s->phase[f].name, sizeof s->phase[f].name, "%s", p->phase_name[f]);
+  snprintf(s->total.name, sizeof s->total.name, "total");
+  double best_link = -1;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    const pchip_t *c = p->chip[i];
+    if (!c || !c->seen) continue;
+    s->chips++;
+    s->mxus_per_chip = c->mxus * c->cores;
+    s->events += c->n, s->events_dropped += c->dropped;
+    uint64_t flits[4] = {0}, cycles = 0;
+    for (unsigned f = 0; f < p->phases; f++) {
+      add_stats(&s->phase[f], &c->ph[f]);
+      if (c->ph[f].chip_cycles > s->phase[f].cycles) s->phase[f].cycles = c->ph[f].chip_cycles;
+      for (int d = 0; d < 4; d++) flits[d] += c->ph[f].link_flits[d];
+      cycles += c->ph[f].chip_cycles;
+    }
+    for (int d = 0; d < 4; d++) {
+      const double u = cycles ? (double)flits[d] / (double)cycles : 0;
+      if (u > best_link) best_link = u, s->busiest_chip = i, s->busiest_dir = (unsigned)d, s->busiest_util = u;
+    }
+    for (unsigned k = 0; k < c->cores; k++)
+      for (unsigned q = 0; q < ISA_NUM_SEMS; q++)
+        if (c->wait[k][q] > s->wait_cycles) s->wait_cycles = c->wait[k][q], s->wait_chip = i, s->wait_core = k, s->wait_sem = q;
+  }
+  for (unsigned f = 0; f < p->phases; f++) {
+    add_stats(&s->total, &s->phase[f]);
+    s->total.cycles += s->phase[f].cycles;
+  }
+  const profile_phase_stats_t *t = &s->total;
+  const double avail = t->mxu_cycles ? (double)t->mxu_cycles : 1;
+  const double util = (double)t->compute / avail;
+  s->bottleneck = -1;
+  uint64_t most = 0;
+  for (int i = 0; i < PROFILE_IDLE_CAUSES; i++)
+    if (t->idle[i] > most) most = t->idle[i], s->bottleneck = i;
+  if (util >= 0.5 || most == 0) s->bottleneck = -1;
+  const unsigned w = p->cfg.pod_w ? p->cfg.pod_w : 1;
+  char *b = s->bottleneck_line;
+  const size_t bl = sizeof s->bottleneck_line;
+  const double share = s->bottleneck >= 0 ? 100.0 * (double)t->idle[s->bottleneck] / avail : 0;
+  switch (s->bottleneck) {
+    case -1: snprintf(b, bl, "compute: the MXUs compute %.1f%% of their cycles", 100 * util); break;
+    case PROFILE_IDLE_WEIGHTS:
+      snprintf(b, bl, "weights: the MXUs wait for weights %.1f%% of their cycles (loads not hidden behind matmuls)", share);
+      break;
+    case PROFILE_IDLE_INPUTS:
+      snprintf(b, bl, "inputs: the MXUs wait for activation rows %.1f%% of their cycles", share);
+      break;
+    case PROFILE_IDLE_SEMAPHORE:
+      snprintf(b, bl, "a semaphore: the compute queues wait with nothing moving %.1f%% of the MXU cycles; longest: chip %u "
+               "(%u,%u) core %u semaphore %u, %" PRIu64 " cycles", share, s->wait_chip, s->wait_chip % w, s->wait_chip / w,
+               s->wait_core, s->wait_sem, s->wait_cycles);
+      break;
+    case PROFILE_IDLE_DMA:
+      snprintf(b, bl, "DMA: the compute queues wait for the DMA engines %.1f%% of the MXU cycles (HBM traffic %.2f bytes "
+               "a chip-cycle)", share, t->chip_cycles ? (double)t->hbm_bytes / (double)t->chip_cycles : 0.0);
+      break;
+    case PROFILE_IDLE_NETWORK:
+      snprintf(b, bl, "the network: the compute queues wait for remote data %.1f%% of the MXU cycles; busiest link: chip "
+               "%u (%u,%u) %s at %.1f%%", share, s->busiest_chip, s->busiest_chip % w, s->busiest_chip / w,
+               dir[s->busiest_dir], 100 * s->busiest_util);
+      break;
+    case PROFILE_IDLE_NOTHING:
+      snprintf(b, bl, "nothing to do: the compute queues have stopped %.1f%% of the MXU cycles (work ends unevenly, or the "
+               "phase has no MXU work)", share);
+      break;
+    default:
+      snprintf(b, bl, "other work: the compute queues issue vector work, stores or wait for the MXU's pipeline %.1f%% of "
+               "the MXU cycles", share);
+      break;
+  }
+}
+
+/* ---- the trace */
+enum { TID_QUEUE = 1, TID_CORE = 10, TID_RDMA = 40, TID_SEM = 100 };
+static unsigned unit_tid(unsigned core, unsigned unit, unsigned index) {
+  switch (unit) {
+    case PROFILE_UNIT_DMA: return TID_CORE + 10 * core;
+    case PROFILE_UNIT_VEC: return TID_CORE + 10 * core + 1;
+    case PROFILE_UNIT_MXU: return TID_CORE + 10 * core + 2 + index;
+    default: return TID_RDMA + index;
+  }
+}
+
+typedef struct {
+  FILE *f;
+  double us;   /* microseconds per cycle */
+  bool first;
+} tw_t;
+
+static void ev_begin(tw_t *w) {
+  fputs(w->first ? "\n" : ",\n", w->f);
+  w->first = false;
+}
+
+static void meta(tw_t *w, unsigned pid, int tid, const char *what, const char *name, int sort) {
+  ev_begin(w);
+  if (tid < 0)
+    fprintf(w->f, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"%s\",\"args\":{\"%s\":", pid, what,
+            strcmp(what, "process_sort_index") ? "name" : "sort_index");
+  else
+    fprintf(w->f, "{\"ph\":\"M\",\"pid\":%u,\"tid\":%d,\"name\":\"%s\",\"args\":{\"%s\":", pid, tid, what,
+            strcmp(what, "thread_sort_index") ? "name" : "sort_index");
+  if (name) fprintf(w->f, "\"%s\"}}", name);
+  else fprintf(w->f, "%d}}", sort);
+}
+
+static void thread(tw_t *w, unsigned pid, unsigned tid, const char *name) {
+  meta(w, pid, (int)tid, "thread_name", name, 0);
+  meta(w, pid, (int)tid, "thread_sort_index", NULL, (int)tid);
+}
+
+static void queue_args(FILE *f, const uint32_t *cmd, uint32_t op) {
+  if (!cmd) return;
+  switch (op) {
+    case ISA_OP_SEM_WAIT:
+    case ISA_OP_SEM_SIGNAL:
+      fprintf(f, ",\"sem\":%u,\"value\":%u", ISA_GET(cmd, SEM_WAIT, sem), ISA_GET(cmd, SEM_WAIT, value));
+      break;
+    case ISA_OP_DMA:
+      fprintf(f, ",\"kind\":%u,\"hbm_addr\":%u,\"line\":%u,\"rows\":%u,\"bytes\":%u,\"sem\":%u", ISA_GET(cmd, DMA, kind),
+              ISA_GET(cmd, DMA, hbm_addr), ISA_GET(cmd, DMA, line), ISA_GET(cmd, DMA, rows), ISA_GET(cmd, DMA, bytes),
+              ISA_GET(cmd, DMA, sem));
+      break;
+    case ISA_OP_MXU_LOAD:
+      fprintf(f, ",\"mxu\":%u,\"line\":%u,\"transpose\":%u", ISA_GET(cmd, MXU_LOAD, mxu), ISA_GET(cmd, MXU_LOAD, line),
+              ISA_GET(cmd, MXU_LOAD, transpose));
+      break;
+    case ISA_OP_MXU_MATMUL:
+      fprintf(f, ",\"mxu\":%u,\"line\":%u,\"rows\":%u,\"acc_row\":%u,\"accumulate\":%u", ISA_GET(cmd, MXU_MATMUL, mxu),
+              ISA_GET(cmd, MXU_MATMUL, line), ISA_GET(cmd, MXU_MATMUL, rows), ISA_GET(cmd, MXU_MATMUL, acc_row),
+              ISA_GET(cmd, MXU_MATMUL, accumulate));
+      break;
+    case ISA_OP_MXU_STORE:
+      fprintf(f, ",\"mxu\":%u,\"acc_row\":%u,\"rows\":%u,\"line\":%u", ISA_GET(cmd, MXU_STORE, mxu),
+              ISA_GET(cmd, MXU_STORE, acc_row), ISA_GET(cmd, MXU_STORE, rows), ISA_GET(cmd, MXU_STORE, line));
+      break;
+    case ISA_OP_VEC:
+      fprintf(f, ",\"op\":%u,\"a\":%u,\"b\":%u,\"dst\":%u,\"rows\":%u", ISA_GET(cmd, VEC, op), ISA_GET(cmd, VEC, a),
+              ISA_GET(cmd, VEC, b), ISA_GET(cmd, VEC, dst), ISA_GET(cmd, VEC, rows));
+      break;
+    case ISA_OP_RDMA:
+      fprintf(f, ",\"dest_x\":%u,\"dest_y\":%u,\"dest_core\":%u,\"engine\":%u,\"rows\":%u,\"remote_sem\":%u",
+              ISA_GET(cmd, RDMA, x), ISA_GET(cmd, RDMA, y), ISA_GET(cmd, RDMA, core), ISA_GET(cmd, RDMA, engine),
+              ISA_GET(cmd, RDMA, rows), ISA_GET(cmd, RDMA, remote_sem));
+      break;
+    default: break;
+  }
+}
+
+static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, uint64_t *flow_id) {
+  const unsigned pid = c->index + 1;
+  static const char *const qn[ISA_NUM_QUEUES] = {"compute queue", "DMA queue"};
+  char name[96];
+  snprintf(name, sizeof name, "chip %u (%u,%u)", c->index, c->x, c->y);
+  meta(w, pid, -1, "process_name", name, 0);
+  meta(w, pid, -1, "process_sort_index", NULL, (int)c->index);
+  bool used_sem[CHIP_MAX_CORES][ISA_NUM_SEMS] = {{false}};
+  for (size_t i = 0; i < c->n; i++)
+    if (c->ev[i].kind == PROFILE_EV_SEM) used_sem[c->ev[i].core % CHIP_MAX_CORES][c->ev[i].index % ISA_NUM_SEMS] = true;
+  for (unsigned k = 0; k < c->cores; k++) {
+    for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) {
+      snprintf(name, sizeof name, "core %u %s", k, qn[q]);
+      thread(w, pid, TID_QUEUE + k * ISA_NUM_QUEUES + q, name);
+    }
+    snprintf(name, sizeof name, "core %u DMA engine", k);
+    thread(w, pid, unit_tid(k, PROFILE_UNIT_DMA, 0), name);
+    snprintf(name, sizeof name, "core %u vector unit", k);
+    thread(w, pid, unit_tid(k, PROFILE_UNIT_VEC, 0), name);
+    for (unsigned m = 0; m < c->mxus; m++) {
+      snprintf(name, sizeof name, "core %u MXU %u", k, m);
+      thread(w, pid, unit_tid(k, PROFILE_UNIT_MXU, m), name);
+    }
+    for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
+      if (used_sem[k][s]) {
+        snprintf(name, sizeof name, "core %u semaphore %u raised", k, s);
+        thread(w, pid, TID_SEM + 32 * k + s, name);
+      }
+  }
+  for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) {
+    snprintf(name, sizeof name, "remote-DMA engine %u", e);
+    thread(w, pid, unit_tid(0, PROFILE_UNIT_RDMA, e), name);
+  }
+  const double us = w->us;
+  for (size_t i = 0; i < c->n; i++) {
+    const profile_ev_t *e = &c->ev[i];
+    if (e->kind == PROFILE_EV_SEND) continue; /* (flows: below) */
+    ev_begin(w);
+    const double ts = (double)e->t0 * us, dur = (double)(e->t1 - e->t0) * us;
+    if (e->kind == PROFILE_EV_QUEUE) {
+      const unsigned q = e->core * ISA_NUM_QUEUES + e->unit;
+      const uint32_t op = e->b, *cmd = isa_opcode(e->cmd) == op && op ? e->cmd : NULL;
+      const char *on = isa_opcode_name(op) ? isa_opcode_name(op) : "?";
+      if (op == ISA_OP_SEM_WAIT && cmd)
+        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"dur\":%.4f,\"name\":\"wait sem %u\",\"cat\":\"wait\","
+                "\"args\":{\"pc\":%u,\"opcode\":\"%s\",\"cycles\":%" PRIu64, pid, TID_QUEUE + q, ts, dur,
+                ISA_GET(cmd, SEM_WAIT, sem), e->a, on, e->t1 - e->t0);
+      else
+        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"dur\":%.4f,\"name\":\"%s\",\"cat\":\"command\","
+                "\"args\":{\"pc\":%u,\"opcode\":\"%s\",\"cycles\":%" PRIu64, pid, TID_QUEUE + q, ts, dur, on, e->a, on,
+                e->t1 - e->t0);
+      queue_args(w->f, cmd, op);
+      fputs("}}", w->f);
+    } else if (e->kind == PROFILE_EV_UNIT) {
+      static const char *const un[4] = {"DMA", "VEC", "MXU", "RDMA"};
+      fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"dur\":%.4f,\"name\":\"busy\",\"cat\":\"%s\","
+              "\"args\":{\"cycles\":%" PRIu64 "}}", pid, unit_tid(e->core, e->unit, e->index), ts, dur, un[e->unit & 3],
+              e->t1 - e->t0);
+    } else {
+      fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"dur\":%.4f,\"name\":\"sem %u +%u\",\"cat\":\"semaphore\","
+              "\"args\":{\"added\":%u,\"cycles\":%" PRIu64 "}}", pid, TID_SEM + 32 * e->core + e->index, ts, dur, e->index,
+              e->b, e->b, e->t1 - e->t0);
+    }
+  }
+  /* flows: each RDMA with a remote semaphore to the first landing on that semaphore after it
+   * not yet taken (in the order the sends were made) */
+  for (size_t i = 0; i < c->n; i++) {
+    const profile_ev_t *e = &c->ev[i];
+    if (e->kind != PROFILE_EV_SEND) continue;
+    const unsigned dx = e->a & 0xFF, dy = e->a >> 8 & 0xFF, dk = e->a >> 16 & 3;
+    if (dx >= p->cfg.pod_w || dy >= p->cfg.pod_h) continue;
+    const pchip_t *r = p->chip[dy * p->cfg.pod_w + dx];
+    if (!r) continue;
+    const profile_ev_t *land = NULL;
+    for (size_t j = 0; j < r->n; j++) {
+      const profile_ev_t *l = &r->ev[j];
+      if (l->kind == PROFILE_EV_SEM && l->core == dk && l->index == e->b && l->t0 > e->t0 && (!land || l->t0 < land->t0))
+        land = l;
+    }
+    if (!land) continue;
+    const uint64_t id = ++*flow_id;
+    ev_begin(w);
+    fprintf(w->f, "{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"name\":\"RDMA\",\"cat\":\"rdma\"}",
+            id, pid, TID_QUEUE + e->core * ISA_NUM_QUEUES + ISA_QUEUE_DMA, (double)e->t0 * us);
+    ev_begin(w);
+    fprintf(w->f, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"name\":\"RDMA\","
+            "\"cat\":\"rdma\"}", id, r->index + 1, TID_SEM + 32 * dk + e->b, (double)land->t0 * us);
+  }
+  /* counters: each link's utilisation and the HBM's bandwidth, per bucket */
+  const double B = p->cfg.bucket;
+  for (size_t i = 0; i < c->ns; i++) {
+    const sample_t *s = &c->smp[i];
+    const double len = (i + 1 < c->ns ? (double)(c->smp[i + 1].t - s->t) : B);
+    const double cyc = len > 0 ? len : B;
+    ev_begin(w);
+    fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%.4f,\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,"
+            "\"+Y\":%.4f,\"-Y\":%.4f}}", pid, (double)s->t * us, s->flits[0] / cyc, s->flits[1] / cyc,
+            s->flits[2] / cyc, s->flits[3] / cyc);
+    ev_begin(w);
+    fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%.4f,\"name\":\"HBM GB/s\",\"args\":{\"GB/s\":%.3f}}", pid,
+            (double)s->t * us, (double)s->hbm / cyc * p->cfg.clock_mhz * 1e-3);
+  }
+}
+
+int profile_write(const profile_t *p, const char *path, char *err, size_t errlen) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    return -1;
+  }
+  tw_t w = {f, 1.0 / p->cfg.clock_mhz, true};
+  uint64_t dropped = 0;
+  for (unsigned i = 0; i < p->nchips; i++)
+    if (p->chip[i]) dropped += p->chip[i]->dropped;
+  fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpusim --profile\",\"clock_mhz\":%.3f,"
+          "\"pod\":\"%ux%u\",\"chips_profiled\":%u,\"bucket_cycles\":%u,\"events_dropped\":%" PRIu64 ",\"left_out\":\"%s\"},"
+          "\"traceEvents\":[", p->cfg.clock_mhz, p->cfg.pod_w, p->cfg.pod_h, p->selected, p->cfg.bucket, dropped,
+          p->left_out);
+  uint64_t flow = 0;
+  for (unsigned i = 0; i < p->nchips; i++)
+    if (p->chip[i] && p->chip[i]->seen) write_chip(&w, p, p->chip[i], &flow);
+  fputs("\n]}\n", f);
+  const bool bad = ferror(f) != 0;
+  if (fclose(f) || bad || rename(tmp, path)) {
+    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+    remove(tmp);
+    return -1;
+  }
+  return 0;
+}
