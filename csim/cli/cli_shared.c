@@ -264,7 +264,7 @@ int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r) {
   for (unsigned f = 0; f <= s->phases; f++) {
     const profile_phase_stats_t *p = f < s->phases ? &s->phase[f] : t;
     if (f < s->phases && p->chip_cycles == 0) continue;
-    const unsigned i = f < s->phases ? f : PROFILE_MAX_PHASES;
+    const unsigned i = row;
     const char *kn = f < s->phases ? pkey(o, row, 0, "phase%u_name", i) : "total_name";
     const char *kc = f < s->phases ? pkey(o, row, 1, "phase%u_cycles", i) : "total_cycles";
     const char *ks = f < s->phases ? pkey(o, row, 2, "phase%u_share", i) : "total_share";
