@@ -170,22 +170,26 @@ int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsig
 void cmd_progress_init(cmd_progress_t *p, const char *cmd) {
   memset(p, 0, sizeof *p);
   p->cmd = cmd;
-  ticker_init(&p->ticker, cli_progress_tty() ? 0.5 : 5.0);
+  const char *every = getenv("TPUSIM_PROGRESS_SECONDS");
+  ticker_init(&p->ticker, every && *every ? atof(every) : cli_progress_tty() ? 0.5 : 5.0);
   stopwatch_start(&p->watch);
 }
 
 void cmd_progress(void *ctx, uint64_t cycles) {
   cmd_progress_t *p = ctx;
   if (cli_quiet() || !ticker_due(&p->ticker)) return;
+  cycles += p->base;
   const double secs = stopwatch_seconds(&p->watch), rate = secs > 0 ? (double)cycles / secs : 0.0;
   char left[64] = "", step[96] = "";
-  if (p->expected > cycles && rate > 0)
-    snprintf(left, sizeof left, ", about %.0f s left", (double)(p->expected - cycles) / rate);
-  if (p->step_total)
-    snprintf(step, sizeof step, ", step %u/%u%s", p->step + 1, p->step_total, p->step ? "" : "");
+  double eta = -1;
+  if (p->step_total && p->step) eta = secs / p->step * (p->step_total - p->step);
+  else if (p->expected > cycles && rate > 0) eta = (double)(p->expected - cycles) / rate;
+  if (eta >= 0) snprintf(left, sizeof left, ", about %.0f s left", eta);
   if (p->step_total && p->step)
-    snprintf(step, sizeof step, ", step %u/%u (last loss %.4f)", p->step + 1, p->step_total, p->loss);
-  cli_progress("%s: cycle %" PRIu64 " of the run, %.0f s, %.0f cycles/s%s%s", p->cmd, cycles, secs, rate, left, step);
+    snprintf(step, sizeof step, ", %u/%u steps done, last loss %.4f", p->step, p->step_total, p->loss);
+  else if (p->step_total)
+    snprintf(step, sizeof step, ", 0/%u steps done", p->step_total);
+  cli_progress("%s: cycle %" PRIu64 ", %.0f s, %.0f cycles/s%s%s", p->cmd, cycles, secs, rate, left, step);
 }
 
 int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h, double clock_mhz, unsigned rows,

@@ -363,6 +363,9 @@ static int train(run_t *r) {
     int rc = check_step(r, s, first, &r->rec[s].loss);
     if (rc != CLI_EXIT_OK) return rc;
     o->progress.loss = r->rec[s].loss;
+    o->progress.base += r->rec[s].cycles;
+    o->progress.step = s + 1;
+    cmd_progress(&o->progress, 0);
     r->rec[s].wall_s = stopwatch_seconds(&sw);
     if (o->trace_steps && s + 1 == o->trace_steps) pod_train_trace_close(r->pt);
     if ((s + 1) % every == 0 || s + 1 == steps)

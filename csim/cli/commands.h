@@ -90,12 +90,14 @@ int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsig
 /* Progress of a long pod run on stderr (pod_config_t.progress; docs/profiling.md): the cycles so
  * far, the rate and, when the run's length is known (expected, 0: not), the time left; for
  * training the step and the last loss (step_total 0: not training). On a terminal a line
- * updated in place every half second; otherwise a line every five seconds; nothing with --quiet. */
+ * updated in place every half second; otherwise a line every five seconds (TPUSIM_PROGRESS_SECONDS
+ * sets another interval, 0: every call); nothing with --quiet. */
 typedef struct {
   const char *cmd;
   ticker_t ticker;
   stopwatch_t watch;
   uint64_t expected;
+  uint64_t base;            /* cycles of the runs before this one (training: earlier steps) */
   unsigned step, step_total;
   double loss;
 } cmd_progress_t;
