@@ -249,3 +249,44 @@ Test(profile, chips_left_out_are_named, .timeout = 30) {
   cr_assert_str_empty(profile_left_out(p));
   profile_free(p);
 }
+
+/* The fast chip jumps over cycles in which nothing happens (chip_skip); its profile is still
+ * the RTL's, record for record and cycle for cycle. */
+static profile_t *gemm_profile(chip_model_t model, chip_t **chip) {
+  chip_config_t cfg = chip_config_default(4, 4);
+  cfg.seed = test_seed();
+  cfg.model = model;
+  cfg.hbm_latency = 300; /* long waits for HBM: stretches the fast model skips */
+  char err[1024];
+  chip_t *c = chip_new(&cfg, err, sizeof err);
+  cr_assert_not_null(c, "%s", err);
+  const size_t m = 20, k = 16, n = 12;
+  uint16_t a[20 * 16], b[16 * 12];
+  uint32_t out[20 * 12];
+  for (size_t i = 0; i < m * k; i++) a[i] = (uint16_t)(0x3F80 + i % 64);
+  for (size_t i = 0; i < k * n; i++) b[i] = (uint16_t)(0xBF80 + i % 32);
+  profile_t *p = new_profile(1, 1, 4, 4);
+  profile_attach(p, 0, c);
+  chip_gemm_stats_t st;
+  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+  profile_run_end(p);
+  *chip = c;
+  return p;
+}
+
+Test(profile, the_fast_models_profile_is_the_rtls, .timeout = 300) {
+  chip_t *rc, *fc;
+  profile_t *r = gemm_profile(CHIP_MODEL_RTL, &rc), *f = gemm_profile(CHIP_MODEL_FAST, &fc);
+  size_t nr, nf;
+  const profile_ev_t *er = profile_events(r, 0, &nr), *ef = profile_events(f, 0, &nf);
+  cr_assert_eq(nr, nf, "RTL %zu records, fast %zu", nr, nf);
+  for (size_t i = 0; i < nr; i++)
+    cr_assert(!memcmp(&er[i], &ef[i], sizeof er[i]), "record %zu: RTL [%llu, %llu) kind %u, fast [%llu, %llu) kind %u", i,
+              (unsigned long long)er[i].t0, (unsigned long long)er[i].t1, er[i].kind, (unsigned long long)ef[i].t0,
+              (unsigned long long)ef[i].t1, ef[i].kind);
+  profile_summary_t sr, sf;
+  profile_summary(r, &sr), profile_summary(f, &sf);
+  cr_assert(!memcmp(&sr.total, &sf.total, sizeof sr.total), "the op profiles differ");
+  profile_free(r), profile_free(f);
+  chip_free(rc), chip_free(fc);
+}

@@ -12,7 +12,7 @@
 #define UNITS (2 + CHIP_MAX_MXUS) /* per core: DMA, vector unit, MXU m at 2 + m */
 
 typedef struct {
-  uint64_t t;          /* the bucket's first cycle */
+  uint64_t t, len;     /* the bucket's first cycle and its cycles */
   uint32_t flits[4];   /* +X -X +Y -Y */
   uint64_t hbm;        /* bytes */
 } sample_t;
@@ -253,7 +253,7 @@ static void close_land(pchip_t *c, unsigned k, unsigned s) {
   add_ev(c, &e);
 }
 
-static void sample(pchip_t *c) {
+static void sample(pchip_t *c, uint64_t len) {
   if (c->ns == c->smp_cap) {
     size_t cap = c->smp_cap ? 2 * c->smp_cap : 64;
     sample_t *s = realloc(c->smp, cap * sizeof *s);
@@ -262,6 +262,7 @@ static void sample(pchip_t *c) {
   }
   sample_t *s = &c->smp[c->ns++];
   s->t = c->bucket_t;
+  s->len = len;
   memcpy(s->flits, c->bflits, sizeof s->flits);
   s->hbm = c->last_hbm - c->bucket_hbm0;
 }
@@ -270,14 +271,15 @@ static void sample(pchip_t *c) {
 static void roll_bucket(pchip_t *c, uint64_t t) {
   const uint64_t B = c->p->cfg.bucket;
   if (t < c->bucket_t + B) return;
-  sample(c);
+  sample(c, B);
   memset(c->bflits, 0, sizeof c->bflits);
   c->bucket_hbm0 = c->last_hbm;
-  if (t >= c->bucket_t + 2 * B) {
+  const uint64_t now = t - t % B;
+  if (now > c->bucket_t + B) { /* buckets with nothing in them: one sample of zeros */
     c->bucket_t += B;
-    sample(c);
+    sample(c, now - c->bucket_t);
   }
-  c->bucket_t = t - t % B;
+  c->bucket_t = now;
 }
 
 /* n cycles of class `cls` whose counters moved by d[]: the op profile's sums. */
@@ -482,7 +484,7 @@ void profile_run_end(profile_t *p) {
     }
     for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, false, 0, PROFILE_UNIT_RDMA, e);
     if (c->end > c->bucket_t) {
-      sample(c);
+      sample(c, c->end - c->bucket_t);
       memset(c->bflits, 0, sizeof c->bflits);
       c->bucket_hbm0 = c->last_hbm;
       c->bucket_t = c->end; /* the next bucket starts where the run ended */
@@ -756,11 +758,9 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, uint64_t *
             "\"cat\":\"rdma\"}", id, r->index + 1, TID_SEM + 32 * dk + e->b, (double)land->t0 * us);
   }
   /* counters: each link's utilisation and the HBM's bandwidth, per bucket */
-  const double B = p->cfg.bucket;
   for (size_t i = 0; i < c->ns; i++) {
     const sample_t *s = &c->smp[i];
-    const double len = (i + 1 < c->ns ? (double)(c->smp[i + 1].t - s->t) : B);
-    const double cyc = len > 0 ? len : B;
+    const double cyc = s->len ? (double)s->len : 1.0;
     ev_begin(w);
     fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%.4f,\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,"
             "\"+Y\":%.4f,\"-Y\":%.4f}}", pid, (double)s->t * us, s->flits[0] / cyc, s->flits[1] / cyc,
