@@ -312,6 +312,7 @@ void chip_tick(chip_t *c) {
     }
   }
   if (c->obs_ops) {
+    c->obs->lite = true;  /* (the fast model then fills only what a profile reads) */
     c->core->ops->step(c->core, ready, answer, c->obs);
     c->obs_ops->tick(c->obs_ctx, c->cycle, c->obs, hbm_moved(c));
   } else {

@@ -55,6 +55,15 @@ typedef struct {
   uint32_t bflits[4];
   profile_phase_stats_t ph[PROFILE_MAX_PHASES];
   uint64_t wait[CHIP_MAX_CORES][ISA_NUM_SEMS];
+  /* the state the intervals follow as last seen (queues' pcs, ~0 when stopped; busy bits):
+   * a cycle that shows the same touches no interval */
+  uint32_t sig_pc[CHIP_MAX_QUEUES], sig_bits;
+  bool sig_valid;
+  /* the lead compute queue's command, kept while its pc stays */
+  unsigned cmd_q;
+  uint32_t cmd_pc;
+  const uint32_t *cmd;
+  bool cmd_valid;
 } pchip_t;
 
 struct profile {
@@ -283,7 +292,7 @@ static void roll_bucket(pchip_t *c, uint64_t t) {
 }
 
 /* n cycles of class `cls` whose counters moved by d[]: the op profile's sums. */
-static void account(pchip_t *c, unsigned phase, uint64_t n, int cls, const uint64_t *d) {
+static inline void account(pchip_t *c, unsigned phase, uint64_t n, int cls, const uint64_t *d) {
   profile_phase_stats_t *s = &c->ph[phase];
   const uint64_t M = (uint64_t)c->mxus * c->cores;
   s->chip_cycles += n;
@@ -304,7 +313,7 @@ static void account(pchip_t *c, unsigned phase, uint64_t n, int cls, const uint6
   s->idle[cls] += N;
 }
 
-static void flush_prev(pchip_t *c, const uint64_t *now) {
+static inline void flush_prev(pchip_t *c, const uint64_t *now) {
   if (!c->prev_valid) return;
   uint64_t d[CHIP_OBS_COUNTERS];
   for (int i = 0; i < CHIP_OBS_COUNTERS; i++) d[i] = now[i] - c->last_cnt[i];
@@ -347,23 +356,37 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
   roll_bucket(c, t);
   profile_phase_stats_t *ps = &c->ph[phase];
 
-  /* queues */
+  /* queues and units, when anything they show changed */
+  uint32_t pcs[CHIP_MAX_QUEUES], bits = 0;
+  bool same = c->sig_valid;
   for (unsigned q = 0; q < c->queues; q++) {
     const chip_obs_core_t *k = &o->core[q / ISA_NUM_QUEUES];
-    queue_state(c, q, t, k->running[q % ISA_NUM_QUEUES], k->pc[q % ISA_NUM_QUEUES]);
+    pcs[q] = k->running[q % ISA_NUM_QUEUES] ? k->pc[q % ISA_NUM_QUEUES] : UINT32_MAX;
+    same = same && pcs[q] == c->sig_pc[q];
   }
-  /* units */
   bool dma_busy = false, network = false;
   for (unsigned k = 0; k < c->cores; k++) {
     const chip_obs_core_t *oc = &o->core[k];
-    unit_state(c, &c->unit[k][0], t, oc->busy & CHIP_BUSY_DMA, k, PROFILE_UNIT_DMA, 0);
-    unit_state(c, &c->unit[k][1], t, oc->busy & CHIP_BUSY_VEC, k, PROFILE_UNIT_VEC, 0);
-    for (unsigned m = 0; m < c->mxus; m++) unit_state(c, &c->unit[k][2 + m], t, oc->mxu_busy >> m & 1, k, PROFILE_UNIT_MXU, m);
+    bits |= ((uint32_t)(oc->busy & (CHIP_BUSY_DMA | CHIP_BUSY_VEC)) | (uint32_t)oc->mxu_busy << 4) << (12 * k);
     dma_busy = dma_busy || (oc->busy & CHIP_BUSY_DMA);
     ps->vec_busy += (oc->busy & CHIP_BUSY_VEC) != 0;
   }
   const unsigned rbusy = o->core[0].busy >> CHIP_BUSY_RDMA_SHIFT & 0xF;
-  for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, rbusy >> e & 1, 0, PROFILE_UNIT_RDMA, e);
+  bits |= (uint32_t)rbusy << 28;
+  if (!same || bits != c->sig_bits) {
+    for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, pcs[q] != UINT32_MAX, pcs[q]);
+    for (unsigned k = 0; k < c->cores; k++) {
+      const chip_obs_core_t *oc = &o->core[k];
+      unit_state(c, &c->unit[k][0], t, oc->busy & CHIP_BUSY_DMA, k, PROFILE_UNIT_DMA, 0);
+      unit_state(c, &c->unit[k][1], t, oc->busy & CHIP_BUSY_VEC, k, PROFILE_UNIT_VEC, 0);
+      for (unsigned m = 0; m < c->mxus; m++)
+        unit_state(c, &c->unit[k][2 + m], t, oc->mxu_busy >> m & 1, k, PROFILE_UNIT_MXU, m);
+    }
+    for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, rbusy >> e & 1, 0, PROFILE_UNIT_RDMA, e);
+    memcpy(c->sig_pc, pcs, sizeof pcs);
+    c->sig_bits = bits;
+    c->sig_valid = true;
+  }
   network = rbusy != 0;
   for (unsigned pt = 0; pt < CHIP_OBS_ROUTER_PORTS && !network; pt++) network = o->rtr_in[pt].valid || o->rtr_out[pt].valid;
   /* links and HBM */
@@ -379,6 +402,10 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
     const chip_obs_core_t *oc = &o->core[k];
     if (memcmp(c->sems[k], oc->sems, sizeof oc->sems)) {
       for (unsigned s = 0; s < ISA_NUM_SEMS; s++) {
+        if (!(s & 7) && !memcmp(oc->sems + s, c->sems[k] + s, 8 * sizeof *oc->sems)) {
+          s += 7; /* (eight unchanged) */
+          continue;
+        }
         if (oc->sems[s] <= c->sems[k][s]) continue;
         land_t *l = &c->land[k][s];
         if (l->open && t - l->last > LAND_GAP) close_land(c, k, s);
@@ -405,8 +432,13 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
   bool running[CHIP_MAX_CORES];
   for (unsigned k = 0; k < c->cores; k++) running[k] = o->core[k].running[ISA_QUEUE_COMPUTE];
   const unsigned k = lead_core(c, running);
-  const uint32_t *cmd;
-  const uint32_t op = opcode_at(c, k * ISA_NUM_QUEUES, o->core[k].pc[ISA_QUEUE_COMPUTE], &cmd);
+  const uint32_t pc = o->core[k].pc[ISA_QUEUE_COMPUTE];
+  if (!c->cmd_valid || c->cmd_q != k || c->cmd_pc != pc) {
+    opcode_at(c, k * ISA_NUM_QUEUES, pc, &c->cmd);
+    c->cmd_q = k, c->cmd_pc = pc, c->cmd_valid = true;
+  }
+  const uint32_t *cmd = c->cmd;
+  const uint32_t op = cmd ? isa_opcode(cmd) : 0;
   c->prev_class = idle_class(c, k, running[k], cmd, o->core[k].sems, dma_busy, network);
   if (running[k] && op == ISA_OP_SEM_WAIT && c->prev_class != PROFILE_IDLE_OTHER)
     c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS]++;
@@ -429,6 +461,7 @@ static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t 
   }
   flush_prev(c, before);
   roll_bucket(c, t);
+  c->sig_valid = false;
   for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, st->running[q], st->pc[q]);
   /* the units that stay busy through the stretch: as many as the counters say (nothing
    * changes in it, so the ones busy before it) */
@@ -474,6 +507,7 @@ void profile_run_end(profile_t *p) {
     chip_counters(c->chip, now);
     flush_prev(c, now);
     memcpy(c->last_cnt, now, sizeof now);
+    c->sig_valid = c->cmd_valid = false; /* (the next run's programs may differ) */
     const uint64_t t = c->end;
     for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, false, 0);
     for (unsigned k = 0; k < c->cores; k++) {
