@@ -267,7 +267,7 @@ int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r) {
   report_line(r, "  phase                   cycles    share   MXU util   TFLOPS");
   for (unsigned f = 0; f <= s->phases; f++) {
     const profile_phase_stats_t *p = f < s->phases ? &s->phase[f] : t;
-    if (f < s->phases && p->chip_cycles == 0) continue;
+    if (f < s->phases && (p->chip_cycles == 0 || row >= 12)) continue; /* (the report shows 12 at most) */
     const unsigned i = row;
     const char *kn = f < s->phases ? pkey(o, row, 0, "phase%u_name", i) : "total_name";
     const char *kc = f < s->phases ? pkey(o, row, 1, "phase%u_cycles", i) : "total_cycles";
@@ -299,6 +299,32 @@ int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r) {
                  "{profile.share_semaphore*100:%.1f}%, DMA {profile.share_dma*100:%.1f}%,");
   report_line(r, "           network {profile.share_network*100:%.1f}%, nothing to do "
                  "{profile.share_nothing*100:%.1f}%, other work {profile.share_other*100:%.1f}%");
+  /* what the lead core's queues had at their head, over the whole profile */
+  static const char *const qn[2] = {"compute", "DMA"};
+  for (unsigned q = 0; q < 2; q++) {
+    uint64_t all = 0;
+    for (unsigned k = 0; k < PROFILE_OPS; k++) all += t->queue_op[q][k];
+    size_t used = (size_t)snprintf(o->tmpl[nt], sizeof o->tmpl[nt], "  %s queue at:", qn[q]);
+    bool order[PROFILE_OPS] = {false};
+    for (unsigned shown = 0; shown < PROFILE_OPS; shown++) { /* largest first */
+      unsigned best = PROFILE_OPS;
+      for (unsigned k = 0; k < PROFILE_OPS; k++)
+        if (!order[k] && t->queue_op[q][k] && (best == PROFILE_OPS || t->queue_op[q][k] > t->queue_op[q][best])) best = k;
+      if (best == PROFILE_OPS) break;
+      order[best] = true;
+      if (used < sizeof o->tmpl[nt])
+        used += (size_t)snprintf(o->tmpl[nt] + used, sizeof o->tmpl[nt] - used, "%s %s %.1f%%", shown ? "," : "",
+                                 profile_op_name(best), all ? 100.0 * (double)t->queue_op[q][best] / (double)all : 0.0);
+    }
+    report_line(r, o->tmpl[nt++]);
+    for (unsigned k = 0; k < PROFILE_OPS; k++)
+      if (t->queue_op[q][k]) {
+        snprintf(o->keys[row][k % 8], sizeof o->keys[row][k % 8], "%cq_%s", q ? 'd' : 'c', profile_op_name(k));
+        report_u64(r, o->keys[row][k % 8], t->queue_op[q][k]);
+        if (k % 8 == 7) row++;
+      }
+    row++;
+  }
   static const char *const lk[4] = {"link_px_util", "link_mx_util", "link_py_util", "link_my_util"};
   for (int d = 0; d < 4; d++)
     report_f64(r, lk[d], t->chip_cycles ? (double)t->link_flits[d] / (double)t->chip_cycles : 0);

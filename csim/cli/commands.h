@@ -112,8 +112,8 @@ typedef struct {
   bool op, quiet;       /* --op-profile (the op profile without a trace), --quiet */
   profile_t *prof;
   profile_summary_t sum;
-  char keys[PROFILE_MAX_PHASES + 1][8][48];
-  char tmpl[PROFILE_MAX_PHASES + 8][200];
+  char keys[PROFILE_MAX_PHASES + 8][8][48];
+  char tmpl[PROFILE_MAX_PHASES + 8][320];
 } cmd_profile_t;
 #define CMD_PROFILE_OPTS(o)                                \
   CLI_OPT("profile", CLI_OUTPUT, &(o)->path),              \

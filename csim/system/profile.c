@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +60,14 @@ typedef struct {
    * a cycle that shows the same touches no interval */
   uint32_t sig_pc[CHIP_MAX_QUEUES], sig_bits;
   bool sig_valid;
-  /* the lead compute queue's command, kept while its pc stays */
+  /* the lead compute queue's command, kept while its pc stays; the same core's DMA queue's kind */
   unsigned cmd_q;
   uint32_t cmd_pc;
   const uint32_t *cmd;
   bool cmd_valid;
+  uint32_t dq_pc;
+  unsigned dq_core, dq_kind;
+  bool dq_valid;
 } pchip_t;
 
 struct profile {
@@ -77,6 +81,29 @@ struct profile {
 };
 
 static const chip_observer_t observer;
+
+const char *profile_op_name(unsigned op) {
+  static const char *const n[PROFILE_OPS] = {"stopped", "HALT",     "FENCE",      "SEM_WAIT",  "SEM_SIGNAL", "DMA",
+                                             "MXU_LOAD", "MXU_MATMUL", "MXU_STORE", "VEC",       "RDMA"};
+  return op < PROFILE_OPS ? n[op] : "?";
+}
+
+static unsigned op_kind(const uint32_t *cmd) {
+  if (!cmd) return PROFILE_OP_HALT; /* past the program: as good as stopped at its end */
+  switch (isa_opcode(cmd)) {
+    case ISA_OP_HALT: return PROFILE_OP_HALT;
+    case ISA_OP_FENCE: return PROFILE_OP_FENCE;
+    case ISA_OP_SEM_WAIT: return PROFILE_OP_SEM_WAIT;
+    case ISA_OP_SEM_SIGNAL: return PROFILE_OP_SEM_SIGNAL;
+    case ISA_OP_DMA: return PROFILE_OP_DMA;
+    case ISA_OP_MXU_LOAD: return PROFILE_OP_MXU_LOAD;
+    case ISA_OP_MXU_MATMUL: return PROFILE_OP_MXU_MATMUL;
+    case ISA_OP_MXU_STORE: return PROFILE_OP_MXU_STORE;
+    case ISA_OP_VEC: return PROFILE_OP_VEC;
+    case ISA_OP_RDMA: return PROFILE_OP_RDMA;
+    default: return PROFILE_OP_HALT;
+  }
+}
 
 const char *profile_idle_name(profile_idle_t c) {
   static const char *const n[PROFILE_IDLE_CAUSES] = {"weights", "inputs", "semaphore", "DMA",
@@ -440,6 +467,14 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
   const uint32_t *cmd = c->cmd;
   const uint32_t op = cmd ? isa_opcode(cmd) : 0;
   c->prev_class = idle_class(c, k, running[k], cmd, o->core[k].sems, dma_busy, network);
+  ps->queue_op[0][running[k] ? op_kind(cmd) : PROFILE_OP_STOPPED]++;
+  const uint32_t dpc = o->core[k].pc[ISA_QUEUE_DMA];
+  if (!c->dq_valid || c->dq_core != k || c->dq_pc != dpc) {
+    const uint32_t *dcmd;
+    opcode_at(c, k * ISA_NUM_QUEUES + ISA_QUEUE_DMA, dpc, &dcmd);
+    c->dq_kind = op_kind(dcmd), c->dq_pc = dpc, c->dq_core = k, c->dq_valid = true;
+  }
+  ps->queue_op[1][o->core[k].running[ISA_QUEUE_DMA] ? c->dq_kind : PROFILE_OP_STOPPED]++;
   if (running[k] && op == ISA_OP_SEM_WAIT && c->prev_class != PROFILE_IDLE_OTHER)
     c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS]++;
   c->prev_phase = phase;
@@ -488,6 +523,11 @@ static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t 
   const int cls = idle_class(c, k, running[k], cmd, c->sems[k], after[CHIP_CNT_DMA_BUSY] != before[CHIP_CNT_DMA_BUSY],
                              false);
   if (running[k] && op == ISA_OP_SEM_WAIT && cls != PROFILE_IDLE_OTHER) c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS] += n;
+  c->ph[phase].queue_op[0][running[k] ? op_kind(cmd) : PROFILE_OP_STOPPED] += n;
+  const unsigned dq = k * ISA_NUM_QUEUES + ISA_QUEUE_DMA;
+  const uint32_t *dcmd;
+  opcode_at(c, dq, st->pc[dq], &dcmd);
+  c->ph[phase].queue_op[1][st->running[dq] ? op_kind(dcmd) : PROFILE_OP_STOPPED] += n;
   uint64_t d[CHIP_OBS_COUNTERS];
   for (int i = 0; i < CHIP_OBS_COUNTERS; i++) d[i] = after[i] - before[i];
   account(c, phase, n, cls, d);
@@ -507,7 +547,7 @@ void profile_run_end(profile_t *p) {
     chip_counters(c->chip, now);
     flush_prev(c, now);
     memcpy(c->last_cnt, now, sizeof now);
-    c->sig_valid = c->cmd_valid = false; /* (the next run's programs may differ) */
+    c->sig_valid = c->cmd_valid = c->dq_valid = false; /* (the next run's programs may differ) */
     const uint64_t t = c->end;
     for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, false, 0);
     for (unsigned k = 0; k < c->cores; k++) {
@@ -545,6 +585,8 @@ static void add_stats(profile_phase_stats_t *a, const profile_phase_stats_t *b) 
   for (int i = 0; i < PROFILE_IDLE_CAUSES; i++) a->idle[i] += b->idle[i];
   a->dma_busy += b->dma_busy, a->vec_busy += b->vec_busy, a->hbm_bytes += b->hbm_bytes;
   for (int d = 0; d < 4; d++) a->link_flits[d] += b->link_flits[d];
+  for (int q = 0; q < 2; q++)
+    for (int o = 0; o < PROFILE_OPS; o++) a->queue_op[q][o] += b->queue_op[q][o];
 }
 
 void profile_summary(const profile_t *p, profile_summary_t *s) {
@@ -643,6 +685,25 @@ typedef struct {
   bool first;
 } tw_t;
 
+/* Cycle t in units of 0.1 ns (the trace's timestamps are microseconds with four decimals:
+ * slices that touch in cycles touch in the file). */
+static int64_t units(const tw_t *w, uint64_t t) { return llround((double)t * w->us * 1e4); }
+
+/* A non-negative count of 0.1 ns units as microseconds "123.4567", without printf's floats. */
+static const char *fix4(char b[32], int64_t v) {
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? 0 : (uint64_t)v;
+  do tmp[n++] = (char)('0' + u % 10), u /= 10;
+  while (u || n < 5);
+  int k = 0;
+  while (n > 4) b[k++] = tmp[--n];
+  b[k++] = '.';
+  while (n > 0) b[k++] = tmp[--n];
+  b[k] = 0;
+  return b;
+}
+
 static void ev_begin(tw_t *w) {
   fputs(w->first ? "\n" : ",\n", w->f);
   w->first = false;
@@ -703,7 +764,37 @@ static void queue_args(FILE *f, const uint32_t *cmd, uint32_t op) {
   }
 }
 
-static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, uint64_t *flow_id) {
+/* A chip's semaphore landings sorted by (core * ISA_NUM_SEMS + semaphore, first cycle), for the
+ * flows' ends. */
+typedef struct {
+  uint64_t key, t0;
+} land_ix_t;
+typedef struct {
+  land_ix_t *ix;
+  size_t n;
+} land_index_t;
+
+static int cmp_land(const void *a, const void *b) {
+  const land_ix_t *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static int land_index(const pchip_t *c, land_index_t *li) {
+  li->n = 0;
+  li->ix = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < c->n; i++) n += c->ev[i].kind == PROFILE_EV_SEM;
+  if (!n) return 0;
+  if (!(li->ix = malloc(n * sizeof *li->ix))) return -1;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->ev[i].kind == PROFILE_EV_SEM)
+      li->ix[li->n++] = (land_ix_t){(uint64_t)c->ev[i].core * ISA_NUM_SEMS + c->ev[i].index, c->ev[i].t0};
+  qsort(li->ix, li->n, sizeof *li->ix, cmp_land);
+  return 0;
+}
+
+static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land_index_t *lands, uint64_t *flow_id) {
   const unsigned pid = c->index + 1;
   static const char *const qn[ISA_NUM_QUEUES] = {"compute queue", "DMA queue"};
   char name[96];
@@ -736,72 +827,79 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, uint64_t *
     snprintf(name, sizeof name, "remote-DMA engine %u", e);
     thread(w, pid, unit_tid(0, PROFILE_UNIT_RDMA, e), name);
   }
-  const double us = w->us;
+
   for (size_t i = 0; i < c->n; i++) {
     const profile_ev_t *e = &c->ev[i];
     if (e->kind == PROFILE_EV_SEND) continue; /* (flows: below) */
     ev_begin(w);
-    const double ts = (double)e->t0 * us, dur = (double)(e->t1 - e->t0) * us;
+    const int64_t u0 = units(w, e->t0), u1 = units(w, e->t1);
+    char tsb[32], durb[32];
+    const char *ts = fix4(tsb, u0), *dur = fix4(durb, u1 - u0);
     if (e->kind == PROFILE_EV_QUEUE) {
       const unsigned q = e->core * ISA_NUM_QUEUES + e->unit;
       const uint32_t op = e->b, *cmd = isa_opcode(e->cmd) == op && op ? e->cmd : NULL;
       const char *on = isa_opcode_name(op) ? isa_opcode_name(op) : "?";
       if (op == ISA_OP_SEM_WAIT && cmd)
-        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"dur\":%.4f,\"name\":\"wait sem %u\",\"cat\":\"wait\","
+        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"wait sem %u\",\"cat\":\"wait\","
                 "\"args\":{\"pc\":%u,\"opcode\":\"%s\",\"cycles\":%" PRIu64, pid, TID_QUEUE + q, ts, dur,
                 ISA_GET(cmd, SEM_WAIT, sem), e->a, on, e->t1 - e->t0);
       else
-        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"dur\":%.4f,\"name\":\"%s\",\"cat\":\"command\","
+        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"%s\",\"cat\":\"command\","
                 "\"args\":{\"pc\":%u,\"opcode\":\"%s\",\"cycles\":%" PRIu64, pid, TID_QUEUE + q, ts, dur, on, e->a, on,
                 e->t1 - e->t0);
       queue_args(w->f, cmd, op);
       fputs("}}", w->f);
     } else if (e->kind == PROFILE_EV_UNIT) {
       static const char *const un[4] = {"DMA", "VEC", "MXU", "RDMA"};
-      fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"dur\":%.4f,\"name\":\"busy\",\"cat\":\"%s\","
+      fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"busy\",\"cat\":\"%s\","
               "\"args\":{\"cycles\":%" PRIu64 "}}", pid, unit_tid(e->core, e->unit, e->index), ts, dur, un[e->unit & 3],
               e->t1 - e->t0);
     } else {
-      fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"dur\":%.4f,\"name\":\"sem %u +%u\",\"cat\":\"semaphore\","
+      fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"sem %u +%u\",\"cat\":\"semaphore\","
               "\"args\":{\"added\":%u,\"cycles\":%" PRIu64 "}}", pid, TID_SEM + 32 * e->core + e->index, ts, dur, e->index,
               e->b, e->b, e->t1 - e->t0);
     }
   }
-  /* flows: each RDMA with a remote semaphore to the first landing on that semaphore after it
-   * not yet taken (in the order the sends were made) */
+  /* flows: each RDMA with a remote semaphore to the first landing on that semaphore at the
+   * receiver after the send (landings: see land_index) */
   for (size_t i = 0; i < c->n; i++) {
     const profile_ev_t *e = &c->ev[i];
     if (e->kind != PROFILE_EV_SEND) continue;
     const unsigned dx = e->a & 0xFF, dy = e->a >> 8 & 0xFF, dk = e->a >> 16 & 3;
     if (dx >= p->cfg.pod_w || dy >= p->cfg.pod_h) continue;
-    const pchip_t *r = p->chip[dy * p->cfg.pod_w + dx];
-    if (!r) continue;
-    const profile_ev_t *land = NULL;
-    for (size_t j = 0; j < r->n; j++) {
-      const profile_ev_t *l = &r->ev[j];
-      if (l->kind == PROFILE_EV_SEM && l->core == dk && l->index == e->b && l->t0 > e->t0 && (!land || l->t0 < land->t0))
-        land = l;
+    const unsigned ri = dy * p->cfg.pod_w + dx;
+    const pchip_t *r = p->chip[ri];
+    if (!r || !lands[ri].n) continue;
+    const uint64_t key = (uint64_t)dk * ISA_NUM_SEMS + e->b;
+    size_t lo = 0, hi = lands[ri].n; /* the first (key, t0) after (key, e->t0) */
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      const land_ix_t *m = &lands[ri].ix[mid];
+      if (m->key < key || (m->key == key && m->t0 <= e->t0)) lo = mid + 1;
+      else hi = mid;
     }
-    if (!land) continue;
+    if (lo == lands[ri].n || lands[ri].ix[lo].key != key) continue;
     const uint64_t id = ++*flow_id;
     ev_begin(w);
-    fprintf(w->f, "{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"name\":\"RDMA\",\"cat\":\"rdma\"}",
-            id, pid, TID_QUEUE + e->core * ISA_NUM_QUEUES + ISA_QUEUE_DMA, (double)e->t0 * us);
+    char tb[32];
+    fprintf(w->f, "{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\",\"cat\":\"rdma\"}",
+            id, pid, TID_QUEUE + e->core * ISA_NUM_QUEUES + ISA_QUEUE_DMA, fix4(tb, units(w, e->t0)));
     ev_begin(w);
-    fprintf(w->f, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%.4f,\"name\":\"RDMA\","
-            "\"cat\":\"rdma\"}", id, r->index + 1, TID_SEM + 32 * dk + e->b, (double)land->t0 * us);
+    fprintf(w->f, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\","
+            "\"cat\":\"rdma\"}", id, r->index + 1, TID_SEM + 32 * dk + e->b, fix4(tb, units(w, lands[ri].ix[lo].t0)));
   }
   /* counters: each link's utilisation and the HBM's bandwidth, per bucket */
   for (size_t i = 0; i < c->ns; i++) {
     const sample_t *s = &c->smp[i];
     const double cyc = s->len ? (double)s->len : 1.0;
     ev_begin(w);
-    fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%.4f,\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,"
-            "\"+Y\":%.4f,\"-Y\":%.4f}}", pid, (double)s->t * us, s->flits[0] / cyc, s->flits[1] / cyc,
+    char tb[32];
+    fix4(tb, units(w, s->t));
+    fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,"
+            "\"+Y\":%.4f,\"-Y\":%.4f}}", pid, tb, s->flits[0] / cyc, s->flits[1] / cyc,
             s->flits[2] / cyc, s->flits[3] / cyc);
     ev_begin(w);
-    fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%.4f,\"name\":\"HBM GB/s\",\"args\":{\"GB/s\":%.3f}}", pid,
-            (double)s->t * us, (double)s->hbm / cyc * p->cfg.clock_mhz * 1e-3);
+    fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"HBM GB/s\",\"args\":{\"GB/s\":%.3f}}", pid, tb, (double)s->hbm / cyc * p->cfg.clock_mhz * 1e-3);
   }
 }
 
@@ -818,12 +916,41 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
   for (unsigned i = 0; i < p->nchips; i++)
     if (p->chip[i]) dropped += p->chip[i]->dropped;
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpusim --profile\",\"clock_mhz\":%.3f,"
-          "\"pod\":\"%ux%u\",\"chips_profiled\":%u,\"bucket_cycles\":%u,\"events_dropped\":%" PRIu64 ",\"left_out\":\"%s\"},"
-          "\"traceEvents\":[", p->cfg.clock_mhz, p->cfg.pod_w, p->cfg.pod_h, p->selected, p->cfg.bucket, dropped,
+          "\"pod\":\"%ux%u\",\"chips_profiled\":%u,\"bucket_cycles\":%u,\"events_dropped\":%" PRIu64 ",\"left_out\":\"%s\","
+          "\"link_utilisation\":{", p->cfg.clock_mhz, p->cfg.pod_w, p->cfg.pod_h, p->selected, p->cfg.bucket, dropped,
           p->left_out);
+  /* each profiled chip's outgoing links over the whole profile (flits / cycles), for the heat
+   * map (scripts/plot_profile.py): "x,y": [+X, -X, +Y, -Y] */
+  bool firstl = true;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    const pchip_t *c = p->chip[i];
+    if (!c || !c->seen) continue;
+    uint64_t fl[4] = {0}, cyc = 0;
+    for (unsigned ph = 0; ph < p->phases; ph++) {
+      for (int d = 0; d < 4; d++) fl[d] += c->ph[ph].link_flits[d];
+      cyc += c->ph[ph].chip_cycles;
+    }
+    const double n = cyc ? (double)cyc : 1.0;
+    fprintf(f, "%s\"%u,%u\":[%.4f,%.4f,%.4f,%.4f]", firstl ? "" : ",", c->x, c->y, (double)fl[0] / n, (double)fl[1] / n,
+            (double)fl[2] / n, (double)fl[3] / n);
+    firstl = false;
+  }
+  fputs("}},\"traceEvents\":[", f);
   uint64_t flow = 0;
-  for (unsigned i = 0; i < p->nchips; i++)
-    if (p->chip[i] && p->chip[i]->seen) write_chip(&w, p, p->chip[i], &flow);
+  land_index_t *lands = calloc(p->nchips ? p->nchips : 1, sizeof *lands);
+  bool oom = !lands;
+  for (unsigned i = 0; i < p->nchips && !oom; i++)
+    if (p->chip[i] && land_index(p->chip[i], &lands[i])) oom = true;
+  for (unsigned i = 0; i < p->nchips && !oom; i++)
+    if (p->chip[i] && p->chip[i]->seen) write_chip(&w, p, p->chip[i], lands, &flow);
+  for (unsigned i = 0; lands && i < p->nchips; i++) free(lands[i].ix);
+  free(lands);
+  if (oom) {
+    fclose(f);
+    remove(tmp);
+    snprintf(err, errlen, "out of memory writing '%s'", path);
+    return -1;
+  }
   fputs("\n]}\n", f);
   const bool bad = ferror(f) != 0;
   if (fclose(f) || bad || rename(tmp, path)) {

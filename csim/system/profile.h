@@ -44,6 +44,12 @@ typedef enum {
   PROFILE_IDLE_CAUSES
 } profile_idle_t;
 
+/* What a queue's head command is, for the op profile's breakdown: stopped, then by opcode. */
+enum { PROFILE_OP_STOPPED, PROFILE_OP_HALT, PROFILE_OP_FENCE, PROFILE_OP_SEM_WAIT, PROFILE_OP_SEM_SIGNAL, PROFILE_OP_DMA,
+       PROFILE_OP_MXU_LOAD, PROFILE_OP_MXU_MATMUL, PROFILE_OP_MXU_STORE, PROFILE_OP_VEC, PROFILE_OP_RDMA, PROFILE_OPS };
+/* "stopped", "HALT", ... "RDMA" */
+const char *profile_op_name(unsigned op);
+
 /* "weights", "inputs", "semaphore", "DMA", "network", "nothing to do", "other work". */
 const char *profile_idle_name(profile_idle_t c);
 
@@ -87,6 +93,9 @@ typedef struct {
   uint64_t idle[PROFILE_IDLE_CAUSES];  /* add up to mxu_cycles - compute */
   uint64_t dma_busy, vec_busy, hbm_bytes;
   uint64_t link_flits[4];   /* +X -X +Y -Y, summed over chips */
+  /* chip-cycles the lead core's compute (0) and DMA (1) queue had each kind of command at its
+   * head (PROFILE_OP_*; a SEM_WAIT's are cycles blocked on it) */
+  uint64_t queue_op[2][PROFILE_OPS];
 } profile_phase_stats_t;
 
 typedef struct {
