@@ -726,42 +726,74 @@ static void thread(tw_t *w, unsigned pid, unsigned tid, const char *name) {
   meta(w, pid, (int)tid, "thread_sort_index", NULL, (int)tid);
 }
 
+/* Writing the trace's many numbers: printf's parsing is most of the time a trace takes. */
+static void put_u(FILE *f, uint64_t v) {
+  char b[24];
+  int n = sizeof b;
+  do b[--n] = (char)('0' + v % 10), v /= 10;
+  while (v);
+  fwrite(b + n, 1, sizeof b - (size_t)n, f);
+}
+
+/* ,"key":v */
+static void kv(FILE *f, const char *key, uint64_t v) {
+  fputs(",\"", f);
+  fputs(key, f);
+  fputs("\":", f);
+  put_u(f, v);
+}
+
 static void queue_args(FILE *f, const uint32_t *cmd, uint32_t op) {
   if (!cmd) return;
   switch (op) {
     case ISA_OP_SEM_WAIT:
     case ISA_OP_SEM_SIGNAL:
-      fprintf(f, ",\"sem\":%u,\"value\":%u", ISA_GET(cmd, SEM_WAIT, sem), ISA_GET(cmd, SEM_WAIT, value));
+      kv(f, "sem", ISA_GET(cmd, SEM_WAIT, sem)), kv(f, "value", ISA_GET(cmd, SEM_WAIT, value));
       break;
     case ISA_OP_DMA:
-      fprintf(f, ",\"kind\":%u,\"hbm_addr\":%u,\"line\":%u,\"rows\":%u,\"bytes\":%u,\"sem\":%u", ISA_GET(cmd, DMA, kind),
-              ISA_GET(cmd, DMA, hbm_addr), ISA_GET(cmd, DMA, line), ISA_GET(cmd, DMA, rows), ISA_GET(cmd, DMA, bytes),
-              ISA_GET(cmd, DMA, sem));
+      kv(f, "kind", ISA_GET(cmd, DMA, kind)), kv(f, "hbm_addr", ISA_GET(cmd, DMA, hbm_addr));
+      kv(f, "line", ISA_GET(cmd, DMA, line)), kv(f, "rows", ISA_GET(cmd, DMA, rows));
+      kv(f, "bytes", ISA_GET(cmd, DMA, bytes)), kv(f, "sem", ISA_GET(cmd, DMA, sem));
       break;
     case ISA_OP_MXU_LOAD:
-      fprintf(f, ",\"mxu\":%u,\"line\":%u,\"transpose\":%u", ISA_GET(cmd, MXU_LOAD, mxu), ISA_GET(cmd, MXU_LOAD, line),
-              ISA_GET(cmd, MXU_LOAD, transpose));
+      kv(f, "mxu", ISA_GET(cmd, MXU_LOAD, mxu)), kv(f, "line", ISA_GET(cmd, MXU_LOAD, line));
+      kv(f, "transpose", ISA_GET(cmd, MXU_LOAD, transpose));
       break;
     case ISA_OP_MXU_MATMUL:
-      fprintf(f, ",\"mxu\":%u,\"line\":%u,\"rows\":%u,\"acc_row\":%u,\"accumulate\":%u", ISA_GET(cmd, MXU_MATMUL, mxu),
-              ISA_GET(cmd, MXU_MATMUL, line), ISA_GET(cmd, MXU_MATMUL, rows), ISA_GET(cmd, MXU_MATMUL, acc_row),
-              ISA_GET(cmd, MXU_MATMUL, accumulate));
+      kv(f, "mxu", ISA_GET(cmd, MXU_MATMUL, mxu)), kv(f, "line", ISA_GET(cmd, MXU_MATMUL, line));
+      kv(f, "rows", ISA_GET(cmd, MXU_MATMUL, rows)), kv(f, "acc_row", ISA_GET(cmd, MXU_MATMUL, acc_row));
+      kv(f, "accumulate", ISA_GET(cmd, MXU_MATMUL, accumulate));
       break;
     case ISA_OP_MXU_STORE:
-      fprintf(f, ",\"mxu\":%u,\"acc_row\":%u,\"rows\":%u,\"line\":%u", ISA_GET(cmd, MXU_STORE, mxu),
-              ISA_GET(cmd, MXU_STORE, acc_row), ISA_GET(cmd, MXU_STORE, rows), ISA_GET(cmd, MXU_STORE, line));
+      kv(f, "mxu", ISA_GET(cmd, MXU_STORE, mxu)), kv(f, "acc_row", ISA_GET(cmd, MXU_STORE, acc_row));
+      kv(f, "rows", ISA_GET(cmd, MXU_STORE, rows)), kv(f, "line", ISA_GET(cmd, MXU_STORE, line));
       break;
     case ISA_OP_VEC:
-      fprintf(f, ",\"op\":%u,\"a\":%u,\"b\":%u,\"dst\":%u,\"rows\":%u", ISA_GET(cmd, VEC, op), ISA_GET(cmd, VEC, a),
-              ISA_GET(cmd, VEC, b), ISA_GET(cmd, VEC, dst), ISA_GET(cmd, VEC, rows));
+      kv(f, "op", ISA_GET(cmd, VEC, op)), kv(f, "a", ISA_GET(cmd, VEC, a)), kv(f, "b", ISA_GET(cmd, VEC, b));
+      kv(f, "dst", ISA_GET(cmd, VEC, dst)), kv(f, "rows", ISA_GET(cmd, VEC, rows));
       break;
     case ISA_OP_RDMA:
-      fprintf(f, ",\"dest_x\":%u,\"dest_y\":%u,\"dest_core\":%u,\"engine\":%u,\"rows\":%u,\"remote_sem\":%u",
-              ISA_GET(cmd, RDMA, x), ISA_GET(cmd, RDMA, y), ISA_GET(cmd, RDMA, core), ISA_GET(cmd, RDMA, engine),
-              ISA_GET(cmd, RDMA, rows), ISA_GET(cmd, RDMA, remote_sem));
+      kv(f, "dest_x", ISA_GET(cmd, RDMA, x)), kv(f, "dest_y", ISA_GET(cmd, RDMA, y));
+      kv(f, "dest_core", ISA_GET(cmd, RDMA, core)), kv(f, "engine", ISA_GET(cmd, RDMA, engine));
+      kv(f, "rows", ISA_GET(cmd, RDMA, rows)), kv(f, "remote_sem", ISA_GET(cmd, RDMA, remote_sem));
       break;
     default: break;
   }
+}
+
+/* {"ph":"X","pid":P,"tid":T,"ts":TS,"dur":DUR,"name":" */
+static void x_head(tw_t *w, unsigned pid, unsigned tid, uint64_t t0, uint64_t t1) {
+  char tsb[32], durb[32];
+  const int64_t u0 = units(w, t0), u1 = units(w, t1);
+  fputs("{\"ph\":\"X\",\"pid\":", w->f);
+  put_u(w->f, pid);
+  fputs(",\"tid\":", w->f);
+  put_u(w->f, tid);
+  fputs(",\"ts\":", w->f);
+  fputs(fix4(tsb, u0), w->f);
+  fputs(",\"dur\":", w->f);
+  fputs(fix4(durb, u1 - u0), w->f);
+  fputs(",\"name\":\"", w->f);
 }
 
 /* A chip's semaphore landings sorted by (core * ISA_NUM_SEMS + semaphore, first cycle), for the
@@ -832,32 +864,42 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
     const profile_ev_t *e = &c->ev[i];
     if (e->kind == PROFILE_EV_SEND) continue; /* (flows: below) */
     ev_begin(w);
-    const int64_t u0 = units(w, e->t0), u1 = units(w, e->t1);
-    char tsb[32], durb[32];
-    const char *ts = fix4(tsb, u0), *dur = fix4(durb, u1 - u0);
+    FILE *f = w->f;
     if (e->kind == PROFILE_EV_QUEUE) {
       const unsigned q = e->core * ISA_NUM_QUEUES + e->unit;
       const uint32_t op = e->b, *cmd = isa_opcode(e->cmd) == op && op ? e->cmd : NULL;
       const char *on = isa_opcode_name(op) ? isa_opcode_name(op) : "?";
-      if (op == ISA_OP_SEM_WAIT && cmd)
-        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"wait sem %u\",\"cat\":\"wait\","
-                "\"args\":{\"pc\":%u,\"opcode\":\"%s\",\"cycles\":%" PRIu64, pid, TID_QUEUE + q, ts, dur,
-                ISA_GET(cmd, SEM_WAIT, sem), e->a, on, e->t1 - e->t0);
-      else
-        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"%s\",\"cat\":\"command\","
-                "\"args\":{\"pc\":%u,\"opcode\":\"%s\",\"cycles\":%" PRIu64, pid, TID_QUEUE + q, ts, dur, on, e->a, on,
-                e->t1 - e->t0);
-      queue_args(w->f, cmd, op);
-      fputs("}}", w->f);
+      x_head(w, pid, TID_QUEUE + q, e->t0, e->t1);
+      if (op == ISA_OP_SEM_WAIT && cmd) {
+        fputs("wait sem ", f);
+        put_u(f, ISA_GET(cmd, SEM_WAIT, sem));
+        fputs("\",\"cat\":\"wait\",\"args\":{\"pc\":", f);
+      } else {
+        fputs(on, f);
+        fputs("\",\"cat\":\"command\",\"args\":{\"pc\":", f);
+      }
+      put_u(f, e->a);
+      kv(f, "cycles", e->t1 - e->t0);
+      queue_args(f, cmd, op);
+      fputs("}}", f);
     } else if (e->kind == PROFILE_EV_UNIT) {
       static const char *const un[4] = {"DMA", "VEC", "MXU", "RDMA"};
-      fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"busy\",\"cat\":\"%s\","
-              "\"args\":{\"cycles\":%" PRIu64 "}}", pid, unit_tid(e->core, e->unit, e->index), ts, dur, un[e->unit & 3],
-              e->t1 - e->t0);
+      x_head(w, pid, unit_tid(e->core, e->unit, e->index), e->t0, e->t1);
+      fputs("busy\",\"cat\":\"", f);
+      fputs(un[e->unit & 3], f);
+      fputs("\",\"args\":{\"cycles\":", f);
+      put_u(f, e->t1 - e->t0);
+      fputs("}}", f);
     } else {
-      fprintf(w->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"sem %u +%u\",\"cat\":\"semaphore\","
-              "\"args\":{\"added\":%u,\"cycles\":%" PRIu64 "}}", pid, TID_SEM + 32 * e->core + e->index, ts, dur, e->index,
-              e->b, e->b, e->t1 - e->t0);
+      x_head(w, pid, TID_SEM + 32 * e->core + e->index, e->t0, e->t1);
+      fputs("sem ", f);
+      put_u(f, e->index);
+      fputs(" +", f);
+      put_u(f, e->b);
+      fputs("\",\"cat\":\"semaphore\",\"args\":{\"added\":", f);
+      put_u(f, e->b);
+      kv(f, "cycles", e->t1 - e->t0);
+      fputs("}}", f);
     }
   }
   /* flows: each RDMA with a remote semaphore to the first landing on that semaphore at the
@@ -911,6 +953,7 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
     snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
     return -1;
   }
+  setvbuf(f, NULL, _IOFBF, 1 << 20);
   tw_t w = {f, 1.0 / p->cfg.clock_mhz, true};
   uint64_t dropped = 0;
   for (unsigned i = 0; i < p->nchips; i++)
