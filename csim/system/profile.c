@@ -48,10 +48,14 @@ typedef struct {
   uint32_t remote_sems[CHIP_MAX_CORES]; /* bit s: raised by a remote DMA's line */
   land_t land[CHIP_MAX_CORES][ISA_NUM_SEMS];
   bool rdma_we_prev;
+  /* the op profile's current stretch: prev_n cycles of one idle class in one phase since the
+   * counters stood at last_cnt (the sums are linear in the counters, so a stretch counts as
+   * its cycles one by one would) */
   uint64_t last_cnt[CHIP_OBS_COUNTERS];
   bool prev_valid;
   int prev_class;
   unsigned prev_phase;
+  uint64_t prev_n;
   uint64_t bucket_t, bucket_hbm0, last_hbm;
   uint32_t bflits[4];
   profile_phase_stats_t ph[PROFILE_MAX_PHASES];
@@ -318,7 +322,9 @@ static void roll_bucket(pchip_t *c, uint64_t t) {
   c->bucket_t = now;
 }
 
-/* n cycles of class `cls` whose counters moved by d[]: the op profile's sums. */
+/* n cycles of class `cls` whose counters moved by d[]: the op profile's sums. An MXU-cycle is
+ * one of compute, weight stall, input stall or neither (the MXU's counters: docs/mxu.md); the
+ * neither go to the class. */
 static inline void account(pchip_t *c, unsigned phase, uint64_t n, int cls, const uint64_t *d) {
   profile_phase_stats_t *s = &c->ph[phase];
   const uint64_t M = (uint64_t)c->mxus * c->cores;
@@ -333,29 +339,31 @@ static inline void account(pchip_t *c, unsigned phase, uint64_t n, int cls, cons
   N -= ww;
   const uint64_t in = d[CHIP_CNT_INPUT_STALL] < N ? d[CHIP_CNT_INPUT_STALL] : N;
   N -= in;
-  const uint64_t wl = d[CHIP_CNT_WEIGHT_LOAD] < N ? d[CHIP_CNT_WEIGHT_LOAD] : N; /* loads not under a matmul */
-  N -= wl;
-  s->idle[PROFILE_IDLE_WEIGHTS] += ww + wl;
+  s->idle[PROFILE_IDLE_WEIGHTS] += ww;
   s->idle[PROFILE_IDLE_INPUTS] += in;
   s->idle[cls] += N;
 }
 
+/* Ends the current stretch where the counters stand at now. */
 static inline void flush_prev(pchip_t *c, const uint64_t *now) {
   if (!c->prev_valid) return;
   uint64_t d[CHIP_OBS_COUNTERS];
   for (int i = 0; i < CHIP_OBS_COUNTERS; i++) d[i] = now[i] - c->last_cnt[i];
-  account(c, c->prev_phase, 1, c->prev_class, d);
+  account(c, c->prev_phase, c->prev_n, c->prev_class, d);
+  memcpy(c->last_cnt, now, sizeof c->last_cnt);
   c->prev_valid = false;
 }
 
 /* Why the MXUs of a chip whose compute queue (core k's) stands at cmd would idle. */
 static int idle_class(pchip_t *c, unsigned k, bool running, const uint32_t *cmd, const uint32_t *sems, bool dma_busy,
-                      bool network) {
+                      bool network, const chip_obs_t *o) {
   if (!running) return PROFILE_IDLE_NOTHING;
   if (!cmd || isa_opcode(cmd) != ISA_OP_SEM_WAIT) return PROFILE_IDLE_OTHER;
   const unsigned s = ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS;
   if (sems[s] >= ISA_GET(cmd, SEM_WAIT, value)) return PROFILE_IDLE_OTHER; /* granted now */
   if (dma_busy) return PROFILE_IDLE_DMA;
+  for (unsigned pt = 0; o && pt < CHIP_OBS_ROUTER_PORTS && !network; pt++) /* flits crossing the router */
+    network = o->rtr_in[pt].valid || o->rtr_out[pt].valid;
   if (network || (c->remote_sems[k] >> s & 1)) return PROFILE_IDLE_NETWORK;
   return PROFILE_IDLE_SEMAPHORE;
 }
@@ -378,19 +386,18 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
     memcpy(c->last_cnt, o->counters, sizeof c->last_cnt);
     for (unsigned k = 0; k < c->cores; k++) memcpy(c->sems[k], o->core[k].sems, sizeof c->sems[k]);
   }
-  flush_prev(c, o->counters);
-  memcpy(c->last_cnt, o->counters, sizeof c->last_cnt);
   roll_bucket(c, t);
   profile_phase_stats_t *ps = &c->ph[phase];
 
   /* queues and units, when anything they show changed */
   uint32_t pcs[CHIP_MAX_QUEUES], bits = 0;
   bool same = c->sig_valid;
-  for (unsigned q = 0; q < c->queues; q++) {
-    const chip_obs_core_t *k = &o->core[q / ISA_NUM_QUEUES];
-    pcs[q] = k->running[q % ISA_NUM_QUEUES] ? k->pc[q % ISA_NUM_QUEUES] : UINT32_MAX;
-    same = same && pcs[q] == c->sig_pc[q];
-  }
+  for (unsigned k = 0; k < c->cores; k++)
+    for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) {
+      const unsigned i = k * ISA_NUM_QUEUES + q;
+      pcs[i] = o->core[k].running[q] ? o->core[k].pc[q] : UINT32_MAX;
+      same = same && pcs[i] == c->sig_pc[i];
+    }
   bool dma_busy = false, network = false;
   for (unsigned k = 0; k < c->cores; k++) {
     const chip_obs_core_t *oc = &o->core[k];
@@ -415,7 +422,6 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
     c->sig_valid = true;
   }
   network = rbusy != 0;
-  for (unsigned pt = 0; pt < CHIP_OBS_ROUTER_PORTS && !network; pt++) network = o->rtr_in[pt].valid || o->rtr_out[pt].valid;
   /* links and HBM */
   for (unsigned d = 0; d < 4; d++) {
     const uint32_t f = o->rtr_out[1 + d].valid;
@@ -429,9 +435,13 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
     const chip_obs_core_t *oc = &o->core[k];
     if (memcmp(c->sems[k], oc->sems, sizeof oc->sems)) {
       for (unsigned s = 0; s < ISA_NUM_SEMS; s++) {
-        if (!(s & 7) && !memcmp(oc->sems + s, c->sems[k] + s, 8 * sizeof *oc->sems)) {
-          s += 7; /* (eight unchanged) */
-          continue;
+        if (!(s & 3)) { /* four at a time while unchanged */
+          uint64_t a[2], b[2];
+          memcpy(a, oc->sems + s, sizeof a), memcpy(b, c->sems[k] + s, sizeof b);
+          if (a[0] == b[0] && a[1] == b[1]) {
+            s += 3;
+            continue;
+          }
         }
         if (oc->sems[s] <= c->sems[k][s]) continue;
         land_t *l = &c->land[k][s];
@@ -466,7 +476,13 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
   }
   const uint32_t *cmd = c->cmd;
   const uint32_t op = cmd ? isa_opcode(cmd) : 0;
-  c->prev_class = idle_class(c, k, running[k], cmd, o->core[k].sems, dma_busy, network);
+  const int cls = idle_class(c, k, running[k], cmd, o->core[k].sems, dma_busy, network, o);
+  if (c->prev_valid && (cls != c->prev_class || phase != c->prev_phase)) flush_prev(c, o->counters);
+  if (!c->prev_valid) {
+    memcpy(c->last_cnt, o->counters, sizeof c->last_cnt);
+    c->prev_class = cls, c->prev_phase = phase, c->prev_n = 0, c->prev_valid = true;
+  }
+  c->prev_n++;
   ps->queue_op[0][running[k] ? op_kind(cmd) : PROFILE_OP_STOPPED]++;
   const uint32_t dpc = o->core[k].pc[ISA_QUEUE_DMA];
   if (!c->dq_valid || c->dq_core != k || c->dq_pc != dpc) {
@@ -475,10 +491,7 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
     c->dq_kind = op_kind(dcmd), c->dq_pc = dpc, c->dq_core = k, c->dq_valid = true;
   }
   ps->queue_op[1][o->core[k].running[ISA_QUEUE_DMA] ? c->dq_kind : PROFILE_OP_STOPPED]++;
-  if (running[k] && op == ISA_OP_SEM_WAIT && c->prev_class != PROFILE_IDLE_OTHER)
-    c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS]++;
-  c->prev_phase = phase;
-  c->prev_valid = true;
+  if (running[k] && op == ISA_OP_SEM_WAIT && cls != PROFILE_IDLE_OTHER) c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS]++;
   c->end = t + 1;
 }
 
@@ -521,7 +534,7 @@ static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t 
   const uint32_t *cmd;
   const uint32_t op = opcode_at(c, k * ISA_NUM_QUEUES, st->pc[k * ISA_NUM_QUEUES], &cmd);
   const int cls = idle_class(c, k, running[k], cmd, c->sems[k], after[CHIP_CNT_DMA_BUSY] != before[CHIP_CNT_DMA_BUSY],
-                             false);
+                             false, NULL);
   if (running[k] && op == ISA_OP_SEM_WAIT && cls != PROFILE_IDLE_OTHER) c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS] += n;
   c->ph[phase].queue_op[0][running[k] ? op_kind(cmd) : PROFILE_OP_STOPPED] += n;
   const unsigned dq = k * ISA_NUM_QUEUES + ISA_QUEUE_DMA;
@@ -546,7 +559,6 @@ void profile_run_end(profile_t *p) {
     uint64_t now[CHIP_OBS_COUNTERS];
     chip_counters(c->chip, now);
     flush_prev(c, now);
-    memcpy(c->last_cnt, now, sizeof now);
     c->sig_valid = c->cmd_valid = c->dq_valid = false; /* (the next run's programs may differ) */
     const uint64_t t = c->end;
     for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, false, 0);
@@ -626,10 +638,16 @@ void profile_summary(const profile_t *p, profile_summary_t *s) {
   const profile_phase_stats_t *t = &s->total;
   const double avail = t->mxu_cycles ? (double)t->mxu_cycles : 1;
   const double util = (double)t->compute / avail;
+  /* the largest cause; "nothing to do" only when it outweighs every other cause together (the
+   * chips sit idle), as phases without MXU work (copies, collectives) would otherwise name it */
   s->bottleneck = -1;
-  uint64_t most = 0;
-  for (int i = 0; i < PROFILE_IDLE_CAUSES; i++)
+  uint64_t most = 0, others = 0;
+  for (int i = 0; i < PROFILE_IDLE_CAUSES; i++) {
+    if (i == PROFILE_IDLE_NOTHING) continue;
+    others += t->idle[i];
     if (t->idle[i] > most) most = t->idle[i], s->bottleneck = i;
+  }
+  if (t->idle[PROFILE_IDLE_NOTHING] > others) most = t->idle[PROFILE_IDLE_NOTHING], s->bottleneck = PROFILE_IDLE_NOTHING;
   if (util >= 0.5 || most == 0) s->bottleneck = -1;
   const unsigned w = p->cfg.pod_w ? p->cfg.pod_w : 1;
   char *b = s->bottleneck_line;

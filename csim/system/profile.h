@@ -113,7 +113,8 @@ typedef struct {
   unsigned wait_chip, wait_core, wait_sem;
   uint64_t wait_cycles;
   /* the bottleneck rule (docs/profiling.md): "compute" when the MXUs compute at least half
-   * their cycles, else the largest idle cause */
+   * their cycles, else the largest idle cause ("nothing to do" only when it outweighs the
+   * others together) */
   int bottleneck;           /* -1: compute, else a profile_idle_t */
   char bottleneck_line[256];
 } profile_summary_t;
