@@ -116,3 +116,4 @@ scripts/bench_scale.sh "$out" | tee -a "$out/summary.txt"
 
 scripts/bench_collective.sh "$out" | tee -a "$out/summary.txt"
 scripts/bench_train.sh "$out" | tee -a "$out/summary.txt"
+scripts/bench_profile.sh "$out" | tee -a "$out/summary.txt"
