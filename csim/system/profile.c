@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -697,11 +698,41 @@ static unsigned unit_tid(unsigned core, unsigned unit, unsigned index) {
   }
 }
 
+/* The trace's writer: its own buffer (stdio's locking per call was most of a trace's time). */
 typedef struct {
   FILE *f;
   double us;   /* microseconds per cycle */
   bool first;
+  char *buf;
+  size_t n, cap;
 } tw_t;
+
+static void wflush(tw_t *w) {
+  if (w->n) fwrite(w->buf, 1, w->n, w->f);
+  w->n = 0;
+}
+
+static inline void wput(tw_t *w, const char *s, size_t len) {
+  if (w->n + len > w->cap) wflush(w);
+  if (len > w->cap) {
+    fwrite(s, 1, len, w->f);
+    return;
+  }
+  memcpy(w->buf + w->n, s, len);
+  w->n += len;
+}
+
+static inline void wputs(tw_t *w, const char *s) { wput(w, s, strlen(s)); }
+
+static void wprintf(tw_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wprintf(tw_t *w, const char *fmt, ...) {
+  char b[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(b, sizeof b, fmt, ap);
+  va_end(ap);
+  if (n > 0) wput(w, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
 
 /* Cycle t in units of 0.1 ns (the trace's timestamps are microseconds with four decimals:
  * slices that touch in cycles touch in the file). */
@@ -723,20 +754,20 @@ static const char *fix4(char b[32], int64_t v) {
 }
 
 static void ev_begin(tw_t *w) {
-  fputs(w->first ? "\n" : ",\n", w->f);
+  wputs(w, w->first ? "\n" : ",\n");
   w->first = false;
 }
 
 static void meta(tw_t *w, unsigned pid, int tid, const char *what, const char *name, int sort) {
   ev_begin(w);
   if (tid < 0)
-    fprintf(w->f, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"%s\",\"args\":{\"%s\":", pid, what,
+    wprintf(w, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"%s\",\"args\":{\"%s\":", pid, what,
             strcmp(what, "process_sort_index") ? "name" : "sort_index");
   else
-    fprintf(w->f, "{\"ph\":\"M\",\"pid\":%u,\"tid\":%d,\"name\":\"%s\",\"args\":{\"%s\":", pid, tid, what,
+    wprintf(w, "{\"ph\":\"M\",\"pid\":%u,\"tid\":%d,\"name\":\"%s\",\"args\":{\"%s\":", pid, tid, what,
             strcmp(what, "thread_sort_index") ? "name" : "sort_index");
-  if (name) fprintf(w->f, "\"%s\"}}", name);
-  else fprintf(w->f, "%d}}", sort);
+  if (name) wprintf(w, "\"%s\"}}", name);
+  else wprintf(w, "%d}}", sort);
 }
 
 static void thread(tw_t *w, unsigned pid, unsigned tid, const char *name) {
@@ -745,55 +776,55 @@ static void thread(tw_t *w, unsigned pid, unsigned tid, const char *name) {
 }
 
 /* Writing the trace's many numbers: printf's parsing is most of the time a trace takes. */
-static void put_u(FILE *f, uint64_t v) {
+static void put_u(tw_t *w, uint64_t v) {
   char b[24];
   int n = sizeof b;
   do b[--n] = (char)('0' + v % 10), v /= 10;
   while (v);
-  fwrite(b + n, 1, sizeof b - (size_t)n, f);
+  wput(w, b + n, sizeof b - (size_t)n);
 }
 
 /* ,"key":v */
-static void kv(FILE *f, const char *key, uint64_t v) {
-  fputs(",\"", f);
-  fputs(key, f);
-  fputs("\":", f);
-  put_u(f, v);
+static void kv(tw_t *w, const char *key, uint64_t v) {
+  wputs(w, ",\"");
+  wputs(w, key);
+  wputs(w, "\":");
+  put_u(w, v);
 }
 
-static void queue_args(FILE *f, const uint32_t *cmd, uint32_t op) {
+static void queue_args(tw_t *w, const uint32_t *cmd, uint32_t op) {
   if (!cmd) return;
   switch (op) {
     case ISA_OP_SEM_WAIT:
     case ISA_OP_SEM_SIGNAL:
-      kv(f, "sem", ISA_GET(cmd, SEM_WAIT, sem)), kv(f, "value", ISA_GET(cmd, SEM_WAIT, value));
+      kv(w, "sem", ISA_GET(cmd, SEM_WAIT, sem)), kv(w, "value", ISA_GET(cmd, SEM_WAIT, value));
       break;
     case ISA_OP_DMA:
-      kv(f, "kind", ISA_GET(cmd, DMA, kind)), kv(f, "hbm_addr", ISA_GET(cmd, DMA, hbm_addr));
-      kv(f, "line", ISA_GET(cmd, DMA, line)), kv(f, "rows", ISA_GET(cmd, DMA, rows));
-      kv(f, "bytes", ISA_GET(cmd, DMA, bytes)), kv(f, "sem", ISA_GET(cmd, DMA, sem));
+      kv(w, "kind", ISA_GET(cmd, DMA, kind)), kv(w, "hbm_addr", ISA_GET(cmd, DMA, hbm_addr));
+      kv(w, "line", ISA_GET(cmd, DMA, line)), kv(w, "rows", ISA_GET(cmd, DMA, rows));
+      kv(w, "bytes", ISA_GET(cmd, DMA, bytes)), kv(w, "sem", ISA_GET(cmd, DMA, sem));
       break;
     case ISA_OP_MXU_LOAD:
-      kv(f, "mxu", ISA_GET(cmd, MXU_LOAD, mxu)), kv(f, "line", ISA_GET(cmd, MXU_LOAD, line));
-      kv(f, "transpose", ISA_GET(cmd, MXU_LOAD, transpose));
+      kv(w, "mxu", ISA_GET(cmd, MXU_LOAD, mxu)), kv(w, "line", ISA_GET(cmd, MXU_LOAD, line));
+      kv(w, "transpose", ISA_GET(cmd, MXU_LOAD, transpose));
       break;
     case ISA_OP_MXU_MATMUL:
-      kv(f, "mxu", ISA_GET(cmd, MXU_MATMUL, mxu)), kv(f, "line", ISA_GET(cmd, MXU_MATMUL, line));
-      kv(f, "rows", ISA_GET(cmd, MXU_MATMUL, rows)), kv(f, "acc_row", ISA_GET(cmd, MXU_MATMUL, acc_row));
-      kv(f, "accumulate", ISA_GET(cmd, MXU_MATMUL, accumulate));
+      kv(w, "mxu", ISA_GET(cmd, MXU_MATMUL, mxu)), kv(w, "line", ISA_GET(cmd, MXU_MATMUL, line));
+      kv(w, "rows", ISA_GET(cmd, MXU_MATMUL, rows)), kv(w, "acc_row", ISA_GET(cmd, MXU_MATMUL, acc_row));
+      kv(w, "accumulate", ISA_GET(cmd, MXU_MATMUL, accumulate));
       break;
     case ISA_OP_MXU_STORE:
-      kv(f, "mxu", ISA_GET(cmd, MXU_STORE, mxu)), kv(f, "acc_row", ISA_GET(cmd, MXU_STORE, acc_row));
-      kv(f, "rows", ISA_GET(cmd, MXU_STORE, rows)), kv(f, "line", ISA_GET(cmd, MXU_STORE, line));
+      kv(w, "mxu", ISA_GET(cmd, MXU_STORE, mxu)), kv(w, "acc_row", ISA_GET(cmd, MXU_STORE, acc_row));
+      kv(w, "rows", ISA_GET(cmd, MXU_STORE, rows)), kv(w, "line", ISA_GET(cmd, MXU_STORE, line));
       break;
     case ISA_OP_VEC:
-      kv(f, "op", ISA_GET(cmd, VEC, op)), kv(f, "a", ISA_GET(cmd, VEC, a)), kv(f, "b", ISA_GET(cmd, VEC, b));
-      kv(f, "dst", ISA_GET(cmd, VEC, dst)), kv(f, "rows", ISA_GET(cmd, VEC, rows));
+      kv(w, "op", ISA_GET(cmd, VEC, op)), kv(w, "a", ISA_GET(cmd, VEC, a)), kv(w, "b", ISA_GET(cmd, VEC, b));
+      kv(w, "dst", ISA_GET(cmd, VEC, dst)), kv(w, "rows", ISA_GET(cmd, VEC, rows));
       break;
     case ISA_OP_RDMA:
-      kv(f, "dest_x", ISA_GET(cmd, RDMA, x)), kv(f, "dest_y", ISA_GET(cmd, RDMA, y));
-      kv(f, "dest_core", ISA_GET(cmd, RDMA, core)), kv(f, "engine", ISA_GET(cmd, RDMA, engine));
-      kv(f, "rows", ISA_GET(cmd, RDMA, rows)), kv(f, "remote_sem", ISA_GET(cmd, RDMA, remote_sem));
+      kv(w, "dest_x", ISA_GET(cmd, RDMA, x)), kv(w, "dest_y", ISA_GET(cmd, RDMA, y));
+      kv(w, "dest_core", ISA_GET(cmd, RDMA, core)), kv(w, "engine", ISA_GET(cmd, RDMA, engine));
+      kv(w, "rows", ISA_GET(cmd, RDMA, rows)), kv(w, "remote_sem", ISA_GET(cmd, RDMA, remote_sem));
       break;
     default: break;
   }
@@ -803,15 +834,15 @@ static void queue_args(FILE *f, const uint32_t *cmd, uint32_t op) {
 static void x_head(tw_t *w, unsigned pid, unsigned tid, uint64_t t0, uint64_t t1) {
   char tsb[32], durb[32];
   const int64_t u0 = units(w, t0), u1 = units(w, t1);
-  fputs("{\"ph\":\"X\",\"pid\":", w->f);
-  put_u(w->f, pid);
-  fputs(",\"tid\":", w->f);
-  put_u(w->f, tid);
-  fputs(",\"ts\":", w->f);
-  fputs(fix4(tsb, u0), w->f);
-  fputs(",\"dur\":", w->f);
-  fputs(fix4(durb, u1 - u0), w->f);
-  fputs(",\"name\":\"", w->f);
+  wputs(w, "{\"ph\":\"X\",\"pid\":");
+  put_u(w, pid);
+  wputs(w, ",\"tid\":");
+  put_u(w, tid);
+  wputs(w, ",\"ts\":");
+  wputs(w, fix4(tsb, u0));
+  wputs(w, ",\"dur\":");
+  wputs(w, fix4(durb, u1 - u0));
+  wputs(w, ",\"name\":\"");
 }
 
 /* A chip's semaphore landings sorted by (core * ISA_NUM_SEMS + semaphore, first cycle), for the
@@ -882,42 +913,41 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
     const profile_ev_t *e = &c->ev[i];
     if (e->kind == PROFILE_EV_SEND) continue; /* (flows: below) */
     ev_begin(w);
-    FILE *f = w->f;
     if (e->kind == PROFILE_EV_QUEUE) {
       const unsigned q = e->core * ISA_NUM_QUEUES + e->unit;
       const uint32_t op = e->b, *cmd = isa_opcode(e->cmd) == op && op ? e->cmd : NULL;
       const char *on = isa_opcode_name(op) ? isa_opcode_name(op) : "?";
       x_head(w, pid, TID_QUEUE + q, e->t0, e->t1);
       if (op == ISA_OP_SEM_WAIT && cmd) {
-        fputs("wait sem ", f);
-        put_u(f, ISA_GET(cmd, SEM_WAIT, sem));
-        fputs("\",\"cat\":\"wait\",\"args\":{\"pc\":", f);
+        wputs(w, "wait sem ");
+        put_u(w, ISA_GET(cmd, SEM_WAIT, sem));
+        wputs(w, "\",\"cat\":\"wait\",\"args\":{\"pc\":");
       } else {
-        fputs(on, f);
-        fputs("\",\"cat\":\"command\",\"args\":{\"pc\":", f);
+        wputs(w, on);
+        wputs(w, "\",\"cat\":\"command\",\"args\":{\"pc\":");
       }
-      put_u(f, e->a);
-      kv(f, "cycles", e->t1 - e->t0);
-      queue_args(f, cmd, op);
-      fputs("}}", f);
+      put_u(w, e->a);
+      kv(w, "cycles", e->t1 - e->t0);
+      queue_args(w, cmd, op);
+      wputs(w, "}}");
     } else if (e->kind == PROFILE_EV_UNIT) {
       static const char *const un[4] = {"DMA", "VEC", "MXU", "RDMA"};
       x_head(w, pid, unit_tid(e->core, e->unit, e->index), e->t0, e->t1);
-      fputs("busy\",\"cat\":\"", f);
-      fputs(un[e->unit & 3], f);
-      fputs("\",\"args\":{\"cycles\":", f);
-      put_u(f, e->t1 - e->t0);
-      fputs("}}", f);
+      wputs(w, "busy\",\"cat\":\"");
+      wputs(w, un[e->unit & 3]);
+      wputs(w, "\",\"args\":{\"cycles\":");
+      put_u(w, e->t1 - e->t0);
+      wputs(w, "}}");
     } else {
       x_head(w, pid, TID_SEM + 32 * e->core + e->index, e->t0, e->t1);
-      fputs("sem ", f);
-      put_u(f, e->index);
-      fputs(" +", f);
-      put_u(f, e->b);
-      fputs("\",\"cat\":\"semaphore\",\"args\":{\"added\":", f);
-      put_u(f, e->b);
-      kv(f, "cycles", e->t1 - e->t0);
-      fputs("}}", f);
+      wputs(w, "sem ");
+      put_u(w, e->index);
+      wputs(w, " +");
+      put_u(w, e->b);
+      wputs(w, "\",\"cat\":\"semaphore\",\"args\":{\"added\":");
+      put_u(w, e->b);
+      kv(w, "cycles", e->t1 - e->t0);
+      wputs(w, "}}");
     }
   }
   /* flows: each RDMA with a remote semaphore to the first landing on that semaphore at the
@@ -942,10 +972,10 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
     const uint64_t id = ++*flow_id;
     ev_begin(w);
     char tb[32];
-    fprintf(w->f, "{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\",\"cat\":\"rdma\"}",
+    wprintf(w, "{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\",\"cat\":\"rdma\"}",
             id, pid, TID_QUEUE + e->core * ISA_NUM_QUEUES + ISA_QUEUE_DMA, fix4(tb, units(w, e->t0)));
     ev_begin(w);
-    fprintf(w->f, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\","
+    wprintf(w, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\","
             "\"cat\":\"rdma\"}", id, r->index + 1, TID_SEM + 32 * dk + e->b, fix4(tb, units(w, lands[ri].ix[lo].t0)));
   }
   /* counters: each link's utilisation and the HBM's bandwidth, per bucket */
@@ -955,11 +985,11 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
     ev_begin(w);
     char tb[32];
     fix4(tb, units(w, s->t));
-    fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,"
+    wprintf(w, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,"
             "\"+Y\":%.4f,\"-Y\":%.4f}}", pid, tb, s->flits[0] / cyc, s->flits[1] / cyc,
             s->flits[2] / cyc, s->flits[3] / cyc);
     ev_begin(w);
-    fprintf(w->f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"HBM GB/s\",\"args\":{\"GB/s\":%.3f}}", pid, tb, (double)s->hbm / cyc * p->cfg.clock_mhz * 1e-3);
+    wprintf(w, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"HBM GB/s\",\"args\":{\"GB/s\":%.3f}}", pid, tb, (double)s->hbm / cyc * p->cfg.clock_mhz * 1e-3);
   }
 }
 
@@ -971,12 +1001,17 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
     snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
     return -1;
   }
-  setvbuf(f, NULL, _IOFBF, 1 << 20);
-  tw_t w = {f, 1.0 / p->cfg.clock_mhz, true};
+  tw_t w = {f, 1.0 / p->cfg.clock_mhz, true, malloc(1 << 20), 0, 1 << 20};
+  if (!w.buf) {
+    fclose(f);
+    remove(tmp);
+    snprintf(err, errlen, "out of memory writing '%s'", path);
+    return -1;
+  }
   uint64_t dropped = 0;
   for (unsigned i = 0; i < p->nchips; i++)
     if (p->chip[i]) dropped += p->chip[i]->dropped;
-  fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpusim --profile\",\"clock_mhz\":%.3f,"
+  wprintf(&w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpusim --profile\",\"clock_mhz\":%.3f,"
           "\"pod\":\"%ux%u\",\"chips_profiled\":%u,\"bucket_cycles\":%u,\"events_dropped\":%" PRIu64 ",\"left_out\":\"%s\","
           "\"link_utilisation\":{", p->cfg.clock_mhz, p->cfg.pod_w, p->cfg.pod_h, p->selected, p->cfg.bucket, dropped,
           p->left_out);
@@ -992,11 +1027,11 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
       cyc += c->ph[ph].chip_cycles;
     }
     const double n = cyc ? (double)cyc : 1.0;
-    fprintf(f, "%s\"%u,%u\":[%.4f,%.4f,%.4f,%.4f]", firstl ? "" : ",", c->x, c->y, (double)fl[0] / n, (double)fl[1] / n,
+    wprintf(&w, "%s\"%u,%u\":[%.4f,%.4f,%.4f,%.4f]", firstl ? "" : ",", c->x, c->y, (double)fl[0] / n, (double)fl[1] / n,
             (double)fl[2] / n, (double)fl[3] / n);
     firstl = false;
   }
-  fputs("}},\"traceEvents\":[", f);
+  wputs(&w, "}},\"traceEvents\":[");
   uint64_t flow = 0;
   land_index_t *lands = calloc(p->nchips ? p->nchips : 1, sizeof *lands);
   bool oom = !lands;
@@ -1007,12 +1042,15 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
   for (unsigned i = 0; lands && i < p->nchips; i++) free(lands[i].ix);
   free(lands);
   if (oom) {
+    free(w.buf);
     fclose(f);
     remove(tmp);
     snprintf(err, errlen, "out of memory writing '%s'", path);
     return -1;
   }
-  fputs("\n]}\n", f);
+  wputs(&w, "\n]}\n");
+  wflush(&w);
+  free(w.buf);
   const bool bad = ferror(f) != 0;
   if (fclose(f) || bad || rename(tmp, path)) {
     snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno ? errno : EIO));
