@@ -23,12 +23,17 @@
 
 #define CLOCK_MHZ 940.0
 
-static profile_t *new_profile(unsigned w, unsigned h, unsigned rows, unsigned cols) {
-  const profile_config_t pc = {.pod_w = w, .pod_h = h, .clock_mhz = CLOCK_MHZ, .rows = rows, .cols = cols};
+static profile_t *new_profile_capped(unsigned w, unsigned h, unsigned rows, unsigned cols, uint64_t max_events) {
+  const profile_config_t pc = {.pod_w = w, .pod_h = h, .clock_mhz = CLOCK_MHZ, .rows = rows, .cols = cols,
+                               .max_events = max_events};
   char err[256];
   profile_t *p = profile_new(&pc, err, sizeof err);
   cr_assert_not_null(p, "%s", err);
   return p;
+}
+
+static profile_t *new_profile(unsigned w, unsigned h, unsigned rows, unsigned cols) {
+  return new_profile_capped(w, h, rows, cols, 0);
 }
 
 /* Chip `index`'s records: within [first, end), per queue in order without overlap; returns
@@ -140,7 +145,7 @@ Test(profile, gemm_intervals_add_up_to_the_counters, .timeout = 300) {
 /* A chip whose compute queue waits on semaphore 3, which its DMA queue signals after `delay`
  * rounds of signalling and waiting on semaphore 5 (no unit busy meanwhile); then the compute
  * queue runs a vector operation over 200 lines. The op profile's bottleneck. */
-static profile_summary_t late_semaphore(unsigned delay) {
+static profile_summary_t late_semaphore_capped(unsigned delay, uint64_t max_events, const char *trace) {
   chip_config_t cfg = chip_config_default(4, 4);
   cfg.seed = test_seed();
   cfg.model = test_model();
@@ -159,7 +164,7 @@ static profile_summary_t late_semaphore(unsigned delay) {
   cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
   cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
   fw_prog_free(&cq), fw_prog_free(&dq);
-  profile_t *p = new_profile(1, 1, 4, 4);
+  profile_t *p = new_profile_capped(1, 1, 4, 4, max_events);
   profile_attach(p, 0, c);
   profile_phase(p, "planted", chip_cycle(c));
   chip_status_t st;
@@ -170,9 +175,33 @@ static profile_summary_t late_semaphore(unsigned delay) {
   profile_summary(p, &s);
   cr_assert_eq(s.total.chip_cycles, st.cycles);
   check_causes(&s.total);
+  if (trace) {
+    uint64_t first, end;
+    profile_span(p, 0, &first, &end);
+    cr_assert_eq(profile_write(p, trace, err, sizeof err), 0, "%s", err);
+    check_file(trace, end);
+  }
   profile_free(p);
   chip_free(c);
   return s;
+}
+
+static profile_summary_t late_semaphore(unsigned delay) { return late_semaphore_capped(delay, 0, NULL); }
+
+/* Past the cap on records the later intervals are dropped (and counted), the op profile still
+ * counts every cycle, and the trace stays valid. */
+Test(profile, the_record_cap_drops_intervals_not_cycles, .timeout = 300) {
+  char path[256];
+  temp_path(path, sizeof path, "cap");
+  const profile_summary_t full = late_semaphore_capped(400, 0, NULL);
+  const profile_summary_t capped = late_semaphore_capped(400, 100, path);
+  remove(path);
+  cr_assert_eq(full.events_dropped, 0);
+  cr_assert_gt(capped.events_dropped, 0, "nothing dropped under a cap of 100 records");
+  cr_assert_eq(capped.events, 100, "%llu records kept", (unsigned long long)capped.events);
+  cr_assert_eq(capped.events + capped.events_dropped, full.events);
+  cr_assert(!memcmp(&capped.total, &full.total, sizeof full.total), "the op profile changed under the cap");
+  cr_assert_eq(capped.bottleneck, full.bottleneck);
 }
 
 Test(profile, a_late_semaphore_is_the_named_bottleneck, .timeout = 300) {

@@ -253,6 +253,9 @@ static int run_chip(gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32
     rc = cli_usage_error("gemm", "--trace: %s", err);
     goto out;
   }
+  cmd_progress_t progress;
+  cmd_progress_init(&progress, "gemm");
+  chip_set_progress(chip, cmd_progress, &progress);
   profile_attach(o->prof.prof, 0, chip);
   profile_phase(o->prof.prof, "gemm", chip_cycle(chip));
   stopwatch_t w;

@@ -31,6 +31,8 @@ struct chip {
   const chip_observer_t *obs_ops;  /* a profile's observer (chip_set_observer), or NULL */
   void *obs_ctx;
   chip_obs_t *obs;                 /* its buffer */
+  void (*progress)(void *ctx, uint64_t cycles);  /* chip_set_progress */
+  void *progress_ctx;
 };
 
 chip_config_t chip_config_default(unsigned rows, unsigned cols) {
@@ -359,6 +361,10 @@ const uint32_t *chip_program(const chip_t *c, unsigned queue, size_t *n) {
   return queue < CHIP_MAX_QUEUES ? c->prog[queue] : NULL;
 }
 
+void chip_set_progress(chip_t *c, void (*progress)(void *ctx, uint64_t cycles), void *ctx) {
+  c->progress = progress, c->progress_ctx = ctx;
+}
+
 void chip_counters(chip_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) { c->core->ops->counters(c->core, cnt); }
 void chip_core_state(chip_t *c, chip_core_status_t *st) { c->core->ops->status(c->core, st); }
 
@@ -515,11 +521,16 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   chip_begin(c, mask);
   chip_tick(c);
   bool timed_out = false;
+  uint64_t report_at = 1u << 16;
   while (!idle_of(c) && !chip_divergence(c)) {
     const uint64_t ran = c->cycle - c->run_start;
     if (ran >= max_cycles) {
       timed_out = true;
       break;
+    }
+    if (c->progress && ran >= report_at) {
+      c->progress(c->progress_ctx, ran);
+      report_at = ran + (1u << 16);
     }
     const uint64_t quiet = chip_quiet_for(c);  /* a fast chip waiting for HBM jumps ahead */
     if (quiet) chip_skip(c, quiet < max_cycles - ran ? quiet : max_cycles - ran);

@@ -174,6 +174,9 @@ typedef struct {
 /* Attaches an observer (NULL detaches): a chip with one is stepped with its obs filled, which
  * costs a little host time. Not for a shell of another MPI rank's chip. */
 void chip_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx);
+/* NULL, or called about every 65,536 cycles of a chip_run with the cycles run so far (the
+ * commands print progress on stderr from it, as pod_config_t.progress for pods). */
+void chip_set_progress(chip_t *c, void (*progress)(void *ctx, uint64_t cycles), void *ctx);
 /* The program loaded on a queue (n commands of ISA_CMD_WORDS words), for reports; NULL if none. */
 const uint32_t *chip_program(const chip_t *c, unsigned queue, size_t *n);
 /* The counters now (chip_obs.h order) and the queues' state. */

@@ -174,7 +174,7 @@ profile_t *profile_new(const profile_config_t *cfg, char *err, size_t errlen) {
     c->p = p;
     c->index = i, c->x = i % cfg->pod_w, c->y = i / cfg->pod_w;
     c->limit = (size_t)(p->cfg.max_events / (p->selected ? p->selected : 1));
-    if (c->limit < 1024) c->limit = 1024;
+    if (c->limit < 64) c->limit = 64;
     p->chip[i] = c;
   }
   free(sel);
