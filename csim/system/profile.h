@@ -28,7 +28,7 @@
 #include "system/chip.h"
 
 #define PROFILE_DEFAULT_MAX_CHIPS 64          /* chips profiled when no list is given */
-#define PROFILE_DEFAULT_MAX_EVENTS 2000000ull /* intervals kept over every chip (~100 MB) */
+#define PROFILE_DEFAULT_MAX_EVENTS 2000000ull /* records kept over every chip (64 bytes each: ~130 MB) */
 #define PROFILE_DEFAULT_BUCKET 1024           /* cycles per counter sample */
 #define PROFILE_MAX_PHASES 32
 
