@@ -99,7 +99,10 @@ void fw_rdma_on(fw_prog_t *p, unsigned engine, unsigned x, unsigned y, uint32_t 
   ISA_PUT(c, RDMA, rows, rows);
   ISA_PUT(c, RDMA, local_sem, local_sem);
   ISA_PUT(c, RDMA, local_value, local_value);
+  ISA_PUT(c, RDMA, core, p->rdma_core);
 }
+
+void fw_rdma_core(fw_prog_t *p, unsigned core) { p->rdma_core = core; }
 
 void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line, uint32_t rows,
              unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value) {

@@ -25,7 +25,11 @@ enum {
   /* fw_train_step uses the barrier's two as its queues' hand-overs (so no barrier inside a
    * training step): DMA -> compute and compute -> DMA tokens */
   FW_SEM_TRAIN_TO_COMPUTE = 30,
-  FW_SEM_TRAIN_TO_DMA = 31
+  FW_SEM_TRAIN_TO_DMA = 31,
+  /* fw_train_step on a chip of two cores: lines handed between the cores (core 1's gradients
+   * arriving at core 0, core 0's new parameters at core 1). The training step's collectives
+   * are fp32, so they never use 29 (the bf16 widening's) */
+  FW_SEM_TRAIN_PEER = 29
 };
 
 typedef struct {
@@ -33,6 +37,7 @@ typedef struct {
   size_t count, cap;  /* in commands */
   bool oom;
   unsigned mxu;       /* the MXU the fw_mxu_* commands name (fw_mxu_select; 0 at init) */
+  unsigned rdma_core; /* the destination core of the fw_rdma* commands (fw_rdma_core; 0 at init) */
 } fw_prog_t;
 
 void fw_prog_init(fw_prog_t *p);
@@ -71,6 +76,11 @@ void fw_rdma(fw_prog_t *p, unsigned x, unsigned y, uint32_t src_line, uint32_t d
  * chip can drive all four links at once (one engine per link direction). */
 void fw_rdma_on(fw_prog_t *p, unsigned engine, unsigned x, unsigned y, uint32_t src_line, uint32_t dst_line,
                 uint32_t rows, unsigned remote_sem, uint32_t remote_value, unsigned local_sem, uint32_t local_value);
+/* The fw_rdma* commands after this land in core `core` of the destination chip (its VMEM, its
+ * semaphores; docs/isa.md, "Cores"): 0 until a program says. A kernel built for core c of every
+ * chip (a collective among the chips' cores c) selects c; an RDMA to the chip's own (x, y) and
+ * the other core hands lines from one core to the other. */
+void fw_rdma_core(fw_prog_t *p, unsigned core);
 
 /* The core's MXUs are independent units, each with its weights and accumulator (docs/isa.md,
  * "MXUs"): the fw_mxu_* commands after this name MXU `mxu` (0 until a program says). */

@@ -93,6 +93,11 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     snprintf(err, errlen, "the batch %u is not divisible by the data-parallel degree %u", net->batch, net->dp);
     return -1;
   }
+  if ((net->batch / net->dp) % isa_geometry_cores(chip)) {
+    snprintf(err, errlen, "the batch per chip %u is not divisible by the chip's %u cores (each core takes an equal share)",
+             net->batch / net->dp, isa_geometry_cores(chip));
+    return -1;
+  }
   if (net->hidden % net->mp) {
     snprintf(err, errlen, "the hidden size %u is not divisible by the model-parallel degree %u", net->hidden, net->mp);
     return -1;
@@ -104,8 +109,14 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   pl->lanes = C;
   pl->mxus = isa_geometry_mxus(chip);
   pl->examples = examples;
+  pl->cores = isa_geometry_cores(chip);
+  if (pl->cores > FW_TRAIN_MAX_CORES) {
+    snprintf(err, errlen, "training runs on chips of up to %u cores, not %u", FW_TRAIN_MAX_CORES, pl->cores);
+    return -1;
+  }
   pl->b = net->batch / net->dp;
-  pl->bp = round_up(pl->b, C);
+  pl->bc = pl->b / pl->cores;
+  pl->bp = round_up(pl->bc, C);
   pl->fp = round_up(net->features, C);
   pl->hp = round_up(net->hidden, C);
   pl->hm = net->hidden / net->mp;
@@ -120,22 +131,23 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   }
   /* a GEMM's output tile of m rows and the next one's share the accumulator */
   const struct { unsigned rows; const char *what; } gemms[3] = {
-      {pl->bp, "examples per chip"}, {pl->fp, "features"}, {pl->hp, "hidden units"}};
+      {pl->bp, "examples per core"}, {pl->fp, "features"}, {pl->hp, "hidden units"}};
   for (unsigned i = 0; i < 3; i++)
     if (2 * gemms[i].rows > chip->acc_depth) {
       snprintf(err, errlen, "%u %s (rounded up to %u) are too many: a GEMM's two output tiles of as many rows need %u "
-               "accumulator rows, the chip has %u (at most %u)", i == 0 ? pl->b : i == 1 ? net->features : net->hidden,
+               "accumulator rows, the chip has %u (at most %u)", i == 0 ? pl->bc : i == 1 ? net->features : net->hidden,
                gemms[i].what, gemms[i].rows, 2 * gemms[i].rows, chip->acc_depth, chip->acc_depth / 2 / C * C);
       return -1;
     }
 
   /* HBM, in bytes: each region a whole number of lines; 64-bit sums, checked before use */
   const uint64_t lb = 4ull * C;
-  uint64_t at = 0, addr[8];
-  const uint64_t sizes[8] = {lb, lb, (uint64_t)pl->param_lines * lb, (uint64_t)pl->b * lb,
+  uint64_t at = 0, addr[9];
+  const uint64_t sizes[9] = {lb, lb, (uint64_t)pl->param_lines * lb, (uint64_t)pl->b * lb,
                              (uint64_t)pl->b * 2 * pl->hp, (uint64_t)pl->b * 2 * pl->hmp,
-                             (uint64_t)examples * 2 * pl->fp, (uint64_t)examples * lb};
-  for (unsigned i = 0; i < 8; i++) {
+                             (uint64_t)examples * 2 * pl->fp, (uint64_t)examples * lb,
+                             pl->cores > 1 ? (uint64_t)pl->param_lines * lb : 0};
+  for (unsigned i = 0; i < 9; i++) {
     addr[i] = at;
     at += (sizes[i] + lb - 1) / lb * lb;
   }
@@ -147,7 +159,7 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   }
   pl->hbm_zero = (uint32_t)addr[0], pl->hbm_consts = (uint32_t)addr[1], pl->hbm_params = (uint32_t)addr[2];
   pl->hbm_probs = (uint32_t)addr[3], pl->hbm_a1 = (uint32_t)addr[4], pl->hbm_a2 = (uint32_t)addr[5];
-  pl->hbm_x = (uint32_t)addr[6], pl->hbm_y = (uint32_t)addr[7];
+  pl->hbm_x = (uint32_t)addr[6], pl->hbm_y = (uint32_t)addr[7], pl->hbm_peer = (uint32_t)addr[8];
 
   /* VMEM, in lines. Batch-indexed blocks are bp lines apart (rows b .. bp - 1 stay zero, as
    * the MXU reads whole tiles of the gradients); weight blocks kp lines apart. */
@@ -162,11 +174,15 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     pl->dp_coll[l] = allreduce(pl->v_grad[l], pl->layer[l].lines, dg);
     if (dpn > 1) v += fw_coll_scratch_lines(&pl->dp_coll[l]);
   }
+  if (pl->cores > 1) { /* core 0: the other core's gradients; both: the hand-overs' flag line */
+    for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) pl->v_peer[l] = take(&v, pl->layer[l].lines);
+    pl->v_flag = take(&v, 1);
+  }
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
     pl->v_wb[l] = take(&v, pl->layer[l].nb * pl->layer[l].kp);
     pl->v_bb[l] = take(&v, pl->layer[l].nb * bp);
   }
-  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = ceil_div(pl->b, C);
+  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = ceil_div(pl->bc, C);
   pl->v_mask = take(&v, bp);
   pl->v_x = take(&v, (pl->fp / C) * bp);
   pl->v_y = take(&v, bp);
@@ -179,7 +195,7 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   pl->v_a2b = take(&v, nb2 * bp);
   pl->v_a2t = take(&v, bts * pl->hmp);
   pl->v_zp = take(&v, bp);
-  pl->mp_fwd = allreduce(pl->v_zp, pl->b, mg);
+  pl->mp_fwd = allreduce(pl->v_zp, pl->bc, mg);
   if (mpn > 1) v += fw_coll_scratch_lines(&pl->mp_fwd);
   pl->v_z3 = take(&v, bp);
   pl->v_zm = take(&v, bp);
@@ -200,8 +216,8 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   pl->v_dz1b = take(&v, nb1 * bp);
   pl->vmem_used = v;
   if (v > chip->vmem_lines) {
-    snprintf(err, errlen, "the step needs %u VMEM lines (batch %u per chip, hidden %u, %u features); the chip has %u",
-             v, pl->b, net->hidden, net->features, chip->vmem_lines);
+    snprintf(err, errlen, "the step needs %u VMEM lines (batch %u per core, hidden %u, %u features); a core has %u",
+             v, pl->bc, net->hidden, net->features, chip->vmem_lines);
     return -1;
   }
   for (unsigned l = 0; l < FW_TRAIN_LAYERS && dpn > 1; l++)
@@ -212,10 +228,10 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   /* every chip's step programs must fit its queues: build them once now, before anything runs */
   int rc = 0;
   for (unsigned i = 0; i < chips && rc == 0; i++) {
-    fw_prog_t cq, dq;
-    fw_prog_init(&cq), fw_prog_init(&dq);
-    rc = fw_train_step(chip, pl, s, s->x0 + i % s->w, s->y0 + i / s->w, 0, FW_TRAIN_FULL, &cq, &dq, err, errlen);
-    fw_prog_free(&cq), fw_prog_free(&dq);
+    fw_prog_t cq[FW_TRAIN_MAX_CORES], dq[FW_TRAIN_MAX_CORES];
+    for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_init(&cq[c]), fw_prog_init(&dq[c]);
+    rc = fw_train_step(chip, pl, s, s->x0 + i % s->w, s->y0 + i / s->w, 0, FW_TRAIN_FULL, cq, dq, err, errlen);
+    for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
   }
   return rc;
 }
@@ -256,7 +272,7 @@ static void broadcast_line(fw_prog_t *cq, uint32_t src, uint32_t dst, uint32_t r
 static void vec_blocks(fw_prog_t *cq, const fw_train_plan_t *pl, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t dst,
                        unsigned nb, uint32_t scalar) {
   for (unsigned i = 0; i < nb; i++)
-    fw_vec(cq, op, a + i * pl->bp, b + i * pl->bp, dst + i * pl->bp, pl->b, scalar);
+    fw_vec(cq, op, a + i * pl->bp, b + i * pl->bp, dst + i * pl->bp, pl->bc, scalar);
 }
 
 /* out (nts blocks of m lines, `ostride` apart) = act (kts blocks of m lines, `astride`
@@ -292,7 +308,7 @@ static void vgemm(fw_prog_t *cq, unsigned mxus, unsigned m, unsigned kts, unsign
 static void forward_gemm(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t act, uint32_t out) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->mxus, pl->b, ly->kp / C, ly->nb, act, pl->bp, pl->v_wb[l], C, ly->kp, false, out, pl->bp);
+  vgemm(cq, pl->mxus, pl->bc, ly->kp / C, ly->nb, act, pl->bp, pl->v_wb[l], C, ly->kp, false, out, pl->bp);
 }
 
 /* dW (the gradient lines of layer l) = A^T (the transposing DMA's lines: a batch tile of
@@ -301,16 +317,16 @@ static void weight_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l
                             uint32_t dzb) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->mxus, ly->kp, ceil_div(pl->b, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
+  vgemm(cq, pl->mxus, ly->kp, ceil_div(pl->bc, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
   for (unsigned nt = 0; nt < ly->nb; nt++)
-    fw_vec(cq, ISA_VEC_SUM_LINES, dz + nt * pl->bp, dz + nt * pl->bp, pl->v_grad[l] + ly->nb * ly->kp + nt, pl->b, 0);
+    fw_vec(cq, ISA_VEC_SUM_LINES, dz + nt * pl->bp, dz + nt * pl->bp, pl->v_grad[l] + ly->nb * ly->kp + nt, pl->bc, 0);
 }
 
 /* dA (kp / C blocks of b lines) = dZ (bf16) x W^T: W's bf16 tiles loaded transposed. */
 static void input_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t dzb, uint32_t out) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->mxus, pl->b, ly->nb, ly->kp / C, dzb, pl->bp, pl->v_wb[l], ly->kp, C, true, out, pl->bp);
+  vgemm(cq, pl->mxus, pl->bc, ly->nb, ly->kp / C, dzb, pl->bp, pl->v_wb[l], ly->kp, C, true, out, pl->bp);
 }
 
 /* Appends the commands of b spread evenly among those of a (a's order and b's order kept). */
@@ -334,7 +350,7 @@ int fw_train_init(const fw_train_plan_t *pl, fw_prog_t *cq, fw_prog_t *dq, char 
   fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_consts, lb, pl->v_mask, 1, lb);
   fw_sem_signal(dq, SEM_TO_COMPUTE, 1);
   fw_sem_wait(cq, SEM_TO_COMPUTE, 1);
-  broadcast_line(cq, pl->v_mask, pl->v_mask, pl->b);
+  broadcast_line(cq, pl->v_mask, pl->v_mask, pl->bc);
   fw_fence(cq);
   fw_halt(cq);
   fw_halt(dq);
@@ -353,19 +369,77 @@ static int coll_dma_part(const chip_geometry_t *chip, const fw_slice_t *g, const
   return fw_collective(chip, g, a, x, y, cpart, dq, err, errlen);
 }
 
-int fw_train_step(const chip_geometry_t *chip, const fw_train_plan_t *pl, const fw_slice_t *s, unsigned x, unsigned y,
-                  unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
+/* The cores hand each other lines through HBM (each core's own HBM port moves hundreds of
+ * bytes a cycle; a remote DMA to the chip itself, eight): the sender writes them, fences, and
+ * sends a one-line remote DMA to the other core's flag line, which adds 1 to its semaphore
+ * FW_SEM_TRAIN_PEER (docs/training.md, "Cores"), in up to HANDOVER_PARTS parts so that the
+ * receiver reads one part while the sender writes the next. A receiver that has counted k flags knows
+ * the first k parts are in HBM: each flag leaves after its part was written. */
+#define HANDOVER_PARTS 4u
+#define HANDOVER_MIN_PART 256u /* lines: below this a part's fence and flag cost more than the overlap saves */
+
+static uint32_t part_lines(uint32_t lines) {
+  const uint32_t part = (lines + HANDOVER_PARTS - 1) / HANDOVER_PARTS;
+  return part < HANDOVER_MIN_PART ? HANDOVER_MIN_PART : part;
+}
+
+/* Sender: lines [line, line + lines) of VMEM to HBM at hbm, a flag to core `other` after each part. */
+static void hand_over(fw_prog_t *dq, const fw_train_plan_t *pl, unsigned x, unsigned y, unsigned core,
+                      unsigned other, uint32_t line, uint32_t hbm, uint32_t lines) {
+  const uint32_t lb = 4 * pl->lanes, part = part_lines(lines);
+  for (uint32_t at = 0; at < lines; at += part) {
+    const uint32_t n = min_u32(part, lines - at);
+    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, line + at, hbm + at * lb, lb, n, lb);
+    fw_fence(dq);
+    fw_rdma_core(dq, other);
+    fw_rdma_on(dq, 0, x, y, pl->v_flag, pl->v_flag, 1, FW_SEM_TRAIN_PEER, 1, ISA_SEM_NONE, 0);
+    fw_rdma_core(dq, core);
+  }
+}
+
+/* Receiver: the same parts into VMEM at line, each once its flag has come. */
+static void take_over(fw_prog_t *dq, const fw_train_plan_t *pl, uint32_t hbm, uint32_t line, uint32_t lines) {
+  const uint32_t lb = 4 * pl->lanes, part = part_lines(lines);
+  for (uint32_t at = 0; at < lines; at += part) {
+    fw_sem_wait(dq, FW_SEM_TRAIN_PEER, 1);
+    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, hbm + at * lb, lb, line + at, min_u32(part, lines - at), lb);
+  }
+}
+
+/* Where layer l's gradient lines are handed over in HBM. */
+static uint32_t peer_hbm(const fw_train_plan_t *pl, unsigned l) {
+  uint32_t at = pl->hbm_peer;
+  for (unsigned j = 0; j < l; j++) at += pl->layer[j].lines * 4 * pl->lanes;
+  return at;
+}
+
+/* Core 0 of a two-core chip: add core 1's gradient lines of layer l (the DMA queue's token says
+ * they are in VMEM) to its own. */
+static void take_peer_grads(fw_prog_t *p, const fw_train_plan_t *pl, unsigned l) {
+  fw_sem_wait(p, SEM_TO_COMPUTE, 1);
+  fw_vec(p, ISA_VEC_ADD, pl->v_grad[l], pl->v_peer[l], pl->v_grad[l], pl->layer[l].lines, 0);
+}
+
+static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, const fw_slice_t *s, unsigned x,
+                     unsigned y, unsigned core, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
+                     char *err, size_t errlen) {
   fw_train_place_t pc;
   group_of(s, &pl->net, x, y, &pc);
-  const unsigned C = pl->lanes, b = pl->b, bp = pl->bp, bts = ceil_div(b, C), lb = 4 * C;
+  const unsigned C = pl->lanes, b = pl->bc, bp = pl->bp, bts = ceil_div(b, C), lb = 4 * C;
   const fw_train_layer_t *L = pl->layer;
   const bool compute = mode != FW_TRAIN_COMM_ONLY, comm = mode != FW_TRAIN_COMPUTE_ONLY;
-  const bool dp = comm && pl->net.dp > 1, mp = comm && pl->net.mp > 1;
-  const unsigned ex = first + pc.dp_rank * b;
+  /* core 0 combines the cores' gradients, all-reduces them over the data-parallel group and
+   * updates the parameters, which it then hands to core 1 */
+  const bool lead = core == 0, peer = comm && pl->cores > 1;
+  const bool dp = comm && lead && pl->net.dp > 1, mp = comm && pl->net.mp > 1;
+  const bool grad_token = lead ? dp : peer; /* the DMA queue acts on each layer's gradients */
+  const unsigned ex = first + (pc.dp_rank * pl->cores + core) * b;
+  const uint32_t hbm_a1 = pl->hbm_a1 + core * b * 2 * pl->hp, hbm_a2 = pl->hbm_a2 + core * b * 2 * pl->hmp;
   if (first > pl->examples - pl->net.batch) {
     snprintf(err, errlen, "examples %u .. %u are not all in HBM (%u)", first, first + pl->net.batch - 1, pl->examples);
     return -1;
   }
+  fw_rdma_core(dq, core); /* the model-parallel all-reduces are among the chips' same cores */
   /* collectives: built into side programs; their compute parts are placed below */
   fw_prog_t c_mpf, c_dp[FW_TRAIN_LAYERS], c_mpb, work;
   fw_prog_init(&c_mpf), fw_prog_init(&c_mpb), fw_prog_init(&work);
@@ -382,8 +456,8 @@ int fw_train_step(const chip_geometry_t *chip, const fw_train_plan_t *pl, const 
     /* transposes: a batch tile of C examples at a time, 2C features (a line's bytes) a DMA */
     const struct { uint32_t hbm, pitch, width, line; } tr[3] = {
         {pl->hbm_x + ex * 2 * pl->fp, 2 * pl->fp, pl->fp, pl->v_xt},
-        {pl->hbm_a1, 2 * pl->hp, pl->hp, pl->v_a1t},
-        {pl->hbm_a2, 2 * pl->hmp, pl->hmp, pl->v_a2t}};
+        {hbm_a1, 2 * pl->hp, pl->hp, pl->v_a1t},
+        {hbm_a2, 2 * pl->hmp, pl->hmp, pl->v_a2t}};
     for (unsigned t = 0; t < 3; t++) {
       if (t > 0) { /* token from compute: the activations' bf16 lines exist; write them as rows */
         const uint32_t src = t == 1 ? pl->v_a1b : pl->v_a2b;
@@ -401,29 +475,43 @@ int fw_train_step(const chip_geometry_t *chip, const fw_train_plan_t *pl, const 
     }
   }
   /* then the collectives, in the order the compute queue runs them */
-  if (mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_fwd, x, y, &c_mpf, dq, err, errlen)) goto out;
-  if (dp && coll_dma_part(chip, &pc.dp_group, &pl->dp_coll[2], x, y, &c_dp[2], dq, err, errlen)) goto out;
-  if (mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_bwd, x, y, &c_mpb, dq, err, errlen)) goto out;
-  for (int l = 1; l >= 0; l--)
+  for (int l = 2; l >= 0; l--) {
+    if (l == 2 && mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_fwd, x, y, &c_mpf, dq, err, errlen)) goto out;
+    if (l == 1 && mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_bwd, x, y, &c_mpb, dq, err, errlen)) goto out;
+    if (lead && peer) { /* core 1's gradients of layer l, once in HBM, into VMEM beside core 0's */
+      take_over(dq, pl, peer_hbm(pl, l), pl->v_peer[l], L[l].lines);
+      fw_sem_signal(dq, SEM_TO_COMPUTE, 1);
+    }
     if (dp && coll_dma_part(chip, &pc.dp_group, &pl->dp_coll[l], x, y, &c_dp[l], dq, err, errlen)) goto out;
-  /* the results for the host, once the update is done */
-  fw_sem_wait(dq, SEM_TO_DMA, 1);
-  if (compute) {
-    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_params[0], pl->hbm_params, lb, pl->param_lines, lb);
-    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_p, pl->hbm_probs, lb, b, lb);
+    if (!lead && peer) { /* core 1: its gradients of layer l to core 0, through HBM */
+      fw_sem_wait(dq, SEM_TO_DMA, 1);
+      hand_over(dq, pl, x, y, core, 0, pl->v_grad[l], peer_hbm(pl, l), L[l].lines);
+    }
   }
+  /* the results for the host, once the update is done; core 0's new parameters (in HBM for the
+   * host) are core 1's too */
+  fw_sem_wait(dq, SEM_TO_DMA, 1);
+  if (lead && peer) /* the parameters for the host, and for core 1 */
+    hand_over(dq, pl, x, y, core, 1, pl->v_params[0], pl->hbm_params, pl->param_lines);
+  else if (lead && compute)
+    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_params[0], pl->hbm_params, lb, pl->param_lines, lb);
+  if (compute) fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_p, pl->hbm_probs + core * b * lb, lb, b, lb);
+  if (peer && !lead) take_over(dq, pl, pl->hbm_params, pl->v_params[0], pl->param_lines);
   fw_fence(dq);
   fw_halt(dq);
 
   /* ---- compute queue */
   if (!compute) { /* the collectives alone, each handed its (stale) buffer */
     const fw_prog_t *parts[5] = {&c_mpf, &c_dp[2], &c_mpb, &c_dp[1], &c_dp[0]};
-    const bool on[5] = {mp, dp, mp, dp, dp};
-    for (unsigned i = 0; i < 5; i++)
+    const bool on[5] = {mp, grad_token, mp, grad_token, grad_token};
+    const int layer[5] = {-1, 2, -1, 1, 0};
+    for (unsigned i = 0; i < 5; i++) {
+      if (lead && peer && layer[i] >= 0) fw_sem_wait(cq, SEM_TO_COMPUTE, 1); /* core 1's gradients are here */
       if (on[i]) {
         fw_sem_signal(cq, SEM_TO_DMA, 1);
         fw_prog_append(cq, parts[i], 0, parts[i]->count);
       }
+    }
     fw_sem_signal(cq, SEM_TO_DMA, 1);
     fw_fence(cq);
     fw_halt(cq);
@@ -472,7 +560,8 @@ int fw_train_step(const chip_geometry_t *chip, const fw_train_plan_t *pl, const 
   /* layer 3: its input gradient first (the critical path), then its weight gradient */
   input_gradient(cq, pl, 2, pl->v_dz3b, pl->v_da2);
   weight_gradient(cq, pl, 2, pl->v_a2t, pl->v_dz3, pl->v_dz3b);
-  if (dp) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 3's gradients: their all-reduce starts */
+  if (lead && peer) take_peer_grads(cq, pl, 2);
+  if (grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 3's gradients: their all-reduce (or hand-over) starts */
   /* layer 2, with layer 3's all-reduce spread among its commands */
   vec_blocks(&work, pl, ISA_VEC_RELU_GRAD, pl->v_z2, pl->v_da2, pl->v_dz2, L[1].nb, 0);
   vec_blocks(&work, pl, ISA_VEC_TO_BF16, pl->v_dz2, pl->v_dz2, pl->v_dz2b, L[1].nb, 0);
@@ -481,14 +570,18 @@ int fw_train_step(const chip_geometry_t *chip, const fw_train_plan_t *pl, const 
   weight_gradient(&work, pl, 1, pl->v_a1t, pl->v_dz2, pl->v_dz2b);
   interleave(cq, &work, &c_dp[2]);
   if (mp) fw_prog_append(cq, &c_mpb, 0, c_mpb.count);
-  if (dp) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 2's gradients */
+  /* (not inside `work`: the DMA queue hands core 1's lines over only after the collectives
+   * interleaved with it) */
+  if (lead && peer) take_peer_grads(cq, pl, 1);
+  if (grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 2's gradients */
   /* layer 1 (its input is the data: no input gradient), with layer 2's all-reduce */
   work.count = 0;
   vec_blocks(&work, pl, ISA_VEC_RELU_GRAD, pl->v_z1, pl->v_da1, pl->v_dz1, L[0].nb, 0);
   vec_blocks(&work, pl, ISA_VEC_TO_BF16, pl->v_dz1, pl->v_dz1, pl->v_dz1b, L[0].nb, 0);
   weight_gradient(&work, pl, 0, pl->v_xt, pl->v_dz1, pl->v_dz1b);
   interleave(cq, &work, &c_dp[1]);
-  if (dp) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 1's gradients */
+  if (lead && peer) take_peer_grads(cq, pl, 0);
+  if (grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 1's gradients */
   /* SGD: w = w - lr g; layers 3 and 2 while layer 1's gradients are reduced */
   float neg_lr;
   memcpy(&neg_lr, &pl->net.lr, 4);
@@ -496,9 +589,13 @@ int fw_train_step(const chip_geometry_t *chip, const fw_train_plan_t *pl, const 
   uint32_t nlr;
   memcpy(&nlr, &neg_lr, 4);
   work.count = 0;
-  for (int l = 2; l >= 1; l--) fw_vec(&work, ISA_VEC_AXPY, pl->v_params[l], pl->v_grad[l], pl->v_params[l], L[l].lines, nlr);
-  interleave(cq, &work, &c_dp[0]);
-  fw_vec(cq, ISA_VEC_AXPY, pl->v_params[0], pl->v_grad[0], pl->v_params[0], L[0].lines, nlr);
+  if (lead || !peer) { /* (core 1 updates only in the compute-only timing run; else its DMA
+                          * queue loads core 0's new parameters) */
+    for (int l = 2; l >= 1; l--)
+      fw_vec(&work, ISA_VEC_AXPY, pl->v_params[l], pl->v_grad[l], pl->v_params[l], L[l].lines, nlr);
+    interleave(cq, &work, &c_dp[0]);
+    fw_vec(cq, ISA_VEC_AXPY, pl->v_params[0], pl->v_grad[0], pl->v_params[0], L[0].lines, nlr);
+  }
   fw_sem_signal(cq, SEM_TO_DMA, 1); /* the step is done: results out */
   fw_fence(cq);
   fw_halt(cq);
@@ -517,4 +614,11 @@ out:
   fw_prog_free(&c_mpf), fw_prog_free(&c_mpb), fw_prog_free(&work);
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_free(&c_dp[l]);
   return rc;
+}
+
+int fw_train_step(const chip_geometry_t *chip, const fw_train_plan_t *pl, const fw_slice_t *s, unsigned x, unsigned y,
+                  unsigned first, fw_train_mode_t mode, fw_prog_t *compute, fw_prog_t *dma, char *err, size_t errlen) {
+  for (unsigned c = 0; c < pl->cores; c++)
+    if (step_core(chip, pl, s, x, y, c, first, mode, &compute[c], &dma[c], err, errlen)) return -1;
+  return 0;
 }

@@ -41,13 +41,27 @@ int main(int argc, char **argv) {
   pod_t *p = pod_new(&pc, err, sizeof err);
   if (!p) {
     fprintf(stderr, "pod_probe: %s\n", err);
-    dist_finalize();
+    dist_finalize(2);
     return 2;
+  }
+  if (argc > 1 && strcmp(argv[1], "fail-alone") == 0) {
+    /* rank 1 fails where the others go on into a shared chip operation (an HBM write to a chip
+     * rank 1 owns, answered by it): the ranks must not wait for ever (dist_finalize) */
+    if (dist_rank() == 1) {
+      fprintf(stderr, "pod_probe: rank 1 fails alone\n");
+      dist_finalize(1);
+      return 1;
+    }
+    uint32_t v = 0;
+    chip_hbm_write(pod_chip(p, 0, 3), 0, &v, sizeof v);
+    fprintf(stderr, "pod_probe: the write came back\n");
+    dist_finalize(1);
+    return 1;
   }
   if (dist_rank() > 0 && !freopen("/dev/null", "w", stdout)) return 1;
   int rc = pod_scenario_slices(p);
   for (unsigned k = 0; k < POD_SCENARIOS && !rc; k++) rc = run(p, &pod_scenarios[k]);
   pod_free(p);
-  dist_finalize();
+  dist_finalize(rc ? 1 : 0);
   return rc ? 1 : 0;
 }

@@ -58,6 +58,9 @@ Test(pod_mpi, step_and_training_report_what_one_process_reports) {
   same_on_ranks("step --pod 2x4 --mxu 4x4 --m 8 --k 12 --n 8 --seed 6 --model fast", ranks, 2);
   same_on_ranks("train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 2 --lr 0.5 --seed 1 --model fast", ranks,
                 2);
+  /* chips of two cores, each a replica (the hand-overs between cores stay inside a rank's chips) */
+  same_on_ranks("train --pod 2x2 --mxu 4x4 --mxus 2 --cores 2 --data synthetic --examples 300 --features 8 --classes 4 "
+                "--hidden 16 --batch 32 --steps 3 --model fast", ranks, 1);
 }
 
 /* Random program sets: errors, time-outs and the pod's drain after them (every rank's chips
@@ -112,6 +115,21 @@ Test(pod_mpi, a_rank_that_dies_stops_the_job) {
   cr_expect_neq(rc, 0, "the job ended well with a rank killed: %s", r.err);
   cr_expect_lt(secs, 60, "the job took %d s to stop after a rank died", secs);
   cr_expect(strstr(r.err, "signal 9") || strstr(r.err, "Killed"), "no message naming the dead rank: %s", r.err);
+}
+
+/* A rank that fails alone without crashing (its host program stops where the others' go on
+ * into a shared chip operation): it waits TPUSIM_END_WAIT_S for the others to end, then stops
+ * the job with a message, so nobody waits for ever. */
+Test(pod_mpi, a_rank_that_fails_alone_stops_the_job) {
+  run_t r = run_shell("(start=$(date +%s); " MPIRUN "-x TPUSIM_END_WAIT_S=2 -np 2 build/tests/pod_probe fail-alone; "
+                      "echo \"rc=$? secs=$(( $(date +%s) - start ))\")");
+  int rc = -1, secs = -1;
+  cr_assert_eq(sscanf(strstr(r.out, "rc=") ? strstr(r.out, "rc=") : "", "rc=%d secs=%d", &rc, &secs), 2, "%s\n%s",
+               r.out, r.err);
+  cr_expect_neq(rc, 0, "the job ended well with a rank failed: %s", r.err);
+  cr_expect_lt(secs, 30, "the job took %d s to stop after a rank failed alone", secs);
+  cr_expect(strstr(r.err, "the other ranks have not within 2 s"), "no message: %s", r.err);
+  cr_expect(!strstr(r.err, "the write came back"), "rank 0 went on: %s", r.err);
 }
 
 /* The runs of tests/pod_scenarios.h (printed by tests/pod_probe.c): a packet dropped at a

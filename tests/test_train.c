@@ -29,6 +29,7 @@ typedef struct {
   unsigned dp, mp, features, hidden, classes, batch, steps;
   unsigned mxu;  /* R = C of the chips; 0: 4 */
   unsigned mxus; /* MXUs per core; 0: 1 */
+  unsigned cores; /* cores per chip; 0: 1 */
 } layout_t;
 
 typedef struct {
@@ -72,7 +73,7 @@ static void free_data(data_t *d) {
 static pod_train_config_t config_of(const layout_t *l, const data_t *d, uint64_t seed) {
   const unsigned mxu = l->mxu ? l->mxu : 4;
   pod_train_config_t c = {.pod_w = l->pod_w, .pod_h = l->pod_h, .slice = l->slice, .mxu_rows = mxu, .mxu_cols = mxu,
-                          .mxus = l->mxus, .link_latency = 1, .seed = seed, .model = test_model(), .threads = test_threads(l->pod_h),
+                          .mxus = l->mxus, .cores = l->cores, .link_latency = 1, .seed = seed, .model = test_model(), .threads = test_threads(l->pod_h),
                           .net = {l->features, l->hidden, l->classes, l->batch, l->dp, l->mp, bits_of_float(0.5f)},
                           .examples = d->examples, .x = d->x, .label = d->label};
   c.slice.pod_w = l->pod_w, c.slice.pod_h = l->pod_h;
@@ -112,7 +113,7 @@ static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, do
   cr_assert_not_null(t, "%s", err);
   const fw_train_plan_t *pl = pod_train_plan(t);
   const uint32_t *wc[3] = {d.w[0], d.w[1], d.w[2]}, *bc[3] = {d.bias[0], d.bias[1], d.bias[2]};
-  train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.mxu_cols, wc, bc, err, sizeof err);
+  train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.mxu_cols, pl->cores, wc, bc, err, sizeof err);
   cr_assert_not_null(ref, "%s", err);
   const size_t plines = (size_t)pl->param_lines * pl->lanes;
   uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->b * pl->lanes * 4);
@@ -151,17 +152,17 @@ static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, do
 
 static const layout_t LAYOUTS[] = {
     /* pod, slice, dp, mp, features, hidden, classes, batch, steps */
-    {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 9, 4, 1},          /* one chip */
-    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 9, 4, 1},         /* DP, 2-D torus all-reduce */
-    {4, 1, {0, 0, 4, 1, 0, 0}, 4, 1, 6, 12, 3, 20, 9, 4, 1},        /* DP on a ring, ragged sizes */
-    {2, 2, {0, 0, 2, 2, 0, 0}, 1, 4, 8, 16, 4, 12, 9, 4, 1},        /* MP over a 2-D slice */
-    {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 9, 4, 1},        /* DP along X, MP along Y */
-    {4, 3, {1, 1, 2, 2, 0, 0}, 2, 2, 10, 12, 3, 12, 9, 4, 1},       /* inside a larger pod */
-    {4, 2, {0, 0, 4, 2, 0, 0}, 4, 2, 5, 20, 4, 24, 9, 4, 1},        /* a 4 x 2 slice, hidden 10 a chip */
-    {4, 4, {0, 0, 3, 3, 0, 0}, 9, 1, 7, 9, 4, 18, 9, 4, 1},     /* DP on a 3x3 mesh slice: the ring */
-    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 6, 8, 3, 4, 9, 4, 1},       /* one example a chip */
-    {2, 2, {0, 0, 2, 1, 0, 0}, 2, 1, 64, 48, 10, 40, 5, 16, 1},  /* 16-lane chips, digits-like shapes */
-    {1, 2, {0, 0, 1, 2, 0, 0}, 1, 2, 30, 64, 10, 24, 5, 16, 1},  /* 16-lane chips, MP */
+    {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 9, 4, 1, 0},          /* one chip */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 9, 4, 1, 0},         /* DP, 2-D torus all-reduce */
+    {4, 1, {0, 0, 4, 1, 0, 0}, 4, 1, 6, 12, 3, 20, 9, 4, 1, 0},        /* DP on a ring, ragged sizes */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 1, 4, 8, 16, 4, 12, 9, 4, 1, 0},        /* MP over a 2-D slice */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 9, 4, 1, 0},        /* DP along X, MP along Y */
+    {4, 3, {1, 1, 2, 2, 0, 0}, 2, 2, 10, 12, 3, 12, 9, 4, 1, 0},       /* inside a larger pod */
+    {4, 2, {0, 0, 4, 2, 0, 0}, 4, 2, 5, 20, 4, 24, 9, 4, 1, 0},        /* a 4 x 2 slice, hidden 10 a chip */
+    {4, 4, {0, 0, 3, 3, 0, 0}, 9, 1, 7, 9, 4, 18, 9, 4, 1, 0},     /* DP on a 3x3 mesh slice: the ring */
+    {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 6, 8, 3, 4, 9, 4, 1, 0},       /* one example a chip */
+    {2, 2, {0, 0, 2, 1, 0, 0}, 2, 1, 64, 48, 10, 40, 5, 16, 1, 0},  /* 16-lane chips, digits-like shapes */
+    {1, 2, {0, 0, 1, 2, 0, 0}, 1, 2, 30, 64, 10, 24, 5, 16, 1, 0},  /* 16-lane chips, MP */
 };
 
 Test(train, every_layout_matches_the_reference_bit_for_bit_and_learns) {
@@ -178,9 +179,9 @@ Test(train, every_layout_matches_the_reference_bit_for_bit_and_learns) {
  * lone chip, data parallel and model parallel, and each step faster than on one MXU. */
 Test(train, two_mxus_match_the_reference_and_are_faster) {
   static const layout_t one_mxu[] = {
-      {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 16, 4, 16, 3, 4, 1},
-      {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 16, 4, 32, 3, 4, 1},
-      {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 3, 4, 1},
+      {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 16, 4, 16, 3, 4, 1, 0},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 16, 4, 32, 3, 4, 1, 0},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 3, 4, 1, 0},
   };
   for (unsigned i = 0; i < sizeof one_mxu / sizeof one_mxu[0]; i++) {
     layout_t two = one_mxu[i];
@@ -194,15 +195,40 @@ Test(train, two_mxus_match_the_reference_and_are_faster) {
   }
 }
 
+/* Each core of a two-core chip is a data-parallel replica with half the chip's examples
+ * (docs/training.md, "Cores"): bit-exact against the reference for a lone chip, data-, model-
+ * and both-parallel slices, every core's probabilities and the parameters after every step;
+ * the chips' cores on MXUs of their own make the step faster than one core. (The RTL is built
+ * with two cores only as 4x4x2c2: two MXUs a core.) */
+Test(train, two_cores_match_the_reference_and_are_faster) {
+  static const layout_t one_core[] = { /* big enough that halving the MXU work outweighs the hand-overs */
+      {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 16, 32, 4, 32, 3, 4, 2, 0},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 16, 32, 4, 64, 3, 4, 2, 0},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 1, 4, 16, 32, 4, 32, 3, 4, 2, 0},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 16, 32, 4, 32, 3, 4, 2, 0},
+  };
+  for (unsigned i = 0; i < sizeof one_core / sizeof one_core[0]; i++) {
+    layout_t two = one_core[i];
+    two.cores = 2;
+    double a0, a1, b0, b1;
+    const uint64_t c1 = check_layout(&one_core[i], test_seed() * 10 + i, &a0, &a1);
+    const uint64_t c2 = check_layout(&two, test_seed() * 10 + i, &b0, &b1);
+    cr_assert(fabs(a0 - b0) < 1e-3 && fabs(a1 - b1) < 0.05, "layout %u: about the same losses on one core (%g, %g) and "
+              "two (%g, %g)", i, a0, a1, b0, b1);
+    cr_assert_lt(c2, c1, "layout %u: two cores %llu cycles a step, one %llu", i, (unsigned long long)c2,
+                 (unsigned long long)c1);
+  }
+}
+
 Test(train, step_cycles_depend_on_neither_data_nor_reset_values) {
-  const layout_t l = {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 2, 4, 1};
+  const layout_t l = {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 8, 16, 4, 16, 2, 4, 1, 0};
   double a, b;
   uint64_t c1 = check_layout(&l, 7, &a, &b), c2 = check_layout(&l, 8, &a, &b);
   cr_assert_eq(c1, c2, "seed 7: %llu cycles, seed 8: %llu", (unsigned long long)c1, (unsigned long long)c2);
 }
 
 Test(train, a_lone_chip_step_is_its_compute_only_step_and_comm_adds_to_a_slice) {
-  const layout_t one = {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 1, 4, 1};
+  const layout_t one = {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 8, 8, 4, 8, 1, 4, 1, 0};
   data_t d;
   make_data(&one, 3, &d);
   pod_train_config_t c = config_of(&one, &d, 3);
@@ -218,7 +244,7 @@ Test(train, a_lone_chip_step_is_its_compute_only_step_and_comm_adds_to_a_slice) 
   pod_train_free(t);
   free_data(&d);
   /* on a slice: the step is at least its compute, and the collectives alone take time */
-  const layout_t dp = {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 1, 4, 1};
+  const layout_t dp = {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 8, 8, 4, 16, 1, 4, 1, 0};
   make_data(&dp, 4, &d);
   c = config_of(&dp, &d, 4);
   t = pod_train_new(&c, &rc, err, sizeof err);
@@ -261,4 +287,11 @@ Test(train, the_plan_refuses_every_bad_layout) {
   refuse(4, 4, s22, (fw_train_net_t){8, 1024, 4, 4096, 4, 1, lr}, 8192, "VMEM lines");
   refuse(4, 4, (fw_slice_t){1, 1, 2, 2, 2, 2}, (fw_train_net_t){8, 8, 4, 16, 4, 1, lr}, 100, "outside");
   refuse(4, 4, (fw_slice_t){0, 0, 1, 1, 1, 1}, (fw_train_net_t){8, 400, 4, 16, 1, 1, lr}, 100, "a queue holds");
+  /* two cores: each takes half the chip's examples */
+  chip_geometry_t g2 = {.rows = 4, .cols = 4, .cores = 2, .acc_depth = 4096, .vmem_lines = 262144, .queue_depth = 32768};
+  fw_train_plan_t pl;
+  char err[1024] = "";
+  const fw_train_net_t odd = {8, 8, 4, 20, 4, 1, lr}; /* 5 examples a chip */
+  cr_assert_eq(fw_train_plan(&g2, &s22, &odd, 100, &pl, err, sizeof err), -1);
+  cr_assert(strstr(err, "not divisible by the chip's 2 cores"), "%s", err);
 }

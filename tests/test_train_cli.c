@@ -76,6 +76,7 @@ Test(train_cli, writes_the_loss_curve_and_its_plot) {
 Test(train_cli, refuses_layouts_that_do_not_divide) {
   refused(SMALL "--batch 18", "not divisible by the data-parallel degree 4");
   refused(SMALL "--batch 16 --mp 4 --hidden 10", "not divisible by the model-parallel degree 4");
+  refused(SMALL "--batch 20 --cores 2 --model fast", "not divisible by the chip's 2 cores");
   refused(SMALL "--batch 16 --dp 2 --mp 1", "the slice has 4 chips");
   refused(SMALL "--batch 16 --pod 4x2 --slice 0,0,4x1 --dp 2 --mp 2", "the slice must be 2x2");
   refused(SMALL "--batch 16 --mxu 4x8", "no chip with a 4x8 MXU"); /* non-square: refused by the plan (test_train) */

@@ -351,7 +351,7 @@ static int train(run_t *r) {
   if (!(r->pt = pod_train_new(&r->cfg, &rs, err, sizeof err)))
     return rs == RT_INVALID ? cli_usage_error("train", "%s", err) : cli_fail("train", "%s", err);
   const uint32_t *wc[3] = {r->w[0], r->w[1], r->w[2]}, *bc[3] = {r->bias[0], r->bias[1], r->bias[2]};
-  if (!(r->ref = train_golden_new(&r->cfg.net, &r->cfg.slice, pl->lanes, wc, bc, err, sizeof err)))
+  if (!(r->ref = train_golden_new(&r->cfg.net, &r->cfg.slice, pl->lanes, pl->cores, wc, bc, err, sizeof err)))
     return cli_fail("train", "%s", err);
   const unsigned batches = r->train.count / o->batch;
   for (unsigned s = 0; s < steps; s++) {

@@ -61,8 +61,9 @@ typedef struct {
   "pod's rows split into N bands, each run by a thread, meeting every link latency + 1 cycles;\n"  \
   "results and cycles identical to one thread's (N at most the pod's rows). docs/scale.md.\n"   \
   "--mxus X (default 1): X MXUs per core, the kernels' output tiles going round them; --cores K\n" \
-  "(default 1): K cores per chip (the GEMM's rows split over them; the collectives and training\n" \
-  "run on core 0). The RTL where RxC[xX][cK] is built, the fast model up to 2 cores of 4 MXUs\n"  \
+  "(default 1): K cores per chip (the GEMM's rows split over them, training's examples too, each\n" \
+  "core a data-parallel replica; the collectives run on core 0). The RTL where RxC[xX][cK] is\n" \
+  "built, the fast model up to 2 cores of 4 MXUs\n"  \
   "(docs/isa.md, \"MXUs\", \"Cores\"). --chip small|v2|v3: a preset (docs/fidelity.md): v2 two\n" \
   "cores of one 128x128 MXU at 700 MHz, v3 two cores of two at 940 MHz, small one 4x4; it sets\n"  \
   "--mxu, --mxus, --cores and the clock, and cannot be given with them.\n"

@@ -41,20 +41,21 @@ static int run_command(const command_t *c, int argc, char **argv) {
   const int d = dist_init(&argc, &argv, err, sizeof err);
   if (d) {
     if (dist_rank() == 0) fprintf(stderr, "tpusim: %s\n", err);
-    dist_finalize();
-    return d == -2 ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    const int rc = d == -2 ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    dist_finalize(rc);
+    return rc;
   }
   if (dist_active() && !c->mpi) {
     if (dist_rank() == 0)
       fprintf(stderr, "tpusim %s: runs no pod to split over MPI ranks: run it without mpirun (under mpirun: "
               "collective, step, train, randprog)\n", c->name);
-    dist_finalize();
+    dist_finalize(CLI_EXIT_USAGE);
     return CLI_EXIT_USAGE;
   }
   const bool quiet_rank = dist_rank() > 0 && !getenv("TPUSIM_DEBUG_RANKS"); /* (docs/scale.md "MPI") */
   if (quiet_rank && (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))) dist_abort(1);
   const int rc = c->run(argc - 1, argv + 1);
-  dist_finalize();
+  dist_finalize(rc); /* (stops the job if the other ranks do not end too) */
   return rc;
 }
 

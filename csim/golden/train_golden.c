@@ -16,14 +16,14 @@
 struct train_golden {
   fw_train_net_t net;
   fw_slice_t s;
-  unsigned C, chips, b, bp, hm;
+  unsigned C, chips, cores, b, bp, hm;  /* b: examples per core (each core a data-parallel replica) */
   unsigned k[FW_TRAIN_LAYERS], n[FW_TRAIN_LAYERS], kp[FW_TRAIN_LAYERS], nb[FW_TRAIN_LAYERS];
   size_t lines[FW_TRAIN_LAYERS], first[FW_TRAIN_LAYERS], total;  /* parameter lines */
   uint32_t *params;  /* chips x total x C */
-  uint32_t *probs;   /* chips x b x C */
+  uint32_t *probs;   /* chips x cores x b x C */
 };
 
-/* What one chip computes in a step, between the all-reduces. */
+/* What one core of a chip computes in a step, between the all-reduces. */
 typedef struct {
   uint16_t *x;                 /* b x F */
   uint32_t *y;                 /* b x C, one-hot */
@@ -67,13 +67,13 @@ static void shard(const train_golden_t *t, unsigned mp, unsigned l, unsigned *r0
   *c0 = l == 1 ? mp * t->hm : 0;
 }
 
-train_golden_t *train_golden_new(const fw_train_net_t *net, const fw_slice_t *s, unsigned lanes,
+train_golden_t *train_golden_new(const fw_train_net_t *net, const fw_slice_t *s, unsigned lanes, unsigned cores,
                                  const uint32_t *const w[FW_TRAIN_LAYERS], const uint32_t *const bias[FW_TRAIN_LAYERS],
                                  char *err, size_t errlen) {
   train_golden_t *t = calloc(1, sizeof *t);
   if (!t) goto oom;
-  t->net = *net, t->s = *s, t->C = lanes, t->chips = s->w * s->h;
-  t->b = net->batch / net->dp, t->bp = up(t->b, lanes), t->hm = net->hidden / net->mp;
+  t->net = *net, t->s = *s, t->C = lanes, t->chips = s->w * s->h, t->cores = cores ? cores : 1;
+  t->b = net->batch / net->dp / t->cores, t->bp = up(t->b, lanes), t->hm = net->hidden / net->mp;
   const unsigned full_n[3] = {net->hidden, net->hidden, net->classes};
   const unsigned ks[3] = {net->features, net->hidden, t->hm}, ns[3] = {net->hidden, t->hm, net->classes};
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
@@ -83,7 +83,7 @@ train_golden_t *train_golden_new(const fw_train_net_t *net, const fw_slice_t *s,
     t->total += t->lines[l];
   }
   t->params = calloc((size_t)t->chips * t->total * lanes, sizeof *t->params);
-  t->probs = calloc((size_t)t->chips * t->b * lanes, sizeof *t->probs);
+  t->probs = calloc((size_t)t->chips * t->cores * t->b * lanes, sizeof *t->probs);
   if (!t->params || !t->probs) goto oom;
   for (unsigned i = 0; i < t->chips; i++) {
     unsigned dp, mp, r0, c0;
@@ -117,7 +117,7 @@ const uint32_t *train_golden_params(const train_golden_t *t, unsigned chip, size
 }
 
 const uint32_t *train_golden_probs(const train_golden_t *t, unsigned chip) {
-  return t->probs + (size_t)chip * t->b * t->C;
+  return t->probs + (size_t)chip * t->cores * t->b * t->C;
 }
 
 void train_golden_network(const train_golden_t *t, unsigned dp_rank, uint32_t *const w[FW_TRAIN_LAYERS],
@@ -202,8 +202,8 @@ static void work_free(chip_work_t *w) {
 }
 
 /* Forward up to the partial logits. */
-static int forward(const train_golden_t *t, unsigned i, const uint16_t *x, const uint8_t *label, unsigned first,
-                   chip_work_t *w) {
+static int forward(const train_golden_t *t, unsigned i, unsigned core, const uint16_t *x, const uint8_t *label,
+                   unsigned first, chip_work_t *w) {
   const unsigned C = t->C, b = t->b, F = t->net.features, H = t->net.hidden, hm = t->hm;
   unsigned dp, mp;
   fw_slice_t g1, g2;
@@ -220,7 +220,7 @@ static int forward(const train_golden_t *t, unsigned i, const uint16_t *x, const
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++)
     for (unsigned k = 0; k < t->k[l]; k++)
       for (unsigned n = 0; n < t->n[l]; n++) w->wb[l][(size_t)k * t->n[l] + n] = bf16(*w_at(t, p, l, k, n));
-  const unsigned ex = first + dp * b;
+  const unsigned ex = first + (dp * t->cores + core) * b;
   memcpy(w->x, x + (size_t)ex * F, (size_t)b * F * 2);
   for (unsigned e = 0; e < b; e++) w->y[(size_t)e * C + label[ex + e]] = 0x3F800000u;
   /* layer 1, layer 2: Z = A W + bias; A = bf16(relu(Z)) */
@@ -281,9 +281,9 @@ static uint32_t *as_lines(const train_golden_t *t, const uint32_t *v, unsigned r
 }
 
 /* Softmax, dZ3, layer 3's gradients and input gradient, then layer 2's input gradient. */
-static int middle(const train_golden_t *t, unsigned i, chip_work_t *w) {
+static int middle(const train_golden_t *t, unsigned i, unsigned core, chip_work_t *w) {
   const unsigned C = t->C, b = t->b, K = t->net.classes, hm = t->hm, H = t->net.hidden;
-  uint32_t *p = t->params + (size_t)i * t->total * C, *probs = t->probs + (size_t)i * b * C;
+  uint32_t *p = t->params + (size_t)i * t->total * C, *probs = t->probs + ((size_t)i * t->cores + core) * b * C;
   uint32_t mask[VEC_GOLDEN_MAX_LANES], z[VEC_GOLDEN_MAX_LANES], m[VEC_GOLDEN_MAX_LANES], e[VEC_GOLDEN_MAX_LANES];
   uint32_t s[VEC_GOLDEN_MAX_LANES], r[VEC_GOLDEN_MAX_LANES];
   for (unsigned c = 0; c < C; c++) mask[c] = c < K ? 0 : NEG_INF;
@@ -367,24 +367,36 @@ static int last(const train_golden_t *t, chip_work_t *w) {
 }
 
 int train_golden_step(train_golden_t *t, const uint16_t *x, const uint8_t *label, unsigned first) {
-  const unsigned n = t->chips, C = t->C;
-  chip_work_t *w = calloc(n, sizeof *w);
+  const unsigned n = t->chips, K = t->cores, C = t->C;
+  chip_work_t *w = calloc((size_t)n * K, sizeof *w); /* core k of chip i: w[i * K + k] */
   uint32_t **bufs = calloc(n, sizeof *bufs);
   int rc = -1;
   if (!w || !bufs) goto out;
   for (unsigned i = 0; i < n; i++)
-    if (forward(t, i, x, label, first, &w[i])) goto out;
-  for (unsigned i = 0; i < n; i++) bufs[i] = w[i].zp;
-  if (allreduce_groups(t, false, t->b, bufs)) goto out;
+    for (unsigned k = 0; k < K; k++)
+      if (forward(t, i, k, x, label, first, &w[i * K + k])) goto out;
+  /* the model-parallel all-reduces: among the chips' same cores */
+  for (unsigned k = 0; k < K; k++) {
+    for (unsigned i = 0; i < n; i++) bufs[i] = w[i * K + k].zp;
+    if (allreduce_groups(t, false, t->b, bufs)) goto out;
+  }
   for (unsigned i = 0; i < n; i++)
-    if (middle(t, i, &w[i])) goto out;
-  for (unsigned i = 0; i < n; i++) bufs[i] = w[i].da1;
-  if (allreduce_groups(t, false, (uint32_t)(t->nb[0] * t->bp), bufs)) goto out;
-  for (unsigned i = 0; i < n; i++)
+    for (unsigned k = 0; k < K; k++)
+      if (middle(t, i, k, &w[i * K + k])) goto out;
+  for (unsigned k = 0; k < K; k++) {
+    for (unsigned i = 0; i < n; i++) bufs[i] = w[i * K + k].da1;
+    if (allreduce_groups(t, false, (uint32_t)(t->nb[0] * t->bp), bufs)) goto out;
+  }
+  for (unsigned i = 0; i < n * K; i++)
     if (last(t, &w[i])) goto out;
-  /* each layer's gradient lines all-reduced over the data-parallel group, then SGD */
+  /* a chip's gradient: core 0's plus each other core's in turn (core 0 adds what it is
+   * handed); then each layer's gradient lines all-reduced over the data-parallel group, and SGD */
+  for (unsigned i = 0; i < n; i++)
+    for (unsigned k = 1; k < K; k++)
+      for (size_t j = 0; j < t->total * C; j++)
+        w[i * K].grad[j] = lane(ISA_VEC_ADD, w[i * K].grad[j], w[i * K + k].grad[j], 0);
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
-    for (unsigned i = 0; i < n; i++) bufs[i] = w[i].grad + t->first[l] * C;
+    for (unsigned i = 0; i < n; i++) bufs[i] = w[i * K].grad + t->first[l] * C;
     if (allreduce_groups(t, true, (uint32_t)t->lines[l], bufs)) goto out;
   }
   float lr;
@@ -394,11 +406,11 @@ int train_golden_step(train_golden_t *t, const uint16_t *x, const uint8_t *label
   memcpy(&nlr, &lr, 4);
   for (unsigned i = 0; i < n; i++) {
     uint32_t *p = t->params + (size_t)i * t->total * C;
-    for (size_t j = 0; j < t->total * C; j++) p[j] = lane(ISA_VEC_AXPY, p[j], w[i].grad[j], nlr);
+    for (size_t j = 0; j < t->total * C; j++) p[j] = lane(ISA_VEC_AXPY, p[j], w[i * K].grad[j], nlr);
   }
   rc = 0;
 out:
-  for (unsigned i = 0; w && i < n; i++) work_free(&w[i]);
+  for (unsigned i = 0; w && i < n * K; i++) work_free(&w[i]);
   free(w), free(bufs);
   return rc;
 }

@@ -19,8 +19,10 @@ typedef struct train_golden train_golden_t;
 
 /* w[l] and bias[l]: the whole network's initial parameters as fp32 bit patterns, row-major
  * (layer 1 features x hidden, layer 2 hidden x hidden, layer 3 hidden x classes); lanes: C
- * of the chips (= R). NULL with a message when out of memory. */
-train_golden_t *train_golden_new(const fw_train_net_t *net, const fw_slice_t *s, unsigned lanes,
+ * of the chips (= R); cores: the chips' cores (0 means 1), each a data-parallel replica with
+ * an equal share of the chip's examples whose gradients core 0 sums (docs/training.md,
+ * "Cores"). NULL with a message when out of memory. */
+train_golden_t *train_golden_new(const fw_train_net_t *net, const fw_slice_t *s, unsigned lanes, unsigned cores,
                                  const uint32_t *const w[FW_TRAIN_LAYERS], const uint32_t *const bias[FW_TRAIN_LAYERS],
                                  char *err, size_t errlen);
 void train_golden_free(train_golden_t *t);
@@ -30,7 +32,8 @@ void train_golden_free(train_golden_t *t);
 int train_golden_step(train_golden_t *t, const uint16_t *x, const uint8_t *label, unsigned first);
 
 /* Chip i of the slice (y * w + x): its parameter lines (every layer's, C fp32 a line, as the
- * chip writes them to HBM), how many, and its last step's probabilities (batch / dp lines). */
+ * chip writes them to HBM), how many, and its last step's probabilities (batch / dp lines,
+ * core 0's examples first). */
 const uint32_t *train_golden_params(const train_golden_t *t, unsigned chip, size_t *lines);
 const uint32_t *train_golden_probs(const train_golden_t *t, unsigned chip);
 

@@ -7,6 +7,7 @@
 
 #include "fw/gemm.h"
 #include "fw/hal.h"
+#include "runtime/prog_load.h"
 
 static uint64_t align64(uint64_t x) { return (x + 63) & ~(uint64_t)63; }
 static size_t even(size_t x) { return (x + 1) & ~(size_t)1; }
@@ -119,10 +120,7 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
   if (fw_gemm_cores(g, &args, cq, dq, err, errlen)) goto out;
   if (cmds) cmds[0] = cmds[1] = 0;
   for (unsigned core = 0; core < isa_geometry_cores(g); core++) {
-    const int q0 = (int)(core * ISA_NUM_QUEUES);
-    if (chip_load_program(c, q0 + ISA_QUEUE_COMPUTE, cq[core].words, cq[core].count, err, errlen) ||
-        chip_load_program(c, q0 + ISA_QUEUE_DMA, dq[core].words, dq[core].count, err, errlen))
-      goto out;
+    if (rt_load_core_programs(c, core, &cq[core], &dq[core], err, errlen) != RT_OK) goto out;
     if (cmds) cmds[0] += cq[core].count, cmds[1] += dq[core].count;
   }
   rc = 0;

@@ -94,14 +94,17 @@ out:
   return rc;
 }
 
-/* Loads each slice chip's programs (from build(i)), HALTs elsewhere, and runs the pod. */
+/* Loads each slice chip's programs (from build(i): a pair per core), HALTs elsewhere, and runs
+ * the pod. */
 typedef int (*build_fn)(pod_train_t *t, unsigned i, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
                         char *err, size_t errlen);
 
 static int build_init(pod_train_t *t, unsigned i, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
                       char *err, size_t errlen) {
   (void)i, (void)first, (void)mode;
-  return fw_train_init(&t->plan, cq, dq, err, errlen);
+  for (unsigned c = 0; c < t->plan.cores; c++)
+    if (fw_train_init(&t->plan, &cq[c], &dq[c], err, errlen)) return -1;
+  return 0;
 }
 
 static int build_step(pod_train_t *t, unsigned i, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
@@ -110,34 +113,54 @@ static int build_step(pod_train_t *t, unsigned i, unsigned first, fw_train_mode_
   return fw_train_step(&t->geo, &t->plan, s, s->x0 + i % s->w, s->y0 + i / s->w, first, mode, cq, dq, err, errlen);
 }
 
+static void progs_reset(fw_prog_t *cq, fw_prog_t *dq) {
+  for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) {
+    fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
+    fw_prog_init(&cq[c]), fw_prog_init(&dq[c]);
+  }
+}
+
+/* Loads core c's programs (a chip's cores beyond the plan's run HALTs) and returns the largest
+ * command count, for the time limit. */
+static rt_status_t load_cores(pod_train_t *t, chip_t *chip, fw_prog_t *cq, fw_prog_t *dq, size_t *cmds, char *err,
+                              size_t errlen) {
+  *cmds = 0;
+  for (unsigned c = 0; c < t->plan.cores; c++) {
+    if (!cq[c].count) fw_halt(&cq[c]);
+    if (!dq[c].count) fw_halt(&dq[c]);
+    if (cq[c].count + dq[c].count > *cmds) *cmds = cq[c].count + dq[c].count;
+    rt_status_t rc = rt_load_core_programs(chip, c, &cq[c], &dq[c], err, errlen);
+    if (rc != RT_OK) return rc;
+  }
+  return RT_OK;
+}
+
 static rt_status_t run(pod_train_t *t, build_fn build, unsigned first, fw_train_mode_t mode, uint64_t *cycles,
                        char *err, size_t errlen) {
   const fw_slice_t *s = &t->cfg.slice;
-  fw_prog_t cq, dq;
-  fw_prog_init(&cq), fw_prog_init(&dq);
+  fw_prog_t cq[FW_TRAIN_MAX_CORES], dq[FW_TRAIN_MAX_CORES];
+  for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_init(&cq[c]), fw_prog_init(&dq[c]);
   rt_status_t rc = RT_OK;
   uint64_t limit = 1000000;
   for (unsigned y = 0; y < s->pod_h && rc == RT_OK; y++)
     for (unsigned x = 0; x < s->pod_w && rc == RT_OK; x++) {
-      fw_prog_free(&cq), fw_prog_free(&dq);
-      fw_prog_init(&cq), fw_prog_init(&dq);
+      progs_reset(cq, dq);
       const bool in = x >= s->x0 && x < s->x0 + s->w && y >= s->y0 && y < s->y0 + s->h;
-      if (in) {
-        if (build(t, (y - s->y0) * s->w + (x - s->x0), first, mode, &cq, &dq, err, errlen)) {
-          rc = fw_prog_ok(&cq) && fw_prog_ok(&dq) ? RT_INVALID : RT_FAILED;
-          break;
-        }
-      } else {
-        fw_halt(&cq), fw_halt(&dq);
+      if (in && build(t, (y - s->y0) * s->w + (x - s->x0), first, mode, cq, dq, err, errlen)) {
+        rc = RT_INVALID;
+        for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++)
+          if (!fw_prog_ok(&cq[c]) || !fw_prog_ok(&dq[c])) rc = RT_FAILED;
+        break;
       }
-      if (limit < 1000000 + 2000ull * (cq.count + dq.count)) limit = 1000000 + 2000ull * (cq.count + dq.count);
-      rc = rt_load_programs(pod_chip(t->pod, x, y), &cq, &dq, err, errlen);
+      size_t cmds;
+      rc = load_cores(t, pod_chip(t->pod, x, y), cq, dq, &cmds, err, errlen);
+      if (limit < 1000000 + 2000ull * cmds) limit = 1000000 + 2000ull * cmds;
     }
-  fw_prog_free(&cq), fw_prog_free(&dq);
+  for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
   if (rc != RT_OK) return rc;
   char report[2048];
   pod_phase(t->pod, build == build_init ? "init" : mode == FW_TRAIN_COMM_ONLY ? "collectives alone" : "training step");
-  if (pod_run(t->pod, ISA_QMASK_ALL, limit, cycles, report, sizeof report)) {
+  if (pod_run(t->pod, CHIP_QMASK_EVERY_CORE, limit, cycles, report, sizeof report)) {
     snprintf(err, errlen, "the chips failed: %s", report);
     return RT_FAILED;
   }
@@ -208,7 +231,7 @@ int pod_train_read(pod_train_t *t, unsigned chip, uint32_t *params, uint32_t *pr
   const fw_train_plan_t *pl = &t->plan;
   chip_t *c = slice_chip(t, chip);
   if (params && chip_hbm_read(c, pl->hbm_params, params, (size_t)pl->param_lines * 4 * pl->lanes)) return -1;
-  if (probs && chip_hbm_read(c, pl->hbm_probs, probs, (size_t)pl->b * 4 * pl->lanes)) return -1;
+  if (probs && chip_hbm_read(c, pl->hbm_probs, probs, (size_t)pl->b * 4 * pl->lanes)) return -1; /* every core's */
   return 0;
 }
 
@@ -219,7 +242,7 @@ void pod_train_trace_close(pod_train_t *t) {
 unsigned pod_train_sems_left(pod_train_t *t) {
   unsigned left = 0;
   for (unsigned i = 0; i < t->cfg.slice.w * t->cfg.slice.h; i++)
-    for (unsigned k = 0; k < ISA_NUM_SEMS; k++) left += chip_sem(slice_chip(t, i), k) != 0;
+    for (unsigned k = 0; k < ISA_NUM_SEMS * t->plan.cores; k++) left += chip_sem(slice_chip(t, i), k) != 0; /* every core's */
   return left;
 }
 
@@ -252,22 +275,25 @@ rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cy
   t->geo = *chip_geometry(pod_chip(t->pod, 0, 0));
   chip_t *c = pod_chip(t->pod, 0, 0);
   if (load_chip(t, c, 0, err, errlen)) goto out;
-  fw_prog_t cq, dq;
-  for (unsigned pass = 0; pass < 2; pass++) {
-    fw_prog_init(&cq), fw_prog_init(&dq);
+  fw_prog_t cq[FW_TRAIN_MAX_CORES], dq[FW_TRAIN_MAX_CORES];
+  for (unsigned k = 0; k < FW_TRAIN_MAX_CORES; k++) fw_prog_init(&cq[k]), fw_prog_init(&dq[k]);
+  int bad = 0;
+  for (unsigned pass = 0; pass < 2 && !bad; pass++) {
+    progs_reset(cq, dq);
     const fw_slice_t *s = &t->cfg.slice;
-    int bad = pass == 0 ? fw_train_init(&plan, &cq, &dq, err, errlen)
-                        : fw_train_step(&t->geo, &plan, s, s->x0, s->y0, 0, FW_TRAIN_COMPUTE_ONLY, &cq, &dq, err, errlen);
-    if (!bad && rt_load_programs(c, &cq, &dq, err, errlen) != RT_OK) bad = 1;
-    const uint64_t limit = 1000000 + 2000ull * (cq.count + dq.count);
-    fw_prog_free(&cq), fw_prog_free(&dq);
-    if (bad) goto out;
+    size_t cmds = 0;
+    bad = pass == 0 ? build_init(t, 0, 0, FW_TRAIN_FULL, cq, dq, err, errlen)
+                        : fw_train_step(&t->geo, &plan, s, s->x0, s->y0, 0, FW_TRAIN_COMPUTE_ONLY, cq, dq, err, errlen);
+    if (!bad && load_cores(t, c, cq, dq, &cmds, err, errlen) != RT_OK) bad = 1;
+    const uint64_t limit = 1000000 + 2000ull * cmds;
     char report[1024];
-    if (pod_run(t->pod, ISA_QMASK_ALL, limit, cycles, report, sizeof report)) {
+    if (!bad && pod_run(t->pod, CHIP_QMASK_EVERY_CORE, limit, cycles, report, sizeof report)) {
       snprintf(err, errlen, "the compute-only step failed: %s", report);
-      goto out;
+      bad = 1;
     }
   }
+  for (unsigned k = 0; k < FW_TRAIN_MAX_CORES; k++) fw_prog_free(&cq[k]), fw_prog_free(&dq[k]);
+  if (bad) goto out;
   rc = RT_OK;
 out:
   pod_train_free(t);

@@ -59,7 +59,7 @@ int pod_train_read(pod_train_t *t, unsigned chip, uint32_t *params, uint32_t *pr
 /* Ends the trace (pod_train_config_t.trace_path): later steps are not recorded. */
 void pod_train_trace_close(pod_train_t *t);
 
-/* Semaphores not back at zero on the slice's chips (after a step: must be 0). */
+/* Semaphores not back at zero on the slice's chips, every core's (after a step: must be 0). */
 unsigned pod_train_sems_left(pod_train_t *t);
 
 /* The step's collectives alone, on this pod (they touch no parameter): *cycles. */

@@ -3,13 +3,19 @@
 
 #include <stdio.h>
 
-rt_status_t rt_load_programs(chip_t *c, const fw_prog_t *compute, const fw_prog_t *dma, char *err, size_t errlen) {
+rt_status_t rt_load_core_programs(chip_t *c, unsigned core, const fw_prog_t *compute, const fw_prog_t *dma, char *err,
+                                  size_t errlen) {
   if (!fw_prog_ok(compute) || !fw_prog_ok(dma)) {
     snprintf(err, errlen, "out of memory building the programs");
     return RT_FAILED;
   }
-  if (chip_load_program(c, ISA_QUEUE_COMPUTE, compute->words, compute->count, err, errlen) ||
-      chip_load_program(c, ISA_QUEUE_DMA, dma->words, dma->count, err, errlen))
+  const int q0 = (int)(core * ISA_NUM_QUEUES);
+  if (chip_load_program(c, q0 + ISA_QUEUE_COMPUTE, compute->words, compute->count, err, errlen) ||
+      chip_load_program(c, q0 + ISA_QUEUE_DMA, dma->words, dma->count, err, errlen))
     return RT_FAILED;
   return RT_OK;
+}
+
+rt_status_t rt_load_programs(chip_t *c, const fw_prog_t *compute, const fw_prog_t *dma, char *err, size_t errlen) {
+  return rt_load_core_programs(c, 0, compute, dma, err, errlen);
 }

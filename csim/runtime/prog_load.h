@@ -1,6 +1,6 @@
 /*
- * prog_load: loads a chip's pair of firmware programs (fw/hal.h) into its two command queues,
- * the one step every runtime module takes before it runs a chip.
+ * prog_load: loads a chip's pairs of firmware programs (fw/hal.h) into its command queues, a
+ * pair per core, the one step every runtime module takes before it runs a chip.
  */
 #ifndef RUNTIME_PROG_LOAD_H
 #define RUNTIME_PROG_LOAD_H
@@ -14,5 +14,8 @@
 /* RT_OK, or RT_FAILED with a message: a program ran out of memory while it was built, or the
  * chip refused it (too long for its queue, the queue running). */
 rt_status_t rt_load_programs(chip_t *c, const fw_prog_t *compute, const fw_prog_t *dma, char *err, size_t errlen);
+/* The same for core `core`'s two queues. */
+rt_status_t rt_load_core_programs(chip_t *c, unsigned core, const fw_prog_t *compute, const fw_prog_t *dma, char *err,
+                                  size_t errlen);
 
 #endif

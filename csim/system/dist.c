@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static unsigned rank_, size_ = 1;
 static bool started;
@@ -49,8 +50,26 @@ int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
   return 0;
 }
 
-void dist_finalize(void) {
-  if (started) MPI_Finalize();
+void dist_finalize(int rc) {
+  if (!started) return;
+  double wait = DIST_END_WAIT_S;
+  const char *env = getenv("TPUSIM_END_WAIT_S");
+  if (env && *env) wait = atof(env);
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  const double until = MPI_Wtime() + wait;
+  int done = 0;
+  while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done && MPI_Wtime() < until) {
+    const struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  if (!done) {
+    fprintf(stderr, "tpusim: rank %u has ended (status %d) but the other ranks have not within %g s (a failure on "
+            "this rank alone?): stopping the job\n", rank_, rc, wait);
+    fflush(stdout), fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, rc ? rc : 1);
+  }
+  MPI_Finalize();
   started = false;
 }
 

@@ -17,8 +17,13 @@
 /* Starts MPI when this process was started by mpirun (else does nothing): 0, or -1 with a
  * message. Then checks that every rank got the same arguments: -2 with a message if not. */
 int dist_init(int *argc, char ***argv, char *err, size_t errlen);
-/* Ends MPI (if started). */
-void dist_finalize(void);
+/* Ends MPI (if started), the process's status being `rc`. A rank that ends first waits for the
+ * others to end too, up to DIST_END_WAIT_S seconds (the environment's TPUSIM_END_WAIT_S, if
+ * set): a rank that failed alone (its host program stopped where the others' did not) would
+ * otherwise leave them waiting for ever in a shared operation. If they do not all come, it
+ * says so on stderr and stops the job (MPI_Abort with rc, or 1). */
+void dist_finalize(int rc);
+#define DIST_END_WAIT_S 30
 /* Stops every rank of the job (a rank that cannot go on must not leave the others waiting). */
 void dist_abort(int code);
 
