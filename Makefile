@@ -79,6 +79,7 @@ VLT_RT     := $(BUILD)/vlt/runtime/libverilated.a
 TEST_SRCS  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TPUSIM     := $(BUILD)/tpusim
+TPUSIM_SC  := $(BUILD)/tpusim_sc
 VMODEL_HDRS := csim/vmodel/vmodel_impl.hpp csim/vmodel/vmodel.h
 # The sanitizer and fuzzer builds (rules below): the C sources again, with other flags.
 LIB_CXX_OBJS := $(filter-out $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_C)),$(LIB_OBJS))
@@ -134,7 +135,7 @@ MODELS     ?= fast check fast/3
 MODEL_SUITES := test_chip_rtl test_chip_mxus test_chip_cores test_pod_rtl test_collective test_line_sum_rtl test_train test_randprog \
                 test_profile
 
-test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
+test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
 	@MODELS="$(MODELS)" MODEL_SUITES="$(MODEL_SUITES)" scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
 	@scripts/replay_corpus.sh $(BUILD)/tests $(FUZZERS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
@@ -142,7 +143,7 @@ test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(BUILD)/tests/pod
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_train_cli
 	@tests/train_numpy_test.sh
 
-sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed; the chip suites again on the fast model) and the fuzz corpus
+sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim $(TPUSIM_SC) ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed; the chip suites again on the fast model) and the fuzz corpus
 	@TPUSIM=$(SAN)/tpusim LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp) MODELS=fast \
 	  MODEL_SUITES="$(MODEL_SUITES)" scripts/run_tests.sh "1" $(SAN_TESTS)
 	@scripts/replay_corpus.sh $(SAN)/tests $(FUZZERS)
@@ -203,7 +204,7 @@ screenshot: waves ## Render the waveform sessions to docs/img/ (Xvfb)
 	$(TPUSIM) train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 3 --seed 1 --trace-chip 5 --trace waves/train.fst >/dev/null
 	scripts/screenshot.sh waves/train.fst waves/train.gtkw docs/img/waves_train.png
 
-bench: $(TPUSIM) ## Run the benchmarks (results under build/bench/)
+bench: $(TPUSIM) $(TPUSIM_SC) ## Run the benchmarks (results under build/bench/)
 	@mkdir -p $(BUILD)/bench
 	scripts/bench.sh $(BUILD)/bench
 
@@ -225,6 +226,7 @@ check-build-tools:
 	$(call need,$(CXX))
 	$(call need_pkg,zlib,zlib1g-dev)
 	$(call need_pkg,ompi-c,libopenmpi-dev)
+	$(call need_pkg,systemc,libsystemc-dev)
 
 check-test-tools:
 	$(call need_pkg,criterion,libcriterion-dev)
@@ -376,6 +378,21 @@ $(BUILD)/tests/pod_probe: $(BUILD)/obj/tests/pod_probe.o $(LINK_LIBS)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LINK_LIBS) | check-test-tools
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $< $(LINK_LIBS) $$(pkg-config --libs criterion) $(LDLIBS)
+
+# ---------------------------------------------------------------- SystemC (docs/systemc.md)
+# csim/sc/: the chip and a slice of chips as SystemC modules with TLM-2.0 sockets (C++17 against
+# Debian's libsystemc-dev, pkg-config systemc and tlm), over libtpusim.a; tpusim_sc_main.cpp is
+# the example host, build/tpusim_sc. tests/test_systemc.c runs it against tpusim.
+SC_SRCS    := $(sort $(wildcard csim/sc/*.cpp))
+SC_OBJS    := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(SC_SRCS))
+SC_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror -Icsim -I. -I$(BUILD)/gen -MMD -MP \
+              $(shell pkg-config --cflags systemc tlm 2>/dev/null)
+$(BUILD)/obj/csim/sc/%.o: csim/sc/%.cpp | check-build-tools
+	@mkdir -p $(dir $@)
+	$(CCACHE) $(CXX) $(SC_CXXFLAGS) -c $< -o $@
+$(TPUSIM_SC): $(SC_OBJS) $(LINK_LIBS)
+	$(CXX) -o $@ $(SC_OBJS) $(LINK_LIBS) $$(pkg-config --libs systemc) $(LDLIBS)
+$(BUILD)/tests/test_systemc: | $(TPUSIM_SC)
 
 # ---------------------------------------------------------------- sanitizer and fuzzer builds
 # The C sources (harness, firmware, tests, command line) built again with other flags into

@@ -27,6 +27,7 @@ typedef struct {
   unsigned queue_depth;   /* commands per queue */
   unsigned mxus;          /* MXU units of each core (the MXU field's range; 0 reads as 1) */
   unsigned cores;         /* cores (each its queues, VMEM, MXUs; the RDMA core field's range; 0 reads as 1) */
+  unsigned flit_words;    /* 64-bit words an ICI flit carries (0 reads as 1: the RTL's 64-bit flits) */
 } chip_geometry_t;
 
 /* Queues, and their bits in a start mask (chip_run, pod_run). */
@@ -96,6 +97,7 @@ static inline unsigned isa_mxu(const uint32_t *cmd) {
 /* MXU units of a geometry (0 in an old initialiser means 1). */
 static inline unsigned isa_geometry_mxus(const chip_geometry_t *g) { return g->mxus ? g->mxus : 1; }
 static inline unsigned isa_geometry_cores(const chip_geometry_t *g) { return g->cores ? g->cores : 1; }
+static inline unsigned isa_geometry_flit_words(const chip_geometry_t *g) { return g->flit_words ? g->flit_words : 1; }
 
 static inline const char *isa_opcode_name(uint32_t op) {
   switch (op) {
@@ -169,6 +171,17 @@ static inline bool isa_op_allowed(uint32_t op, isa_queue_t q) {
  * would exceed the length field, else one (the same rule as rtl/chip_rdma.sv PktLines). */
 static inline unsigned isa_rdma_packet_lines(unsigned cols) {
   unsigned words = cols / 2 ? cols / 2 : 1;
+  if (words * ISA_RDMA_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS) return ISA_RDMA_PACKET_LINES;
+  if (words * ISA_RDMA_SHORT_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS)
+    return ISA_RDMA_SHORT_PACKET_LINES;
+  return 1;
+}
+
+/* The same with flits of `flit_words` 64-bit words (a line is cols / 2 / flit_words flits;
+ * fast model only, docs/fidelity.md "ICI"). */
+static inline unsigned isa_rdma_packet_lines_wide(unsigned cols, unsigned flit_words) {
+  unsigned words = cols / 2 ? cols / 2 : 1;
+  if (flit_words > 1) words = words / flit_words ? words / flit_words : 1;
   if (words * ISA_RDMA_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS) return ISA_RDMA_PACKET_LINES;
   if (words * ISA_RDMA_SHORT_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS)
     return ISA_RDMA_SHORT_PACKET_LINES;

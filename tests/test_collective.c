@@ -169,7 +169,7 @@ Test(collective, bad_slices_and_sizes_are_refused) {
   cr_assert(strstr(err, "outside") != NULL, "%s", err);
   cfg.slice = (fw_slice_t){0, UINT_MAX - 1, 1, 4, 0, 0};
   cr_assert_eq(pod_coll_check(&cfg, err, sizeof err), RT_INVALID);
-  const chip_geometry_t g = {4, 4, 64, 4096, 1024, 1, 1};
+  const chip_geometry_t g = {4, 4, 64, 4096, 1024, 1, 1, 1};
   const fw_coll_args_t args = {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, 4, 1, 0, false};
   const fw_slice_t wraps[] = {{UINT_MAX, 0, 2, 1, 4, 4}, {0, UINT_MAX, 1, 2, 4, 4}, {1, 0, UINT_MAX, 1, 4, 4},
                               {0, 0, 5, 1, 4, 4}, {4, 0, 1, 1, 4, 4}};
@@ -193,8 +193,8 @@ Test(collective, bad_slices_and_sizes_are_refused) {
  * a ring in Y), each checked against its own golden model. */
 Test(collective, concurrent_slices_each_get_their_own_sums) {
   const unsigned lanes = 4, lines = 150;
-  pod_config_t pc = {4, 4, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
-                     test_threads(4)};
+  pod_config_t pc = {4, 4, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
+                     test_threads(4), 0};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -260,8 +260,8 @@ Test(collective, all_to_all_on_torus_mesh_and_rings) {
 /* Chip i works (a vector op of 300 (i + 1) lines) before the barrier; nobody may get past
  * it before the slowest has arrived. Without the barrier the fast chips finish early. */
 static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy[16]) {
-  pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
-                     test_threads(h)};
+  pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
+                     test_threads(h), 0};
   char err[1024];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -420,8 +420,8 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
  * disturb them (semaphores 30 and 31 only). Results exact, every semaphore back at zero. */
 Test(collective, barrier_right_after_a_collective) {
   const unsigned w = 4, h = 4, n = 16, lanes = 4, lines = 301;
-  pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model()}, NULL, NULL, NULL,
-                     test_threads(h)};
+  pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
+                     test_threads(h), 0};
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -461,4 +461,70 @@ Test(collective, barrier_right_after_a_collective) {
   }
   free(in), free(want);
   pod_free(pod);
+}
+
+/* Wide flits (fast model only: docs/fidelity.md "ICI"): a flit of W 64-bit words carries W
+ * words of a line, so a link moves 8 W bytes a cycle. Every op and algorithm on 16x16 chips
+ * (8-word lines) with 2-, 4- and 8-word flits, every value bit-exact against the golden model
+ * (it knows nothing of flits), on one thread and on two; a big all-reduce's cycles fall as
+ * the flits widen. */
+static uint64_t run_wide(fw_coll_op_t op, fw_coll_algo_t algo, unsigned w, unsigned threads, uint64_t elems,
+                         unsigned link_bytes) {
+  const fw_slice_t s = {0, 0, 4, 4, 4, 4};
+  pod_coll_config_t cfg = {.model = CHIP_MODEL_FAST, .pod_w = 4, .pod_h = 4, .slice = s, .threads = threads,
+                           .elems = elems, .mxu_rows = 16, .mxu_cols = 16, .link_latency = 1, .seed = 7,
+                           .flit_words = w, .link_bytes = link_bytes};
+  cfg.args = (fw_coll_args_t){op, algo, 0, 0, 0, 0, false};
+  uint32_t *in = calloc(16 * elems, 4), *out = calloc(16 * elems, 4);
+  rng_t r;
+  rng_seed(&r, 99 + w);
+  for (uint64_t i = 0; i < 16 * elems; i++) in[i] = random_fp32(&r);
+  pod_coll_stats_t st;
+  char err[2048];
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), 0, "%u-word flits: %s", w, err);
+  coll_check_t chk;
+  cr_assert_eq(coll_golden_check(&s, &cfg.args, 16, elems, in, out, &chk), 0);
+  cr_assert_eq(chk.mismatches, 0, "op %d algo %d, %u-word flits: %llu values differ; the first: chip %u value %llu: "
+               "0x%08x, golden 0x%08x", op, algo, w, (unsigned long long)chk.mismatches, chk.first_chip,
+               (unsigned long long)chk.first_value, chk.got, chk.want);
+  cr_assert_eq(st.sems_left, 0);
+  free(in), free(out);
+  return st.cycles;
+}
+
+Test(collective, wide_flits_are_bit_exact_and_faster) {
+  static const struct { fw_coll_op_t op; fw_coll_algo_t algo; } ops[] = {
+      {FW_COLL_ALLREDUCE, FW_COLL_TORUS2D}, {FW_COLL_ALLREDUCE, FW_COLL_RING}, {FW_COLL_REDUCE_SCATTER, FW_COLL_RING},
+      {FW_COLL_ALL_GATHER, FW_COLL_RING},  {FW_COLL_BROADCAST, FW_COLL_RING}, {FW_COLL_ALL_TO_ALL, FW_COLL_RING}};
+  for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    for (unsigned w = 2; w <= 8; w *= 2) {
+      const uint64_t one = run_wide(ops[i].op, ops[i].algo, w, 1, 16 * 1024, 0);
+      cr_assert_eq(run_wide(ops[i].op, ops[i].algo, w, 2, 16 * 1024, 0), one, "op %d, %u-word flits: two threads' cycles",
+                   ops[i].op, w);
+      /* a link slower than a flit a cycle (pod_config_t.link_bytes): the same bits, more cycles, the
+       * same on two threads */
+      const uint64_t slow = run_wide(ops[i].op, ops[i].algo, w, 1, 16 * 1024, 6 * w);
+      cr_assert_geq(slow, one, "op %d, %u-word flits at %u bytes a cycle", ops[i].op, w, 6 * w);
+      cr_assert_eq(run_wide(ops[i].op, ops[i].algo, w, 2, 16 * 1024, 6 * w), slow);
+    }
+  uint64_t last = UINT64_MAX;
+  for (unsigned w = 1; w <= 8; w *= 2) {
+    const uint64_t c = run_wide(FW_COLL_ALLREDUCE, FW_COLL_TORUS2D, w, 1, 64 * 1024, 0);
+    cr_assert_lt(c, last, "%u-word flits: %llu cycles, no fewer than the narrower flits' %llu", w,
+                 (unsigned long long)c, (unsigned long long)last);
+    last = c;
+  }
+}
+
+/* Wide flits are refused where they cannot run: the RTL (and the lockstep), a flit wider than a
+ * VMEM line or not a power of two. */
+Test(collective, wide_flits_are_refused_where_they_cannot_run) {
+  char err[256];
+  cr_assert_neq(chip_flit_words_check(2, 16, CHIP_MODEL_RTL, err, sizeof err), 0);
+  cr_assert(strstr(err, "fast model only"), "%s", err);
+  cr_assert_neq(chip_flit_words_check(4, 4, CHIP_MODEL_FAST, err, sizeof err), 0); /* 4x4: 2-word lines */
+  cr_assert_neq(chip_flit_words_check(3, 16, CHIP_MODEL_FAST, err, sizeof err), 0);
+  cr_assert(strstr(err, "power of two"), "%s", err);
+  cr_assert_eq(chip_flit_words_check(8, 16, CHIP_MODEL_FAST, err, sizeof err), 0);
+  cr_assert_eq(chip_flit_words_check(1, 4, CHIP_MODEL_RTL, err, sizeof err), 0);
 }

@@ -53,6 +53,14 @@ Test(pod_mpi, collectives_report_what_one_process_reports) {
                 two, 1);
 }
 
+/* Wide ICI flits (the v2/v3 presets' kind): their words beyond the first cross between ranks
+ * beside the flits. */
+Test(pod_mpi, wide_flits_report_what_one_process_reports) {
+  static const unsigned ranks[] = {2, 4};
+  same_on_ranks("collective --pod 4x4 --mxu 16x16 --flit-words 4 --op allreduce --bytes 65536 --model fast", ranks, 2);
+  same_on_ranks("collective --chip v3 --pod 2x2 --op reduce_scatter --algo ring --bytes 262144 --model fast", ranks, 1);
+}
+
 Test(pod_mpi, step_and_training_report_what_one_process_reports) {
   static const unsigned ranks[] = {2, 4};
   same_on_ranks("step --pod 2x4 --mxu 4x4 --m 8 --k 12 --n 8 --seed 6 --model fast", ranks, 2);

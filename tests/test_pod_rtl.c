@@ -16,7 +16,7 @@
 
 static pod_t *make_pod(unsigned size, unsigned x, unsigned y, unsigned link) {
   pod_config_t cfg = {x, y, link, {.rows = size, .cols = size, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
-                                   .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, test_threads(y)};
+                                   .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, test_threads(y), 0};
   char err[256];
   pod_t *p = pod_new(&cfg, err, sizeof err);
   cr_assert_not_null(p, "%s", err);
@@ -320,7 +320,7 @@ Test(pod_rtl, remote_dma_timing_contract) {
         for (unsigned ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++) {
           const unsigned C = sizes[si], rows = rows_list[ri];
           pod_config_t cfg = {8, 1, L, {.rows = C, .cols = C, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
-                                        .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, 0};
+                                        .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, 0, 0};
           char err[256];
           pod_t *p = pod_new(&cfg, err, sizeof err);
           cr_assert_not_null(p, "%s", err);
@@ -343,6 +343,54 @@ Test(pod_rtl, remote_dma_timing_contract) {
           }
           cr_assert_eq(cycles, flits + hops * (2 + L) + 7, "C=%u L=%u H=%u rows=%u: %llu cycles, contract %llu", C,
                        L, hops, rows, (unsigned long long)cycles, (unsigned long long)(flits + hops * (2 + L) + 7));
+          pod_free(p);
+        }
+}
+
+/* Link rate (pod_config_t.link_bytes, docs/timing.md "Link rate"): a link that carries r bytes
+ * a cycle, less than a flit's B, serialises the transfer's F flits: the first leaves at once
+ * (an idle link's bucket holds a flit), flit k once the bucket has gained k B bytes, so over
+ * one hop the contract above grows by ceil((F - 1) B / r) - (F - 1) cycles, and each further
+ * hop by at most one more. Credits are not held back; the serialiser's queue stays within the
+ * receiver's buffers. RTL, fast and lockstep chips alike (the link is the pod's, in C). */
+Test(pod_rtl, link_rate_timing_contract) {
+  const unsigned rates[] = {2, 4, 6, 7}, rows_list[] = {1, 8, 20};
+  for (unsigned L = 0; L <= 1; L++)
+    for (unsigned hops = 1; hops <= 3; hops++)
+      for (unsigned ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++)
+        for (unsigned k = 0; k < sizeof rates / sizeof rates[0]; k++) {
+          const unsigned C = 4, rows = rows_list[ri], r = rates[k];
+          pod_config_t cfg = {8, 1, L, {.rows = C, .cols = C, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
+                                        .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, 0, r};
+          char err[256];
+          pod_t *p = pod_new(&cfg, err, sizeof err);
+          cr_assert_not_null(p, "%s", err);
+          for (unsigned x = 0; x < 8; x++) {
+            fw_prog_t d;
+            fw_prog_init(&d);
+            if (x == 0) fw_rdma(&d, hops, 0, 0, 200, rows, 3, 1, ISA_SEM_NONE, 0);
+            if (x == hops) fw_sem_wait(&d, 3, rows);
+            fw_halt(&d);
+            load(pod_chip(p, x, 0), ISA_QUEUE_DMA, &d);
+          }
+          uint64_t cycles;
+          char report[512];
+          cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
+          uint64_t flits = 0;
+          for (unsigned left = rows; left > 0;) {
+            unsigned n = left < 8 ? left : 8;
+            flits += 2 + n * (C / 2);
+            left -= n;
+          }
+          const uint64_t serial = ((flits - 1) * 8 + r - 1) / r - (flits - 1);
+          const uint64_t want = flits + hops * (2 + L) + 7 + serial;
+          /* one hop to the cycle; a later hop's bucket may refill while its queue is empty (the
+           * flits come at the first link's spacing, rounded), which costs it at most a cycle */
+          cr_assert(cycles >= want && cycles <= want + hops - 1,
+                    "r=%u L=%u H=%u rows=%u (%llu flits): %llu cycles, contract %llu .. %llu", r, L, hops, rows,
+                    (unsigned long long)flits, (unsigned long long)cycles, (unsigned long long)want,
+                    (unsigned long long)(want + hops - 1));
+          if (hops == 1) cr_assert_eq(cycles, want);
           pod_free(p);
         }
 }

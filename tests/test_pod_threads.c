@@ -132,7 +132,7 @@ static void run_scenario(pod_t *p, const pod_scenario_t *s, run_outcome_t *o) {
 Test(pod_threads, scenarios_end_in_the_same_cycle_on_every_thread_count) {
   run_outcome_t want[POD_SCENARIOS];
   for (unsigned threads = 1; threads <= 4; threads++) {
-    pod_config_t pc = {4, 4, 1, chip_config_default(4, 4), NULL, NULL, NULL, threads};
+    pod_config_t pc = {4, 4, 1, chip_config_default(4, 4), NULL, NULL, NULL, threads, 0};
     pc.chip.model = CHIP_MODEL_FAST;
     char err[256];
     pod_t *p = pod_new(&pc, err, sizeof err);
@@ -159,7 +159,7 @@ Test(pod_threads, scenarios_end_in_the_same_cycle_on_every_thread_count) {
 }
 
 Test(pod_threads, more_threads_than_rows_is_refused) {
-  pod_config_t pc = {4, 3, 1, chip_config_default(4, 4), NULL, NULL, NULL, 4};
+  pod_config_t pc = {4, 3, 1, chip_config_default(4, 4), NULL, NULL, NULL, 4, 0};
   pc.chip.model = CHIP_MODEL_FAST;
   char err[256] = "";
   cr_assert_null(pod_new(&pc, err, sizeof err));

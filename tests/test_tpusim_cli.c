@@ -370,6 +370,30 @@ Test(tpusim_gemm, cores_mxus_and_presets) {
   cr_assert(strstr(r.out, "\"checked_rows\":5") && strstr(r.out, "\"bit_exact\":true"), "%s", r.out);
 }
 
+/* --flit-words: wide ICI flits on the fast model (docs/fidelity.md "ICI"); the presets' 16-word
+ * flits; the refusals. */
+Test(tpusim_collective, flit_words) {
+  static const char *const bad[][2] = {
+      {"collective --pod 2x2 --mxu 16x16 --flit-words 2 --bytes 4096", "fast model only"},
+      {"collective --pod 2x2 --mxu 16x16 --flit-words 3 --bytes 4096 --model fast", "a power of two"},
+      {"collective --pod 2x2 --mxu 4x4 --flit-words 4 --bytes 4096 --model fast", "at most a VMEM line (2 words"},
+      {"collective --pod 2x2 --mxu 16x16 --flit-words 32 --bytes 4096 --model fast", "--flit-words expects"},
+      {"randprog --mxu 16x16 --flit-words 2 --model fast --count 1", "64-bit flits"},
+      {"collective --pod 2x2 --mxu 16x16 --link-bytes 16 --bytes 4096 --model fast", "at most a flit a cycle (8 bytes"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    run_t x = run(bad[i][0]);
+    cr_expect_eq(x.status, 2, "'%s' exited %d: %s", bad[i][0], x.status, x.err);
+    cr_expect(strstr(x.err, bad[i][1]), "'%s': expected '%s' in: %s", bad[i][0], bad[i][1], x.err);
+  }
+  run_t r = run("collective --pod 2x2 --mxu 16x16 --flit-words 4 --op allreduce --bytes 65536 --model fast --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"correct\":true") && strstr(r.out, "\"link_GBps\":30.0"), "%s", r.out);
+  r = run("collective --chip v3 --pod 2x2 --op allreduce --bytes 262144 --model fast --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"correct\":true") && strstr(r.out, "\"link_GBps\":90.2"), "%s", r.out);
+}
+
 Test(tpusim_gemm, bad_npy_inputs) {
   char args[512];
   write_matrix(tmp("a35.npy"), 3, 5, 1.0f);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "system/chip.h"
 #include "system/dist.h"
 #include "util/cli.h"
 
@@ -114,11 +115,23 @@ int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *
     const chip_preset_t *p = chip_preset_at((unsigned)m->chip);
     mxu[0] = p->rows, mxu[1] = p->cols;
     m->mxus = p->mxus, m->cores = p->cores;
+    if (!m->flit_words) m->flit_words = p->flit_words;
+    if (!m->link_bytes) m->link_bytes = p->link_bytes;
     if (clock_mhz) *clock_mhz = p->clock_mhz;
     if (hbm_bw) *hbm_bw = p->hbm_bytes_per_cycle;
   }
   if (!m->mxus) m->mxus = 1;
   if (!m->cores) m->cores = 1;
+  if (!m->flit_words) m->flit_words = 1;
+  /* (a preset's wide flits on the RTL: refused where the chip is built, after the sizes) */
+  char err[256];
+  if ((m->flit_given || m->model == CHIP_MODEL_FAST) &&
+      chip_flit_words_check(m->flit_words, mxu[1], (chip_model_t)m->model, err, sizeof err))
+    return cli_usage_error(cmd, "%s", err);
+  if (m->link_bytes > 8 * m->flit_words)
+    return cli_usage_error(cmd, "--link-bytes %u: a link carries at most a flit a cycle (%u bytes with %u-word flits)",
+                           m->link_bytes, 8 * m->flit_words, m->flit_words);
+  if (m->link_bytes == 8 * m->flit_words) m->link_bytes = 0; /* (a flit a cycle: no serialiser) */
   return CLI_EXIT_OK;
 }
 

@@ -28,7 +28,7 @@ typedef struct {
 } chip_opts_t;
 
 static void chip_help(void) {
-  printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3] [--mxus X] [--cores K] [--cycles N]\n"
+  printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3] [--mxus X] [--cores K] [--flit-words W] [--cycles N]\n"
          "                   [--model rtl|fast|check] [--json] [--quiet]\n\n"
          "Measures the host time per simulated cycle of one chip (MXU RxC, default 16x16): idle,\n"
          "running a GEMM from HBM, the same GEMM on one chip of a 4x4 pod whose 15 other chips\n"
@@ -109,7 +109,7 @@ out:
 static int measure_idle_pod(const chip_config_t *cfg, double *pod_ns, char *err, size_t errlen) {
   cli_note("chip: the GEMM on one chip of a 4x4 pod...");
   const size_t m = 4 * cfg->rows, k = 4 * cfg->rows, n = 4 * cfg->cols;
-  pod_config_t pc = {4, 4, 0, *cfg, NULL, NULL, NULL, 0};
+  pod_config_t pc = {4, 4, 0, *cfg, NULL, NULL, NULL, 0, 0};
   pod_t *pod = pod_new(&pc, err, errlen);
   uint16_t *a = calloc(m * k, 2), *b = calloc(k * n, 2);  /* (zeros: the cost does not depend on the values) */
   int rc = -1;
@@ -144,7 +144,7 @@ out:
 static int measure_routers(const chip_config_t *cfg, double *router_ns, uint64_t *pod_cycles, char *err,
                            size_t errlen) {
   cli_note("chip: data through the routers of a 3x1 pod...");
-  pod_config_t pc = {3, 1, 0, *cfg, NULL, NULL, NULL, 0};
+  pod_config_t pc = {3, 1, 0, *cfg, NULL, NULL, NULL, 0, 0};
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return -1;
   const unsigned lines = 2000;
@@ -174,7 +174,7 @@ int cmd_chip(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   if (cli_check_only()) return cli_checked("chip");
   chip_config_t cfg = chip_config_default(o.mxu[0], o.mxu[1]);
-  cfg.mxus = o.shape.mxus, cfg.cores = o.shape.cores;
+  cfg.mxus = o.shape.mxus, cfg.cores = o.shape.cores, cfg.flit_words = o.shape.flit_words;
   cfg.hbm_bytes = 1u << 24;
   cfg.model = (chip_model_t)o.model;
   double idle_ns, gemm_ns, router_ns, pod_ns;

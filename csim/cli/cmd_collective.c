@@ -15,6 +15,7 @@
 #include "system/chip.h"
 #include "util/cli.h"
 #include "util/report.h"
+#include "util/rng.h"
 #include "util/stopwatch.h"
 
 typedef struct {
@@ -96,6 +97,8 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   cfg->threads = o->models.threads;
   cfg->mxus = o->models.mxus;
   cfg->cores = o->models.cores;
+  cfg->flit_words = o->models.flit_words;
+  cfg->link_bytes = o->models.link_bytes;
   const unsigned esize = cfg->args.bf16_in ? 2 : 4;
   if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,
@@ -107,16 +110,9 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
 }
 
 /* The inputs: random fp32 values of moderate range and both signs, each made from the seed,
- * the chip and its index alone (a counter-based generator), so any chip's values can be made
- * again at any time and a pod of any size needs no host copy of them. As the chips get them:
- * bf16 bits with --bf16-in; as the golden model takes them: widened (the same values). */
-static uint32_t input_bits(uint64_t seed, unsigned chip, uint64_t e) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)chip << 40 | e) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (uint32_t)((z >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (z >> 8) % 16) << 23);
-}
+ * the chip and its index alone (rng_coll_input). As the chips get them: bf16 bits with
+ * --bf16-in; as the golden model takes them: widened (the same values). */
+static uint32_t input_bits(uint64_t seed, unsigned chip, uint64_t e) { return rng_coll_input(seed, chip, e); }
 
 typedef struct {
   const coll_opts_t *o;
@@ -160,7 +156,7 @@ static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, si
 static int report(coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t *chk) {
   const fw_slice_t *s = &o->cfg.slice;
   const fw_coll_op_t op = o->cfg.args.op;
-  const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->clock_mhz);
+  const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->clock_mhz, cmd_link_bytes(&o->models));
   const bool reduction = op == FW_COLL_ALLREDUCE || op == FW_COLL_REDUCE_SCATTER;
   const bool correct = chk->mismatches == 0 && chk->bound_violations == 0 && st->sems_left == 0;
   static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};

@@ -50,7 +50,7 @@ typedef struct {
 } gemm_run_t;
 
 static void gemm_help(void) {
-  printf("usage: tpusim gemm --mxu RxC [--mxus X] [--cores K] --m M --k K --n N [--level chip|mxu] [--seed S]\n"
+  printf("usage: tpusim gemm --mxu RxC [--mxus X] [--cores K] [--flit-words W] --m M --k K --n N [--level chip|mxu] [--seed S]\n"
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
          "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-a]\n"
          "                   [--transposed-b] [--model rtl|fast|check] [--check-rows N] [--trace FILE.fst]\n"
@@ -237,6 +237,7 @@ static int run_chip(gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32
   chip_config_t cfg = chip_config_default(o->mxu[0], o->mxu[1]);
   cfg.mxus = o->shape.mxus;
   cfg.cores = o->shape.cores;
+  cfg.flit_words = o->shape.flit_words;
   cfg.hbm_bytes = need < (1u << 20) ? (1u << 20) : need;
   cfg.hbm_bytes_per_cycle = (unsigned)o->hbm_bw;
   cfg.hbm_latency = (unsigned)o->hbm_latency;

@@ -87,7 +87,11 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
   if (rc != CLI_EXIT_OK) return rc;
   if (o->save_dir && dist_active())
     return cli_usage_error("randprog", "--save under mpirun: every rank would write the same files; run without it");
+  if (o->shape.flit_given)
+    return cli_usage_error("randprog", "--flit-words: the random programs run on 64-bit flits (their reference is the "
+                           "RTL's timing)");
   if ((rc = cmd_apply_chip("randprog", &o->shape, o->mxu, NULL, NULL)) != CLI_EXIT_OK) return rc;
+  o->shape.flit_words = 1; /* (a preset's ICI is not the programs' subject) */
   chip_geometry_t g;
   char err[512];
   if (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g, err,

@@ -80,6 +80,8 @@ static int parse(int argc, char **argv, step_opts_t *o) {
   c->threads = o->models.threads;
   c->mxus = o->models.mxus;
   c->cores = o->models.cores;
+  c->flit_words = o->models.flit_words;
+  c->link_bytes = o->models.link_bytes;
   char err[4096];
   if (pod_step_check(c, err, sizeof err)) return cli_usage_error("step", "%s", err);
   return CLI_EXIT_OK;
@@ -159,7 +161,8 @@ static int report(step_opts_t *o, const pod_step_stats_t *st, const golden_diff_
   const double chips = (double)c->pod_w * c->pod_h, flops = 2.0 * (double)c->m * c->k * c->n * chips;
   const double peak = 2.0 * c->mxu_rows * c->mxu_cols * units * mhz * 1e6 * chips;
   const uint64_t bytes = 4 * c->m * c->n, total = st->gemm_cycles + st->allreduce_cycles;
-  const pod_coll_bw_t bw = pod_coll_bandwidth(&st->slice, FW_COLL_ALLREDUCE, bytes, st->allreduce_cycles, mhz);
+  const pod_coll_bw_t bw = pod_coll_bandwidth(&st->slice, FW_COLL_ALLREDUCE, bytes, st->allreduce_cycles, mhz,
+                                                cmd_link_bytes(&o->models));
   const bool ok = gemm->mismatches == 0 && coll->mismatches == 0 && coll->bound_violations == 0;
   report_t r;
   report_init(&r);

@@ -470,7 +470,8 @@ int cmd_train(int argc, char **argv) {
                                .net = {F, o.hidden, K, o.batch, o.dp, o.mp, bits_of_float(o.lr)},
                                .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip,
                                .model = (chip_model_t)o.models.model, .rtl_chips = o.rtl_chips,
-                               .threads = o.models.threads, .mxus = o.models.mxus, .cores = o.models.cores};
+                               .threads = o.models.threads, .mxus = o.models.mxus, .cores = o.models.cores,
+                               .flit_words = o.models.flit_words, .link_bytes = o.models.link_bytes};
   r.cfg.slice.pod_w = o.pod[0], r.cfg.slice.pod_h = o.pod[1];
   char err[4096];
   if (pod_train_check(&r.cfg, &r.plan, err, sizeof err) != RT_OK) {

@@ -38,6 +38,9 @@ typedef struct {
   unsigned threads;       /* --threads N (0: not given, one thread) */
   unsigned mxus;          /* --mxus X: MXUs per core (0: not given, one) */
   unsigned cores;         /* --cores K: cores per chip (0: not given, one) */
+  unsigned flit_words;    /* --flit-words W: 64-bit words an ICI flit carries (0: not given; the preset's or one) */
+  bool flit_given;        /* --flit-words was given */
+  unsigned link_bytes;    /* --link-bytes B: bytes a link carries a cycle each way (0: a flit; the preset's) */
   int chip;               /* --chip NAME: a chip_preset_at index, when chip_given */
   bool chip_given, mxu_given;  /* --chip, and the command's --mxu, were given */
 } cmd_models_t;
@@ -51,6 +54,8 @@ typedef struct {
 #define CMD_CHIP_OPTS(m)                                                         \
   CLI_OPT("mxus", CLI_UINT, &(m)->mxus, .min = 1, .max = CHIP_MAX_MXUS),          \
   CLI_OPT("cores", CLI_UINT, &(m)->cores, .min = 1, .max = CHIP_MAX_CORES),       \
+  CLI_OPT("flit-words", CLI_UINT, &(m)->flit_words, .min = 1, .max = NOC_FLIT_MAX_WORDS, .given = &(m)->flit_given), \
+  CLI_OPT("link-bytes", CLI_UINT, &(m)->link_bytes, .min = 1, .max = 8 * NOC_FLIT_MAX_WORDS), \
   CLI_OPT("chip", CLI_CHOICE, &(m)->chip, .shape = chip_preset_names(), .given = &(m)->chip_given)
 #define CMD_MODEL_HELP                                                                                 \
   "--model rtl|fast|check: the chips' model (default rtl): the Verilated RTL, the fast C model\n"      \
@@ -64,9 +69,15 @@ typedef struct {
   "(default 1): K cores per chip (the GEMM's rows split over them, training's examples too, each\n" \
   "core a data-parallel replica; the collectives run on core 0). The RTL where RxC[xX][cK] is\n" \
   "built, the fast model up to 2 cores of 4 MXUs\n"  \
-  "(docs/isa.md, \"MXUs\", \"Cores\"). --chip small|v2|v3: a preset (docs/fidelity.md): v2 two\n" \
-  "cores of one 128x128 MXU at 700 MHz, v3 two cores of two at 940 MHz, small one 4x4; it sets\n"  \
-  "--mxu, --mxus, --cores and the clock, and cannot be given with them.\n"
+  "(docs/isa.md, \"MXUs\", \"Cores\"). --flit-words W (default 1): ICI flits of W 64-bit words,\n" \
+  "a link moving 8W bytes a cycle each way; W > 1 on the fast model only, a power of two up to\n" \
+  "16 and a VMEM line (docs/fidelity.md, \"ICI\"). --link-bytes B (default: a flit's): a link\n" \
+  "carries B bytes a cycle each way, a token bucket holding flits back (docs/timing.md). --chip\n" \
+  "small|v2|v3: a preset (docs/fidelity.md): v2 two cores of one 128x128 MXU at 700 MHz, v3 two\n" \
+  "cores of two at 940 MHz, both with 128-byte flits on links of 96 bytes a cycle; small one\n" \
+  "4x4 with 64-bit flits; it sets --mxu, --mxus, --cores, the clock and the links\n" \
+  "(--flit-words and --link-bytes override them), and cannot be given with --mxu, --mxus or\n" \
+  "--cores.\n"
 /* The per-chip flags of --rtl-chips for a w x h pod (*rtl_chips NULL when not given; the caller
  * frees it), checking that the list names chips of the pod, that it comes with a fast model,
  * that the chip to trace (trace_chip, or -1) runs the RTL, and that --threads is at most the
@@ -85,6 +96,10 @@ int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h);
  * bandwidth into *hbm_bw (either may be NULL). Then m->mxus and m->cores are at least 1.
  * CLI_EXIT_OK, or the usage error. */
 int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz, uint64_t *hbm_bw);
+/* The bytes a link carries a cycle each way under these options: --link-bytes, else a flit's. */
+static inline unsigned cmd_link_bytes(const cmd_models_t *m) {
+  return m->link_bytes ? m->link_bytes : 8 * (m->flit_words ? m->flit_words : 1);
+}
 int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
                        bool **rtl_chips);
 

@@ -55,6 +55,8 @@ struct chip_fast {
   unsigned host_queue;
   uint32_t host_addr, host_data[ISA_CMD_WORDS];
   noc_flit_t net_in[4];
+  unsigned flit_words;         /* the chip's flits (1: 64 bits) */
+  noc_wide_t net_in_hi[4];     /* wide flits' other words */
   uint8_t credit_in;
   uint32_t *obs_line;  /* the HBM request's data, as the cycle starts (obs) */
   char error[128];
@@ -76,8 +78,10 @@ chip_fast_t *chip_fast_new(const chip_fast_config_t *cfg, char *err, size_t errl
     return NULL;
   }
   c->limits = (cmdq_fast_limits_t){cfg->geo, cfg->hbm_bytes, cfg->size_x, cfg->size_y};
+  c->flit_words = isa_geometry_flit_words(&cfg->geo);
   const chip_geometry_t *g = &cfg->geo;
-  noc_fast_config_t rc = {CHIP_FAST_VCS, NE, cfg->x, cfg->y, cfg->size_x, cfg->size_y, cfg->buf_depth};
+  noc_fast_config_t rc = {CHIP_FAST_VCS, NE, cfg->x, cfg->y, cfg->size_x, cfg->size_y, cfg->buf_depth,
+                          isa_geometry_flit_words(g)};
   for (unsigned k = 0; k < c->ncore; k++) {
     core_t *o = &c->core[k];
     if (paged_init(&o->vmem, g->vmem_lines, 4ull * g->cols, VMEM_PAGE_BYTES) ||
@@ -91,7 +95,7 @@ chip_fast_t *chip_fast_new(const chip_fast_config_t *cfg, char *err, size_t errl
   }
   if (!(c->obs_line = calloc((size_t)CHIP_MAX_CORES * g->cols, sizeof *c->obs_line))) goto oom;
   for (unsigned e = 0; e < NE; e++)
-    if (rdma_fast_init(&c->rdma[e], g->cols, g->vmem_lines, cfg->buf_depth)) goto oom;
+    if (rdma_fast_init(&c->rdma[e], g->cols, g->vmem_lines, cfg->buf_depth, isa_geometry_flit_words(g))) goto oom;
   if (!(c->router = noc_fast_new(&rc, err, errlen))) {
     chip_fast_free(c);
     return NULL;
@@ -158,13 +162,15 @@ bool chip_fast_hbm_request(chip_fast_t *c, unsigned k, bool *write, uint32_t *ad
 }
 
 /* ---- the network ports */
-void chip_fast_net_in(chip_fast_t *c, const noc_flit_t in[4], uint8_t credits) {
+void chip_fast_net_in(chip_fast_t *c, const noc_flit_t in[4], const noc_wide_t in_hi[4], uint8_t credits) {
   memcpy(c->net_in, in, sizeof c->net_in);
+  if (c->flit_words > 1) memcpy(c->net_in_hi, in_hi, sizeof c->net_in_hi);
   c->credit_in = credits;
 }
 
-void chip_fast_net_out(const chip_fast_t *c, noc_flit_t out[4], uint8_t *credits) {
+void chip_fast_net_out(const chip_fast_t *c, noc_flit_t out[4], noc_wide_t out_hi[4], uint8_t *credits) {
   memcpy(out, noc_fast_out(c->router) + 1, 4 * sizeof *out);  /* router ports 1..4 are the links */
+  if (c->flit_words > 1) memcpy(out_hi, noc_fast_out_wide(c->router) + 1, 4 * sizeof *out_hi);
   *credits = (uint8_t)((noc_fast_credit_out(c->router) >> CHIP_FAST_VCS) & 0xFF);
 }
 
@@ -460,6 +466,7 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
   const noc_flit_t *rtr_out = noc_fast_out(c->router);
   const uint32_t rtr_credit_out = noc_fast_credit_out(c->router);
   noc_flit_t rtr_in[PORTS];
+  noc_wide_t rtr_in_hi[PORTS]; /* (filled only with wide flits) */
   uint32_t rtr_credit_in = 0;
   rdma_fast_out_t rout[NE];
   for (unsigned e = 0; e < NE; e++) {
@@ -467,10 +474,16 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
     const int from = take_from[e];
     rtr_credit_in |= c->rdma[e].credit_q << (p * V);  /* registered: read before the engine's edge */
     rdma_fast_cycle(&c->rdma[e], c->vmems, from >= 0, from >= 0 ? cy[from].qv[1].cmd : NULL, from >= 0 ? (unsigned)from : 0,
-                    &rtr_out[p], (rtr_credit_out >> (p * V)) & 1, &rout[e]);
+                    &rtr_out[p], c->flit_words > 1 ? &noc_fast_out_wide(c->router)[p] : NULL,
+                    (rtr_credit_out >> (p * V)) & 1, &rout[e]);
     rtr_in[p] = rout[e].inj;
+    if (c->flit_words > 1) rtr_in_hi[p] = rout[e].inj_hi;
   }
   memcpy(rtr_in + 1, c->net_in, sizeof c->net_in);
+  if (c->flit_words > 1) {
+    memcpy(rtr_in_hi + 1, c->net_in_hi, sizeof c->net_in_hi);
+    noc_fast_wide_in(c->router, rtr_in_hi);
+  }
   rtr_credit_in |= (uint32_t)c->credit_in << V;
   if (obs) {
     for (unsigned k = 0; k < nk && !lite; k++) {
@@ -542,8 +555,13 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
           rc = -1;
           continue;
         }
-        line[2 * rout[e].vmem_wword] = (uint32_t)rout[e].vmem_wdata;
-        line[2 * rout[e].vmem_wword + 1] = (uint32_t)(rout[e].vmem_wdata >> 32);
+        const unsigned fw = c->rdma[e].fw, at = 2 * fw * rout[e].vmem_wword;
+        line[at] = (uint32_t)rout[e].vmem_wdata;
+        line[at + 1] = (uint32_t)(rout[e].vmem_wdata >> 32);
+        for (unsigned j = 1; j < fw; j++) { /* a wide flit's other words */
+          const uint64_t v = rout[e].vmem_whi[j - 1];
+          line[at + 2 * j] = (uint32_t)v, line[at + 2 * j + 1] = (uint32_t)(v >> 32);
+        }
         line_written(c, k, rout[e].vmem_waddr);
       }
 

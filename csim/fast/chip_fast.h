@@ -57,8 +57,9 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
 
 /* The network ports: the flits arriving on the four links (+X -X +Y -Y) and the credits (bit
  * d * 2 + v) for the next step; the flits and credits the last step registered on them. */
-void chip_fast_net_in(chip_fast_t *c, const noc_flit_t in[4], uint8_t credits);
-void chip_fast_net_out(const chip_fast_t *c, noc_flit_t out[4], uint8_t *credits);
+/* (in_hi, out_hi: wide flits' other words, looked at only when the chip's flits are wide) */
+void chip_fast_net_in(chip_fast_t *c, const noc_flit_t in[4], const noc_wide_t in_hi[4], uint8_t credits);
+void chip_fast_net_out(const chip_fast_t *c, noc_flit_t out[4], noc_wide_t out_hi[4], uint8_t *credits);
 
 /* Status as chip_top's ports show it. */
 void chip_fast_queue(const chip_fast_t *c, unsigned q, bool *running, bool *halted, unsigned *error, unsigned *pc,

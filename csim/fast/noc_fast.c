@@ -121,6 +121,15 @@ struct noc_fast {
   uint16_t occ_mask;    /* OccW = $clog2(P * V * MaxDepth + 1) ones */
   uint32_t slice;
   uint32_t buf_depth_in; /* buf_depth_i as configured */
+  /* wide flits (flit_words > 1): the words beyond the first of each buffered flit, kept beside
+   * the buffers (so a router of 64-bit flits pays nothing): input VC i's ring of MaxDepth
+   * entries of flit_words - 1 words at pay + i * MaxDepth * (flit_words - 1), read from
+   * pay_rd[i] in arrival order */
+  uint8_t flit_words;
+  uint8_t pay_rd[MAX_IVCS];
+  uint64_t *pay;
+  const noc_wide_t *in_hi; /* this edge's arriving words (noc_fast_wide_in) */
+  noc_wide_t *out_hi;      /* the outputs' words, [P] */
   uint64_t body[];      /* the arrays above, at OFF_*(V, P) bytes */
 };
 
@@ -270,6 +279,10 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
     snprintf(err, errlen, "noc_fast: buffer depth %u: must be 1..%u", cfg->buf_depth, NOC_FAST_MAX_DEPTH);
     return NULL;
   }
+  if (cfg->flit_words > NOC_FLIT_MAX_WORDS) {
+    snprintf(err, errlen, "noc_fast: %u-word flits: at most %u", cfg->flit_words, NOC_FLIT_MAX_WORDS);
+    return NULL;
+  }
   if (cfg->size_x < 1 || cfg->size_x > 255 || cfg->size_y < 1 || cfg->size_y > 255 || cfg->x >= cfg->size_x ||
       cfg->y >= cfg->size_y) {
     snprintf(err, errlen, "noc_fast: router (%u,%u) in a %ux%u pod: coordinates are 8 bits, inside the pod", cfg->x,
@@ -302,6 +315,15 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
   r->size_y = (uint8_t)cfg->size_y;
   r->num_local = (uint8_t)cfg->num_local;
   r->buf_depth_in = cfg->buf_depth;
+  r->flit_words = (uint8_t)(cfg->flit_words ? cfg->flit_words : 1);
+  if (r->flit_words > 1 &&
+      (!(r->pay = calloc((size_t)r->nivc * NOC_FAST_MAX_DEPTH * (r->flit_words - 1u), sizeof *r->pay)) ||
+       !(r->out_hi = calloc(ports, sizeof *r->out_hi)))) {
+    free(r->pay);
+    free(r);
+    snprintf(err, errlen, "noc_fast: out of memory");
+    return NULL;
+  }
   unsigned occ_bits = 0;
   while ((1u << occ_bits) < r->nivc * NOC_FAST_MAX_DEPTH + 1u) occ_bits++;
   r->occ_mask = (uint16_t)((1u << occ_bits) - 1);
@@ -311,7 +333,13 @@ noc_fast_t *noc_fast_new(const noc_fast_config_t *cfg, char *err, unsigned long 
   return r;
 }
 
-void noc_fast_free(noc_fast_t *r) { free(r); }
+void noc_fast_free(noc_fast_t *r) {
+  if (r) free(r->pay), free(r->out_hi);
+  free(r);
+}
+
+void noc_fast_wide_in(noc_fast_t *r, const noc_wide_t *in_hi) { r->in_hi = in_hi; }
+const noc_wide_t *noc_fast_out_wide(const noc_fast_t *r) { return r->out_hi; }
 
 /* The RTL's reset branch. The buffer contents and ivc_port/ivc_vc have no reset there (they
  * are read only behind count and ivc_active), so they are left as they are. */
@@ -337,6 +365,21 @@ void noc_fast_reset(noc_fast_t *r) {
   r->drop_pending = 0;
   r->drops = 0;
   r->depth = (uint8_t)(r->buf_depth_in & CNT_MASK);
+  memset(r->pay_rd, 0, sizeof r->pay_rd);
+}
+
+/* A wide flit's words beyond the first: into input VC i's payload ring behind the `held` flits
+ * it holds, and out of it in the same order. */
+static void pay_put(noc_fast_t *r, unsigned i, unsigned held, unsigned p) {
+  const unsigned n = r->flit_words - 1u;
+  memcpy(r->pay + ((size_t)i * NOC_FAST_MAX_DEPTH + ((r->pay_rd[i] + held) & (NOC_FAST_MAX_DEPTH - 1))) * n,
+         r->in_hi[p].w, n * sizeof *r->pay);
+}
+
+static void pay_take(noc_fast_t *r, unsigned i, unsigned o) {
+  const unsigned n = r->flit_words - 1u;
+  memcpy(r->out_hi[o].w, r->pay + ((size_t)i * NOC_FAST_MAX_DEPTH + r->pay_rd[i]) * n, n * sizeof *r->pay);
+  r->pay_rd[i] = (uint8_t)((r->pay_rd[i] + 1u) & (NOC_FAST_MAX_DEPTH - 1));
 }
 
 /* ------------------------------------------------------------------ one edge */
@@ -499,6 +542,7 @@ INLINE void traverse(noc_fast_t *r, const sink_t *k, unsigned o, unsigned p, uns
   }
   out->data = q->data;
   memcpy(&out->vc, &out_meta, sizeof out_meta);
+  if (r->pay) pay_take(r, i, o); /* (routers of wide flits are not linked) */
   q->count = (uint8_t)count;
   ovc_t *const oc = &OVC(r, V, P)[ovc];
   const unsigned credits = (oc->credits - 1u) & CNT_MASK;
@@ -659,6 +703,7 @@ INLINE void arrive(noc_fast_t *r, unsigned p, const noc_flit_t *f, const unsigne
   }
   q->count = (uint8_t)(count + 1);
   r->nonempty |= 1u << i;
+  if (r->pay) pay_put(r, i, count, p);
   if (!count) {
     q->data = f->data;
     q->flags = (uint16_t)(meta >> 16);

@@ -21,6 +21,10 @@
 #define NOC_FAST_MAX_VCS 8
 #define NOC_FAST_MAX_DEPTH 8
 
+/* Words a flit can carry: 64-bit flits (the RTL's) or up to 1024 bits (fast model only;
+ * noc_fast_config_t.flit_words, docs/fidelity.md "ICI"). */
+#define NOC_FLIT_MAX_WORDS 16
+
 /* A flit on a port: what the RTL packs as {valid, head, tail, vc, data}. */
 typedef struct {
   uint64_t data;
@@ -28,11 +32,19 @@ typedef struct {
   bool valid, head, tail;
 } noc_flit_t;
 
+/* A wide flit's words beyond the first (fast model only): carried beside its noc_flit_t, where
+ * the flits are wide, so that 64-bit flits stay 16 bytes everywhere. */
+typedef struct {
+  uint64_t w[NOC_FLIT_MAX_WORDS - 1];
+} noc_wide_t;
+
 typedef struct {
   unsigned vcs;                /* a power of two, 2..NOC_FAST_MAX_VCS */
   unsigned num_local;          /* 1 or 4 */
   unsigned x, y, size_x, size_y;
   unsigned buf_depth;          /* 1..NOC_FAST_MAX_DEPTH: the credits each output VC starts with (sampled at reset) */
+  unsigned flit_words;         /* 64-bit words a flit carries, 1..NOC_FLIT_MAX_WORDS (0 means 1); the
+                                  router reads only the first (a head's destination) */
 } noc_fast_config_t;
 
 typedef struct noc_fast noc_fast_t;
@@ -45,6 +57,12 @@ void noc_fast_free(noc_fast_t *r);
 void noc_fast_reset(noc_fast_t *r);
 /* The slice input (slice_i = {h, w, y0, x0}, w = 0: the whole pod); may change at any time. */
 void noc_fast_set_slice(noc_fast_t *r, uint32_t slice);
+
+/* A router of wide flits (flit_words > 1): the words beyond the first of the flits arriving at
+ * its next edge (in_hi[p] for input p; the array lives until that edge), and of the flits on its
+ * outputs after it (NULL for a router of 64-bit flits). Only with noc_fast_step_ports. */
+void noc_fast_wide_in(noc_fast_t *r, const noc_wide_t *in_hi);
+const noc_wide_t *noc_fast_out_wide(const noc_fast_t *r);
 
 /* One rising clock edge. in[p] is the flit arriving on input p (num ports entries);
  * credit_in bit p*vcs+v returns a credit for output p, VC v. Afterwards noc_fast_out and

@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth) {
+int rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth, unsigned flit_words) {
   memset(r, 0, sizeof *r);
   if (!(r->send_copy = calloc(cols, sizeof *r->send_copy))) return -1;
-  r->words = cols / 2;
-  r->pkt_lines = isa_rdma_packet_lines(cols);
+  r->fw = flit_words ? flit_words : 1;
+  r->words = cols / 2 / r->fw;
+  r->pkt_lines = isa_rdma_packet_lines_wide(cols, r->fw);
   r->vmem_lines = vmem_lines;
   r->buf_depth = buf_depth;
   const unsigned max_len = r->pkt_lines * r->words + ISA_RDMA_HEADER_FLITS;
@@ -44,7 +45,8 @@ static rdma_fast_desc_t desc_of(const rdma_fast_t *r, const uint32_t *cmd, unsig
 }
 
 void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid, const uint32_t *cmd,
-                     unsigned desc_core, const noc_flit_t *ej, bool inj_credit, rdma_fast_out_t *out) {
+                     unsigned desc_core, const noc_flit_t *ej, const noc_wide_t *ej_hi, bool inj_credit,
+                     rdma_fast_out_t *out) {
   if (!r->cur_active && !r->fifo_count && !desc_valid && !ej->valid) {
     /* nothing to send or take: only a returning credit counts (most engines, most cycles) */
     out->inj.valid = false;
@@ -73,11 +75,12 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid
   } else if (send) {  /* a data flit: the word of the line going out (only a sent flit's data is seen) */
     const uint32_t idx = r->flit - ISA_RDMA_HEADER_FLITS, l = (c->src + r->row + idx / r->words) & mask;
     if (!r->send_valid || r->send_line != l || r->send_core != c->core) {
-      memcpy(r->send_copy, paged_read(vmem[c->core], l), 8ull * r->words);
+      memcpy(r->send_copy, paged_read(vmem[c->core], l), 8ull * r->words * r->fw);
       r->send_line = l, r->send_core = c->core, r->send_valid = true;
     }
-    const uint32_t *line = r->send_copy;
-    out->inj.data = line[2 * (idx % r->words)] | (uint64_t)line[2 * (idx % r->words) + 1] << 32;
+    const uint32_t *w = r->send_copy + 2 * r->fw * (idx % r->words);
+    out->inj.data = w[0] | (uint64_t)w[1] << 32;
+    for (unsigned j = 1; j < r->fw; j++) out->inj_hi.w[j - 1] = w[2 * j] | (uint64_t)w[2 * j + 1] << 32;
   } else {
     out->inj.data = 0;
   }
@@ -93,6 +96,7 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid
   out->vmem_waddr = (rx->line + rx->lidx) & mask;
   out->vmem_wword = rx->word;
   out->vmem_wdata = ej->data;
+  if (r->fw > 1 && out->vmem_we) memcpy(out->vmem_whi, ej_hi->w, (r->fw - 1) * sizeof *ej_hi->w);
   const bool line_done = out->vmem_we && rx->word == r->words - 1;
   out->rsig = line_done && rx->sig;
   out->rsem = rx->sem;

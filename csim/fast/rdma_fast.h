@@ -1,7 +1,8 @@
 /*
  * rdma_fast: one remote-DMA engine of the fast chip (chip_fast.h), mirroring rtl/chip_rdma.sv:
  * up to four descriptors waiting behind the one being sent; packets of up to P lines (head
- * flit, header flit, the lines' data 64 bits a flit) injected one flit per cycle on VC 0
+ * flit, header flit, the lines' data 64 bits a flit, or fw words a flit with wide flits)
+ * injected one flit per cycle on VC 0
  * under the local port's credits; the local semaphore signalled with the last flit; and the
  * receiving side, which reassembles packets per VC as the router ejects them, writes each
  * 64-bit word to VMEM as its flit arrives, signals the remote semaphore as a line completes,
@@ -32,7 +33,8 @@ typedef struct {
 } rdma_fast_rx_t;
 
 typedef struct {
-  unsigned words, pkt_lines;   /* 64-bit words (flits) per line; lines per packet */
+  unsigned words, pkt_lines;   /* flits per line; lines per packet */
+  unsigned fw;                 /* 64-bit words a flit (1: the RTL's flits) */
   uint32_t vmem_lines;
   unsigned flit_mask;          /* the flit counter's width (FIdxW bits) */
   rdma_fast_desc_t fifo[RDMA_FAST_FIFO], cur;
@@ -51,16 +53,19 @@ typedef struct {
 
 typedef struct {
   noc_flit_t inj;              /* the flit offered to the router's local port this cycle */
+  noc_wide_t inj_hi;           /* a wide flit's other words */
   bool vmem_we;
-  uint32_t vmem_waddr, vmem_wword;
-  uint64_t vmem_wdata;
+  uint32_t vmem_waddr, vmem_wword; /* the line and its flit-sized piece (word wword * fw on) */
+  uint64_t vmem_wdata;              /* its first word; a wide flit's others in vmem_whi */
+  uint64_t vmem_whi[NOC_FLIT_MAX_WORDS - 1];
   unsigned vmem_wcore;          /* the core written and signalled (rsig) */
   bool lsig, rsig;
   unsigned lsem, rsem, lcore;  /* lcore: the core signalled by lsig (the sending descriptor's) */
   uint32_t lvalue, rvalue;
 } rdma_fast_out_t;
 
-int rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth);
+/* flit_words: 64-bit words a flit carries (0 means 1), dividing the line's cols / 2. */
+int rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned buf_depth, unsigned flit_words);
 void rdma_fast_free(rdma_fast_t *r);
 /* The chip wrote VMEM line `line` at this edge. */
 static inline void rdma_fast_line_written(rdma_fast_t *r, unsigned core, uint32_t line) {
@@ -75,8 +80,9 @@ static inline bool rdma_fast_busy(const rdma_fast_t *r) {
 /* One cycle: the descriptor offered, the router's ejected flit for this engine and the
  * injection credit it returns (both registered), VMEM before the cycle's writes. */
 /* One cycle: vmem[c] is core c's VMEM; a descriptor offered (desc_valid, cmd) comes from core
- * desc_core. */
+ * desc_core; ej_hi: the ejected wide flit's other words (NULL with 64-bit flits). */
 void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid, const uint32_t *cmd,
-                     unsigned desc_core, const noc_flit_t *ej, bool inj_credit, rdma_fast_out_t *out);
+                     unsigned desc_core, const noc_flit_t *ej, const noc_wide_t *ej_hi, bool inj_credit,
+                     rdma_fast_out_t *out);
 
 #endif

@@ -13,10 +13,7 @@ static uint64_t align64(uint64_t x) { return (x + 63) & ~(uint64_t)63; }
 static size_t even(size_t x) { return (x + 1) & ~(size_t)1; }
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-typedef struct {
-  uint64_t a, b, c, zero, end;
-  size_t lda, ldb;
-} layout_t;
+typedef chip_gemm_layout_t layout_t;
 
 static layout_t layout(unsigned cols, size_t m, size_t k, size_t n) {
   layout_t l;
@@ -135,6 +132,18 @@ out:
 }
 
 uint64_t chip_gemm_c_addr(unsigned cols, size_t m, size_t k, size_t n) { return layout(cols, m, k, n).c; }
+
+chip_gemm_layout_t chip_gemm_layout(unsigned cols, size_t m, size_t k, size_t n) { return layout(cols, m, k, n); }
+
+int chip_gemm_programs(const chip_geometry_t *g, size_t m, size_t k, size_t n, const chip_gemm_opts_t *opts,
+                       fw_prog_t cq[CHIP_MAX_CORES], fw_prog_t dq[CHIP_MAX_CORES], char *err, size_t errlen) {
+  const chip_gemm_opts_t none = {0};
+  for (unsigned c = 0; c < CHIP_MAX_CORES; c++) fw_prog_init(&cq[c]), fw_prog_init(&dq[c]);
+  if (chip_gemm_check(g, m, k, n, opts, err, errlen)) return -1;
+  const layout_t l = layout(g->cols, m, k, n);
+  const fw_gemm_args_t args = gemm_args(&l, m, k, n, opts ? opts : &none);
+  return fw_gemm_cores(g, &args, cq, dq, err, errlen);
+}
 
 int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint32_t *out) {
   layout_t l = layout(chip_geometry(c)->cols, m, k, n);

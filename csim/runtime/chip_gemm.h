@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fw/hal.h"
 #include "system/chip.h"
 
 typedef struct {
@@ -57,5 +58,19 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
                    const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen);
 int chip_gemm_read(chip_t *c, size_t m, size_t k, size_t n, bool bf16_out, uint32_t *out);
 uint64_t chip_gemm_c_addr(unsigned cols, size_t m, size_t k, size_t n);
+
+/* For a host that reaches the chip some other way (the SystemC host model, docs/systemc.md):
+ * where chip_gemm_load puts A, B, C and the zero line in HBM (the layout above; lda and ldb
+ * are the pitches in bf16 of A's and B's rows as written, K and N rounded up to even, the
+ * padding zeros), and the programs it loads, a compute and a DMA program per core (cq[c],
+ * dq[c] for the chip's cores, initialised by the call; the caller frees them with
+ * fw_prog_free). 0, or -1 with a message. */
+typedef struct {
+  uint64_t a, b, c, zero, end;
+  size_t lda, ldb;
+} chip_gemm_layout_t;
+chip_gemm_layout_t chip_gemm_layout(unsigned cols, size_t m, size_t k, size_t n);
+int chip_gemm_programs(const chip_geometry_t *g, size_t m, size_t k, size_t n, const chip_gemm_opts_t *opts,
+                       fw_prog_t cq[CHIP_MAX_CORES], fw_prog_t dq[CHIP_MAX_CORES], char *err, size_t errlen);
 
 #endif

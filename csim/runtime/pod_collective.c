@@ -226,6 +226,13 @@ static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_sli
   if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, g, err,
                 errlen))
     return RT_INVALID;
+  if (chip_flit_words_check(cfg->flit_words, cfg->mxu_cols, cfg->model, err, errlen)) return RT_INVALID;
+  if (cfg->link_bytes > 8u * (cfg->flit_words ? cfg->flit_words : 1)) {
+    snprintf(err, errlen, "a link of %u bytes a cycle: at most a flit's %u (it carries a flit a cycle at most)",
+             cfg->link_bytes, 8u * (cfg->flit_words ? cfg->flit_words : 1));
+    return RT_INVALID;
+  }
+  g->flit_words = cfg->flit_words ? cfg->flit_words : 1;
   *s = cfg->slice;
   s->pod_w = cfg->pod_w;
   s->pod_h = cfg->pod_h;
@@ -254,7 +261,7 @@ static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_sli
   }
   if (a->chunk_lines == 0) pod_coll_default_chunk(s, a, g->vmem_lines);
   if (a->op == FW_COLL_ALL_TO_ALL && cfg->args.chunk_lines == 0) /* pieces of one packet (docs/isa.md) */
-    a->chunk_lines = isa_rdma_packet_lines(lanes);
+    a->chunk_lines = isa_rdma_packet_lines_wide(lanes, isa_geometry_flit_words(g));
   return fw_coll_check(g, s, a, err, errlen) ? RT_INVALID : RT_OK;
 }
 
@@ -372,10 +379,12 @@ rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t 
   rt_status_t rc = plan(cfg, &g, &job.slice, &job.args, &lay, err, errlen);
   if (rc != RT_OK) return rc;
   pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips,
-                     cfg->progress, cfg->progress_ctx, cfg->threads};
+                     cfg->progress, cfg->progress_ctx, cfg->threads, 0};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
   pc.chip.cores = cfg->cores;
+  pc.chip.flit_words = cfg->flit_words;
+  pc.link_bytes = cfg->link_bytes;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = (uint64_t)job.args.lines * 4 * g.cols;
   pod_t *pod = pod_new(&pc, err, errlen);
@@ -435,14 +444,14 @@ rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uin
 }
 
 pod_coll_bw_t pod_coll_bandwidth(const fw_slice_t *s, fw_coll_op_t op, uint64_t bytes, uint64_t cycles,
-                                 double clock_mhz) {
+                                 double clock_mhz, unsigned link_bytes) {
   pod_coll_bw_t b;
   const unsigned n = s->w * s->h;
   b.time_s = (double)cycles / (clock_mhz * 1e6);
   b.algbw = (double)bytes / b.time_s / 1e9;
   const double factor = op == FW_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : op == FW_COLL_BROADCAST ? 1.0 : (double)(n - 1) / n;
   b.busbw = b.algbw * factor;
-  b.link = 8.0 * clock_mhz * 1e6 / 1e9;
+  b.link = (double)(link_bytes ? link_bytes : 8) * clock_mhz * 1e6 / 1e9; /* one way */
   /* What the topology allows, in links per chip: all-reduce drives all of a chip's links (4
    * on a 2-D slice, 2 on a ring); reduce-scatter and all-gather run one ring direction (1);
    * a broadcast chain forwards at one link's rate (1). All-to-all: every byte crosses the

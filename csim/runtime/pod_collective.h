@@ -22,6 +22,8 @@ typedef struct {
   unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
   unsigned mxus;                /* MXU units of each chip's core (0: 1) */
   unsigned cores;               /* cores of each chip (0: 1; the kernels beyond the GEMM use core 0) */
+  unsigned flit_words;          /* 64-bit words an ICI flit carries (0: 1; wider: fast chips, chip_config_t) */
+  unsigned link_bytes;          /* bytes a link carries a cycle each way (0: a flit; pod_config_t) */
   unsigned link_latency;
   uint64_t seed;               /* reset randomisation */
   chip_model_t model;          /* the chips' model (chip_core.h) */
@@ -93,13 +95,13 @@ rt_status_t pod_coll_run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, 
 
 /* Bandwidth of a collective by the nccl-tests conventions (docs/collectives.md), at a clock
  * in MHz: algbw = bytes / time, busbw = algbw x the op's factor, link = one link one way (a
- * 64-bit flit per cycle), bound = what the slice's links allow for the op, in GB/s. */
+ * link of link_bytes bytes a cycle; 0: 8), bound = what the slice's links allow for the op, in GB/s. */
 typedef struct {
   double time_s, algbw, busbw, link, bound;
   unsigned links;  /* links per chip the bound counts */
 } pod_coll_bw_t;
 pod_coll_bw_t pod_coll_bandwidth(const fw_slice_t *s, fw_coll_op_t op, uint64_t bytes, uint64_t cycles,
-                                 double clock_mhz);
+                                 double clock_mhz, unsigned link_bytes);
 
 /* Sets a->chunk_lines for a->lines on this slice (at most 64, slots fitting VMEM). */
 void pod_coll_default_chunk(const fw_slice_t *s, fw_coll_args_t *a, uint32_t vmem_lines);

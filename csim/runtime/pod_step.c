@@ -17,6 +17,13 @@ static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_sli
   if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, g, err,
                 errlen))
     return RT_INVALID;
+  if (chip_flit_words_check(cfg->flit_words, cfg->mxu_cols, cfg->model, err, errlen)) return RT_INVALID;
+  if (cfg->link_bytes > 8u * (cfg->flit_words ? cfg->flit_words : 1)) {
+    snprintf(err, errlen, "a link of %u bytes a cycle: at most a flit's %u (it carries a flit a cycle at most)",
+             cfg->link_bytes, 8u * (cfg->flit_words ? cfg->flit_words : 1));
+    return RT_INVALID;
+  }
+  g->flit_words = cfg->flit_words ? cfg->flit_words : 1;
   if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, NULL, err, errlen)) return RT_INVALID;
   *s = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, cfg->pod_w, cfg->pod_h};
   *ca = (fw_coll_args_t){FW_COLL_ALLREDUCE, cfg->algo, 0, (uint32_t)((cfg->m * cfg->n + g->cols - 1) / g->cols), 0,
@@ -59,10 +66,12 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   const unsigned chips = cfg->pod_w * cfg->pod_h;
   const uint64_t m = cfg->m, k = cfg->k, n = cfg->n;
   pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips,
-                     cfg->progress, cfg->progress_ctx, cfg->threads};
+                     cfg->progress, cfg->progress_ctx, cfg->threads, 0};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
   pc.chip.cores = cfg->cores;
+  pc.chip.flit_words = cfg->flit_words;
+  pc.link_bytes = cfg->link_bytes;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = chip_gemm_hbm_bytes(g.cols, m, k, n);
   pod_t *pod = pod_new(&pc, err, errlen);

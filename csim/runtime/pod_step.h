@@ -19,6 +19,8 @@ typedef struct {
   unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
   unsigned mxus;                /* MXU units of each chip's core (0: 1) */
   unsigned cores;               /* cores of each chip (0: 1; the kernels beyond the GEMM use core 0) */
+  unsigned flit_words;          /* 64-bit words an ICI flit carries (0: 1; wider: fast chips, chip_config_t) */
+  unsigned link_bytes;          /* bytes a link carries a cycle each way (0: a flit; pod_config_t) */
   unsigned link_latency;
   uint64_t m, k, n;              /* each chip's GEMM: M x K times K x N */
   fw_coll_algo_t algo;           /* of the all-reduce */

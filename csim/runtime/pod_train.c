@@ -20,6 +20,13 @@ rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan
   if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, &g, err,
                 errlen))
     return RT_INVALID;
+  if (chip_flit_words_check(cfg->flit_words, cfg->mxu_cols, cfg->model, err, errlen)) return RT_INVALID;
+  if (cfg->link_bytes > 8u * (cfg->flit_words ? cfg->flit_words : 1)) {
+    snprintf(err, errlen, "a link of %u bytes a cycle: at most a flit's %u (it carries a flit a cycle at most)",
+             cfg->link_bytes, 8u * (cfg->flit_words ? cfg->flit_words : 1));
+    return RT_INVALID;
+  }
+  g.flit_words = cfg->flit_words ? cfg->flit_words : 1;
   fw_slice_t s = cfg->slice;
   s.pod_w = cfg->pod_w, s.pod_h = cfg->pod_h;
   if (cfg->trace_path && cfg->trace_chip >= cfg->pod_w * cfg->pod_h) {
@@ -181,10 +188,12 @@ static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slic
   t->cfg.slice.pod_w = t->cfg.pod_w, t->cfg.slice.pod_h = t->cfg.pod_h;
   *rc = RT_FAILED;
   pod_config_t pc = {t->cfg.pod_w, t->cfg.pod_h, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols),
-                     cfg->rtl_chips, cfg->progress, cfg->progress_ctx, cfg->threads};
+                     cfg->rtl_chips, cfg->progress, cfg->progress_ctx, cfg->threads, 0};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
   pc.chip.cores = cfg->cores;
+  pc.chip.flit_words = cfg->flit_words;
+  pc.link_bytes = cfg->link_bytes;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = t->plan.hbm_bytes;
   if (!(t->pod = pod_new(&pc, err, errlen))) goto fail;
@@ -264,10 +273,12 @@ rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cy
   t->cfg = *cfg;
   t->cfg.slice.pod_w = cfg->pod_w, t->cfg.slice.pod_h = cfg->pod_h;
   t->plan = plan;
-  pod_config_t pc = {1, 1, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols), NULL, NULL, NULL, 0};
+  pod_config_t pc = {1, 1, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols), NULL, NULL, NULL, 0, 0};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
   pc.chip.cores = cfg->cores;
+  pc.chip.flit_words = cfg->flit_words;
+  pc.link_bytes = cfg->link_bytes;
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = plan.hbm_bytes;
   rc = RT_FAILED;

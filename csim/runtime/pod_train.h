@@ -20,7 +20,9 @@ typedef struct {
   fw_slice_t slice;             /* pod_w/pod_h filled in from the pod */
   unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
   unsigned mxus;                /* MXU units of each chip's core (0: 1) */
-  unsigned cores;               /* cores of each chip (0: 1; the kernels beyond the GEMM use core 0) */
+  unsigned cores;               /* cores of each chip (0: 1; each a data-parallel replica) */
+  unsigned flit_words;          /* 64-bit words an ICI flit carries (0: 1; wider: fast chips, chip_config_t) */
+  unsigned link_bytes;          /* bytes a link carries a cycle each way (0: a flit; pod_config_t) */
   unsigned link_latency;
   uint64_t seed;                /* reset randomisation */
   chip_model_t model;           /* the chips' model (chip_core.h) */

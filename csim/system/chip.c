@@ -67,8 +67,26 @@ int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, unsigned core
   return 0;
 }
 
+int chip_flit_words_check(unsigned flit_words, unsigned cols, chip_model_t model, char *err, size_t errlen) {
+  if (flit_words <= 1) return 0;
+  const unsigned line_words = cols / 2 ? cols / 2 : 1;
+  if (model != CHIP_MODEL_FAST) {
+    snprintf(err, errlen, "%u-word flits run on the fast model only (the RTL's flits are 64 bits: --model fast)",
+             flit_words);
+    return -1;
+  }
+  if ((flit_words & (flit_words - 1)) || flit_words > NOC_FLIT_MAX_WORDS || flit_words > line_words) {
+    snprintf(err, errlen, "%u-word flits: a power of two up to %u words and at most a VMEM line (%u words at %u "
+             "columns)", flit_words, NOC_FLIT_MAX_WORDS, line_words, cols);
+    return -1;
+  }
+  return 0;
+}
+
 static int check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen) {
   if (chip_geometry_for(cfg->rows, cfg->cols, cfg->mxus, cfg->cores, cfg->model, geo, err, errlen)) return -1;
+  if (chip_flit_words_check(cfg->flit_words, cfg->cols, cfg->model, err, errlen)) return -1;
+  geo->flit_words = cfg->flit_words > 1 ? cfg->flit_words : 1;
   if (cfg->hbm_bytes == 0 || cfg->hbm_bytes > (1ull << 32)) {
     snprintf(err, errlen, "HBM size must be 1 byte .. 4 GiB");
     return -1;
@@ -189,6 +207,13 @@ int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n) {
   int rc = 0;
   if (!c->remote) rc = addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_zero(&c->hbm[0], addr, n);
   return share(c, rc, NULL, 0);
+}
+
+uint8_t *chip_hbm_direct(chip_t *c, uint64_t addr, uint64_t *first, uint64_t *len) {
+  if (c->shared || addr >= c->hbm[0].bytes) return NULL;
+  *first = addr / HBM_PAGE_BYTES * HBM_PAGE_BYTES;
+  *len = c->hbm[0].bytes - *first < HBM_PAGE_BYTES ? c->hbm[0].bytes - *first : HBM_PAGE_BYTES;
+  return hbm_page(&c->hbm[0], addr);
 }
 
 size_t chip_memory(chip_t *c) {
@@ -378,6 +403,12 @@ static void read_status(chip_t *c, chip_status_t *st) {
     st->pc[q] = cs.pc[q];
     st->opcode[q] = cs.opcode[q];
   }
+}
+
+void chip_status(chip_t *c, chip_status_t *st) {
+  memset(st, 0, sizeof *st);
+  if (!c->remote) read_status(c, st);
+  share(c, 0, st, sizeof *st);
 }
 
 void chip_begin(chip_t *c, unsigned mask) {

@@ -35,6 +35,8 @@ typedef struct {
   unsigned hbm_latency;         /* >= 1 cycles */
   uint64_t seed;                /* reset randomisation */
   chip_model_t model;           /* the Verilated RTL (default), the fast model, or both in lockstep */
+  unsigned flit_words;          /* 64-bit words an ICI flit carries (0 means 1, the RTL's); wider: the fast
+                                   model only (chip_flit_words_check; docs/fidelity.md "ICI") */
 } chip_config_t;
 
 typedef struct {  /* queue 2c + q: queue q of core c */
@@ -59,6 +61,11 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols);
 int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, chip_model_t model,
                       chip_geometry_t *g, char *err, size_t errlen);
 
+/* 0 when a chip of rows x cols MXUs and this model can have flits of `flit_words` words (0 or 1:
+ * any; more: the fast model, a power of two up to NOC_FLIT_MAX_WORDS and at most a VMEM line,
+ * cols / 2 words), else -1 with a message. */
+int chip_flit_words_check(unsigned flit_words, unsigned cols, chip_model_t model, char *err, size_t errlen);
+
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen);
 /* A chip of a pod split over the ranks of an MPI job (dist.h, pod.c): rank `owner` simulates
  * it; on the other ranks it is a shell holding its configuration and programs. Its host
@@ -77,6 +84,12 @@ unsigned chip_line_bytes(const chip_t *c);
 int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n);
 int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n);
 int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n);
+/* Direct access to HBM (a SystemC initiator's DMI, docs/systemc.md): the memory of the page
+ * holding addr, *first its first address and *len its bytes (HBM_PAGE_BYTES, less for the
+ * last page of a size that is not a multiple). NULL when addr is outside HBM, memory runs out
+ * or the chip is another MPI rank's. The pointer stays valid until chip_hbm_zero clears the
+ * whole page or chip_free. */
+uint8_t *chip_hbm_direct(chip_t *c, uint64_t addr, uint64_t *first, uint64_t *len);
 /* The host reads n VMEM lines from `line`: 0, or -1 when outside VMEM or when the chip's model
  * has no host path to VMEM (the Verilated RTL: DMA the lines to HBM instead). */
 int chip_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst);
@@ -120,6 +133,10 @@ bool chip_idle(chip_t *c);
 
 /* A run's mask for every queue of every core (a chip starts the queues it has). */
 #define CHIP_QMASK_EVERY_CORE ((1u << CHIP_MAX_QUEUES) - 1)
+
+/* The queues' state now (running, halted, error, pc, opcode; the rest of *st zero), between
+ * cycles, for a host that polls (the SystemC module's status registers). */
+void chip_status(chip_t *c, chip_status_t *st);
 
 /* Semaphore idx of core 0, or idx % ISA_NUM_SEMS of core idx / ISA_NUM_SEMS. */
 uint32_t chip_sem(chip_t *c, unsigned idx);

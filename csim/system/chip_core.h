@@ -44,6 +44,7 @@ typedef struct {
 typedef struct {
   noc_flit_t flit[4];
   uint8_t credits;
+  noc_wide_t hi[4];  /* wide flits' words beyond the first (fast chips of flit_words > 1 only) */
 } chip_net_t;
 
 typedef struct chip_core chip_core_t;

@@ -52,8 +52,10 @@ static bool fast_idle(chip_core_t *c) { return chip_fast_idle(F(c)); }
 static unsigned fast_occupancy(chip_core_t *c) { return chip_fast_occupancy(F(c)); }
 static void fast_router_flits(chip_core_t *c, uint32_t flits[5]) { chip_fast_router_flits(F(c), flits); }
 static uint32_t fast_slice_drops(chip_core_t *c) { return chip_fast_slice_drops(F(c)); }
-static void fast_net_in(chip_core_t *c, const chip_net_t *in) { chip_fast_net_in(F(c), in->flit, in->credits); }
-static void fast_net_out(chip_core_t *c, chip_net_t *out) { chip_fast_net_out(F(c), out->flit, &out->credits); }
+static void fast_net_in(chip_core_t *c, const chip_net_t *in) { chip_fast_net_in(F(c), in->flit, in->hi, in->credits); }
+static void fast_net_out(chip_core_t *c, chip_net_t *out) {
+  chip_fast_net_out(F(c), out->flit, out->hi, &out->credits);
+}
 static int fast_trace_open(chip_core_t *c, const char *path, char *err, size_t errlen) {
   (void)c;
   snprintf(err, errlen, "cannot trace '%s': a fast chip model has no waveform (use --model rtl, or --rtl-chips for "

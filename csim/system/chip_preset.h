@@ -12,6 +12,8 @@ typedef struct {
   unsigned mxus, cores;         /* MXUs per core, cores per chip */
   unsigned clock_mhz;           /* cycles to time in reports */
   unsigned hbm_bytes_per_cycle; /* the published HBM bandwidth at the clock, the chip's in all */
+  unsigned flit_words;          /* 64-bit words an ICI flit carries */
+  unsigned link_bytes;          /* bytes a link carries a cycle each way (0: a flit) */
 } chip_preset_t;
 
 /* "small|v2|v3": the presets' names in table order, as the CLI's choice list. */

@@ -79,6 +79,16 @@ int hbm_write(hbm_t *h, uint64_t addr, const void *src, size_t n) {
   return 0;
 }
 
+uint8_t *hbm_page(hbm_t *h, uint64_t addr) {
+  const uint64_t page = addr / HBM_PAGE_BYTES;
+  if (h->oom) return NULL;
+  if (!h->pages[page]) {
+    if (!(h->pages[page] = calloc(HBM_PAGE_BYTES, 1))) return NULL;
+    h->pages_used++;
+  }
+  return h->pages[page];
+}
+
 int hbm_read(const hbm_t *h, uint64_t addr, void *dst, size_t n) {
   if (h->oom) return -1;
   uint8_t *d = dst;

@@ -74,5 +74,9 @@ int hbm_write(hbm_t *h, uint64_t addr, const void *src, size_t n);
 int hbm_read(const hbm_t *h, uint64_t addr, void *dst, size_t n);
 /* Zeros in [addr, addr + n): whole pages are freed (they read as zeros again), partial ones cleared. */
 int hbm_zero(hbm_t *h, uint64_t addr, size_t n);
+/* The page holding addr (inside HBM, checked by the caller), allocated if nobody wrote it yet,
+ * for direct access (the SystemC module's DMI, docs/systemc.md): valid until the page is freed
+ * (hbm_zero of all of it, hbm_free). NULL without memory. */
+uint8_t *hbm_page(hbm_t *h, uint64_t addr);
 
 #endif

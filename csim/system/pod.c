@@ -48,6 +48,17 @@ typedef struct {
   uint8_t credits;       /* the credit bits of this direction (CHIP_ROUTER_VCS) */
 } link_slot_t;
 
+/* A link's serialiser (pod_config_t.link_bytes): the flits its sender has put out and the link
+ * has not yet taken, and the bucket's bytes. At most the receiver's buffers' worth of flits wait
+ * (the sender's credits bound them). */
+#define SER_CAP 32u
+typedef struct {
+  noc_flit_t flit[SER_CAP];
+  noc_wide_t *hi;        /* [SER_CAP] with wide flits */
+  uint32_t head, count, tokens;
+  uint64_t last;         /* the tick the bucket was last filled for */
+} link_ser_t;
+
 typedef struct {
   chip_t *chip;
   unsigned nb[DIRS];          /* the neighbour in each direction */
@@ -83,6 +94,9 @@ struct pod {
   unsigned n, depth;
   pod_node_t *node;
   link_slot_t *slots;           /* depth x n x DIRS: at (position, chip, direction) what the chip sends that way */
+  noc_wide_t *slot_hi;          /* the same for wide flits' other words (NULL with 64-bit flits) */
+  link_ser_t *ser;              /* n x DIRS serialisers (NULL: a link carries a flit a cycle) */
+  uint32_t flit_bytes;          /* a flit's bytes (the bucket's price of a flit) */
   uint64_t tick;                /* cycles the pod has run, ever: the links' slot positions */
   uint64_t in_flight;           /* link slots holding a flit or a credit */
   unsigned *checked, nchecked;  /* the chips in lockstep (CHIP_MODEL_CHECK) */
@@ -112,11 +126,15 @@ struct pod {
   uint32_t **send_list, **recv_list;
   size_t *send_count, *recv_count;
   link_slot_t **send_buf, **recv_buf;
+  noc_wide_t **send_hi, **recv_hi;  /* wide flits' other words, beside them (slot_hi pods only) */
 };
 
 /* The slot at ring position pos of chip i's link in direction d. */
 static link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) {
   return &p->slots[((size_t)pos * p->n + i) * DIRS + d];
+}
+static noc_wide_t *slot_hi(pod_t *p, unsigned pos, unsigned i, unsigned d) {
+  return &p->slot_hi[((size_t)pos * p->n + i) * DIRS + d];
 }
 
 /* Spinning, then yielding the core: the other bands are usually a few microseconds away. With
@@ -147,7 +165,10 @@ static int make_exchange(pod_t *p) {
   p->send_list = calloc(R, sizeof *p->send_list), p->recv_list = calloc(R, sizeof *p->recv_list);
   p->send_buf = calloc(R, sizeof *p->send_buf), p->recv_buf = calloc(R, sizeof *p->recv_buf);
   p->send_count = calloc(R, sizeof *p->send_count), p->recv_count = calloc(R, sizeof *p->recv_count);
-  if (!p->send_list || !p->recv_list || !p->send_buf || !p->recv_buf || !p->send_count || !p->recv_count) return -1;
+  p->send_hi = calloc(R, sizeof *p->send_hi), p->recv_hi = calloc(R, sizeof *p->recv_hi);
+  if (!p->send_list || !p->recv_list || !p->send_buf || !p->recv_buf || !p->send_count || !p->recv_count ||
+      !p->send_hi || !p->recv_hi)
+    return -1;
   for (int pass = 0; pass < 2; pass++) {
     for (unsigned i = 0; i < p->n; i++)
       for (unsigned d = 0; d < DIRS; d++) {
@@ -166,6 +187,9 @@ static int make_exchange(pod_t *p) {
         p->send_buf[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_buf);
         p->recv_buf[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_buf);
         if (!p->send_list[k] || !p->recv_list[k] || !p->send_buf[k] || !p->recv_buf[k]) return -1;
+        if (p->slot_hi && (!(p->send_hi[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_hi)) ||
+                           !(p->recv_hi[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_hi))))
+          return -1;
         p->send_count[k] = p->recv_count[k] = 0;
       }
   }
@@ -184,6 +208,7 @@ static void exchange(pod_t *p) {
       const unsigned pos = (unsigned)(t % p->depth);
       for (size_t e = 0; e < p->send_count[k]; e++) {
         link_slot_t *sl = slot(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
+        if (p->slot_hi) p->send_hi[k][m] = *slot_hi(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
         p->send_buf[k][m++] = *sl;
         *sl = (link_slot_t){0}; /* the copy on this rank is never read */
       }
@@ -192,13 +217,21 @@ static void exchange(pod_t *p) {
     recv[k] = p->recv_buf[k], recv_len[k] = p->recv_count[k] * p->q_len * sizeof(link_slot_t);
   }
   dist_exchange(send, send_len, recv, recv_len);
+  if (p->slot_hi) { /* and the wide flits' other words, in the same order */
+    for (unsigned k = 0; k < R; k++) {
+      send[k] = p->send_hi[k], send_len[k] = send_len[k] / sizeof(link_slot_t) * sizeof(noc_wide_t);
+      recv[k] = p->recv_hi[k], recv_len[k] = recv_len[k] / sizeof(link_slot_t) * sizeof(noc_wide_t);
+    }
+    dist_exchange(send, send_len, recv, recv_len);
+  }
   for (unsigned k = 0; k < R; k++) {
     size_t m = 0;
     for (uint64_t t = p->q_start; t < p->q_start + p->q_len; t++) {
       const unsigned pos = (unsigned)(t % p->depth);
       for (size_t e = 0; e < p->recv_count[k]; e++) {
-        const link_slot_t *in = &p->recv_buf[k][m++];
         const unsigned i = p->recv_list[k][e] / DIRS, d = p->recv_list[k][e] % DIRS;
+        if (p->slot_hi) *slot_hi(p, pos, i, d) = p->recv_hi[k][m];
+        const link_slot_t *in = &p->recv_buf[k][m++];
         *slot(p, pos, i, d) = *in;
         if (in->flit.valid || in->credits) p->node[p->node[i].nb[d]].incoming++;
       }
@@ -273,6 +306,15 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   p->owner = calloc(p->n, sizeof *p->owner);
   p->totals = calloc(3 * (cfg->link_latency + 1) + 1, sizeof *p->totals);
   if (!p->node || !p->checked || !p->slots || !p->owner || !p->totals) goto oom;
+  if (cfg->chip.flit_words > 1 &&
+      !(p->slot_hi = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slot_hi))) goto oom;
+  p->flit_bytes = 8u * (cfg->chip.flit_words > 1 ? cfg->chip.flit_words : 1);
+  if (cfg->link_bytes && cfg->link_bytes < p->flit_bytes) {
+    if (!(p->ser = calloc((size_t)p->n * DIRS, sizeof *p->ser))) goto oom;
+    for (size_t k = 0; p->slot_hi && k < (size_t)p->n * DIRS; k++)
+      if (!(p->ser[k].hi = calloc(SER_CAP, sizeof *p->ser[k].hi))) goto oom;
+    for (size_t k = 0; k < (size_t)p->n * DIRS; k++) p->ser[k].tokens = p->flit_bytes;
+  }
   p->cfg.rtl_chips = NULL;  /* the caller's array is not kept */
   p->dist = ranks > 1;
   for (unsigned r = 0; r < ranks; r++)
@@ -332,14 +374,19 @@ void pod_free(pod_t *p) {
   free(p->band);
   for (unsigned k = 0; p->send_list && k < dist_size(); k++) {
     free(p->send_list[k]), free(p->recv_list[k]), free(p->send_buf[k]), free(p->recv_buf[k]);
+    if (p->send_hi) free(p->send_hi[k]), free(p->recv_hi[k]);
   }
   free(p->send_list), free(p->recv_list), free(p->send_buf), free(p->recv_buf);
+  free(p->send_hi), free(p->recv_hi);
   free(p->send_count), free(p->recv_count);
   free(p->owner);
   free(p->totals);
   profile_forget_chips(p->profile);
   for (unsigned i = 0; p->node && i < p->n; i++) chip_free(p->node[i].chip);
   free(p->slots);
+  free(p->slot_hi);
+  for (size_t k = 0; p->ser && k < (size_t)p->n * DIRS; k++) free(p->ser[k].hi);
+  free(p->ser);
   free(p->node);
   free(p->checked);
   free(p);
@@ -364,6 +411,34 @@ static void catch_up(pod_node_t *nd, uint64_t t, uint64_t run_start) {
 
 static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t);
 
+/* Chip i's link d at tick t (pod_config_t.link_bytes): the bucket gains link_bytes a tick since
+ * it was last filled, the chip's new flit joins the link's queue, and the flit at the queue's
+ * front leaves when the bucket holds a flit's bytes, which it spends. out->flit[d] (and its
+ * words) becomes what the link takes this tick (not valid: nothing). True while flits wait. */
+static bool serialise(pod_t *p, unsigned i, unsigned d, uint64_t t, chip_net_t *out) {
+  link_ser_t *z = &p->ser[(size_t)i * DIRS + d];
+  /* an idle link's bucket holds at most a flit (a flit starts at once, no burst after); a busy
+   * one keeps what a flit did not use, so the flits leave at link_bytes a tick on average */
+  const uint64_t filled = (uint64_t)z->tokens + (t - z->last) * p->cfg.link_bytes;
+  z->tokens = !z->count && filled > p->flit_bytes ? p->flit_bytes : (uint32_t)filled;
+  z->last = t;
+  if (out->flit[d].valid) { /* (the credits bound the queue: SER_CAP is twice what they allow) */
+    const uint32_t at = (z->head + z->count) % SER_CAP;
+    z->flit[at] = out->flit[d];
+    if (z->hi) z->hi[at] = out->hi[d];
+    z->count++;
+  }
+  out->flit[d].valid = false;
+  if (z->count && z->tokens >= p->flit_bytes) {
+    out->flit[d] = z->flit[z->head];
+    if (z->hi) out->hi[d] = z->hi[z->head];
+    z->head = (z->head + 1) % SER_CAP;
+    z->count--;
+    z->tokens -= p->flit_bytes;
+  }
+  return z->count != 0;
+}
+
 /* One tick t of band b's chips: every chip with something arriving or something to do (its
  * wake is due) is stepped, its outputs put on its links; a chip nothing is on its way to and
  * that sleeps costs a comparison. *flight gets the slots written minus those read, *stepped
@@ -384,6 +459,7 @@ static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsi
     for (unsigned d = 0; d < DIRS; d++) {
       link_slot_t *s = slot(p, rd, nd->nb[d], torus_opposite((torus_dir_t)d));
       in.flit[d] = s->flit;
+      if (p->slot_hi && s->flit.valid) in.hi[d] = *slot_hi(p, rd, nd->nb[d], torus_opposite((torus_dir_t)d));
       in.credits = (uint8_t)((d ? in.credits : 0) | s->credits << (d * V));
       if (s->flit.valid || s->credits) {
         *s = (link_slot_t){0};
@@ -405,20 +481,23 @@ static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsi
     ++*stepped;
     chip_net_t out;
     chip_net_out(nd->chip, &out);
+    bool held = false; /* a serialiser still holds flits: the chip's link is busy */
     for (unsigned d = 0; d < DIRS; d++) {
       const uint8_t cr = (out.credits >> (d * V)) & ((1u << V) - 1);
+      if (p->ser) held |= serialise(p, i, d, t, &out);
       if (!out.flit[d].valid && !cr) continue;
       *slot(p, wr, i, d) = (link_slot_t){out.flit[d], cr};
+      if (p->slot_hi && out.flit[d].valid) *slot_hi(p, wr, i, d) = out.hi[d];
       ++*flight;
       b->last_write = t;
       if (shared) __atomic_fetch_add(&p->node[nd->nb[d]].incoming, 1, __ATOMIC_RELAXED);
       else p->node[nd->nb[d]].incoming++;
     }
-    const bool quiet = chip_quiet(nd->chip);
+    const bool quiet = chip_quiet(nd->chip) && !held;
     if (quiet != nd->quiet) b->nonquiet += quiet ? -1u : 1u;
     nd->quiet = quiet;
     if (!quiet) nd->busy_until = t + 1 - p->run_start;
-    const uint64_t q = chip_quiet_for(nd->chip);
+    const uint64_t q = held ? 0 : chip_quiet_for(nd->chip);
     nd->wake = q == NEVER ? NEVER : t + 1 + q;
   }
   return true;
@@ -599,6 +678,8 @@ void pod_reset(pod_t *p) {
   }
   for (unsigned i = 0; i < p->n; i++) p->node[i].incoming = 0; /* the links are emptied */
   memset(p->slots, 0, (size_t)p->depth * p->n * DIRS * sizeof *p->slots);
+  for (size_t k = 0; p->ser && k < (size_t)p->n * DIRS; k++) /* the serialisers emptied, their buckets full */
+    p->ser[k].head = p->ser[k].count = 0, p->ser[k].tokens = p->flit_bytes, p->ser[k].last = p->tick;
   p->in_flight = 0;
   for (unsigned k = 0; k < p->nbands; k++) p->band[k].last_write = NEVER;
 }

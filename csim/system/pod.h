@@ -28,6 +28,11 @@ typedef struct {
    * run by a thread (the caller's and N - 1 more), meeting every link_latency + 1 cycles;
    * results and cycles identical to one thread's (pod.c). At most size_y. */
   unsigned threads;
+  /* 0: a link carries a flit a cycle each way (8 x chip.flit_words bytes). Else the bytes a
+   * link carries a cycle, at most a flit's: a serialiser per link, ahead of its delay line,
+   * releases a flit when a token bucket filled by this many bytes a cycle holds a flit's worth
+   * (docs/fidelity.md "ICI"). Credits are not held back. */
+  unsigned link_bytes;
 } pod_config_t;
 
 typedef struct pod pod_t;

@@ -41,3 +41,11 @@ uint16_t rng_bf16(rng_t *r, int emin, int emax) {
   unsigned exp = (unsigned)(emin + 127 + (int)rng_below(r, (uint64_t)(emax - emin + 1)));
   return (uint16_t)(((x & 1) << 15) | (exp << 7) | ((x >> 1) & 0x7F));
 }
+
+uint32_t rng_coll_input(uint64_t seed, unsigned chip, uint64_t e) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)chip << 40 | e) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (uint32_t)((z >> 40) & 0x807FFFFFu) | ((uint32_t)(120 + (z >> 8) % 16) << 23);
+}

@@ -18,5 +18,10 @@ uint64_t rng_next(rng_t *r);
 uint64_t rng_below(rng_t *r, uint64_t bound);
 /* A random normal bf16 with unbiased exponent in [emin, emax] and a random sign. */
 uint16_t rng_bf16(rng_t *r, int emin, int emax);
+/* Value e of chip `chip`'s collective inputs from `seed` (`tpusim collective`, the SystemC
+ * example): a normal fp32 of moderate range (exponents -7..8) and either sign, made from the
+ * three alone (a counter-based generator), so any chip's values can be made again at any time
+ * and a pod of any size needs no host copy of them. */
+uint32_t rng_coll_input(uint64_t seed, unsigned chip, uint64_t e);
 
 #endif

@@ -23,7 +23,7 @@ struct randprog_bench {
 
 static pod_t *make_pod(const randprog_target_t *t, unsigned rows, unsigned cols, uint64_t seed, chip_model_t model,
                        unsigned threads, char *err, size_t errlen) {
-  pod_config_t pc = {t->pod_x, t->pod_y, LINK_LATENCY, chip_config_default(rows, cols), NULL, NULL, NULL, threads};
+  pod_config_t pc = {t->pod_x, t->pod_y, LINK_LATENCY, chip_config_default(rows, cols), NULL, NULL, NULL, threads, 0};
   pc.chip.model = model;
   pc.chip.mxus = t->geo.mxus;
   pc.chip.cores = t->geo.cores;  /* (the programs are core 0's; another core idles beside it) */

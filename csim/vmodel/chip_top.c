@@ -13,7 +13,7 @@ typedef struct {
 } chip_variant_t;
 
 static const chip_variant_t variants[] = {
-#define CHIP_VARIANT(name, r, c, a, v, q, m, k) {{r, c, a, v, q, m, k}, chip_top_new_##name},
+#define CHIP_VARIANT(name, r, c, a, v, q, m, k) {{r, c, a, v, q, m, k, 1}, chip_top_new_##name}, /* 64-bit flits */
 #include "chip_variants.h"
 #undef CHIP_VARIANT
 };
