@@ -132,7 +132,8 @@ sim: $(TPUSIM) ## Build and run the default simulation: an MLP trains on the dig
 # The suites that run chips: each runs again with the fast model, with the lockstep check, and
 # with the fast model on three threads (scripts/run_tests.sh, TPU_MODEL, TPU_THREADS).
 MODELS     ?= fast check fast/3
-MODEL_SUITES := test_chip_rtl test_chip_mxus test_chip_cores test_pod_rtl test_collective test_line_sum_rtl test_train test_randprog
+MODEL_SUITES := test_chip_rtl test_chip_mxus test_chip_cores test_pod_rtl test_collective test_line_sum_rtl test_train test_randprog \
+                test_profile
 
 test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
 	@MODELS="$(MODELS)" MODEL_SUITES="$(MODEL_SUITES)" scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)

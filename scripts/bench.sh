@@ -116,5 +116,6 @@ scripts/bench_scale.sh "$out" | tee -a "$out/summary.txt"
 
 scripts/bench_collective.sh "$out" | tee -a "$out/summary.txt"
 scripts/bench_train.sh "$out" | tee -a "$out/summary.txt"
+scripts/bench_profile.sh "$out" | tee -a "$out/summary.txt"
 echo "== the SystemC path's overhead (scripts/bench_systemc.sh)" >&2
 scripts/bench_systemc.sh "$out" | tee -a "$out/summary.txt"

@@ -757,3 +757,80 @@ Test(tpusim_pod_models, threads_report_what_one_thread_reports, .timeout = 240) 
   expect_usage("randprog --pod 2x2 --count 1 --threads 3", "at most --threads 2");
   expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --threads 0", "--threads");
 }
+
+/* ---- profiles (docs/profiling.md) */
+#define PROFILE_COLL "collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast"
+
+Test(tpusim_profile, unwritable_profile_is_refused_before_the_run) {
+  run_t r = run(PROFILE_COLL " --profile /nonexistent-dir/p.json");
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "/nonexistent-dir/p.json"), "%s", r.err);
+  cr_assert(!strstr(r.err, "running"), "the run started: %s", r.err);
+  cr_assert_eq(access("/nonexistent-dir/p.json", F_OK), -1);
+}
+
+Test(tpusim_profile, chips_outside_the_pod_are_refused_without_a_file) {
+  const char *path = tmp("outside.json");
+  char args[512];
+  snprintf(args, sizeof args, PROFILE_COLL " --profile %s --profile-chips 1,4", path);
+  run_t r = run(args);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "--profile-chips: '4' is not a chip of the 2x2 pod"), "%s", r.err);
+  cr_assert_eq(access(path, F_OK), -1, "a file was left behind");
+  r = run(PROFILE_COLL " --profile-chips 0");
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "needs --profile FILE or --op-profile"), "%s", r.err);
+}
+
+Test(tpusim_profile, trace_and_op_profile_in_the_report, .timeout = 120) {
+  const char *path = tmp("coll.json");
+  char args[512];
+  snprintf(args, sizeof args, PROFILE_COLL " --profile %s --profile-chips 0-2 --json", path);
+  run_t r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"profile\":{\"chips\":3,"), "%s", r.out);
+  cr_assert(strstr(r.out, "\"phase1_name\":\"allreduce\""), "%s", r.out);
+  cr_assert(strstr(r.out, "\"bottleneck_line\":"), "%s", r.out);
+  char line[1024];
+  snprintf(line, sizeof line, "/usr/bin/python3 scripts/check_trace.py %s", path);
+  run_t c = run_shell(line);
+  cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
+  cr_assert(strstr(c.out, "flows"), "%s", c.out);
+  remove(path);
+  /* the text report names the bottleneck */
+  r = run(PROFILE_COLL " --op-profile");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "op profile"), "%s", r.out);
+  cr_assert(strstr(r.out, "  bottleneck: "), "%s", r.out);
+}
+
+Test(tpusim_profile, quiet_prints_nothing_on_stderr, .timeout = 120) {
+  run_t r = run(PROFILE_COLL " --quiet");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert_str_empty(r.err, "stderr: %s", r.err);
+  r = run(PROFILE_COLL);
+  cr_assert(strstr(r.err, "collective: 4 chips, 256 bytes each, running..."), "%s", r.err);
+}
+
+/* Not a terminal: a line per interval (TPUSIM_PROGRESS_SECONDS=0: at every report), in the
+ * documented form "CMD: cycle N, T s, R cycles/s[, about S s left][, D/N steps done, last loss L]". */
+Test(tpusim_profile, progress_lines_when_not_a_terminal, .timeout = 120) {
+  char line[1024];
+  snprintf(line, sizeof line, "TPUSIM_PROGRESS_SECONDS=0 %s train --pod 2x1 --dp 2 --mp 1 --mxu 4x4 --batch 8 --steps 3 "
+           "--model fast --data synthetic --examples 64 --features 8 --classes 4 --hidden 8 </dev/null", tpusim());
+  run_t r = run_shell(line);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  unsigned lines = 0;
+  for (const char *p = r.err; (p = strstr(p, "train: cycle ")) != NULL; p++) {
+    unsigned long long cycles;
+    unsigned done, total;
+    double secs, rate, left, loss;
+    cr_assert_eq(sscanf(p, "train: cycle %llu, %lf s, %lf cycles/s, about %lf s left, %u/%u steps done, last loss %lf",
+                        &cycles, &secs, &rate, &left, &done, &total, &loss), 7, "%.200s", p);
+    cr_assert_eq(total, 3);
+    cr_assert_eq(done, lines + 1);
+    lines++;
+  }
+  cr_assert_eq(lines, 3, "%s", r.err);
+  cr_assert(!strchr(r.err, '\r'), "a line updated in place on a file");
+}

@@ -181,15 +181,181 @@ int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsig
 }
 
 void cmd_progress_init(cmd_progress_t *p, const char *cmd) {
+  memset(p, 0, sizeof *p);
   p->cmd = cmd;
-  ticker_init(&p->ticker, 2.0);
+  const char *every = getenv("TPUSIM_PROGRESS_SECONDS");
+  ticker_init(&p->ticker, every && *every ? atof(every) : cli_progress_tty() ? 0.5 : 5.0);
   stopwatch_start(&p->watch);
 }
 
 void cmd_progress(void *ctx, uint64_t cycles) {
   cmd_progress_t *p = ctx;
-  if (!ticker_due(&p->ticker)) return;
-  const double secs = stopwatch_seconds(&p->watch);
-  fprintf(stderr, "%s: cycle %" PRIu64 " of the pod's run, %.0f s, %.0f cycles/s\n", p->cmd, cycles, secs,
-          secs > 0 ? (double)cycles / secs : 0.0);
+  if (cli_quiet() || !ticker_due(&p->ticker)) return;
+  cycles += p->base;
+  const double secs = stopwatch_seconds(&p->watch), rate = secs > 0 ? (double)cycles / secs : 0.0;
+  char left[64] = "", step[96] = "";
+  double eta = -1;
+  if (p->step_total && p->step) eta = secs / p->step * (p->step_total - p->step);
+  else if (p->expected > cycles && rate > 0) eta = (double)(p->expected - cycles) / rate;
+  if (eta >= 0) snprintf(left, sizeof left, ", about %.0f s left", eta);
+  if (p->step_total && p->step)
+    snprintf(step, sizeof step, ", %u/%u steps done, last loss %.4f", p->step, p->step_total, p->loss);
+  else if (p->step_total)
+    snprintf(step, sizeof step, ", 0/%u steps done", p->step_total);
+  cli_progress("%s: cycle %" PRIu64 ", %.0f s, %.0f cycles/s%s%s", p->cmd, cycles, secs, rate, left, step);
+}
+
+int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h, double clock_mhz, unsigned rows,
+                      unsigned cols) {
+  cli_set_quiet(o->quiet);
+  o->prof = NULL;
+  if (o->chips && !o->path && !o->op)
+    return cli_usage_error(cmd, "--profile-chips picks the chips of a profile: it needs --profile FILE or --op-profile");
+  if (!o->path && !o->op) return CLI_EXIT_OK;
+  if (dist_size() > 1)
+    return cli_usage_error(cmd, "--profile and --op-profile run on one MPI rank (threads are fine): run without "
+                           "mpirun, or with -np 1");
+  const unsigned n = w * h;
+  bool *flags = NULL;
+  if (o->chips) {
+    flags = calloc(n ? n : 1, sizeof *flags);
+    char *text = strdup(o->chips);
+    if (!flags || !text) {
+      free(flags), free(text);
+      return cli_fail(cmd, "out of memory");
+    }
+    char *save = NULL;
+    bool any = false;
+    for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+      unsigned lo, hi;
+      if (!list_item(item, n, &lo, &hi)) {
+        int rc = cli_usage_error(cmd, "--profile-chips: '%s' is not a chip of the %ux%u pod (chips 0..%u, index y*%u+x; "
+                                 "ranges a-b)", item, w, h, n - 1, w);
+        free(flags), free(text);
+        return rc;
+      }
+      for (unsigned i = lo; i <= hi; i++) flags[i] = true;
+      any = true;
+    }
+    free(text);
+    if (!any) {
+      free(flags);
+      return cli_usage_error(cmd, "--profile-chips names no chip");
+    }
+  }
+  const profile_config_t pc = {.pod_w = w, .pod_h = h, .chips = flags, .clock_mhz = clock_mhz, .rows = rows, .cols = cols};
+  char err[256];
+  o->prof = profile_new(&pc, err, sizeof err);
+  free(flags);
+  if (!o->prof) return cli_fail(cmd, "%s", err);
+  if (*profile_left_out(o->prof)) cli_note("%s: %s", cmd, profile_left_out(o->prof));
+  return CLI_EXIT_OK;
+}
+
+/* A key of the op profile (kept in o, as the report keeps keys by pointer in lines only). */
+static const char *pkey(cmd_profile_t *o, unsigned row, unsigned col, const char *fmt, unsigned i) {
+  snprintf(o->keys[row][col], sizeof o->keys[row][col], fmt, i);
+  return o->keys[row][col];
+}
+
+int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r) {
+  if (!o->prof) return CLI_EXIT_OK;
+  profile_summary(o->prof, &o->sum);
+  const profile_summary_t *s = &o->sum;
+  if (o->path) {
+    char err[512];
+    if (profile_write(o->prof, o->path, err, sizeof err)) return cli_fail(cmd, "%s", err);
+    cli_note("%s: wrote the profile of %u chip%s to %s%s", cmd, s->chips, s->chips == 1 ? "" : "s", o->path,
+             s->events_dropped ? " (the event cap was reached: later intervals of some chips left out; "
+                                 "--profile-chips fewer chips)" : "");
+  }
+  const double flops_per = 2.0 * s->rows * s->cols, hz = s->clock_mhz * 1e6;
+  const profile_phase_stats_t *t = &s->total;
+  report_object(r, "profile");
+  report_u64(r, "chips", s->chips);
+  report_u64(r, "events", s->events);
+  report_u64(r, "events_dropped", s->events_dropped);
+  unsigned row = 0, nt = 0;
+  report_line(r, "op profile (per kernel phase; MXU utilisation = compute cycles / MXU cycles; TFLOPS per chip):");
+  report_line(r, "  phase                   cycles    share   MXU util   TFLOPS");
+  for (unsigned f = 0; f <= s->phases; f++) {
+    const profile_phase_stats_t *p = f < s->phases ? &s->phase[f] : t;
+    if (f < s->phases && (p->chip_cycles == 0 || row >= 12)) continue; /* (the report shows 12 at most) */
+    const unsigned i = row;
+    const char *kn = f < s->phases ? pkey(o, row, 0, "phase%u_name", i) : "total_name";
+    const char *kc = f < s->phases ? pkey(o, row, 1, "phase%u_cycles", i) : "total_cycles";
+    const char *ks = f < s->phases ? pkey(o, row, 2, "phase%u_share", i) : "total_share";
+    const char *ku = f < s->phases ? pkey(o, row, 3, "phase%u_mxu_util", i) : "total_mxu_util";
+    const char *kf = f < s->phases ? pkey(o, row, 4, "phase%u_tflops", i) : "total_tflops";
+    report_str(r, kn, p->name);
+    report_u64(r, kc, p->cycles);
+    report_f64(r, ks, t->cycles ? (double)p->cycles / (double)t->cycles : 0);
+    report_f64(r, ku, p->mxu_cycles ? (double)p->compute / (double)p->mxu_cycles : 0);
+    report_f64(r, kf, p->chip_cycles ? (double)p->compute * flops_per * hz / (double)p->chip_cycles * 1e-12 : 0);
+    snprintf(o->tmpl[nt], sizeof o->tmpl[nt], "  {profile.%s:%%-18s} {profile.%s:%%11u} {profile.%s*100:%%7.1f}%% "
+             "{profile.%s*100:%%8.1f}%% {profile.%s:%%9.3f}", kn, kc, ks, ku, kf);
+    report_line(r, o->tmpl[nt++]);
+    row++;
+  }
+  static const char *const ck[PROFILE_IDLE_CAUSES] = {"idle_weights", "idle_inputs", "idle_semaphore", "idle_dma",
+                                                      "idle_network", "idle_nothing", "idle_other"};
+  report_u64(r, "mxu_cycles", t->mxu_cycles);
+  report_u64(r, "mxu_compute", t->compute);
+  report_u64(r, "mxu_idle", t->mxu_cycles - t->compute);
+  for (int c = 0; c < PROFILE_IDLE_CAUSES; c++) report_u64(r, ck[c], t->idle[c]);
+  const double idle = t->mxu_cycles > t->compute ? (double)(t->mxu_cycles - t->compute) : 1;
+  static const char *const sk[PROFILE_IDLE_CAUSES] = {"share_weights", "share_inputs", "share_semaphore", "share_dma",
+                                                      "share_network", "share_nothing", "share_other"};
+  for (int c = 0; c < PROFILE_IDLE_CAUSES; c++) report_text_f64(r, sk[c], (double)t->idle[c] / idle);
+  report_line(r, "  MXU idle {profile.mxu_idle} of {profile.mxu_cycles} MXU-cycles: weights "
+                 "{profile.share_weights*100:%.1f}%, inputs {profile.share_inputs*100:%.1f}%, semaphore "
+                 "{profile.share_semaphore*100:%.1f}%, DMA {profile.share_dma*100:%.1f}%,");
+  report_line(r, "           network {profile.share_network*100:%.1f}%, nothing to do "
+                 "{profile.share_nothing*100:%.1f}%, other work {profile.share_other*100:%.1f}%");
+  /* what the lead core's queues had at their head, over the whole profile */
+  static const char *const qn[2] = {"compute", "DMA"};
+  for (unsigned q = 0; q < 2; q++) {
+    uint64_t all = 0;
+    for (unsigned k = 0; k < PROFILE_OPS; k++) all += t->queue_op[q][k];
+    size_t used = (size_t)snprintf(o->tmpl[nt], sizeof o->tmpl[nt], "  %s queue at:", qn[q]);
+    bool order[PROFILE_OPS] = {false};
+    for (unsigned shown = 0; shown < PROFILE_OPS; shown++) { /* largest first */
+      unsigned best = PROFILE_OPS;
+      for (unsigned k = 0; k < PROFILE_OPS; k++)
+        if (!order[k] && t->queue_op[q][k] && (best == PROFILE_OPS || t->queue_op[q][k] > t->queue_op[q][best])) best = k;
+      if (best == PROFILE_OPS) break;
+      order[best] = true;
+      if (used < sizeof o->tmpl[nt])
+        used += (size_t)snprintf(o->tmpl[nt] + used, sizeof o->tmpl[nt] - used, "%s %s %.1f%%", shown ? "," : "",
+                                 profile_op_name(best), all ? 100.0 * (double)t->queue_op[q][best] / (double)all : 0.0);
+    }
+    report_line(r, o->tmpl[nt++]);
+    for (unsigned k = 0; k < PROFILE_OPS; k++)
+      if (t->queue_op[q][k]) {
+        snprintf(o->keys[row][k % 8], sizeof o->keys[row][k % 8], "%cq_%s", q ? 'd' : 'c', profile_op_name(k));
+        report_u64(r, o->keys[row][k % 8], t->queue_op[q][k]);
+        if (k % 8 == 7) row++;
+      }
+    row++;
+  }
+  static const char *const lk[4] = {"link_px_util", "link_mx_util", "link_py_util", "link_my_util"};
+  for (int d = 0; d < 4; d++)
+    report_f64(r, lk[d], t->chip_cycles ? (double)t->link_flits[d] / (double)t->chip_cycles : 0);
+  report_f64(r, "busiest_link_util", s->busiest_util);
+  report_u64(r, "busiest_link_chip", s->busiest_chip);
+  static const char *const dn[4] = {"+X", "-X", "+Y", "-Y"};
+  report_str(r, "busiest_link_dir", dn[s->busiest_dir & 3]);
+  report_line(r, "  links (mean over chips) +X {profile.link_px_util*100:%.1f}%, -X {profile.link_mx_util*100:%.1f}%, "
+                 "+Y {profile.link_py_util*100:%.1f}%, -Y {profile.link_my_util*100:%.1f}%; busiest: chip "
+                 "{profile.busiest_link_chip} {profile.busiest_link_dir} {profile.busiest_link_util*100:%.1f}%");
+  report_str(r, "bottleneck", s->bottleneck < 0 ? "compute" : profile_idle_name((profile_idle_t)s->bottleneck));
+  report_str(r, "bottleneck_line", s->bottleneck_line);
+  report_line(r, "  bottleneck: {profile.bottleneck_line}");
+  report_object_end(r);
+  return CLI_EXIT_OK;
+}
+
+void cmd_profile_free(cmd_profile_t *o) {
+  profile_free(o->prof);
+  o->prof = NULL;
 }

@@ -29,7 +29,7 @@ typedef struct {
 
 static void chip_help(void) {
   printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3] [--mxus X] [--cores K] [--flit-words W] [--cycles N]\n"
-         "                   [--model rtl|fast|check] [--json]\n\n"
+         "                   [--model rtl|fast|check] [--json] [--quiet]\n\n"
          "Measures the host time per simulated cycle of one chip (MXU RxC, default 16x16): idle,\n"
          "running a GEMM from HBM, the same GEMM on one chip of a 4x4 pod whose 15 other chips\n"
          "wait (the cost of an idle chip among busy ones), and moving data through routers (a\n"
@@ -41,14 +41,17 @@ static void chip_help(void) {
 
 static int parse(int argc, char **argv, chip_opts_t *o) {
   *o = (chip_opts_t){.mxu = {16, 16}, .cycles = 200000};
+  bool quiet = false;  /* --quiet: no progress on stderr */
   const cli_opt_t opts[] = {
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
       CMD_CHIP_OPTS(&o->shape),
       CLI_OPT("cycles", CLI_U64, &o->cycles, .min = 1, .max = 1000000000),
       CLI_OPT("json", CLI_FLAG, &o->json),
+      CLI_OPT("quiet", CLI_FLAG, &quiet),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       {0}};
   int rc = cli_parse("chip", argc, argv, opts, chip_help);
+  cli_set_quiet(quiet);
   if (rc != CLI_EXIT_OK) return rc;
   if ((rc = cmd_apply_chip("chip", &o->shape, o->mxu, NULL, NULL)) != CLI_EXIT_OK) return rc;
   chip_geometry_t g;
@@ -71,6 +74,7 @@ static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_
     snprintf(err, errlen, "out of memory");
     goto out;
   }
+  cli_note("chip: %llu idle cycles, then a %zux%zux%zu GEMM...", (unsigned long long)cycles, m, k, n);
   stopwatch_t w;
   stopwatch_start(&w);
   for (uint64_t i = 0; i < cycles;) { /* event-driven: a fast chip with nothing to do is skipped */
@@ -103,6 +107,7 @@ out:
 /* ns per cycle of a 4x4 pod in which chip 0 runs a 4R x 4R x 4C GEMM and the others have
  * halted (nothing to do). */
 static int measure_idle_pod(const chip_config_t *cfg, double *pod_ns, char *err, size_t errlen) {
+  cli_note("chip: the GEMM on one chip of a 4x4 pod...");
   const size_t m = 4 * cfg->rows, k = 4 * cfg->rows, n = 4 * cfg->cols;
   pod_config_t pc = {4, 4, 0, *cfg, NULL, NULL, NULL, 0, 0};
   pod_t *pod = pod_new(&pc, err, errlen);
@@ -138,6 +143,7 @@ out:
 /* ns per cycle and chip of a 3x1 pod in which chip 0 streams lines to chip 2. */
 static int measure_routers(const chip_config_t *cfg, double *router_ns, uint64_t *pod_cycles, char *err,
                            size_t errlen) {
+  cli_note("chip: data through the routers of a 3x1 pod...");
   pod_config_t pc = {3, 1, 0, *cfg, NULL, NULL, NULL, 0, 0};
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return -1;

@@ -28,6 +28,7 @@ typedef struct {
   double seconds;  /* host time of the run (staging, collective, check) */
   cmd_models_t models;
   bool *rtl_chips;  /* --rtl-chips, resolved */
+  cmd_profile_t prof;
 } coll_opts_t;
 
 static const char *const op_names = "allreduce|reduce_scatter|all_gather|broadcast|all_to_all";
@@ -36,7 +37,8 @@ static void coll_help(void) {
   printf("usage: tpusim collective --pod XxY [--slice X0,Y0,WxH] --op OP --bytes B [--algo ring|torus2d]\n"
          "                         [--root N] [--bf16-in] [--mxu RxC] [--chunk-lines N] [--link-latency L]\n"
          "                         [--seed S] [--model rtl|fast|check] [--rtl-chips LIST]\n"
-         "                         [--clock-mhz F] [--trace-chip N --trace FILE.fst] [--json]\n\n"
+         "                         [--clock-mhz F] [--trace-chip N --trace FILE.fst] [--json]\n"
+         "                         [--profile FILE.json] [--profile-chips LIST] [--op-profile] [--quiet]\n\n"
          "Runs a collective as firmware on every chip of a slice (default: the whole pod): remote\n"
          "DMA over the torus, reductions on the vector units, semaphores. OP: allreduce,\n"
          "reduce_scatter, all_gather, broadcast (from slice chip --root, default 0), all_to_all.\n"
@@ -45,7 +47,7 @@ static void coll_help(void) {
          "widened to fp32 on the chips, reduced and returned in fp32. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
          "half the data X then Y, the other half Y then X). Every chip's result is checked\n"
          "bit-exact against the golden model. docs/collectives.md has the algorithms and the\n"
-         "bandwidth conventions (nccl-tests).\n" CMD_MODEL_HELP CLI_EXIT_STATUS_HELP);
+         "bandwidth conventions (nccl-tests).\n" CMD_MODEL_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, coll_opts_t *o) {
@@ -70,6 +72,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
       CLI_OPT("bf16-in", CLI_FLAG, &o->cfg.args.bf16_in),
       CLI_OPT("root", CLI_UINT, &o->cfg.args.root, .min = 0, .max = 65535),
       CMD_MODEL_OPTS(&o->models),
+      CMD_PROFILE_OPTS(&o->prof),
       {0}};
   int rc = cli_parse("collective", argc, argv, opts, coll_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -141,7 +144,7 @@ static int device_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, u
 static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, size_t errlen) {
   stream_t *x = ctx;
   x->res = r;
-  fprintf(stderr, "collective: checking every chip's results against the golden model...\n");
+  cli_note("collective: checking every chip's results against the golden model...");
   coll_golden_io_t io = {x, golden_input, device_output, 0, 0};
   if (cmd_coll_check(&x->o->cfg.slice, &x->o->cfg.args, x->o->mxu[1], x->o->cfg.elems, &io, &x->chk)) {
     snprintf(err, errlen, "the results cannot be read, or no memory for the golden model");
@@ -150,7 +153,7 @@ static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, si
   return RT_OK;
 }
 
-static int report(const coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t *chk) {
+static int report(coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t *chk) {
   const fw_slice_t *s = &o->cfg.slice;
   const fw_coll_op_t op = o->cfg.args.op;
   const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->clock_mhz, cmd_link_bytes(&o->models));
@@ -202,6 +205,8 @@ static int report(const coll_opts_t *o, const pod_coll_stats_t *st, const coll_c
   if (reduction)
     report_line(&r, "  vs float64      max |err| / sum|x| = {max_rel_error_vs_float64:%.3g} (bound (n-1)u/(1-(n-1)u) = "
                     "{float64_bound:%.3g}: {within_bound?within|EXCEEDED})");
+  const int prc = cmd_profile_end("collective", &o->prof, &r);
+  if (prc != CLI_EXIT_OK) return prc;
   if (report_print(&r, o->json, stdout)) return cli_fail("collective", "cannot write the report");
   if (correct) return CLI_EXIT_OK;
   if (chk->mismatches)
@@ -224,8 +229,14 @@ int cmd_collective(int argc, char **argv) {
     free(o.rtl_chips);
     return cli_checked("collective");
   }
+  rc = cmd_profile_begin("collective", &o.prof, o.cfg.pod_w, o.cfg.pod_h, o.clock_mhz, o.mxu[0], o.mxu[1]);
+  if (rc != CLI_EXIT_OK) {
+    free(o.rtl_chips);
+    return rc;
+  }
+  o.cfg.profile = o.prof.prof;
   const unsigned chips = o.cfg.slice.w * o.cfg.slice.h;
-  fprintf(stderr, "collective: %u chips, %" PRIu64 " bytes each, running...\n", chips, o.bytes);
+  cli_note("collective: %u chips, %" PRIu64 " bytes each, running...", chips, o.bytes);
   pod_coll_stats_t st;
   char err[4096];
   stream_t x = {.o = &o};
@@ -246,6 +257,7 @@ int cmd_collective(int argc, char **argv) {
   coll_check_t chk = x.chk;
   rc = report(&o, &st, &chk);
 out:
+  cmd_profile_free(&o.prof);
   free(o.rtl_chips);
   return rc;
 }

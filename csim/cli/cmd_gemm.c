@@ -36,6 +36,7 @@ typedef struct {
   int model;  /* a chip_model_t */
   bool have_m, have_k, have_n, json, relu, bf16_out, transposed_a, transposed_b;
   const char *a_path, *b_path, *out_path, *trace;
+  cmd_profile_t prof;
 } gemm_opts_t;
 enum { LEVEL_CHIP, LEVEL_MXU };
 
@@ -53,7 +54,7 @@ static void gemm_help(void) {
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
          "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-a]\n"
          "                   [--transposed-b] [--model rtl|fast|check] [--check-rows N] [--trace FILE.fst]\n"
-         "                   [--json]\n\n"
+         "                   [--json] [--profile FILE.json] [--op-profile] [--quiet]\n\n"
          "Computes C = A x B (A: MxK, B: KxN) with an R x C weight-stationary bf16 systolic\n"
          "array (fp32 accumulation) and checks every output bit against the golden model.\n"
          "--level chip (default): the firmware GEMM runs on a chip, A and B in HBM (bandwidth\n"
@@ -80,7 +81,7 @@ static void gemm_help(void) {
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
-         "to 16x16. --hbm-latency is at most %u cycles.\n" CLI_EXIT_STATUS_HELP,
+         "to 16x16. --hbm-latency is at most %u cycles.\n" CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP,
          CHIP_DEFAULT_HBM_BYTES_PER_CYCLE, CHIP_DEFAULT_CLOCK_MHZ, CHIP_DEFAULT_HBM_LATENCY, chip_top_sizes(),
          mxu_top_sizes(), CHIP_MAX_HBM_LATENCY);
 }
@@ -102,6 +103,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       CLI_OPT("out", CLI_OUTPUT, &o->out_path),
       CLI_OPT("trace", CLI_OUTPUT, &o->trace),
       CLI_OPT("json", CLI_FLAG, &o->json),
+      CMD_PROFILE_OPTS(&o->prof),
       CLI_OPT("relu", CLI_FLAG, &o->relu),
       CLI_OPT("bf16-out", CLI_FLAG, &o->bf16_out),
       CLI_OPT("transposed-a", CLI_FLAG, &o->transposed_a),
@@ -230,7 +232,7 @@ out:
 }
 
 /* The firmware GEMM on a chip, A and B in its HBM. */
-static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
+static int run_chip(gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
   uint64_t need = chip_gemm_hbm_bytes(o->mxu[1], o->m, o->k, o->n);
   chip_config_t cfg = chip_config_default(o->mxu[0], o->mxu[1]);
   cfg.mxus = o->shape.mxus;
@@ -252,6 +254,11 @@ static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, 
     rc = cli_usage_error("gemm", "--trace: %s", err);
     goto out;
   }
+  cmd_progress_t progress;
+  cmd_progress_init(&progress, "gemm");
+  chip_set_progress(chip, cmd_progress, &progress);
+  profile_attach(o->prof.prof, 0, chip);
+  profile_phase(o->prof.prof, "gemm", chip_cycle(chip));
   stopwatch_t w;
   stopwatch_start(&w);
   chip_gemm_stats_t cs;
@@ -269,14 +276,16 @@ static int run_chip(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, 
   st->mxu_busy = cs.mxu_busy_cycles;
   st->compute_cmds = cs.compute_cmds;
   st->dma_cmds = cs.dma_cmds;
+  profile_run_end(o->prof.prof);
 out:
+  profile_forget_chips(o->prof.prof);
   chip_free(chip);
   return rc;
 }
 
 /* A line on stderr at most every second, for GEMMs long enough to want one. */
 static void show_progress(void *ctx, uint64_t cycles, uint64_t expected) {
-  if (ticker_due(ctx)) fprintf(stderr, "gemm: cycle %" PRIu64 " of about %" PRIu64 "\n", cycles, expected);
+  if (ticker_due(ctx)) cli_progress("gemm: cycle %" PRIu64 " of about %" PRIu64, cycles, expected);
 }
 
 /* The MXU alone, fed through its ports. */
@@ -340,7 +349,7 @@ static int write_out(const gemm_opts_t *o, const uint32_t *c) {
   return wrc ? cli_fail("gemm", "--out: %s", err) : CLI_EXIT_OK;
 }
 
-static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, uint32_t c00) {
+static int report(gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, uint32_t c00) {
   const bool chip = o->level == LEVEL_CHIP;
   /* with X MXUs each takes every X-th column tile, with K cores each a K-th of the rows: the
    * floor is one MXU's share (the first's) */
@@ -418,6 +427,8 @@ static int report(const gemm_opts_t *o, const gemm_run_t *st, const golden_diff_
   report_line(&r, "  golden model    {bit_exact?agrees on every bit|DISAGREES} ({checked_rows} of {m} rows checked)");
   report_line(&r, "  C[0][0]         {c00:%.9g}");
   report_line(&r, "  simulation      {sim_cycles_per_s:%.0f} cycles/s, {macs_per_s:%.3g} MACs/s");
+  const int prc = cmd_profile_end("gemm", &o->prof, &r);
+  if (prc != CLI_EXIT_OK) return prc;
   if (report_print(&r, o->json, stdout)) return cli_fail("gemm", "cannot write the report");
   if (d->mismatches)
     return cli_fail("gemm", "%zu of %" PRIu64 " outputs differ from the golden model; the first: C[%zu][%zu] is "
@@ -441,6 +452,11 @@ int cmd_gemm(int argc, char **argv) {
     rc = cli_fail("gemm", "out of memory");
     goto out;
   }
+  if ((o.prof.path || o.prof.op || o.prof.chips) && o.level != LEVEL_CHIP) {
+    rc = cli_usage_error("gemm", "--profile and --op-profile profile chips: they need --level chip");
+    goto out;
+  }
+  if ((rc = cmd_profile_begin("gemm", &o.prof, 1, 1, o.clock_mhz, o.mxu[0], o.mxu[1])) != CLI_EXIT_OK) goto out;
   gemm_run_t st = {0};
   if (o.model == CHIP_MODEL_FAST && o.level == LEVEL_MXU)
     run_mxu_fast(&o, a, b, c, &st), rc = CLI_EXIT_OK;
@@ -475,6 +491,7 @@ int cmd_gemm(int argc, char **argv) {
   if (o.out_path && d.mismatches == 0 && (rc = write_out(&o, c)) != CLI_EXIT_OK) goto out;
   rc = report(&o, &st, &d, c[0]);
 out:
+  cmd_profile_free(&o.prof);
   free(a), free(b), free(c);
   return rc;
 }

@@ -35,7 +35,7 @@ typedef struct {
 static void randprog_help(void) {
   printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--mxus X] [--cores K] [--chip small|v2|v3] [--count N] [--seed S] [--reset-seed R]\n"
          "                       [--kind valid|invalid|mutated|all] [--model rtl|fast|check] [--threads N]\n"
-         "                       [--print] [--save DIR] [--json]\n\n"
+         "                       [--print] [--save DIR] [--json] [--quiet]\n\n"
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
          "--kind) for a pod of X x Y chips (default 1x1: a lone chip; MXU RxC, default 4x4)\n"
          "and runs each on the same pod, judging how it ended: a valid set halts, leaves every\n"
@@ -58,6 +58,7 @@ static void randprog_help(void) {
 
 static int parse(int argc, char **argv, randprog_opts_t *o) {
   *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS};
+  bool quiet = false;  /* --quiet: no progress on stderr */
   const cli_opt_t opts[] = {
       CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 16, .shape = "XxY"),
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
@@ -69,10 +70,12 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
       CLI_OPT("print", CLI_FLAG, &o->print),
       CLI_OPT("save", CLI_STR, &o->save_dir),
       CLI_OPT("json", CLI_FLAG, &o->json),
+      CLI_OPT("quiet", CLI_FLAG, &quiet),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       CLI_OPT("threads", CLI_UINT, &o->threads, .min = 1, .max = 255),
       {0}};
   int rc = cli_parse("randprog", argc, argv, opts, randprog_help);
+  cli_set_quiet(quiet);
   if (rc != CLI_EXIT_OK) return rc;
   if (!o->have_reset_seed) o->reset_seed = o->seed;
   struct stat st;
@@ -198,8 +201,8 @@ int cmd_randprog(int argc, char **argv) {
     }
     randprog_free(&p);
     if (ticker_due(&ticker))
-      fprintf(stderr, "randprog: %" PRIu64 " of %" PRIu64 " sets, %.0f per minute\n", n + 1, o.count,
-              60.0 * (double)(n + 1) / stopwatch_seconds(&w));
+      cli_progress("randprog: %" PRIu64 " of %" PRIu64 " sets, %.0f per minute", n + 1, o.count,
+                   60.0 * (double)(n + 1) / stopwatch_seconds(&w));
   }
   const double secs = stopwatch_seconds(&w);
   randprog_bench_free(b);

@@ -24,6 +24,7 @@ typedef struct {
   int algo;
   bool json, have_tchip;
   cmd_models_t models;
+  cmd_profile_t prof;
   bool *rtl_chips;  /* --rtl-chips, resolved */
   double seconds;         /* host time of the run and its checks */
   uint64_t memory_bytes;  /* the chips' memory pages at the end */
@@ -32,14 +33,15 @@ typedef struct {
 static void step_help(void) {
   printf("usage: tpusim step [--pod XxY] [--mxu RxC] [--m M] [--k K] [--n N] [--algo ring|torus2d]\n"
          "                   [--link-latency L] [--seed S] [--clock-mhz F] [--trace-chip N --trace FILE.fst]\n"
-         "                   [--model rtl|fast|check] [--rtl-chips LIST] [--json]\n\n"
+         "                   [--model rtl|fast|check] [--rtl-chips LIST] [--json]\n"
+         "                   [--profile FILE.json] [--profile-chips LIST] [--op-profile] [--quiet]\n\n"
          "A data-parallel training step in miniature (defaults: a 4x4 pod of 16x16-MXU chips,\n"
          "M=K=N=128, torus2d): every chip multiplies its own A (MxK: one matrix with its rows\n"
          "turned by the chip's index, so no two chips hold the same data) by the same B (KxN),\n"
          "as data-parallel chips do, with the firmware GEMM from HBM, then the pod all-reduces\n"
          "the MxN fp32 results. Prints per-phase cycles, MXU utilisation, all-reduce bus\n"
          "bandwidth, host time and memory, and whether every chip's product and the sums agree\n"
-         "with the golden models (progress on stderr).\n" CMD_MODEL_HELP CLI_EXIT_STATUS_HELP);
+         "with the golden models (progress on stderr).\n" CMD_MODEL_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, step_opts_t *o) {
@@ -60,6 +62,7 @@ static int parse(int argc, char **argv, step_opts_t *o) {
       CLI_OPT("trace", CLI_OUTPUT, &c->trace_path),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CMD_MODEL_OPTS(&o->models),
+      CMD_PROFILE_OPTS(&o->prof),
       {0}};
   int rc = cli_parse("step", argc, argv, opts, step_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -108,7 +111,7 @@ static rt_status_t check_products(void *ctx, pod_step_results_t *r, char *err, s
   step_check_t *x = ctx;
   const pod_step_config_t *c = &x->o->cfg;
   const unsigned chips = c->pod_w * c->pod_h;
-  fprintf(stderr, "step: checking every chip's product against the golden GEMM...\n");
+  cli_note("step: checking every chip's product against the golden GEMM...");
   gemm_golden(c->mxu_rows, c->m, c->k, c->n, x->a, x->b, false, false, x->want);
   for (unsigned i = 0; i < chips; i++)
     for (uint64_t row = 0; row < c->m; row++) {
@@ -137,7 +140,7 @@ static int sum_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint
 static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_t errlen) {
   step_check_t *x = ctx;
   x->res = r;
-  fprintf(stderr, "step: checking every chip's sums against the golden all-reduce...\n");
+  cli_note("step: checking every chip's sums against the golden all-reduce...");
   coll_golden_io_t io = {x, sum_input, sum_output, 0, 0};
   const pod_step_config_t *c = &x->o->cfg;
   fw_slice_t s = {0, 0, c->pod_w, c->pod_h, c->pod_w, c->pod_h};
@@ -149,7 +152,7 @@ static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_
   return RT_OK;
 }
 
-static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden_diff_t *gemm, unsigned gemm_chip,
+static int report(step_opts_t *o, const pod_step_stats_t *st, const golden_diff_t *gemm, unsigned gemm_chip,
                   const coll_check_t *coll) {
   const pod_step_config_t *c = &o->cfg;
   const double units = (double)(c->mxus ? c->mxus : 1) * (c->cores ? c->cores : 1);  /* MXUs a chip */
@@ -208,6 +211,8 @@ static int report(const step_opts_t *o, const pod_step_stats_t *st, const golden
     report_text_u64(&r, "trace_chip", c->trace_chip);
     report_line(&r, "  trace    {trace} (chip {trace_chip}): make view WAVE=step");
   }
+  const int prc = cmd_profile_end("step", &o->prof, &r);
+  if (prc != CLI_EXIT_OK) return prc;
   if (report_print(&r, o->json, stdout)) return cli_fail("step", "cannot write the report");
   if (gemm->mismatches)
     return cli_fail("step", "%zu products differ from the golden GEMM; the first: chip %u value %zu is 0x%08x, golden "
@@ -229,6 +234,12 @@ int cmd_step(int argc, char **argv) {
     free(o.rtl_chips);
     return cli_checked("step");
   }
+  rc = cmd_profile_begin("step", &o.prof, o.cfg.pod_w, o.cfg.pod_h, o.clock_mhz, o.cfg.mxu_rows, o.cfg.mxu_cols);
+  if (rc != CLI_EXIT_OK) {
+    free(o.rtl_chips);
+    return rc;
+  }
+  o.cfg.profile = o.prof.prof;
   const pod_step_config_t *c = &o.cfg;
   uint16_t *a = malloc(c->m * c->k * 2), *b = malloc(c->k * c->n * 2);
   step_check_t x = {.o = &o, .a = a, .b = b, .want = malloc(c->m * c->n * 4), .row = malloc(c->n * 4)};
@@ -260,6 +271,7 @@ int cmd_step(int argc, char **argv) {
   rc = report(&o, &st, &x.gemm, x.gemm_chip, &x.coll);
 out:
   free(a), free(b), free(x.want), free(x.row);
+  cmd_profile_free(&o.prof);
   free(o.rtl_chips);
   return rc;
 }

@@ -39,6 +39,8 @@ typedef struct {
   bool json, have_slice, have_dp, have_mp, have_tchip, have_tsteps, have_examples, have_features, have_classes;
   char exe_dir[4096];
   cmd_models_t models;
+  cmd_profile_t prof;
+  cmd_progress_t progress;
   bool *rtl_chips;  /* --rtl-chips, resolved */
 } train_opts_t;
 
@@ -48,7 +50,8 @@ static void train_help(void) {
          "                    [--classes K] [--mxu RxC] [--seed S] [--loss-csv FILE] [--plot FILE.png]\n"
          "                    [--trace-chip N --trace FILE.fst [--trace-steps N]] [--digits FILE]\n"
          "                    [--export DIR] [--print-every N] [--clock-mhz F] [--link-latency L]\n"
-         "                    [--model rtl|fast|check] [--rtl-chips LIST] [--json]\n\n"
+         "                    [--model rtl|fast|check] [--rtl-chips LIST] [--json]\n"
+         "                    [--profile FILE.json] [--profile-chips LIST] [--op-profile] [--quiet]\n\n"
          "Trains an MLP (input -> H -> H -> classes, ReLU, softmax cross-entropy, SGD) on a slice of\n"
          "RTL chips (default: the whole 4x4 pod of 16x16-MXU chips, data parallel, the digits data\n"
          "set, hidden 64, batch 256, 300 steps, lr 0.5). Every step runs as firmware: forward,\n"
@@ -60,7 +63,7 @@ static void train_help(void) {
          "TFLOPS. --export DIR writes the data in step order and the initial and final weights as\n"
          ".npy (for scripts/train_numpy.py). Synthetic data: --examples, --features, --classes.\n"
          "--trace-steps N: the FST holds the first N steps only.\n"
-         CMD_MODEL_HELP CLI_EXIT_STATUS_HELP);
+         CMD_MODEL_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static bool parse_lr(const char *cmd, const char *opt, const char *text, void *dst) {
@@ -109,6 +112,7 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       CLI_OPT("link-latency", CLI_UINT, &o->link_latency, .min = 0, .max = 1000),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CMD_MODEL_OPTS(&o->models),
+      CMD_PROFILE_OPTS(&o->prof),
       {0}};
   int rc = cli_parse("train", argc, argv, opts, train_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -342,7 +346,7 @@ static int train(run_t *r) {
   rt_status_t rs;
   stopwatch_t sw;
   stopwatch_start(&sw);
-  fprintf(stderr, "train: %u chips (dp %u x mp %u), %u-%u-%u-%u, batch %u (%u a chip), %u steps, lr %g\n", chips,
+  cli_note("train: %u chips (dp %u x mp %u), %u-%u-%u-%u, batch %u (%u a chip), %u steps, lr %g", chips,
           o->dp, o->mp, r->train.features, o->hidden, o->hidden, r->train.classes, o->batch, pl->b, steps, (double)o->lr);
   if (!(r->pt = pod_train_new(&r->cfg, &rs, err, sizeof err)))
     return rs == RT_INVALID ? cli_usage_error("train", "%s", err) : cli_fail("train", "%s", err);
@@ -352,15 +356,20 @@ static int train(run_t *r) {
   const unsigned batches = r->train.count / o->batch;
   for (unsigned s = 0; s < steps; s++) {
     const unsigned first = (s % batches) * o->batch;
+    o->progress.step = s;
     if ((rs = pod_train_step(r->pt, first, &r->rec[s].cycles, err, sizeof err)) != RT_OK)
       return cli_fail("train", "step %u: %s", s + 1, err);
     if (train_golden_step(r->ref, r->xb, r->train.label, first)) return cli_fail("train", "out of memory");
     int rc = check_step(r, s, first, &r->rec[s].loss);
     if (rc != CLI_EXIT_OK) return rc;
+    o->progress.loss = r->rec[s].loss;
+    o->progress.base += r->rec[s].cycles;
+    o->progress.step = s + 1;
+    cmd_progress(&o->progress, 0);
     r->rec[s].wall_s = stopwatch_seconds(&sw);
     if (o->trace_steps && s + 1 == o->trace_steps) pod_train_trace_close(r->pt);
     if ((s + 1) % every == 0 || s + 1 == steps)
-      fprintf(stderr, "train: step %u/%u  loss %.4f  %" PRIu64 " cycles  (%.1f s)\n", s + 1, steps, r->rec[s].loss,
+      cli_note("train: step %u/%u  loss %.4f  %" PRIu64 " cycles  (%.1f s)", s + 1, steps, r->rec[s].loss,
               r->rec[s].cycles, r->rec[s].wall_s);
   }
   return CLI_EXIT_OK;
@@ -441,6 +450,8 @@ static int report(run_t *r, uint64_t compute, uint64_t comm, double wall) {
     report_text_u64(&rp, "trace_chip", o->trace_chip);
     report_line(&rp, "  trace     {trace} (chip {trace_chip}): make view WAVE=train");
   }
+  const int prc = cmd_profile_end("train", &o->prof, &rp);
+  if (prc != CLI_EXIT_OK) return prc;
   return report_print(&rp, o->json, stdout) ? cli_fail("train", "cannot write the report") : CLI_EXIT_OK;
 }
 
@@ -471,6 +482,13 @@ int cmd_train(int argc, char **argv) {
     rc = cli_checked("train");
     goto out;
   }
+  if ((rc = cmd_profile_begin("train", &o.prof, o.pod[0], o.pod[1], o.clock_mhz, o.mxu[0], o.mxu[1])) != CLI_EXIT_OK)
+    goto out;
+  r.cfg.profile = o.prof.prof;
+  cmd_progress_init(&o.progress, "train");
+  o.progress.step_total = o.steps;
+  r.cfg.progress = cmd_progress;
+  r.cfg.progress_ctx = &o.progress;
   r.xb = malloc((size_t)r.train.count * F * sizeof *r.xb);
   const unsigned rows[3] = {F, o.hidden, o.hidden}, cols[3] = {o.hidden, o.hidden, K};
   for (unsigned l = 0; l < 3; l++)
@@ -496,7 +514,7 @@ int cmd_train(int argc, char **argv) {
   uint64_t compute = 0, comm = 0;
   rt_status_t rs;
   pod_train_trace_close(r.pt); /* the trace holds the training steps, not the measurements */
-  fprintf(stderr, "train: measuring the step's compute and communication alone...\n");
+  cli_note("train: measuring the step's compute and communication alone...");
   if ((rs = pod_train_compute_cycles(&r.cfg, &compute, err, sizeof err)) != RT_OK ||
       ((o.dp > 1 || o.mp > 1) && (rs = pod_train_comm_cycles(r.pt, &comm, err, sizeof err)) != RT_OK)) {
     rc = cli_fail("train", "%s", err);
@@ -531,6 +549,7 @@ fail:
   if (wrote_plot) cli_remove_output(o.plot);
 out:
   run_free(&r);
+  cmd_profile_free(&o.prof);
   free(o.rtl_chips);
   return rc;
 }

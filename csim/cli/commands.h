@@ -12,7 +12,9 @@
 #include "golden/coll_golden.h"
 #include "system/chip_core.h"
 #include "system/chip_preset.h"
+#include "system/profile.h"
 #include "util/cli.h"
+#include "util/report.h"
 #include "util/stopwatch.h"
 
 int cmd_dot(int argc, char **argv);
@@ -101,15 +103,52 @@ static inline unsigned cmd_link_bytes(const cmd_models_t *m) {
 int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
                        bool **rtl_chips);
 
-/* Progress of a long pod run on stderr (pod_config_t.progress): a line at most every two
- * seconds with the cycles so far and the rate. */
+/* Progress of a long pod run on stderr (pod_config_t.progress; docs/profiling.md): the cycles so
+ * far, the rate and, when the run's length is known (expected, 0: not), the time left; for
+ * training the step and the last loss (step_total 0: not training). On a terminal a line
+ * updated in place every half second; otherwise a line every five seconds (TPUSIM_PROGRESS_SECONDS
+ * sets another interval, 0: every call); nothing with --quiet. */
 typedef struct {
   const char *cmd;
   ticker_t ticker;
   stopwatch_t watch;
+  uint64_t expected;
+  uint64_t base;            /* cycles of the runs before this one (training: earlier steps) */
+  unsigned step, step_total;
+  double loss;
 } cmd_progress_t;
 void cmd_progress_init(cmd_progress_t *p, const char *cmd);
 void cmd_progress(void *ctx, uint64_t cycles);
+
+/* --profile FILE.json, --profile-chips LIST, --op-profile and --quiet, on every command that runs
+ * chips (docs/profiling.md). */
+typedef struct {
+  const char *path;     /* --profile: the Chrome / Perfetto trace to write */
+  const char *chips;    /* --profile-chips LIST (indices y*w+x and ranges a-b) */
+  bool op, quiet;       /* --op-profile (the op profile without a trace), --quiet */
+  profile_t *prof;
+  profile_summary_t sum;
+  char keys[PROFILE_MAX_PHASES + 8][8][48];
+  char tmpl[PROFILE_MAX_PHASES + 8][320];
+} cmd_profile_t;
+#define CMD_PROFILE_OPTS(o)                                \
+  CLI_OPT("profile", CLI_OUTPUT, &(o)->path),              \
+  CLI_OPT("profile-chips", CLI_STR, &(o)->chips),          \
+  CLI_OPT("op-profile", CLI_FLAG, &(o)->op),               \
+  CLI_OPT("quiet", CLI_FLAG, &(o)->quiet)
+#define CMD_PROFILE_HELP                                                                                 \
+  "--profile FILE.json: a Chrome/Perfetto trace of the run (a process per chip, a track per queue,\n"  \
+  "unit and semaphore, link and HBM counters; open it in ui.perfetto.dev) and the op profile in the\n" \
+  "report; --op-profile: the op profile alone; --profile-chips LIST (indices y*w+x, ranges a-b):\n"   \
+  "the chips to profile (default the first 64). --quiet: no progress on stderr. docs/profiling.md.\n"
+/* After parsing: sets --quiet, checks the list against the w x h pod (a usage error outside it)
+ * and makes the profile when asked for (o->prof; NULL when not). CLI_EXIT_OK or the error. */
+int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h, double clock_mhz, unsigned rows,
+                      unsigned cols);
+/* After a run that worked: writes the trace (if asked for) and puts the op profile in r (its
+ * values under "profile", its lines after the report's). CLI_EXIT_OK, or the failure. */
+int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r);
+void cmd_profile_free(cmd_profile_t *o);
 
 /* Runs scripts/<script_name> (found from the tpusim binary's directory) with python3 on csv,
  * writing png with a title. 0 on success. */

@@ -316,7 +316,7 @@ typedef struct {
 
 /* The core's registered state the units read of each other, its queues' decode, and (obs) its
  * state as the cycle starts. */
-static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_core_t *obs) {
+static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_core_t *obs, bool lite) {
   core_t *o = &c->core[k];
   const unsigned nm = c->nmxu;
   /* the vector unit waits for the MXUs' summed progress (exact: see chip_core) */
@@ -338,7 +338,7 @@ static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_cor
       obs->error[q] = o->q[q].error, obs->pc[q] = o->q[q].pc;
     }
     memcpy(obs->sems, o->sems, sizeof o->sems);
-    for (unsigned m = 0; m < nm; m++) {
+    for (unsigned m = 0; m < nm && !lite; m++) {
       const mxu_unit_fast_t *u = &o->mxu[m];
       const uint32_t p[6] = {u->loads_issued, u->loads_done, u->matmuls_issued, u->matmuls_done, u->stores_issued,
                              u->stores_done};
@@ -350,11 +350,12 @@ static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_cor
     obs->vec_progress[0] = y->vecs_issued, obs->vec_progress[1] = y->vecs_done;
     obs->mxu_busy = mxu_busy_bits;
     uint16_t busy = (y->dma_busy ? CHIP_BUSY_DMA : 0) | (y->mxu_busy_n ? CHIP_BUSY_MXU : 0) |
-                    (vec_unit_fast_busy(&o->vec) ? CHIP_BUSY_VEC : 0) | (mxus_drained(c, o) ? CHIP_MXU_DRAINED : 0) |
+                    (vec_unit_fast_busy(&o->vec) ? CHIP_BUSY_VEC : 0) |
+                    (!lite && mxus_drained(c, o) ? CHIP_MXU_DRAINED : 0) |
                     (uint16_t)(o->rel_count << CHIP_FENCES_SHIFT);
     for (unsigned e = 0; e < NE; e++) {
       if (rdma_fast_busy(&c->rdma[e])) busy |= 1u << (CHIP_BUSY_RDMA_SHIFT + e);
-      if (rdma_fast_sending(&c->rdma[e])) busy |= 1u << (CHIP_SENDING_RDMA_SHIFT + e);
+      if (!lite && rdma_fast_sending(&c->rdma[e])) busy |= 1u << (CHIP_SENDING_RDMA_SHIFT + e);
     }
     obs->busy = busy;
   }
@@ -399,9 +400,15 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
   const unsigned V = CHIP_FAST_VCS, nk = c->ncore, nm = c->nmxu;
   core_cycle_t cy[CHIP_MAX_CORES];
   bool fp = false;
+  const bool lite = obs && obs->lite;
   if (obs) {
-    memset(obs, 0, sizeof *obs);
+    if (!lite) memset(obs, 0, sizeof *obs);  /* (lite: every field it fills is written below) */
+    obs->lite = lite;
+    obs->rdma_we = 0;
+    for (unsigned k = 0; k < nk; k++) obs->core[k].issue = 0;
     chip_fast_counters(c, obs->counters);
+  }
+  if (obs && !lite) {
     obs->mxu_error = chip_fast_mxu_error(c);
     obs->idle = chip_fast_idle(c);
     for (unsigned k = 0; k < nk; k++) {
@@ -419,7 +426,7 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
     }
   }
   for (unsigned k = 0; k < nk; k++) {
-    core_begin(c, k, &cy[k], obs ? &obs->core[k] : NULL);
+    core_begin(c, k, &cy[k], obs ? &obs->core[k] : NULL, lite);
     fp = fp || cy[k].mxu_busy_n || vec_unit_fast_busy(&c->core[k].vec);
   }
   const unsigned saved_mode = fp ? fast_fpmode_enter() : 0;
@@ -479,7 +486,7 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
   }
   rtr_credit_in |= (uint32_t)c->credit_in << V;
   if (obs) {
-    for (unsigned k = 0; k < nk; k++) {
+    for (unsigned k = 0; k < nk && !lite; k++) {
       chip_obs_core_t *oc = &obs->core[k];
       const core_cycle_t *y = &cy[k];
       oc->vmem_we = (uint8_t)(y->dout.vmem_we | y->vout.we << 2);

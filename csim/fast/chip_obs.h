@@ -59,6 +59,10 @@ typedef struct {
 } chip_obs_core_t;
 
 typedef struct {
+  /* Set by the caller before a step, kept by it: a profile's view (csim/system/profile.h). The
+   * fast model then fills only the queues, semaphores, busy flags, issues, counters, the RDMA
+   * write enables and the router's flits, and leaves the rest as it was; the RTL fills everything. */
+  bool lite;
   chip_obs_core_t core[CHIP_MAX_CORES];  /* the chip's cores (the others all zero) */
   uint64_t counters[CHIP_OBS_COUNTERS];
   bool mxu_error;

@@ -66,6 +66,7 @@ static int copy_stage(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, un
     }
   uint64_t cycles;
   char report[1024];
+  pod_phase(pod, "HBM copies");
   if (pod_run(pod, ISA_QMASK_DMA, 100000 + 4ull * most, &cycles, report, sizeof report)) {
     snprintf(err, errlen, "HBM copy failed: %s", report);
     return -1;
@@ -179,6 +180,9 @@ static rt_status_t run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, co
     return RT_FAILED;
   char report[2048];
   uint64_t cycles;
+  static const char *const op_names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
+  const unsigned op = (unsigned)jobs[0].args.op;
+  pod_phase(pod, op < sizeof op_names / sizeof *op_names ? op_names[op] : "collective");
   if (pod_run(pod, ISA_QMASK_ALL, limit, &cycles, report, sizeof report)) {
     snprintf(err, errlen, "collective failed: %s", report);
     return RT_FAILED;
@@ -385,6 +389,7 @@ rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t 
   pc.chip.hbm_bytes = (uint64_t)job.args.lines * 4 * g.cols;
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return RT_FAILED;
+  pod_set_profile(pod, cfg->profile);
   pod_coll_results_t res = {pod, &job, lay, false, calloc((size_t)RUN_LINES * g.cols, sizeof(uint32_t)), 0, 0, 0,
                             false};
   /* the results stay in VMEM where the host can read them there (the fast models), else come

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/cli.h"
+
 #include "runtime/chip_gemm.h"
 #include "runtime/pod_collective.h"
 #include "system/pod.h"
@@ -80,8 +82,9 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
     if (pod) snprintf(err, errlen, "out of memory");
     goto out;
   }
+  pod_set_profile(pod, cfg->profile);
   /* phase 1: the GEMMs */
-  fprintf(stderr, "step: %u chips, GEMM %llux%llux%llu each...\n", chips, (unsigned long long)m,
+  cli_note("step: %u chips, GEMM %llux%llux%llu each...", chips, (unsigned long long)m,
           (unsigned long long)k, (unsigned long long)n);
   uint64_t limit = 0;  /* the chips share nothing but the clock: the slowest one's bound */
   for (unsigned i = 0; i < chips; i++) {
@@ -95,6 +98,7 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
                  errlen))
     goto out;
   char report[2048];
+  pod_phase(pod, "gemm");
   if (pod_run(pod, CHIP_QMASK_EVERY_CORE, limit, &st->gemm_cycles, report, sizeof report)) {
     snprintf(err, errlen, "GEMM phase failed: %s", report);
     goto out;
@@ -104,7 +108,7 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   for (unsigned i = 0; i < chips; i++) /* A and B are done with */
     if (chip_hbm_zero(pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w), 0, res.c_addr)) goto out;
   /* phase 2: the all-reduce of the products, in place in HBM (the trace continues) */
-  fprintf(stderr, "step: all-reduce of %llu bytes per chip (%s)...\n", (unsigned long long)(4 * m * n),
+  cli_note("step: all-reduce of %llu bytes per chip (%s)...", (unsigned long long)(4 * m * n),
           cfg->algo == FW_COLL_TORUS2D ? "torus2d" : "ring");
   pod_coll_stats_t cs;
   if ((rc = pod_coll_run(pod, &st->slice, &st->allreduce, res.c_addr, NULL, 0, &cs, err, errlen)) != RT_OK) goto out;

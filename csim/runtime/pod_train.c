@@ -166,6 +166,7 @@ static rt_status_t run(pod_train_t *t, build_fn build, unsigned first, fw_train_
   for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
   if (rc != RT_OK) return rc;
   char report[2048];
+  pod_phase(t->pod, build == build_init ? "init" : mode == FW_TRAIN_COMM_ONLY ? "collectives alone" : "training step");
   if (pod_run(t->pod, CHIP_QMASK_EVERY_CORE, limit, cycles, report, sizeof report)) {
     snprintf(err, errlen, "the chips failed: %s", report);
     return RT_FAILED;
@@ -187,7 +188,7 @@ static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slic
   t->cfg.slice.pod_w = t->cfg.pod_w, t->cfg.slice.pod_h = t->cfg.pod_h;
   *rc = RT_FAILED;
   pod_config_t pc = {t->cfg.pod_w, t->cfg.pod_h, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols),
-                     cfg->rtl_chips, NULL, NULL, cfg->threads, 0};
+                     cfg->rtl_chips, cfg->progress, cfg->progress_ctx, cfg->threads, 0};
   pc.chip.model = cfg->model;
   pc.chip.mxus = cfg->mxus;
   pc.chip.cores = cfg->cores;
@@ -196,6 +197,7 @@ static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slic
   pc.chip.seed = cfg->seed;
   pc.chip.hbm_bytes = t->plan.hbm_bytes;
   if (!(t->pod = pod_new(&pc, err, errlen))) goto fail;
+  pod_set_profile(t->pod, cfg->profile);
   t->geo = *chip_geometry(pod_chip(t->pod, 0, 0));
   const fw_slice_t *s = &t->cfg.slice;
   if (pod_set_slice(t->pod, s->x0, s->y0, s->w, s->h)) {

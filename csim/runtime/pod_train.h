@@ -13,6 +13,7 @@
 #include "fw/train.h"
 #include "runtime/status.h"
 #include "system/chip_core.h"
+#include "system/profile.h"
 
 typedef struct {
   unsigned pod_w, pod_h;
@@ -34,6 +35,9 @@ typedef struct {
   const uint32_t *w[FW_TRAIN_LAYERS], *bias[FW_TRAIN_LAYERS];  /* the initial network (train_args.h shapes) */
   const char *trace_path;       /* FST of one chip from the first step on, or NULL */
   unsigned trace_chip;          /* y * pod_w + x */
+  profile_t *profile;           /* NULL, or a profile of the chips (system/profile.h; pod_config_t) */
+  void (*progress)(void *ctx, uint64_t cycles);  /* NULL, or the pod's progress (pod_config_t) */
+  void *progress_ctx;
 } pod_train_config_t;
 
 typedef struct pod_train pod_train_t;

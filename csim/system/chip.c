@@ -28,6 +28,11 @@ struct chip {
    * shell (no core, no memory) holding its configuration and programs. */
   bool shared, remote;
   unsigned owner;
+  const chip_observer_t *obs_ops;  /* a profile's observer (chip_set_observer), or NULL */
+  void *obs_ctx;
+  chip_obs_t *obs;                 /* its buffer */
+  void (*progress)(void *ctx, uint64_t cycles);  /* chip_set_progress */
+  void *progress_ctx;
 };
 
 chip_config_t chip_config_default(unsigned rows, unsigned cols) {
@@ -175,6 +180,7 @@ void chip_free(chip_t *c) {
   if (c->core) c->core->ops->free(c->core);
   for (unsigned k = c->ports; k-- > 0;) hbm_free(&c->hbm[k]);  /* the other ports before the memory */
   free(c->line);
+  free(c->obs);
   for (unsigned q = 0; q < CHIP_MAX_QUEUES; q++) free(c->prog[q]);
   free(c);
 }
@@ -303,6 +309,13 @@ void chip_start(chip_t *c, unsigned mask) {
   c->core->ops->start(c->core, c->start_mask, lens);
 }
 
+/* Bytes every HBM port has moved. */
+static uint64_t hbm_moved(const chip_t *c) {
+  uint64_t n = 0;
+  for (unsigned k = 0; k < c->ports; k++) n += c->hbm[k].bytes_moved;
+  return n;
+}
+
 /* One cycle: the HBM model answers and accepts around the chip's clock edge. */
 void chip_tick(chip_t *c) {
   /* The HBM requests are registered state: read before the cycle's inputs are given. */
@@ -325,7 +338,13 @@ void chip_tick(chip_t *c) {
       hbm_answer_pop(h);
     }
   }
-  c->core->ops->step(c->core, ready, answer, NULL);
+  if (c->obs_ops) {
+    c->obs->lite = true;  /* (the fast model then fills only what a profile reads) */
+    c->core->ops->step(c->core, ready, answer, c->obs);
+    c->obs_ops->tick(c->obs_ctx, c->cycle, c->obs, hbm_moved(c));
+  } else {
+    c->core->ops->step(c->core, ready, answer, NULL);
+  }
   c->cycle++;
 }
 
@@ -341,17 +360,38 @@ uint64_t chip_quiet_for(chip_t *c) {
 
 void chip_skip(chip_t *c, uint64_t n) {
   if (n == 0) return;
+  uint64_t before[CHIP_OBS_COUNTERS], after[CHIP_OBS_COUNTERS];
+  chip_core_status_t st;
+  if (c->obs_ops) {
+    c->core->ops->counters(c->core, before);
+    c->core->ops->status(c->core, &st);
+  }
   for (unsigned k = 0; k < c->ports; k++) hbm_skip(&c->hbm[k], n);
   c->core->ops->skip(c->core, n);
+  if (c->obs_ops) {
+    c->core->ops->counters(c->core, after);
+    c->obs_ops->skip(c->obs_ctx, c->cycle, n, &st, before, after);
+  }
   c->cycle += n;
 }
 
-/* Bytes every HBM port has moved. */
-static uint64_t hbm_moved(const chip_t *c) {
-  uint64_t n = 0;
-  for (unsigned k = 0; k < c->ports; k++) n += c->hbm[k].bytes_moved;
-  return n;
+void chip_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
+  if (c->remote) return;
+  if (ops && !c->obs && !(c->obs = calloc(1, sizeof *c->obs))) ops = NULL; /* (out of memory: no profile) */
+  c->obs_ops = ops, c->obs_ctx = ctx;
 }
+
+const uint32_t *chip_program(const chip_t *c, unsigned queue, size_t *n) {
+  *n = queue < CHIP_MAX_QUEUES ? c->prog_len[queue] : 0;
+  return queue < CHIP_MAX_QUEUES ? c->prog[queue] : NULL;
+}
+
+void chip_set_progress(chip_t *c, void (*progress)(void *ctx, uint64_t cycles), void *ctx) {
+  c->progress = progress, c->progress_ctx = ctx;
+}
+
+void chip_counters(chip_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) { c->core->ops->counters(c->core, cnt); }
+void chip_core_state(chip_t *c, chip_core_status_t *st) { c->core->ops->status(c->core, st); }
 
 static void read_status(chip_t *c, chip_status_t *st) {
   chip_core_status_t cs;
@@ -512,11 +552,16 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   chip_begin(c, mask);
   chip_tick(c);
   bool timed_out = false;
+  uint64_t report_at = 1u << 16;
   while (!idle_of(c) && !chip_divergence(c)) {
     const uint64_t ran = c->cycle - c->run_start;
     if (ran >= max_cycles) {
       timed_out = true;
       break;
+    }
+    if (c->progress && ran >= report_at) {
+      c->progress(c->progress_ctx, ran);
+      report_at = ran + (1u << 16);
     }
     const uint64_t quiet = chip_quiet_for(c);  /* a fast chip waiting for HBM jumps ahead */
     if (quiet) chip_skip(c, quiet < max_cycles - ran ? quiet : max_cycles - ran);

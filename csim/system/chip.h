@@ -178,4 +178,26 @@ void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h)
 /* Packets this chip's router dropped for leaving its slice. */
 uint32_t chip_slice_drops(chip_t *c);
 
+/* ---- for profiles (csim/system/profile.h): an observer of every cycle the chip runs. tick gets
+ * what the chip shows in a stepped cycle (chip_obs.h: the state as the cycle starts and its
+ * events) and the HBM bytes moved so far; skip gets a stretch of n cycles the chip jumped over
+ * (chip_skip: nothing changes in them but counters), with the queues' state in it and the
+ * counters before and after. Both are called on the thread that steps the chip. */
+typedef struct {
+  void (*tick)(void *ctx, uint64_t cycle, const chip_obs_t *obs, uint64_t hbm_bytes);
+  void (*skip)(void *ctx, uint64_t cycle, uint64_t n, const chip_core_status_t *st,
+               const uint64_t before[CHIP_OBS_COUNTERS], const uint64_t after[CHIP_OBS_COUNTERS]);
+} chip_observer_t;
+/* Attaches an observer (NULL detaches): a chip with one is stepped with its obs filled, which
+ * costs a little host time. Not for a shell of another MPI rank's chip. */
+void chip_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx);
+/* NULL, or called about every 65,536 cycles of a chip_run with the cycles run so far (the
+ * commands print progress on stderr from it, as pod_config_t.progress for pods). */
+void chip_set_progress(chip_t *c, void (*progress)(void *ctx, uint64_t cycles), void *ctx);
+/* The program loaded on a queue (n commands of ISA_CMD_WORDS words), for reports; NULL if none. */
+const uint32_t *chip_program(const chip_t *c, unsigned queue, size_t *n);
+/* The counters now (chip_obs.h order) and the queues' state. */
+void chip_counters(chip_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]);
+void chip_core_state(chip_t *c, chip_core_status_t *st);
+
 #endif

@@ -90,6 +90,7 @@ typedef struct {
 
 struct pod {
   pod_config_t cfg;
+  profile_t *profile;           /* pod_set_profile, or NULL */
   unsigned n, depth;
   pod_node_t *node;
   link_slot_t *slots;           /* depth x n x DIRS: at (position, chip, direction) what the chip sends that way */
@@ -380,6 +381,7 @@ void pod_free(pod_t *p) {
   free(p->send_count), free(p->recv_count);
   free(p->owner);
   free(p->totals);
+  profile_forget_chips(p->profile);
   for (unsigned i = 0; p->node && i < p->n; i++) chip_free(p->node[i].chip);
   free(p->slots);
   free(p->slot_hi);
@@ -931,6 +933,7 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   uint64_t n = r.n;
   const bool timed_out = r.timed_out, dropped = r.dropped, split = r.split;
   sync_all(p, start);
+  profile_run_end(p->profile);
   *cycles = n;
   int rc = 0;
   size_t used = 0;
@@ -964,6 +967,13 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   }
   return rc;
 }
+
+void pod_set_profile(pod_t *p, profile_t *prof) {
+  p->profile = prof;
+  for (unsigned i = 0; prof && i < p->n; i++) profile_attach(prof, i, p->node[i].chip);
+}
+
+void pod_phase(pod_t *p, const char *name) { profile_phase(p->profile, name, p->tick); }
 
 uint64_t pod_busy_until(const pod_t *p, unsigned x, unsigned y) {
   return p->node[y * p->cfg.size_x + x].busy_until;

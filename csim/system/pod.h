@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "system/chip.h"
+#include "system/profile.h"
 
 typedef struct {
   unsigned size_x, size_y;    /* 1..255 each */
@@ -71,5 +72,12 @@ const char *pod_divergence(const pod_t *p);
 /* The last cycle of the last pod_run in which chip (x, y) was busy (a queue running, a unit
  * busy or a flit in its router); 0 if it was quiet from the start. */
 uint64_t pod_busy_until(const pod_t *p, unsigned x, unsigned y);
+
+/* A profile (profile.h; NULL: none) that watches the pod's chips from now on: each pod_run ends
+ * with profile_run_end, pod_free lets go of the chips; the caller frees the profile after. */
+void pod_set_profile(pod_t *p, profile_t *prof);
+/* The phase the next runs belong to in the pod's profile (nothing without one): "gemm",
+ * "allreduce", "training step"... (profile_phase). */
+void pod_phase(pod_t *p, const char *name);
 
 #endif

@@ -22,7 +22,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
   return CLI_EXIT_USAGE;
 }
 
+/* (process-wide on purpose: how the one stderr of the process is used) */
+static bool quiet_flag, line_open;
+
 int cli_fail(const char *cmd, const char *fmt, ...) {
+  if (line_open) fputc('\n', stderr), line_open = false;
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "tpusim %s: error: ", cmd);
@@ -105,6 +109,34 @@ bool cli_exe_dir(char *dir, size_t len) {
 
 void cli_remove_output(const char *path) {
   if (path) remove(path);
+}
+
+
+void cli_set_quiet(bool quiet) { quiet_flag = quiet; }
+bool cli_quiet(void) { return quiet_flag; }
+bool cli_progress_tty(void) { return isatty(STDERR_FILENO) == 1; }
+
+void cli_note(const char *fmt, ...) {
+  if (quiet_flag) return;
+  if (line_open) fputc('\n', stderr), line_open = false;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+void cli_progress(const char *fmt, ...) {
+  if (quiet_flag) return;
+  const bool tty = cli_progress_tty();
+  if (tty) fputs("\r", stderr);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  if (tty) fputs("\033[K", stderr), line_open = true;
+  else fputc('\n', stderr);
+  fflush(stderr);
 }
 
 bool cli_number(const char *text, uint64_t min, uint64_t max, uint64_t *out) {

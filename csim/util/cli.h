@@ -78,6 +78,17 @@ bool cli_exe_dir(char *dir, size_t len);
 /* Removes a file the command wrote if it exists (a trace of a run that failed). */
 void cli_remove_output(const char *path);
 
+/* Progress and notes on stderr (docs/profiling.md, "Progress"). cli_set_quiet(true) (--quiet)
+ * silences both; errors still print. cli_note prints a line. cli_progress shows a run's
+ * progress: on a terminal one line kept up to date in place, otherwise a line at most every
+ * `every` seconds of the ticker given (the caller's). */
+void cli_set_quiet(bool quiet);
+bool cli_quiet(void);
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* stderr is a terminal (progress updates a line in place). */
+bool cli_progress_tty(void);
+
 /* A decimal integer in [min, max], digits only (no sign, no spaces after); false when not. */
 bool cli_number(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 /* The same, with a usage error naming the option. */

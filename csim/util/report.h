@@ -25,8 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define REPORT_MAX_VALUES 96
-#define REPORT_MAX_LINES 48
+#define REPORT_MAX_VALUES 192
+#define REPORT_MAX_LINES 96
 #define REPORT_KEY_LEN 48
 
 typedef enum { REPORT_U64, REPORT_I64, REPORT_F64, REPORT_BOOL, REPORT_STR, REPORT_OPEN, REPORT_CLOSE } report_kind_t;

@@ -1,0 +1,1061 @@
+/* profile: see profile.h. */
+#include "system/profile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LAND_GAP 64 /* a semaphore raised again within this many cycles: the same landing */
+#define UNITS (2 + CHIP_MAX_MXUS) /* per core: DMA, vector unit, MXU m at 2 + m */
+
+typedef struct {
+  uint64_t t, len;     /* the bucket's first cycle and its cycles */
+  uint32_t flits[4];   /* +X -X +Y -Y */
+  uint64_t hbm;        /* bytes */
+} sample_t;
+
+typedef struct {
+  uint64_t t0;
+  uint32_t a;
+  bool open;
+} open_t;
+
+typedef struct {
+  uint64_t t0, last;
+  uint32_t amount;
+  bool open;
+} land_t;
+
+typedef struct {
+  struct profile *p;
+  chip_t *chip;
+  unsigned index, x, y, cores, mxus, queues;
+  profile_ev_t *ev;
+  size_t n, cap, limit;
+  uint64_t dropped, full_at;
+  sample_t *smp;
+  size_t ns, smp_cap;
+  bool seen;
+  uint64_t first, end;
+  open_t q[CHIP_MAX_QUEUES];
+  open_t unit[CHIP_MAX_CORES][UNITS];
+  open_t rdma[ISA_NUM_RDMA_ENGINES];
+  uint32_t sems[CHIP_MAX_CORES][ISA_NUM_SEMS];
+  uint32_t remote_sems[CHIP_MAX_CORES]; /* bit s: raised by a remote DMA's line */
+  land_t land[CHIP_MAX_CORES][ISA_NUM_SEMS];
+  bool rdma_we_prev;
+  /* the op profile's current stretch: prev_n cycles of one idle class in one phase since the
+   * counters stood at last_cnt (the sums are linear in the counters, so a stretch counts as
+   * its cycles one by one would) */
+  uint64_t last_cnt[CHIP_OBS_COUNTERS];
+  bool prev_valid;
+  int prev_class;
+  unsigned prev_phase;
+  uint64_t prev_n;
+  uint64_t bucket_t, bucket_hbm0, last_hbm;
+  uint32_t bflits[4];
+  profile_phase_stats_t ph[PROFILE_MAX_PHASES];
+  uint64_t wait[CHIP_MAX_CORES][ISA_NUM_SEMS];
+  /* the state the intervals follow as last seen (queues' pcs, ~0 when stopped; busy bits):
+   * a cycle that shows the same touches no interval */
+  uint32_t sig_pc[CHIP_MAX_QUEUES], sig_bits;
+  bool sig_valid;
+  /* the lead compute queue's command, kept while its pc stays; the same core's DMA queue's kind */
+  unsigned cmd_q;
+  uint32_t cmd_pc;
+  const uint32_t *cmd;
+  bool cmd_valid;
+  uint32_t dq_pc;
+  unsigned dq_core, dq_kind;
+  bool dq_valid;
+} pchip_t;
+
+struct profile {
+  profile_config_t cfg;
+  unsigned nchips, selected;
+  pchip_t **chip;         /* per pod chip, NULL when not profiled */
+  char left_out[512];
+  char phase_name[PROFILE_MAX_PHASES][32];
+  unsigned phases, cur_phase;
+  bool forgot;
+};
+
+static const chip_observer_t observer;
+
+const char *profile_op_name(unsigned op) {
+  static const char *const n[PROFILE_OPS] = {"stopped", "HALT",     "FENCE",      "SEM_WAIT",  "SEM_SIGNAL", "DMA",
+                                             "MXU_LOAD", "MXU_MATMUL", "MXU_STORE", "VEC",       "RDMA"};
+  return op < PROFILE_OPS ? n[op] : "?";
+}
+
+static unsigned op_kind(const uint32_t *cmd) {
+  if (!cmd) return PROFILE_OP_HALT; /* past the program: as good as stopped at its end */
+  switch (isa_opcode(cmd)) {
+    case ISA_OP_HALT: return PROFILE_OP_HALT;
+    case ISA_OP_FENCE: return PROFILE_OP_FENCE;
+    case ISA_OP_SEM_WAIT: return PROFILE_OP_SEM_WAIT;
+    case ISA_OP_SEM_SIGNAL: return PROFILE_OP_SEM_SIGNAL;
+    case ISA_OP_DMA: return PROFILE_OP_DMA;
+    case ISA_OP_MXU_LOAD: return PROFILE_OP_MXU_LOAD;
+    case ISA_OP_MXU_MATMUL: return PROFILE_OP_MXU_MATMUL;
+    case ISA_OP_MXU_STORE: return PROFILE_OP_MXU_STORE;
+    case ISA_OP_VEC: return PROFILE_OP_VEC;
+    case ISA_OP_RDMA: return PROFILE_OP_RDMA;
+    default: return PROFILE_OP_HALT;
+  }
+}
+
+const char *profile_idle_name(profile_idle_t c) {
+  static const char *const n[PROFILE_IDLE_CAUSES] = {"weights", "inputs", "semaphore", "DMA",
+                                                     "network", "nothing to do", "other work"};
+  return c < PROFILE_IDLE_CAUSES ? n[c] : "?";
+}
+
+/* "0-3,7,9-12": the chips [lo, hi] in runs, into buf. */
+static void list_runs(const bool *flags, unsigned n, bool want, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (unsigned i = 0; i < n && used + 24 < len;) {
+    if (flags[i] != want) {
+      i++;
+      continue;
+    }
+    unsigned j = i;
+    while (j + 1 < n && flags[j + 1] == want) j++;
+    used += (size_t)snprintf(buf + used, len - used, j > i ? "%s%u-%u" : "%s%u", used ? "," : "", i, j);
+    i = j + 1;
+  }
+}
+
+profile_t *profile_new(const profile_config_t *cfg, char *err, size_t errlen) {
+  profile_t *p = calloc(1, sizeof *p);
+  const unsigned n = cfg->pod_w * cfg->pod_h;
+  if (!p || !(p->chip = calloc(n ? n : 1, sizeof *p->chip))) {
+    free(p);
+    snprintf(err, errlen, "out of memory for a profile");
+    return NULL;
+  }
+  p->cfg = *cfg;
+  if (!p->cfg.max_chips) p->cfg.max_chips = PROFILE_DEFAULT_MAX_CHIPS;
+  if (!p->cfg.max_events) p->cfg.max_events = PROFILE_DEFAULT_MAX_EVENTS;
+  if (!p->cfg.bucket) p->cfg.bucket = PROFILE_DEFAULT_BUCKET;
+  if (p->cfg.clock_mhz <= 0) p->cfg.clock_mhz = CHIP_DEFAULT_CLOCK_MHZ;
+  p->nchips = n;
+  bool *sel = calloc(n ? n : 1, sizeof *sel);
+  if (!sel) {
+    profile_free(p);
+    snprintf(err, errlen, "out of memory for a profile");
+    return NULL;
+  }
+  for (unsigned i = 0; i < n; i++) {
+    sel[i] = cfg->chips ? cfg->chips[i] : i < p->cfg.max_chips;
+    p->selected += sel[i];
+  }
+  if (!cfg->chips && n > p->cfg.max_chips) {
+    char runs[256];
+    list_runs(sel, n, false, runs, sizeof runs);
+    snprintf(p->left_out, sizeof p->left_out, "profiling chips 0-%u of %u; chips %s left out (--profile-chips LIST "
+             "picks others)", p->cfg.max_chips - 1, n, runs);
+  }
+  for (unsigned i = 0; i < n; i++) {
+    if (!sel[i]) continue;
+    pchip_t *c = calloc(1, sizeof *c);
+    if (!c) {
+      free(sel);
+      profile_free(p);
+      snprintf(err, errlen, "out of memory for a profile");
+      return NULL;
+    }
+    c->p = p;
+    c->index = i, c->x = i % cfg->pod_w, c->y = i / cfg->pod_w;
+    c->limit = (size_t)(p->cfg.max_events / (p->selected ? p->selected : 1));
+    if (c->limit < 64) c->limit = 64;
+    p->chip[i] = c;
+  }
+  free(sel);
+  snprintf(p->phase_name[0], sizeof p->phase_name[0], "run");
+  p->phases = 1;
+  return p;
+}
+
+void profile_forget_chips(profile_t *p) {
+  if (p) p->forgot = true;
+}
+
+void profile_free(profile_t *p) {
+  if (!p) return;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    if (!c) continue;
+    if (c->chip && !p->forgot) chip_set_observer(c->chip, NULL, NULL);
+    free(c->ev);
+    free(c->smp);
+    free(c);
+  }
+  free(p->chip);
+  free(p);
+}
+
+void profile_attach(profile_t *p, unsigned index, chip_t *chip) {
+  if (!p || index >= p->nchips || !p->chip[index]) return;
+  pchip_t *c = p->chip[index];
+  const chip_geometry_t *g = chip_geometry(chip);
+  c->chip = chip;
+  c->cores = isa_geometry_cores(g);
+  c->mxus = g->mxus ? g->mxus : 1;
+  c->queues = ISA_NUM_QUEUES * c->cores;
+  chip_set_observer(chip, &observer, c);
+}
+
+unsigned profile_chips(const profile_t *p) { return p->selected; }
+const char *profile_left_out(const profile_t *p) { return p->left_out; }
+
+void profile_phase(profile_t *p, const char *name, uint64_t cycle) {
+  (void)cycle; /* the chips stand at it: what they do from now on counts for the phase */
+  if (!p) return;
+  unsigned i;
+  for (i = 0; i < p->phases; i++)
+    if (!strcmp(p->phase_name[i], name)) break;
+  if (i == p->phases) {
+    if (p->phases == PROFILE_MAX_PHASES) i = PROFILE_MAX_PHASES - 1; /* the last takes the rest */
+    else snprintf(p->phase_name[p->phases++], sizeof p->phase_name[0], "%s", name);
+  }
+  p->cur_phase = i;
+}
+
+/* ---- records */
+static void add_ev(pchip_t *c, const profile_ev_t *e) {
+  if (c->n == c->limit) {
+    if (!c->dropped) c->full_at = e->t0;
+    c->dropped++;
+    return;
+  }
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 256;
+    if (cap > c->limit) cap = c->limit;
+    profile_ev_t *ev = realloc(c->ev, cap * sizeof *ev);
+    if (!ev) {
+      if (!c->dropped) c->full_at = e->t0;
+      c->dropped++;
+      return;
+    }
+    c->ev = ev, c->cap = cap;
+  }
+  c->ev[c->n++] = *e;
+}
+
+static void close_open(pchip_t *c, open_t *o, uint64_t t, uint8_t kind, unsigned core, unsigned unit, unsigned index,
+                       uint32_t b, const uint32_t *cmd) {
+  if (!o->open) return;
+  o->open = false;
+  if (t <= o->t0) return;
+  profile_ev_t e = {o->t0, t, kind, (uint8_t)core, (uint8_t)unit, (uint8_t)index, o->a, b, {0}};
+  if (cmd) memcpy(e.cmd, cmd, sizeof e.cmd);
+  add_ev(c, &e);
+}
+
+static uint32_t opcode_at(const pchip_t *c, unsigned q, uint32_t pc, const uint32_t **cmd) {
+  size_t n;
+  const uint32_t *prog = chip_program(c->chip, q, &n);
+  if (!prog || pc >= n) {
+    *cmd = NULL;
+    return 0;
+  }
+  *cmd = prog + (size_t)pc * ISA_CMD_WORDS;
+  return isa_opcode(*cmd);
+}
+
+/* A queue's state in cycle t: a slice per command while it runs. */
+static void queue_state(pchip_t *c, unsigned q, uint64_t t, bool running, uint32_t pc) {
+  open_t *o = &c->q[q];
+  if (o->open && (!running || o->a != pc)) {
+    const uint32_t *cmd;
+    const uint32_t op = opcode_at(c, q, o->a, &cmd);
+    close_open(c, o, t, PROFILE_EV_QUEUE, q / ISA_NUM_QUEUES, q % ISA_NUM_QUEUES, 0, op, cmd);
+  }
+  if (running && !o->open) *o = (open_t){t, pc, true};
+}
+
+static void unit_state(pchip_t *c, open_t *o, uint64_t t, bool busy, unsigned core, unsigned unit, unsigned index) {
+  if (o->open && !busy) close_open(c, o, t, PROFILE_EV_UNIT, core, unit, index, 0, NULL);
+  else if (busy && !o->open) *o = (open_t){t, 0, true};
+}
+
+static void close_land(pchip_t *c, unsigned k, unsigned s) {
+  land_t *l = &c->land[k][s];
+  if (!l->open) return;
+  l->open = false;
+  const profile_ev_t e = {l->t0, l->last + 1, PROFILE_EV_SEM, (uint8_t)k, 0, (uint8_t)s, 0, l->amount, {0}};
+  add_ev(c, &e);
+}
+
+static void sample(pchip_t *c, uint64_t len) {
+  if (c->ns == c->smp_cap) {
+    size_t cap = c->smp_cap ? 2 * c->smp_cap : 64;
+    sample_t *s = realloc(c->smp, cap * sizeof *s);
+    if (!s) return;
+    c->smp = s, c->smp_cap = cap;
+  }
+  sample_t *s = &c->smp[c->ns++];
+  s->t = c->bucket_t;
+  s->len = len;
+  memcpy(s->flits, c->bflits, sizeof s->flits);
+  s->hbm = c->last_hbm - c->bucket_hbm0;
+}
+
+/* Closes the counter bucket if cycle t is past it (a stretch with nothing: one zero sample). */
+static void roll_bucket(pchip_t *c, uint64_t t) {
+  const uint64_t B = c->p->cfg.bucket;
+  if (t < c->bucket_t + B) return;
+  sample(c, B);
+  memset(c->bflits, 0, sizeof c->bflits);
+  c->bucket_hbm0 = c->last_hbm;
+  const uint64_t now = t - t % B;
+  if (now > c->bucket_t + B) { /* buckets with nothing in them: one sample of zeros */
+    c->bucket_t += B;
+    sample(c, now - c->bucket_t);
+  }
+  c->bucket_t = now;
+}
+
+/* n cycles of class `cls` whose counters moved by d[]: the op profile's sums. An MXU-cycle is
+ * one of compute, weight stall, input stall or neither (the MXU's counters: docs/mxu.md); the
+ * neither go to the class. */
+static inline void account(pchip_t *c, unsigned phase, uint64_t n, int cls, const uint64_t *d) {
+  profile_phase_stats_t *s = &c->ph[phase];
+  const uint64_t M = (uint64_t)c->mxus * c->cores;
+  s->chip_cycles += n;
+  s->mxu_cycles += n * M;
+  s->compute += d[CHIP_CNT_COMPUTE];
+  s->mxu_busy += d[CHIP_CNT_MXU_BUSY];
+  s->weight_load += d[CHIP_CNT_WEIGHT_LOAD];
+  s->dma_busy += d[CHIP_CNT_DMA_BUSY];
+  uint64_t N = n * M > d[CHIP_CNT_COMPUTE] ? n * M - d[CHIP_CNT_COMPUTE] : 0;
+  const uint64_t ww = d[CHIP_CNT_WEIGHT_STALL] < N ? d[CHIP_CNT_WEIGHT_STALL] : N;
+  N -= ww;
+  const uint64_t in = d[CHIP_CNT_INPUT_STALL] < N ? d[CHIP_CNT_INPUT_STALL] : N;
+  N -= in;
+  s->idle[PROFILE_IDLE_WEIGHTS] += ww;
+  s->idle[PROFILE_IDLE_INPUTS] += in;
+  s->idle[cls] += N;
+}
+
+/* Ends the current stretch where the counters stand at now. */
+static inline void flush_prev(pchip_t *c, const uint64_t *now) {
+  if (!c->prev_valid) return;
+  uint64_t d[CHIP_OBS_COUNTERS];
+  for (int i = 0; i < CHIP_OBS_COUNTERS; i++) d[i] = now[i] - c->last_cnt[i];
+  account(c, c->prev_phase, c->prev_n, c->prev_class, d);
+  memcpy(c->last_cnt, now, sizeof c->last_cnt);
+  c->prev_valid = false;
+}
+
+/* Why the MXUs of a chip whose compute queue (core k's) stands at cmd would idle. */
+static int idle_class(pchip_t *c, unsigned k, bool running, const uint32_t *cmd, const uint32_t *sems, bool dma_busy,
+                      bool network, const chip_obs_t *o) {
+  if (!running) return PROFILE_IDLE_NOTHING;
+  if (!cmd || isa_opcode(cmd) != ISA_OP_SEM_WAIT) return PROFILE_IDLE_OTHER;
+  const unsigned s = ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS;
+  if (sems[s] >= ISA_GET(cmd, SEM_WAIT, value)) return PROFILE_IDLE_OTHER; /* granted now */
+  if (dma_busy) return PROFILE_IDLE_DMA;
+  for (unsigned pt = 0; o && pt < CHIP_OBS_ROUTER_PORTS && !network; pt++) /* flits crossing the router */
+    network = o->rtr_in[pt].valid || o->rtr_out[pt].valid;
+  if (network || (c->remote_sems[k] >> s & 1)) return PROFILE_IDLE_NETWORK;
+  return PROFILE_IDLE_SEMAPHORE;
+}
+
+/* The core whose compute queue the MXU's idle cause follows: core 0, or the first running. */
+static unsigned lead_core(const pchip_t *c, const bool *running) {
+  for (unsigned k = 0; k < c->cores; k++)
+    if (running[k]) return k;
+  return 0;
+}
+
+static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
+  pchip_t *c = ctx;
+  const unsigned phase = c->p->cur_phase;
+  if (!c->seen) {
+    c->seen = true;
+    c->first = t;
+    c->bucket_t = t - t % c->p->cfg.bucket;
+    c->last_hbm = c->bucket_hbm0 = hbm;
+    memcpy(c->last_cnt, o->counters, sizeof c->last_cnt);
+    for (unsigned k = 0; k < c->cores; k++) memcpy(c->sems[k], o->core[k].sems, sizeof c->sems[k]);
+  }
+  roll_bucket(c, t);
+  profile_phase_stats_t *ps = &c->ph[phase];
+
+  /* queues and units, when anything they show changed */
+  uint32_t pcs[CHIP_MAX_QUEUES], bits = 0;
+  bool same = c->sig_valid;
+  for (unsigned k = 0; k < c->cores; k++)
+    for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) {
+      const unsigned i = k * ISA_NUM_QUEUES + q;
+      pcs[i] = o->core[k].running[q] ? o->core[k].pc[q] : UINT32_MAX;
+      same = same && pcs[i] == c->sig_pc[i];
+    }
+  bool dma_busy = false, network = false;
+  for (unsigned k = 0; k < c->cores; k++) {
+    const chip_obs_core_t *oc = &o->core[k];
+    bits |= ((uint32_t)(oc->busy & (CHIP_BUSY_DMA | CHIP_BUSY_VEC)) | (uint32_t)oc->mxu_busy << 4) << (12 * k);
+    dma_busy = dma_busy || (oc->busy & CHIP_BUSY_DMA);
+    ps->vec_busy += (oc->busy & CHIP_BUSY_VEC) != 0;
+  }
+  const unsigned rbusy = o->core[0].busy >> CHIP_BUSY_RDMA_SHIFT & 0xF;
+  bits |= (uint32_t)rbusy << 28;
+  if (!same || bits != c->sig_bits) {
+    for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, pcs[q] != UINT32_MAX, pcs[q]);
+    for (unsigned k = 0; k < c->cores; k++) {
+      const chip_obs_core_t *oc = &o->core[k];
+      unit_state(c, &c->unit[k][0], t, oc->busy & CHIP_BUSY_DMA, k, PROFILE_UNIT_DMA, 0);
+      unit_state(c, &c->unit[k][1], t, oc->busy & CHIP_BUSY_VEC, k, PROFILE_UNIT_VEC, 0);
+      for (unsigned m = 0; m < c->mxus; m++)
+        unit_state(c, &c->unit[k][2 + m], t, oc->mxu_busy >> m & 1, k, PROFILE_UNIT_MXU, m);
+    }
+    for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, rbusy >> e & 1, 0, PROFILE_UNIT_RDMA, e);
+    memcpy(c->sig_pc, pcs, sizeof pcs);
+    c->sig_bits = bits;
+    c->sig_valid = true;
+  }
+  network = rbusy != 0;
+  /* links and HBM */
+  for (unsigned d = 0; d < 4; d++) {
+    const uint32_t f = o->rtr_out[1 + d].valid;
+    c->bflits[d] += f;
+    ps->link_flits[d] += f;
+  }
+  ps->hbm_bytes += hbm - c->last_hbm;
+  c->last_hbm = hbm;
+  /* semaphores raised, and RDMAs sent */
+  for (unsigned k = 0; k < c->cores; k++) {
+    const chip_obs_core_t *oc = &o->core[k];
+    if (memcmp(c->sems[k], oc->sems, sizeof oc->sems)) {
+      for (unsigned s = 0; s < ISA_NUM_SEMS; s++) {
+        if (!(s & 3)) { /* four at a time while unchanged */
+          uint64_t a[2], b[2];
+          memcpy(a, oc->sems + s, sizeof a), memcpy(b, c->sems[k] + s, sizeof b);
+          if (a[0] == b[0] && a[1] == b[1]) {
+            s += 3;
+            continue;
+          }
+        }
+        if (oc->sems[s] <= c->sems[k][s]) continue;
+        land_t *l = &c->land[k][s];
+        if (l->open && t - l->last > LAND_GAP) close_land(c, k, s);
+        if (!l->open) *l = (land_t){t, t, 0, true};
+        l->last = t;
+        l->amount += oc->sems[s] - c->sems[k][s];
+        if (c->rdma_we_prev) c->remote_sems[k] |= 1u << s;
+      }
+      memcpy(c->sems[k], oc->sems, sizeof oc->sems);
+    }
+    if (oc->issue & 2) {
+      const uint32_t *cmd;
+      const unsigned q = k * ISA_NUM_QUEUES + ISA_QUEUE_DMA;
+      if (opcode_at(c, q, oc->pc[ISA_QUEUE_DMA], &cmd) == ISA_OP_RDMA && ISA_GET(cmd, RDMA, remote_sem) != ISA_SEM_NONE) {
+        const profile_ev_t e = {t, t + 1, PROFILE_EV_SEND, (uint8_t)k, ISA_QUEUE_DMA, 0,
+                                ISA_GET(cmd, RDMA, x) | ISA_GET(cmd, RDMA, y) << 8 | ISA_GET(cmd, RDMA, core) << 16,
+                                ISA_GET(cmd, RDMA, remote_sem), {0}};
+        add_ev(c, &e);
+      }
+    }
+  }
+  c->rdma_we_prev = o->rdma_we != 0;
+  /* the MXUs' idle cause in this cycle (its counters come with the next) */
+  bool running[CHIP_MAX_CORES];
+  for (unsigned k = 0; k < c->cores; k++) running[k] = o->core[k].running[ISA_QUEUE_COMPUTE];
+  const unsigned k = lead_core(c, running);
+  const uint32_t pc = o->core[k].pc[ISA_QUEUE_COMPUTE];
+  if (!c->cmd_valid || c->cmd_q != k || c->cmd_pc != pc) {
+    opcode_at(c, k * ISA_NUM_QUEUES, pc, &c->cmd);
+    c->cmd_q = k, c->cmd_pc = pc, c->cmd_valid = true;
+  }
+  const uint32_t *cmd = c->cmd;
+  const uint32_t op = cmd ? isa_opcode(cmd) : 0;
+  const int cls = idle_class(c, k, running[k], cmd, o->core[k].sems, dma_busy, network, o);
+  if (c->prev_valid && (cls != c->prev_class || phase != c->prev_phase)) flush_prev(c, o->counters);
+  if (!c->prev_valid) {
+    memcpy(c->last_cnt, o->counters, sizeof c->last_cnt);
+    c->prev_class = cls, c->prev_phase = phase, c->prev_n = 0, c->prev_valid = true;
+  }
+  c->prev_n++;
+  ps->queue_op[0][running[k] ? op_kind(cmd) : PROFILE_OP_STOPPED]++;
+  const uint32_t dpc = o->core[k].pc[ISA_QUEUE_DMA];
+  if (!c->dq_valid || c->dq_core != k || c->dq_pc != dpc) {
+    const uint32_t *dcmd;
+    opcode_at(c, k * ISA_NUM_QUEUES + ISA_QUEUE_DMA, dpc, &dcmd);
+    c->dq_kind = op_kind(dcmd), c->dq_pc = dpc, c->dq_core = k, c->dq_valid = true;
+  }
+  ps->queue_op[1][o->core[k].running[ISA_QUEUE_DMA] ? c->dq_kind : PROFILE_OP_STOPPED]++;
+  if (running[k] && op == ISA_OP_SEM_WAIT && cls != PROFILE_IDLE_OTHER) c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS]++;
+  c->end = t + 1;
+}
+
+static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t *st, const uint64_t before[],
+                    const uint64_t after[]) {
+  pchip_t *c = ctx;
+  const unsigned phase = c->p->cur_phase;
+  if (!c->seen) {
+    c->seen = true;
+    c->first = t;
+    c->bucket_t = t - t % c->p->cfg.bucket;
+    memcpy(c->last_cnt, before, sizeof c->last_cnt);
+    for (unsigned k = 0; k < c->cores; k++)
+      for (unsigned s = 0; s < ISA_NUM_SEMS; s++) c->sems[k][s] = chip_sem(c->chip, k * ISA_NUM_SEMS + s);
+  }
+  flush_prev(c, before);
+  roll_bucket(c, t);
+  c->sig_valid = false;
+  for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, st->running[q], st->pc[q]);
+  /* the units that stay busy through the stretch: as many as the counters say (nothing
+   * changes in it, so the ones busy before it) */
+  uint64_t dmas = n ? (after[CHIP_CNT_DMA_BUSY] - before[CHIP_CNT_DMA_BUSY]) / n : 0;
+  uint64_t mxus = n ? (after[CHIP_CNT_MXU_BUSY] - before[CHIP_CNT_MXU_BUSY]) / n : 0;
+  bool keep[CHIP_MAX_CORES][UNITS] = {{false}};
+  for (unsigned pass = 0; pass < 2; pass++) /* first the ones busy before, then any */
+    for (unsigned k = 0; k < c->cores; k++) {
+      if (dmas && !keep[k][0] && (pass || c->unit[k][0].open)) keep[k][0] = true, dmas--;
+      for (unsigned m = 0; m < c->mxus; m++)
+        if (mxus && !keep[k][2 + m] && (pass || c->unit[k][2 + m].open)) keep[k][2 + m] = true, mxus--;
+    }
+  for (unsigned k = 0; k < c->cores; k++)
+    for (unsigned u = 0; u < UNITS; u++)
+      unit_state(c, &c->unit[k][u], t, keep[k][u], k,
+                 u == 0 ? PROFILE_UNIT_DMA : u == 1 ? PROFILE_UNIT_VEC : PROFILE_UNIT_MXU, u >= 2 ? u - 2 : 0);
+  for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, false, 0, PROFILE_UNIT_RDMA, e);
+  /* the idle cause of the stretch */
+  bool running[CHIP_MAX_CORES];
+  for (unsigned k = 0; k < c->cores; k++) running[k] = st->running[k * ISA_NUM_QUEUES + ISA_QUEUE_COMPUTE];
+  const unsigned k = lead_core(c, running);
+  const uint32_t *cmd;
+  const uint32_t op = opcode_at(c, k * ISA_NUM_QUEUES, st->pc[k * ISA_NUM_QUEUES], &cmd);
+  const int cls = idle_class(c, k, running[k], cmd, c->sems[k], after[CHIP_CNT_DMA_BUSY] != before[CHIP_CNT_DMA_BUSY],
+                             false, NULL);
+  if (running[k] && op == ISA_OP_SEM_WAIT && cls != PROFILE_IDLE_OTHER) c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS] += n;
+  c->ph[phase].queue_op[0][running[k] ? op_kind(cmd) : PROFILE_OP_STOPPED] += n;
+  const unsigned dq = k * ISA_NUM_QUEUES + ISA_QUEUE_DMA;
+  const uint32_t *dcmd;
+  opcode_at(c, dq, st->pc[dq], &dcmd);
+  c->ph[phase].queue_op[1][st->running[dq] ? op_kind(dcmd) : PROFILE_OP_STOPPED] += n;
+  uint64_t d[CHIP_OBS_COUNTERS];
+  for (int i = 0; i < CHIP_OBS_COUNTERS; i++) d[i] = after[i] - before[i];
+  account(c, phase, n, cls, d);
+  memcpy(c->last_cnt, after, sizeof c->last_cnt);
+  c->rdma_we_prev = false;
+  c->end = t + n;
+}
+
+static const chip_observer_t observer = {on_tick, on_skip};
+
+void profile_run_end(profile_t *p) {
+  if (!p) return;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    if (!c || !c->chip || !c->seen) continue;
+    uint64_t now[CHIP_OBS_COUNTERS];
+    chip_counters(c->chip, now);
+    flush_prev(c, now);
+    c->sig_valid = c->cmd_valid = c->dq_valid = false; /* (the next run's programs may differ) */
+    const uint64_t t = c->end;
+    for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, false, 0);
+    for (unsigned k = 0; k < c->cores; k++) {
+      for (unsigned u = 0; u < UNITS; u++)
+        unit_state(c, &c->unit[k][u], t, false, k, u == 0 ? PROFILE_UNIT_DMA : u == 1 ? PROFILE_UNIT_VEC : PROFILE_UNIT_MXU,
+                   u >= 2 ? u - 2 : 0);
+      for (unsigned s = 0; s < ISA_NUM_SEMS; s++) close_land(c, k, s);
+    }
+    for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, false, 0, PROFILE_UNIT_RDMA, e);
+    if (c->end > c->bucket_t) {
+      sample(c, c->end - c->bucket_t);
+      memset(c->bflits, 0, sizeof c->bflits);
+      c->bucket_hbm0 = c->last_hbm;
+      c->bucket_t = c->end; /* the next bucket starts where the run ended */
+    }
+  }
+}
+
+const profile_ev_t *profile_events(const profile_t *p, unsigned index, size_t *n) {
+  *n = 0;
+  if (index >= p->nchips || !p->chip[index]) return NULL;
+  *n = p->chip[index]->n;
+  return p->chip[index]->ev;
+}
+
+void profile_span(const profile_t *p, unsigned index, uint64_t *first, uint64_t *end) {
+  *first = *end = 0;
+  if (index < p->nchips && p->chip[index]) *first = p->chip[index]->first, *end = p->chip[index]->end;
+}
+
+/* ---- the op profile */
+static void add_stats(profile_phase_stats_t *a, const profile_phase_stats_t *b) {
+  a->chip_cycles += b->chip_cycles, a->mxu_cycles += b->mxu_cycles;
+  a->compute += b->compute, a->mxu_busy += b->mxu_busy, a->weight_load += b->weight_load;
+  for (int i = 0; i < PROFILE_IDLE_CAUSES; i++) a->idle[i] += b->idle[i];
+  a->dma_busy += b->dma_busy, a->vec_busy += b->vec_busy, a->hbm_bytes += b->hbm_bytes;
+  for (int d = 0; d < 4; d++) a->link_flits[d] += b->link_flits[d];
+  for (int q = 0; q < 2; q++)
+    for (int o = 0; o < PROFILE_OPS; o++) a->queue_op[q][o] += b->queue_op[q][o];
+}
+
+void profile_summary(const profile_t *p, profile_summary_t *s) {
+  static const char *const dir[4] = {"+X", "-X", "+Y", "-Y"};
+  memset(s, 0, sizeof *s);
+  s->clock_mhz = p->cfg.clock_mhz;
+  s->rows = p->cfg.rows, s->cols = p->cfg.cols;
+  s->phases = p->phases;
+  for (unsigned f = 0; f < p->phases; f++) snprintf(s->phase[f].name, sizeof s->phase[f].name, "%s", p->phase_name[f]);
+  snprintf(s->total.name, sizeof s->total.name, "total");
+  double best_link = -1;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    const pchip_t *c = p->chip[i];
+    if (!c || !c->seen) continue;
+    s->chips++;
+    s->mxus_per_chip = c->mxus * c->cores;
+    s->events += c->n, s->events_dropped += c->dropped;
+    uint64_t flits[4] = {0}, cycles = 0;
+    for (unsigned f = 0; f < p->phases; f++) {
+      add_stats(&s->phase[f], &c->ph[f]);
+      if (c->ph[f].chip_cycles > s->phase[f].cycles) s->phase[f].cycles = c->ph[f].chip_cycles;
+      for (int d = 0; d < 4; d++) flits[d] += c->ph[f].link_flits[d];
+      cycles += c->ph[f].chip_cycles;
+    }
+    for (int d = 0; d < 4; d++) {
+      const double u = cycles ? (double)flits[d] / (double)cycles : 0;
+      if (u > best_link) best_link = u, s->busiest_chip = i, s->busiest_dir = (unsigned)d, s->busiest_util = u;
+    }
+    for (unsigned k = 0; k < c->cores; k++)
+      for (unsigned q = 0; q < ISA_NUM_SEMS; q++)
+        if (c->wait[k][q] > s->wait_cycles) s->wait_cycles = c->wait[k][q], s->wait_chip = i, s->wait_core = k, s->wait_sem = q;
+  }
+  for (unsigned f = 0; f < p->phases; f++) {
+    add_stats(&s->total, &s->phase[f]);
+    s->total.cycles += s->phase[f].cycles;
+  }
+  const profile_phase_stats_t *t = &s->total;
+  const double avail = t->mxu_cycles ? (double)t->mxu_cycles : 1;
+  const double util = (double)t->compute / avail;
+  /* the largest cause; "nothing to do" only when it outweighs every other cause together (the
+   * chips sit idle), as phases without MXU work (copies, collectives) would otherwise name it */
+  s->bottleneck = -1;
+  uint64_t most = 0, others = 0;
+  for (int i = 0; i < PROFILE_IDLE_CAUSES; i++) {
+    if (i == PROFILE_IDLE_NOTHING) continue;
+    others += t->idle[i];
+    if (t->idle[i] > most) most = t->idle[i], s->bottleneck = i;
+  }
+  if (t->idle[PROFILE_IDLE_NOTHING] > others) most = t->idle[PROFILE_IDLE_NOTHING], s->bottleneck = PROFILE_IDLE_NOTHING;
+  if (util >= 0.5 || most == 0) s->bottleneck = -1;
+  const unsigned w = p->cfg.pod_w ? p->cfg.pod_w : 1;
+  char *b = s->bottleneck_line;
+  const size_t bl = sizeof s->bottleneck_line;
+  const double share = s->bottleneck >= 0 ? 100.0 * (double)t->idle[s->bottleneck] / avail : 0;
+  switch (s->bottleneck) {
+    case -1: snprintf(b, bl, "compute: the MXUs compute %.1f%% of their cycles", 100 * util); break;
+    case PROFILE_IDLE_WEIGHTS:
+      snprintf(b, bl, "weights: the MXUs wait for weights %.1f%% of their cycles (loads not hidden behind matmuls)", share);
+      break;
+    case PROFILE_IDLE_INPUTS:
+      snprintf(b, bl, "inputs: the MXUs wait for activation rows %.1f%% of their cycles", share);
+      break;
+    case PROFILE_IDLE_SEMAPHORE:
+      snprintf(b, bl, "a semaphore: the compute queues wait with nothing moving %.1f%% of the MXU cycles; longest: chip %u "
+               "(%u,%u) core %u semaphore %u, %" PRIu64 " cycles", share, s->wait_chip, s->wait_chip % w, s->wait_chip / w,
+               s->wait_core, s->wait_sem, s->wait_cycles);
+      break;
+    case PROFILE_IDLE_DMA:
+      snprintf(b, bl, "DMA: the compute queues wait for the DMA engines %.1f%% of the MXU cycles (HBM traffic %.2f bytes "
+               "a chip-cycle)", share, t->chip_cycles ? (double)t->hbm_bytes / (double)t->chip_cycles : 0.0);
+      break;
+    case PROFILE_IDLE_NETWORK:
+      snprintf(b, bl, "the network: the compute queues wait for remote data %.1f%% of the MXU cycles; busiest link: chip "
+               "%u (%u,%u) %s at %.1f%%", share, s->busiest_chip, s->busiest_chip % w, s->busiest_chip / w,
+               dir[s->busiest_dir], 100 * s->busiest_util);
+      break;
+    case PROFILE_IDLE_NOTHING:
+      snprintf(b, bl, "nothing to do: the compute queues have stopped %.1f%% of the MXU cycles (work ends unevenly, or the "
+               "phase has no MXU work)", share);
+      break;
+    default:
+      snprintf(b, bl, "other work: the compute queues issue vector work, stores or wait for the MXU's pipeline %.1f%% of "
+               "the MXU cycles", share);
+      break;
+  }
+}
+
+/* ---- the trace */
+enum { TID_QUEUE = 1, TID_CORE = 10, TID_RDMA = 40, TID_SEM = 100 };
+static unsigned unit_tid(unsigned core, unsigned unit, unsigned index) {
+  switch (unit) {
+    case PROFILE_UNIT_DMA: return TID_CORE + 10 * core;
+    case PROFILE_UNIT_VEC: return TID_CORE + 10 * core + 1;
+    case PROFILE_UNIT_MXU: return TID_CORE + 10 * core + 2 + index;
+    default: return TID_RDMA + index;
+  }
+}
+
+/* The trace's writer: its own buffer (stdio's locking per call was most of a trace's time). */
+typedef struct {
+  FILE *f;
+  double us;   /* microseconds per cycle */
+  bool first;
+  char *buf;
+  size_t n, cap;
+} tw_t;
+
+static void wflush(tw_t *w) {
+  if (w->n) fwrite(w->buf, 1, w->n, w->f);
+  w->n = 0;
+}
+
+static inline void wput(tw_t *w, const char *s, size_t len) {
+  if (w->n + len > w->cap) wflush(w);
+  if (len > w->cap) {
+    fwrite(s, 1, len, w->f);
+    return;
+  }
+  memcpy(w->buf + w->n, s, len);
+  w->n += len;
+}
+
+static inline void wputs(tw_t *w, const char *s) { wput(w, s, strlen(s)); }
+
+static void wprintf(tw_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wprintf(tw_t *w, const char *fmt, ...) {
+  char b[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(b, sizeof b, fmt, ap);
+  va_end(ap);
+  if (n > 0) wput(w, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+/* Cycle t in units of 0.1 ns (the trace's timestamps are microseconds with four decimals:
+ * slices that touch in cycles touch in the file). */
+static int64_t units(const tw_t *w, uint64_t t) { return llround((double)t * w->us * 1e4); }
+
+/* A non-negative count of 0.1 ns units as microseconds "123.4567", without printf's floats. */
+static const char *fix4(char b[32], int64_t v) {
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? 0 : (uint64_t)v;
+  do tmp[n++] = (char)('0' + u % 10), u /= 10;
+  while (u || n < 5);
+  int k = 0;
+  while (n > 4) b[k++] = tmp[--n];
+  b[k++] = '.';
+  while (n > 0) b[k++] = tmp[--n];
+  b[k] = 0;
+  return b;
+}
+
+static void ev_begin(tw_t *w) {
+  wputs(w, w->first ? "\n" : ",\n");
+  w->first = false;
+}
+
+static void meta(tw_t *w, unsigned pid, int tid, const char *what, const char *name, int sort) {
+  ev_begin(w);
+  if (tid < 0)
+    wprintf(w, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"%s\",\"args\":{\"%s\":", pid, what,
+            strcmp(what, "process_sort_index") ? "name" : "sort_index");
+  else
+    wprintf(w, "{\"ph\":\"M\",\"pid\":%u,\"tid\":%d,\"name\":\"%s\",\"args\":{\"%s\":", pid, tid, what,
+            strcmp(what, "thread_sort_index") ? "name" : "sort_index");
+  if (name) wprintf(w, "\"%s\"}}", name);
+  else wprintf(w, "%d}}", sort);
+}
+
+static void thread(tw_t *w, unsigned pid, unsigned tid, const char *name) {
+  meta(w, pid, (int)tid, "thread_name", name, 0);
+  meta(w, pid, (int)tid, "thread_sort_index", NULL, (int)tid);
+}
+
+/* Writing the trace's many numbers: printf's parsing is most of the time a trace takes. */
+static void put_u(tw_t *w, uint64_t v) {
+  char b[24];
+  int n = sizeof b;
+  do b[--n] = (char)('0' + v % 10), v /= 10;
+  while (v);
+  wput(w, b + n, sizeof b - (size_t)n);
+}
+
+/* ,"key":v */
+static void kv(tw_t *w, const char *key, uint64_t v) {
+  wputs(w, ",\"");
+  wputs(w, key);
+  wputs(w, "\":");
+  put_u(w, v);
+}
+
+static void queue_args(tw_t *w, const uint32_t *cmd, uint32_t op) {
+  if (!cmd) return;
+  switch (op) {
+    case ISA_OP_SEM_WAIT:
+    case ISA_OP_SEM_SIGNAL:
+      kv(w, "sem", ISA_GET(cmd, SEM_WAIT, sem)), kv(w, "value", ISA_GET(cmd, SEM_WAIT, value));
+      break;
+    case ISA_OP_DMA:
+      kv(w, "kind", ISA_GET(cmd, DMA, kind)), kv(w, "hbm_addr", ISA_GET(cmd, DMA, hbm_addr));
+      kv(w, "line", ISA_GET(cmd, DMA, line)), kv(w, "rows", ISA_GET(cmd, DMA, rows));
+      kv(w, "bytes", ISA_GET(cmd, DMA, bytes)), kv(w, "sem", ISA_GET(cmd, DMA, sem));
+      break;
+    case ISA_OP_MXU_LOAD:
+      kv(w, "mxu", ISA_GET(cmd, MXU_LOAD, mxu)), kv(w, "line", ISA_GET(cmd, MXU_LOAD, line));
+      kv(w, "transpose", ISA_GET(cmd, MXU_LOAD, transpose));
+      break;
+    case ISA_OP_MXU_MATMUL:
+      kv(w, "mxu", ISA_GET(cmd, MXU_MATMUL, mxu)), kv(w, "line", ISA_GET(cmd, MXU_MATMUL, line));
+      kv(w, "rows", ISA_GET(cmd, MXU_MATMUL, rows)), kv(w, "acc_row", ISA_GET(cmd, MXU_MATMUL, acc_row));
+      kv(w, "accumulate", ISA_GET(cmd, MXU_MATMUL, accumulate));
+      break;
+    case ISA_OP_MXU_STORE:
+      kv(w, "mxu", ISA_GET(cmd, MXU_STORE, mxu)), kv(w, "acc_row", ISA_GET(cmd, MXU_STORE, acc_row));
+      kv(w, "rows", ISA_GET(cmd, MXU_STORE, rows)), kv(w, "line", ISA_GET(cmd, MXU_STORE, line));
+      break;
+    case ISA_OP_VEC:
+      kv(w, "op", ISA_GET(cmd, VEC, op)), kv(w, "a", ISA_GET(cmd, VEC, a)), kv(w, "b", ISA_GET(cmd, VEC, b));
+      kv(w, "dst", ISA_GET(cmd, VEC, dst)), kv(w, "rows", ISA_GET(cmd, VEC, rows));
+      break;
+    case ISA_OP_RDMA:
+      kv(w, "dest_x", ISA_GET(cmd, RDMA, x)), kv(w, "dest_y", ISA_GET(cmd, RDMA, y));
+      kv(w, "dest_core", ISA_GET(cmd, RDMA, core)), kv(w, "engine", ISA_GET(cmd, RDMA, engine));
+      kv(w, "rows", ISA_GET(cmd, RDMA, rows)), kv(w, "remote_sem", ISA_GET(cmd, RDMA, remote_sem));
+      break;
+    default: break;
+  }
+}
+
+/* {"ph":"X","pid":P,"tid":T,"ts":TS,"dur":DUR,"name":" */
+static void x_head(tw_t *w, unsigned pid, unsigned tid, uint64_t t0, uint64_t t1) {
+  char tsb[32], durb[32];
+  const int64_t u0 = units(w, t0), u1 = units(w, t1);
+  wputs(w, "{\"ph\":\"X\",\"pid\":");
+  put_u(w, pid);
+  wputs(w, ",\"tid\":");
+  put_u(w, tid);
+  wputs(w, ",\"ts\":");
+  wputs(w, fix4(tsb, u0));
+  wputs(w, ",\"dur\":");
+  wputs(w, fix4(durb, u1 - u0));
+  wputs(w, ",\"name\":\"");
+}
+
+/* A chip's semaphore landings sorted by (core * ISA_NUM_SEMS + semaphore, first cycle), for the
+ * flows' ends. */
+typedef struct {
+  uint64_t key, t0;
+} land_ix_t;
+typedef struct {
+  land_ix_t *ix;
+  size_t n;
+} land_index_t;
+
+static int cmp_land(const void *a, const void *b) {
+  const land_ix_t *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static int land_index(const pchip_t *c, land_index_t *li) {
+  li->n = 0;
+  li->ix = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < c->n; i++) n += c->ev[i].kind == PROFILE_EV_SEM;
+  if (!n) return 0;
+  if (!(li->ix = malloc(n * sizeof *li->ix))) return -1;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->ev[i].kind == PROFILE_EV_SEM)
+      li->ix[li->n++] = (land_ix_t){(uint64_t)c->ev[i].core * ISA_NUM_SEMS + c->ev[i].index, c->ev[i].t0};
+  qsort(li->ix, li->n, sizeof *li->ix, cmp_land);
+  return 0;
+}
+
+static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land_index_t *lands, uint64_t *flow_id) {
+  const unsigned pid = c->index + 1;
+  static const char *const qn[ISA_NUM_QUEUES] = {"compute queue", "DMA queue"};
+  char name[96];
+  snprintf(name, sizeof name, "chip %u (%u,%u)", c->index, c->x, c->y);
+  meta(w, pid, -1, "process_name", name, 0);
+  meta(w, pid, -1, "process_sort_index", NULL, (int)c->index);
+  bool used_sem[CHIP_MAX_CORES][ISA_NUM_SEMS] = {{false}};
+  for (size_t i = 0; i < c->n; i++)
+    if (c->ev[i].kind == PROFILE_EV_SEM) used_sem[c->ev[i].core % CHIP_MAX_CORES][c->ev[i].index % ISA_NUM_SEMS] = true;
+  for (unsigned k = 0; k < c->cores; k++) {
+    for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) {
+      snprintf(name, sizeof name, "core %u %s", k, qn[q]);
+      thread(w, pid, TID_QUEUE + k * ISA_NUM_QUEUES + q, name);
+    }
+    snprintf(name, sizeof name, "core %u DMA engine", k);
+    thread(w, pid, unit_tid(k, PROFILE_UNIT_DMA, 0), name);
+    snprintf(name, sizeof name, "core %u vector unit", k);
+    thread(w, pid, unit_tid(k, PROFILE_UNIT_VEC, 0), name);
+    for (unsigned m = 0; m < c->mxus; m++) {
+      snprintf(name, sizeof name, "core %u MXU %u", k, m);
+      thread(w, pid, unit_tid(k, PROFILE_UNIT_MXU, m), name);
+    }
+    for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
+      if (used_sem[k][s]) {
+        snprintf(name, sizeof name, "core %u semaphore %u raised", k, s);
+        thread(w, pid, TID_SEM + 32 * k + s, name);
+      }
+  }
+  for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) {
+    snprintf(name, sizeof name, "remote-DMA engine %u", e);
+    thread(w, pid, unit_tid(0, PROFILE_UNIT_RDMA, e), name);
+  }
+
+  for (size_t i = 0; i < c->n; i++) {
+    const profile_ev_t *e = &c->ev[i];
+    if (e->kind == PROFILE_EV_SEND) continue; /* (flows: below) */
+    ev_begin(w);
+    if (e->kind == PROFILE_EV_QUEUE) {
+      const unsigned q = e->core * ISA_NUM_QUEUES + e->unit;
+      const uint32_t op = e->b, *cmd = isa_opcode(e->cmd) == op && op ? e->cmd : NULL;
+      const char *on = isa_opcode_name(op) ? isa_opcode_name(op) : "?";
+      x_head(w, pid, TID_QUEUE + q, e->t0, e->t1);
+      if (op == ISA_OP_SEM_WAIT && cmd) {
+        wputs(w, "wait sem ");
+        put_u(w, ISA_GET(cmd, SEM_WAIT, sem));
+        wputs(w, "\",\"cat\":\"wait\",\"args\":{\"pc\":");
+      } else {
+        wputs(w, on);
+        wputs(w, "\",\"cat\":\"command\",\"args\":{\"pc\":");
+      }
+      put_u(w, e->a);
+      kv(w, "cycles", e->t1 - e->t0);
+      queue_args(w, cmd, op);
+      wputs(w, "}}");
+    } else if (e->kind == PROFILE_EV_UNIT) {
+      static const char *const un[4] = {"DMA", "VEC", "MXU", "RDMA"};
+      x_head(w, pid, unit_tid(e->core, e->unit, e->index), e->t0, e->t1);
+      wputs(w, "busy\",\"cat\":\"");
+      wputs(w, un[e->unit & 3]);
+      wputs(w, "\",\"args\":{\"cycles\":");
+      put_u(w, e->t1 - e->t0);
+      wputs(w, "}}");
+    } else {
+      x_head(w, pid, TID_SEM + 32 * e->core + e->index, e->t0, e->t1);
+      wputs(w, "sem ");
+      put_u(w, e->index);
+      wputs(w, " +");
+      put_u(w, e->b);
+      wputs(w, "\",\"cat\":\"semaphore\",\"args\":{\"added\":");
+      put_u(w, e->b);
+      kv(w, "cycles", e->t1 - e->t0);
+      wputs(w, "}}");
+    }
+  }
+  /* flows: each RDMA with a remote semaphore to the first landing on that semaphore at the
+   * receiver after the send (landings: see land_index) */
+  for (size_t i = 0; i < c->n; i++) {
+    const profile_ev_t *e = &c->ev[i];
+    if (e->kind != PROFILE_EV_SEND) continue;
+    const unsigned dx = e->a & 0xFF, dy = e->a >> 8 & 0xFF, dk = e->a >> 16 & 3;
+    if (dx >= p->cfg.pod_w || dy >= p->cfg.pod_h) continue;
+    const unsigned ri = dy * p->cfg.pod_w + dx;
+    const pchip_t *r = p->chip[ri];
+    if (!r || !lands[ri].n) continue;
+    const uint64_t key = (uint64_t)dk * ISA_NUM_SEMS + e->b;
+    size_t lo = 0, hi = lands[ri].n; /* the first (key, t0) after (key, e->t0) */
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      const land_ix_t *m = &lands[ri].ix[mid];
+      if (m->key < key || (m->key == key && m->t0 <= e->t0)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == lands[ri].n || lands[ri].ix[lo].key != key) continue;
+    const uint64_t id = ++*flow_id;
+    ev_begin(w);
+    char tb[32];
+    wprintf(w, "{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\",\"cat\":\"rdma\"}",
+            id, pid, TID_QUEUE + e->core * ISA_NUM_QUEUES + ISA_QUEUE_DMA, fix4(tb, units(w, e->t0)));
+    ev_begin(w);
+    wprintf(w, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\","
+            "\"cat\":\"rdma\"}", id, r->index + 1, TID_SEM + 32 * dk + e->b, fix4(tb, units(w, lands[ri].ix[lo].t0)));
+  }
+  /* counters: each link's utilisation and the HBM's bandwidth, per bucket */
+  for (size_t i = 0; i < c->ns; i++) {
+    const sample_t *s = &c->smp[i];
+    const double cyc = s->len ? (double)s->len : 1.0;
+    ev_begin(w);
+    char tb[32];
+    fix4(tb, units(w, s->t));
+    wprintf(w, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,"
+            "\"+Y\":%.4f,\"-Y\":%.4f}}", pid, tb, s->flits[0] / cyc, s->flits[1] / cyc,
+            s->flits[2] / cyc, s->flits[3] / cyc);
+    ev_begin(w);
+    wprintf(w, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"HBM GB/s\",\"args\":{\"GB/s\":%.3f}}", pid, tb, (double)s->hbm / cyc * p->cfg.clock_mhz * 1e-3);
+  }
+}
+
+int profile_write(const profile_t *p, const char *path, char *err, size_t errlen) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    return -1;
+  }
+  tw_t w = {f, 1.0 / p->cfg.clock_mhz, true, malloc(1 << 20), 0, 1 << 20};
+  if (!w.buf) {
+    fclose(f);
+    remove(tmp);
+    snprintf(err, errlen, "out of memory writing '%s'", path);
+    return -1;
+  }
+  uint64_t dropped = 0;
+  for (unsigned i = 0; i < p->nchips; i++)
+    if (p->chip[i]) dropped += p->chip[i]->dropped;
+  wprintf(&w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpusim --profile\",\"clock_mhz\":%.3f,"
+          "\"pod\":\"%ux%u\",\"chips_profiled\":%u,\"bucket_cycles\":%u,\"events_dropped\":%" PRIu64 ",\"left_out\":\"%s\","
+          "\"link_utilisation\":{", p->cfg.clock_mhz, p->cfg.pod_w, p->cfg.pod_h, p->selected, p->cfg.bucket, dropped,
+          p->left_out);
+  /* each profiled chip's outgoing links over the whole profile (flits / cycles), for the heat
+   * map (scripts/plot_profile.py): "x,y": [+X, -X, +Y, -Y] */
+  bool firstl = true;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    const pchip_t *c = p->chip[i];
+    if (!c || !c->seen) continue;
+    uint64_t fl[4] = {0}, cyc = 0;
+    for (unsigned ph = 0; ph < p->phases; ph++) {
+      for (int d = 0; d < 4; d++) fl[d] += c->ph[ph].link_flits[d];
+      cyc += c->ph[ph].chip_cycles;
+    }
+    const double n = cyc ? (double)cyc : 1.0;
+    wprintf(&w, "%s\"%u,%u\":[%.4f,%.4f,%.4f,%.4f]", firstl ? "" : ",", c->x, c->y, (double)fl[0] / n, (double)fl[1] / n,
+            (double)fl[2] / n, (double)fl[3] / n);
+    firstl = false;
+  }
+  wputs(&w, "}},\"traceEvents\":[");
+  uint64_t flow = 0;
+  land_index_t *lands = calloc(p->nchips ? p->nchips : 1, sizeof *lands);
+  bool oom = !lands;
+  for (unsigned i = 0; i < p->nchips && !oom; i++)
+    if (p->chip[i] && land_index(p->chip[i], &lands[i])) oom = true;
+  for (unsigned i = 0; i < p->nchips && !oom; i++)
+    if (p->chip[i] && p->chip[i]->seen) write_chip(&w, p, p->chip[i], lands, &flow);
+  for (unsigned i = 0; lands && i < p->nchips; i++) free(lands[i].ix);
+  free(lands);
+  if (oom) {
+    free(w.buf);
+    fclose(f);
+    remove(tmp);
+    snprintf(err, errlen, "out of memory writing '%s'", path);
+    return -1;
+  }
+  wputs(&w, "\n]}\n");
+  wflush(&w);
+  free(w.buf);
+  const bool bad = ferror(f) != 0;
+  if (fclose(f) || bad || rename(tmp, path)) {
+    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+    remove(tmp);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,321 @@
+/*
+ * test_profile: the profile (csim/system/profile.h; docs/profiling.md) against what the chips
+ * count. Every queue's slices lie within the run and do not overlap; each unit's busy
+ * intervals add up to its busy counter; the MXU's idle causes add up to its idle cycles; the
+ * trace file is valid JSON with the fields Chrome and Perfetto need (scripts/check_trace.py);
+ * a semaphore signalled late is named as the bottleneck; a pod's profile is the same on one
+ * thread as on two. Runs on every model (MODEL_SUITES: RTL, fast, lockstep, threads).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fw/hal.h"
+#include "golden/coll_golden.h"
+#include "runtime/chip_gemm.h"
+#include "runtime/pod_collective.h"
+#include "system/chip.h"
+#include "system/profile.h"
+#include "test_util.h"
+#include "util/rng.h"
+
+#define CLOCK_MHZ 940.0
+
+static profile_t *new_profile_capped(unsigned w, unsigned h, unsigned rows, unsigned cols, uint64_t max_events) {
+  const profile_config_t pc = {.pod_w = w, .pod_h = h, .clock_mhz = CLOCK_MHZ, .rows = rows, .cols = cols,
+                               .max_events = max_events};
+  char err[256];
+  profile_t *p = profile_new(&pc, err, sizeof err);
+  cr_assert_not_null(p, "%s", err);
+  return p;
+}
+
+static profile_t *new_profile(unsigned w, unsigned h, unsigned rows, unsigned cols) {
+  return new_profile_capped(w, h, rows, cols, 0);
+}
+
+/* Chip `index`'s records: within [first, end), per queue in order without overlap; returns
+ * the busy cycles of its DMA engines and MXUs, and counts its RDMA sends and landings. */
+typedef struct {
+  uint64_t dma, mxu, sends, lands, slices;
+} sums_t;
+static sums_t check_records(const profile_t *p, unsigned index) {
+  size_t n;
+  const profile_ev_t *ev = profile_events(p, index, &n);
+  uint64_t first, end;
+  profile_span(p, index, &first, &end);
+  cr_assert_gt(end, first, "chip %u was never watched", index);
+  sums_t s = {0};
+  uint64_t last_end[CHIP_MAX_QUEUES] = {0};
+  for (size_t i = 0; i < n; i++) {
+    const profile_ev_t *e = &ev[i];
+    cr_assert(e->t0 >= first && e->t1 <= end && e->t0 < e->t1,
+              "chip %u record %zu [%llu, %llu) outside the run [%llu, %llu)", index, i, (unsigned long long)e->t0,
+              (unsigned long long)e->t1, (unsigned long long)first, (unsigned long long)end);
+    switch (e->kind) {
+      case PROFILE_EV_QUEUE: {
+        const unsigned q = e->core * ISA_NUM_QUEUES + e->unit;
+        cr_assert(e->t0 >= last_end[q], "chip %u queue %u: slice at %llu overlaps the one before (ends %llu)", index, q,
+                  (unsigned long long)e->t0, (unsigned long long)last_end[q]);
+        last_end[q] = e->t1;
+        cr_assert_eq(isa_opcode(e->cmd), e->b, "the slice keeps its command");
+        s.slices++;
+        break;
+      }
+      case PROFILE_EV_UNIT:
+        if (e->unit == PROFILE_UNIT_DMA) s.dma += e->t1 - e->t0;
+        if (e->unit == PROFILE_UNIT_MXU) s.mxu += e->t1 - e->t0;
+        break;
+      case PROFILE_EV_SEND: s.sends++; break;
+      case PROFILE_EV_SEM: s.lands++; break;
+      default: cr_assert_fail("unknown record kind %u", e->kind);
+    }
+  }
+  return s;
+}
+
+/* The op profile's idle causes add up to the MXU-cycles not computing. */
+static void check_causes(const profile_phase_stats_t *t) {
+  uint64_t sum = 0;
+  for (int c = 0; c < PROFILE_IDLE_CAUSES; c++) sum += t->idle[c];
+  cr_assert_eq(sum, t->mxu_cycles - t->compute, "idle causes add up to %llu, the MXUs idled %llu MXU-cycles",
+               (unsigned long long)sum, (unsigned long long)(t->mxu_cycles - t->compute));
+}
+
+/* scripts/check_trace.py on the trace, with every event inside [0, end_cycle). */
+static void check_file(const char *path, uint64_t end_cycle) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 scripts/check_trace.py %s 0 %.6f >/dev/null", path,
+           (double)end_cycle / CLOCK_MHZ);
+  cr_assert_eq(system(cmd), 0, "%s found a problem", cmd);
+}
+
+static void temp_path(char *buf, size_t len, const char *what) {
+  snprintf(buf, len, "/tmp/test_profile_%s_%ld_%llu.json", what, (long)getpid(), (unsigned long long)test_seed());
+}
+
+Test(profile, gemm_intervals_add_up_to_the_counters, .timeout = 300) {
+  chip_config_t cfg = chip_config_default(4, 4);
+  cfg.seed = test_seed();
+  cfg.model = test_model();
+  char err[1024];
+  chip_t *c = chip_new(&cfg, err, sizeof err);
+  cr_assert_not_null(c, "%s", err);
+  const size_t m = 24, k = 12, n = 20;
+  uint16_t a[24 * 12], b[12 * 20];
+  uint32_t out[24 * 20];
+  rng_t r;
+  rng_seed(&r, test_seed());
+  for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(&r, -3, 3);
+  for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(&r, -3, 3);
+  profile_t *p = new_profile(1, 1, 4, 4);
+  profile_attach(p, 0, c);
+  profile_phase(p, "gemm", chip_cycle(c));
+  chip_gemm_stats_t st;
+  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+  profile_run_end(p);
+  const sums_t s = check_records(p, 0);
+  uint64_t first, end;
+  profile_span(p, 0, &first, &end);
+  cr_assert_eq(end - first, st.cycles, "watched %llu cycles, the run took %llu", (unsigned long long)(end - first),
+               (unsigned long long)st.cycles);
+  cr_assert_eq(s.dma, st.dma_busy_cycles, "DMA busy intervals %llu, counter %llu", (unsigned long long)s.dma,
+               (unsigned long long)st.dma_busy_cycles);
+  cr_assert_eq(s.mxu, st.mxu_busy_cycles, "MXU busy intervals %llu, counter %llu", (unsigned long long)s.mxu,
+               (unsigned long long)st.mxu_busy_cycles);
+  cr_assert_gt(s.slices, 0);
+  profile_summary_t sum;
+  profile_summary(p, &sum);
+  cr_assert_eq(sum.total.chip_cycles, st.cycles);
+  cr_assert_eq(sum.total.compute, st.compute);
+  cr_assert_eq(sum.total.mxu_busy, st.mxu_busy_cycles);
+  cr_assert_eq(sum.total.mxu_cycles, st.cycles);  /* one MXU */
+  check_causes(&sum.total);
+  char path[256];
+  temp_path(path, sizeof path, "gemm");
+  cr_assert_eq(profile_write(p, path, err, sizeof err), 0, "%s", err);
+  check_file(path, end);
+  remove(path);
+  profile_free(p);
+  chip_free(c);
+}
+
+/* A chip whose compute queue waits on semaphore 3, which its DMA queue signals after `delay`
+ * rounds of signalling and waiting on semaphore 5 (no unit busy meanwhile); then the compute
+ * queue runs a vector operation over 200 lines. The op profile's bottleneck. */
+static profile_summary_t late_semaphore_capped(unsigned delay, uint64_t max_events, const char *trace) {
+  chip_config_t cfg = chip_config_default(4, 4);
+  cfg.seed = test_seed();
+  cfg.model = test_model();
+  char err[1024];
+  chip_t *c = chip_new(&cfg, err, sizeof err);
+  cr_assert_not_null(c, "%s", err);
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq), fw_prog_init(&dq);
+  fw_sem_wait(&cq, 3, 1);
+  fw_vec(&cq, ISA_VEC_ADD, 0, 200, 400, 200, 0);
+  fw_halt(&cq);
+  for (unsigned i = 0; i < delay; i++) fw_sem_signal(&dq, 5, 1), fw_sem_wait(&dq, 5, 1);
+  fw_sem_signal(&dq, 3, 1);
+  fw_halt(&dq);
+  cr_assert(fw_prog_ok(&cq) && fw_prog_ok(&dq));
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+  fw_prog_free(&cq), fw_prog_free(&dq);
+  profile_t *p = new_profile_capped(1, 1, 4, 4, max_events);
+  profile_attach(p, 0, c);
+  profile_phase(p, "planted", chip_cycle(c));
+  chip_status_t st;
+  cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 1000000, &st), 0, "%s", st.report);
+  profile_run_end(p);
+  check_records(p, 0);
+  profile_summary_t s;
+  profile_summary(p, &s);
+  cr_assert_eq(s.total.chip_cycles, st.cycles);
+  check_causes(&s.total);
+  if (trace) {
+    uint64_t first, end;
+    profile_span(p, 0, &first, &end);
+    cr_assert_eq(profile_write(p, trace, err, sizeof err), 0, "%s", err);
+    check_file(trace, end);
+  }
+  profile_free(p);
+  chip_free(c);
+  return s;
+}
+
+static profile_summary_t late_semaphore(unsigned delay) { return late_semaphore_capped(delay, 0, NULL); }
+
+/* Past the cap on records the later intervals are dropped (and counted), the op profile still
+ * counts every cycle, and the trace stays valid. */
+Test(profile, the_record_cap_drops_intervals_not_cycles, .timeout = 300) {
+  char path[256];
+  temp_path(path, sizeof path, "cap");
+  const profile_summary_t full = late_semaphore_capped(400, 0, NULL);
+  const profile_summary_t capped = late_semaphore_capped(400, 100, path);
+  remove(path);
+  cr_assert_eq(full.events_dropped, 0);
+  cr_assert_gt(capped.events_dropped, 0, "nothing dropped under a cap of 100 records");
+  cr_assert_eq(capped.events, 100, "%llu records kept", (unsigned long long)capped.events);
+  cr_assert_eq(capped.events + capped.events_dropped, full.events);
+  cr_assert(!memcmp(&capped.total, &full.total, sizeof full.total), "the op profile changed under the cap");
+  cr_assert_eq(capped.bottleneck, full.bottleneck);
+}
+
+Test(profile, a_late_semaphore_is_the_named_bottleneck, .timeout = 300) {
+  const profile_summary_t late = late_semaphore(400);
+  cr_assert_eq(late.bottleneck, PROFILE_IDLE_SEMAPHORE, "bottleneck: %s", late.bottleneck_line);
+  cr_assert_eq(late.wait_sem, 3, "the longest wait was on semaphore %u", late.wait_sem);
+  cr_assert(strstr(late.bottleneck_line, "semaphore 3") != NULL, "%s", late.bottleneck_line);
+  /* the same work with the semaphore signalled at once: not a semaphore's fault */
+  const profile_summary_t prompt = late_semaphore(0);
+  cr_assert_neq(prompt.bottleneck, PROFILE_IDLE_SEMAPHORE, "bottleneck: %s", prompt.bottleneck_line);
+}
+
+/* An all-reduce on a 2x2 pod profiled: every chip's records, RDMA flows, the trace file; on
+ * `threads` threads. Returns the trace's path (the caller removes it). */
+static void pod_allreduce(unsigned threads, const char *path) {
+  pod_coll_config_t cfg = {.model = test_model()};
+  cfg.pod_w = 2, cfg.pod_h = 2, cfg.slice = (fw_slice_t){0, 0, 2, 2, 0, 0};
+  cfg.threads = threads;
+  cfg.args.op = FW_COLL_ALLREDUCE;
+  cfg.args.algo = FW_COLL_RING;
+  cfg.elems = 4 * 40, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
+  profile_t *p = new_profile(2, 2, 4, 4);
+  cfg.profile = p;
+  uint32_t *in = calloc(4 * cfg.elems, 4), *out = calloc(4 * cfg.elems, 4);
+  for (uint64_t i = 0; i < 4 * cfg.elems; i++) in[i] = 0x3F800000u + (uint32_t)(i % 97) * 0x1000u;
+  pod_coll_stats_t st;
+  char err[2048];
+  cr_assert_eq(pod_collective(&cfg, in, out, &st, err, sizeof err), 0, "%s", err);
+  uint64_t sends = 0, lands = 0, end = 0;
+  for (unsigned i = 0; i < 4; i++) {
+    const sums_t s = check_records(p, i);
+    sends += s.sends, lands += s.lands;
+    uint64_t f, e;
+    profile_span(p, i, &f, &e);
+    if (e > end) end = e;
+  }
+  cr_assert_gt(sends, 0, "no RDMA sends recorded");
+  cr_assert_gt(lands, 0, "no semaphore raised by them recorded");
+  profile_summary_t s;
+  profile_summary(p, &s);
+  cr_assert_eq(s.chips, 4);
+  check_causes(&s.total);
+  cr_assert_gt(s.total.link_flits[0] + s.total.link_flits[1] + s.total.link_flits[2] + s.total.link_flits[3], 0);
+  cr_assert_eq(profile_write(p, path, err, sizeof err), 0, "%s", err);
+  check_file(path, end);
+  profile_free(p);
+  free(in), free(out);
+}
+
+Test(profile, pod_allreduce_trace_is_valid_and_the_same_on_threads, .timeout = 600) {
+  char one[256], two[256];
+  temp_path(one, sizeof one, "pod1");
+  temp_path(two, sizeof two, "pod2");
+  pod_allreduce(1, one);
+  pod_allreduce(2, two);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "cmp -s %s %s", one, two);
+  cr_assert_eq(system(cmd), 0, "the trace on two threads differs from one thread's");
+  remove(one), remove(two);
+}
+
+Test(profile, chips_left_out_are_named, .timeout = 30) {
+  const profile_config_t pc = {.pod_w = 16, .pod_h = 16, .max_chips = 64, .clock_mhz = CLOCK_MHZ, .rows = 4, .cols = 4};
+  char err[256];
+  profile_t *p = profile_new(&pc, err, sizeof err);
+  cr_assert_not_null(p, "%s", err);
+  cr_assert_eq(profile_chips(p), 64);
+  cr_assert(strstr(profile_left_out(p), "chips 64-255 left out") != NULL, "%s", profile_left_out(p));
+  profile_free(p);
+  bool pick[4] = {false, true, false, true};
+  const profile_config_t pl = {.pod_w = 2, .pod_h = 2, .chips = pick, .clock_mhz = CLOCK_MHZ, .rows = 4, .cols = 4};
+  p = profile_new(&pl, err, sizeof err);
+  cr_assert_eq(profile_chips(p), 2);
+  cr_assert_str_empty(profile_left_out(p));
+  profile_free(p);
+}
+
+/* The fast chip jumps over cycles in which nothing happens (chip_skip); its profile is still
+ * the RTL's, record for record and cycle for cycle. */
+static profile_t *gemm_profile(chip_model_t model, chip_t **chip) {
+  chip_config_t cfg = chip_config_default(4, 4);
+  cfg.seed = test_seed();
+  cfg.model = model;
+  cfg.hbm_latency = 300; /* long waits for HBM: stretches the fast model skips */
+  char err[1024];
+  chip_t *c = chip_new(&cfg, err, sizeof err);
+  cr_assert_not_null(c, "%s", err);
+  const size_t m = 20, k = 16, n = 12;
+  uint16_t a[20 * 16], b[16 * 12];
+  uint32_t out[20 * 12];
+  for (size_t i = 0; i < m * k; i++) a[i] = (uint16_t)(0x3F80 + i % 64);
+  for (size_t i = 0; i < k * n; i++) b[i] = (uint16_t)(0xBF80 + i % 32);
+  profile_t *p = new_profile(1, 1, 4, 4);
+  profile_attach(p, 0, c);
+  chip_gemm_stats_t st;
+  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+  profile_run_end(p);
+  *chip = c;
+  return p;
+}
+
+Test(profile, the_fast_models_profile_is_the_rtls, .timeout = 300) {
+  chip_t *rc, *fc;
+  profile_t *r = gemm_profile(CHIP_MODEL_RTL, &rc), *f = gemm_profile(CHIP_MODEL_FAST, &fc);
+  size_t nr, nf;
+  const profile_ev_t *er = profile_events(r, 0, &nr), *ef = profile_events(f, 0, &nf);
+  cr_assert_eq(nr, nf, "RTL %zu records, fast %zu", nr, nf);
+  for (size_t i = 0; i < nr; i++)
+    cr_assert(!memcmp(&er[i], &ef[i], sizeof er[i]), "record %zu: RTL [%llu, %llu) kind %u, fast [%llu, %llu) kind %u", i,
+              (unsigned long long)er[i].t0, (unsigned long long)er[i].t1, er[i].kind, (unsigned long long)ef[i].t0,
+              (unsigned long long)ef[i].t1, ef[i].kind);
+  profile_summary_t sr, sf;
+  profile_summary(r, &sr), profile_summary(f, &sf);
+  cr_assert(!memcmp(&sr.total, &sf.total, sizeof sr.total), "the op profiles differ");
+  profile_free(r), profile_free(f);
+  chip_free(rc), chip_free(fc);
+}
