@@ -79,6 +79,23 @@ static void set(plan_t *pl, unsigned phase, unsigned stream, bool reduce, uint32
   if (phase + 1 > pl->nphases) pl->nphases = phase + 1;
 }
 
+/* Marks phase k in the compute program, for the profile: a reduce-scatter or an all-gather,
+ * and which of the plan's (a 2-D torus has two of each: one a dimension). */
+static void mark_phase(fw_prog_t *cq, const plan_t *pl, unsigned k) {
+  static const char *const names[2][2] = {{"all-gather", "reduce-scatter"}, {"all-gather 2", "reduce-scatter 2"}};
+  bool reduce = false;
+  for (unsigned st = 0; st < NSTREAMS; st++)
+    if (pl->ph[k][st].active) reduce = pl->ph[k][st].reduce;
+  unsigned before = 0; /* earlier phases of the same kind */
+  for (unsigned j = 0; j < k; j++)
+    for (unsigned st = 0; st < NSTREAMS; st++)
+      if (pl->ph[j][st].active) {
+        before += pl->ph[j][st].reduce == reduce;
+        break;
+      }
+  fw_prog_mark(cq, names[before ? 1 : 0][reduce]);
+}
+
 /* The region a chip owns after a reduce-scatter phase on a stream. */
 static void owned(const plan_t *pl, unsigned phase, unsigned stream, uint32_t *lo, uint32_t *len) {
   const stream_phase_t *p = &pl->ph[phase][stream];
@@ -471,6 +488,7 @@ int fw_collective(const chip_geometry_t *chip, const fw_slice_t *s, const fw_col
 
   unsigned k = 0;
   bool acks[NSTREAMS] = {0}, prev_acks[NSTREAMS] = {0};
+  mark_phase(cq, &pl, 0);
   for (uint32_t r = 0; r < rounds; r++) {
     while (r >= start[k + 1]) {
       /* Phase k's sends have all been issued. Its regions are overwritten by later phases,
@@ -478,6 +496,7 @@ int fw_collective(const chip_geometry_t *chip, const fw_slice_t *s, const fw_col
       fw_sem_signal(dq, SEM_PHASE, 1);
       fw_sem_wait(cq, SEM_PHASE, 1);
       k++;
+      mark_phase(cq, &pl, k);
       memcpy(recvs_before_phase[k], t.recvs, sizeof t.recvs);
     }
     memcpy(prev_acks, acks, sizeof acks);

@@ -13,6 +13,11 @@ void fw_prog_free(fw_prog_t *p) {
 
 bool fw_prog_ok(const fw_prog_t *p) { return !p->oom; }
 
+void fw_prog_mark(fw_prog_t *p, const char *name) {
+  if (p->nmarks && p->marks[p->nmarks - 1].at == p->count) p->nmarks--;
+  if (p->nmarks < FW_PROG_MARKS) p->marks[p->nmarks++] = (fw_mark_t){(uint32_t)p->count, name};
+}
+
 /* Appends a zeroed command with opcode `op`; returns its words, or NULL when out of memory
  * (then the program stays marked). */
 static uint32_t *emit(fw_prog_t *p, isa_opcode_t op) {

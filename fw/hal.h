@@ -32,9 +32,19 @@ enum {
   FW_SEM_TRAIN_PEER = 29
 };
 
+/* A kernel's phase, for the profile (docs/profiling.md): the commands from `at` on belong to
+ * `name` (a string that outlives the program). */
+#define FW_PROG_MARKS 8
+typedef struct {
+  uint32_t at;
+  const char *name;
+} fw_mark_t;
+
 typedef struct {
   uint32_t *words;
   size_t count, cap;  /* in commands */
+  fw_mark_t marks[FW_PROG_MARKS]; /* fw_prog_mark, in command order (not carried by fw_prog_append) */
+  unsigned nmarks;
   bool oom;
   unsigned mxu;       /* the MXU the fw_mxu_* commands name (fw_mxu_select; 0 at init) */
   unsigned rdma_core; /* the destination core of the fw_rdma* commands (fw_rdma_core; 0 at init) */
@@ -43,6 +53,10 @@ typedef struct {
 void fw_prog_init(fw_prog_t *p);
 void fw_prog_free(fw_prog_t *p);
 bool fw_prog_ok(const fw_prog_t *p);
+
+/* The commands appended from here on are phase `name` of the kernel (up to FW_PROG_MARKS a
+ * program; a mark at the same place replaces the one before). No command: the profile reads it. */
+void fw_prog_mark(fw_prog_t *p, const char *name);
 
 void fw_halt(fw_prog_t *p);
 void fw_fence(fw_prog_t *p);

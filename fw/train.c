@@ -518,6 +518,7 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
     goto done;
   }
   /* bf16 weights for the MXU, biases broadcast over the batch */
+  fw_prog_mark(cq, "forward");
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
     fw_vec(cq, ISA_VEC_TO_BF16, pl->v_params[l], pl->v_params[l], pl->v_wb[l], L[l].nb * L[l].kp, 0);
     for (unsigned nt = 0; nt < L[l].nb; nt++)
@@ -550,6 +551,7 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
   fw_vec(cq, ISA_VEC_RECIP, pl->v_sum, pl->v_sum, pl->v_rcp, b, 0);
   fw_vec(cq, ISA_VEC_MUL, pl->v_e, pl->v_rcp, pl->v_p, b, 0);
   /* backward: dZ3 = (P - Y) / batch */
+  fw_prog_mark(cq, "backward");
   float inv = 1.0f / (float)pl->net.batch;
   uint32_t inv_bits;
   memcpy(&inv_bits, &inv, 4);
@@ -589,6 +591,7 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
   uint32_t nlr;
   memcpy(&nlr, &neg_lr, 4);
   work.count = 0;
+  fw_prog_mark(cq, "update");
   if (lead || !peer) { /* (core 1 updates only in the compute-only timing run; else its DMA
                           * queue loads core 0's new parameters) */
     for (int l = 2; l >= 1; l--)

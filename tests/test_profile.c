@@ -245,6 +245,18 @@ static void pod_allreduce(unsigned threads, const char *path) {
   cr_assert_eq(s.chips, 4);
   check_causes(&s.total);
   cr_assert_gt(s.total.link_flits[0] + s.total.link_flits[1] + s.total.link_flits[2] + s.total.link_flits[3], 0);
+  /* the kernel's phases (fw_prog_mark): a ring all-reduce's reduce-scatter, then its all-gather,
+   * each with cycles of its own, and every chip cycle of the run in the host's phase or in them */
+  uint64_t rs = 0, ag = 0, whole = 0, host = 0;
+  for (unsigned f = 0; f < s.phases; f++) {
+    if (!strncmp(s.phase[f].name, "allreduce: reduce-scatter", 25)) rs += s.phase[f].chip_cycles; /* (one a dim) */
+    if (!strncmp(s.phase[f].name, "allreduce: all-gather", 21)) ag += s.phase[f].chip_cycles;
+    if (!strcmp(s.phase[f].name, "allreduce")) host = s.phase[f].chip_cycles;
+    if (!strncmp(s.phase[f].name, "allreduce", 9)) whole += s.phase[f].chip_cycles;
+  }
+  cr_assert_gt(rs, 0, "no cycles in the reduce-scatter");
+  cr_assert_gt(ag, 0, "no cycles in the all-gather");
+  cr_assert_eq(whole, rs + ag + host);
   cr_assert_eq(profile_write(p, path, err, sizeof err), 0, "%s", err);
   check_file(path, end);
   profile_free(p);

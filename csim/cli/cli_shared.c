@@ -277,7 +277,7 @@ int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r) {
   report_u64(r, "events_dropped", s->events_dropped);
   unsigned row = 0, nt = 0;
   report_line(r, "op profile (per kernel phase; MXU utilisation = compute cycles / MXU cycles; TFLOPS per chip):");
-  report_line(r, "  phase                   cycles    share   MXU util   TFLOPS");
+  report_line(r, "  phase                               cycles    share   MXU util   TFLOPS");
   for (unsigned f = 0; f <= s->phases; f++) {
     const profile_phase_stats_t *p = f < s->phases ? &s->phase[f] : t;
     if (f < s->phases && (p->chip_cycles == 0 || row >= 12)) continue; /* (the report shows 12 at most) */
@@ -292,7 +292,7 @@ int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r) {
     report_f64(r, ks, t->cycles ? (double)p->cycles / (double)t->cycles : 0);
     report_f64(r, ku, p->mxu_cycles ? (double)p->compute / (double)p->mxu_cycles : 0);
     report_f64(r, kf, p->chip_cycles ? (double)p->compute * flops_per * hz / (double)p->chip_cycles * 1e-12 : 0);
-    snprintf(o->tmpl[nt], sizeof o->tmpl[nt], "  {profile.%s:%%-18s} {profile.%s:%%11u} {profile.%s*100:%%7.1f}%% "
+    snprintf(o->tmpl[nt], sizeof o->tmpl[nt], "  {profile.%s:%%-30s} {profile.%s:%%11u} {profile.%s*100:%%7.1f}%% "
              "{profile.%s*100:%%8.1f}%% {profile.%s:%%9.3f}", kn, kc, ks, ku, kf);
     report_line(r, o->tmpl[nt++]);
     row++;

@@ -124,6 +124,7 @@ static rt_status_t load_programs(pod_t *pod, const pod_coll_job_t *jobs, unsigne
     fw_halt(&cq);
     fw_halt(&dq);
     rc = rt_load_programs(pod_chip(pod, x, y), &cq, &dq, err, errlen);
+    rt_pod_marks(pod, x, y, &cq);
   }
   fw_prog_free(&cq);
   fw_prog_free(&dq);
@@ -172,6 +173,9 @@ static rt_status_t run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, co
   const unsigned lb = chip_line_bytes(pod_chip(pod, 0, 0));
   if (copy_in && copy_stage(pod, jobs, njobs, lb, false, NULL, err, errlen)) return RT_FAILED;
   uint64_t limit;
+  static const char *const op_names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
+  const unsigned op = (unsigned)jobs[0].args.op;
+  pod_phase(pod, op < sizeof op_names / sizeof *op_names ? op_names[op] : "collective"); /* (before the marks) */
   rt_status_t rc = load_programs(pod, jobs, njobs, g, &limit, err, errlen);
   if (rc != RT_OK) return rc;
   const uint64_t sent0 = link_flits(pod, pod_w, pod_h);
@@ -180,9 +184,6 @@ static rt_status_t run_jobs(pod_t *pod, pod_coll_job_t *jobs, unsigned njobs, co
     return RT_FAILED;
   char report[2048];
   uint64_t cycles;
-  static const char *const op_names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
-  const unsigned op = (unsigned)jobs[0].args.op;
-  pod_phase(pod, op < sizeof op_names / sizeof *op_names ? op_names[op] : "collective");
   if (pod_run(pod, ISA_QMASK_ALL, limit, &cycles, report, sizeof report)) {
     snprintf(err, errlen, "collective failed: %s", report);
     return RT_FAILED;

@@ -147,6 +147,8 @@ static rt_status_t run(pod_train_t *t, build_fn build, unsigned first, fw_train_
   const fw_slice_t *s = &t->cfg.slice;
   fw_prog_t cq[FW_TRAIN_MAX_CORES], dq[FW_TRAIN_MAX_CORES];
   for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_init(&cq[c]), fw_prog_init(&dq[c]);
+  /* the phase first: the programs' kernel phases are the phase's (rt_pod_marks) */
+  pod_phase(t->pod, build == build_init ? "init" : mode == FW_TRAIN_COMM_ONLY ? "collectives alone" : "training step");
   rt_status_t rc = RT_OK;
   uint64_t limit = 1000000;
   for (unsigned y = 0; y < s->pod_h && rc == RT_OK; y++)
@@ -161,12 +163,12 @@ static rt_status_t run(pod_train_t *t, build_fn build, unsigned first, fw_train_
       }
       size_t cmds;
       rc = load_cores(t, pod_chip(t->pod, x, y), cq, dq, &cmds, err, errlen);
+      rt_pod_marks(t->pod, x, y, &cq[0]);
       if (limit < 1000000 + 2000ull * cmds) limit = 1000000 + 2000ull * cmds;
     }
   for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
   if (rc != RT_OK) return rc;
   char report[2048];
-  pod_phase(t->pod, build == build_init ? "init" : mode == FW_TRAIN_COMM_ONLY ? "collectives alone" : "training step");
   if (pod_run(t->pod, CHIP_QMASK_EVERY_CORE, limit, cycles, report, sizeof report)) {
     snprintf(err, errlen, "the chips failed: %s", report);
     return RT_FAILED;

@@ -19,3 +19,10 @@ rt_status_t rt_load_core_programs(chip_t *c, unsigned core, const fw_prog_t *com
 rt_status_t rt_load_programs(chip_t *c, const fw_prog_t *compute, const fw_prog_t *dma, char *err, size_t errlen) {
   return rt_load_core_programs(c, 0, compute, dma, err, errlen);
 }
+
+void rt_pod_marks(pod_t *pod, unsigned x, unsigned y, const fw_prog_t *compute) {
+  uint32_t at[FW_PROG_MARKS];
+  const char *names[FW_PROG_MARKS];
+  for (unsigned i = 0; i < compute->nmarks; i++) at[i] = compute->marks[i].at, names[i] = compute->marks[i].name;
+  pod_marks(pod, x, y, at, names, compute->nmarks);
+}

@@ -10,6 +10,7 @@
 #include "fw/hal.h"
 #include "runtime/status.h"
 #include "system/chip.h"
+#include "system/pod.h"
 
 /* RT_OK, or RT_FAILED with a message: a program ran out of memory while it was built, or the
  * chip refused it (too long for its queue, the queue running). */
@@ -17,5 +18,8 @@ rt_status_t rt_load_programs(chip_t *c, const fw_prog_t *compute, const fw_prog_
 /* The same for core `core`'s two queues. */
 rt_status_t rt_load_core_programs(chip_t *c, unsigned core, const fw_prog_t *compute, const fw_prog_t *dma, char *err,
                                   size_t errlen);
+/* Hands the compute program's kernel phases (fw_prog_mark) of chip (x, y) to the pod's profile,
+ * if any, for the phase the host has set (pod_phase before the programs are loaded). */
+void rt_pod_marks(pod_t *pod, unsigned x, unsigned y, const fw_prog_t *compute);
 
 #endif

@@ -975,6 +975,10 @@ void pod_set_profile(pod_t *p, profile_t *prof) {
 
 void pod_phase(pod_t *p, const char *name) { profile_phase(p->profile, name, p->tick); }
 
+void pod_marks(pod_t *p, unsigned x, unsigned y, const uint32_t *at, const char *const *names, unsigned n) {
+  if (p->profile && x < p->cfg.size_x && y < p->cfg.size_y) profile_marks(p->profile, y * p->cfg.size_x + x, at, names, n);
+}
+
 uint64_t pod_busy_until(const pod_t *p, unsigned x, unsigned y) {
   return p->node[y * p->cfg.size_x + x].busy_until;
 }

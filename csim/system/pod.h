@@ -79,5 +79,8 @@ void pod_set_profile(pod_t *p, profile_t *prof);
 /* The phase the next runs belong to in the pod's profile (nothing without one): "gemm",
  * "allreduce", "training step"... (profile_phase). */
 void pod_phase(pod_t *p, const char *name);
+/* The kernel phases of chip (x, y)'s compute program for the current phase (profile_marks);
+ * nothing without a profile. */
+void pod_marks(pod_t *p, unsigned x, unsigned y, const uint32_t *at, const char *const *names, unsigned n);
 
 #endif

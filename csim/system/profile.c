@@ -73,6 +73,10 @@ typedef struct {
   uint32_t dq_pc;
   unsigned dq_core, dq_kind;
   bool dq_valid;
+  /* the kernel's phases (profile_marks): from command mark_at[i] of core 0's compute queue on,
+   * phase mark_ph[i], while the host's phase is still mark_host */
+  uint32_t mark_at[PROFILE_MAX_MARKS];
+  unsigned mark_ph[PROFILE_MAX_MARKS], nmarks, mark_host;
 } pchip_t;
 
 struct profile {
@@ -80,7 +84,7 @@ struct profile {
   unsigned nchips, selected;
   pchip_t **chip;         /* per pod chip, NULL when not profiled */
   char left_out[512];
-  char phase_name[PROFILE_MAX_PHASES][32];
+  char phase_name[PROFILE_MAX_PHASES][64];
   unsigned phases, cur_phase;
   bool forgot;
 };
@@ -214,6 +218,37 @@ void profile_attach(profile_t *p, unsigned index, chip_t *chip) {
 
 unsigned profile_chips(const profile_t *p) { return p->selected; }
 const char *profile_left_out(const profile_t *p) { return p->left_out; }
+
+/* The index of phase `name`, added if new (the last takes the rest when they run out). */
+static unsigned phase_index(profile_t *p, const char *name) {
+  unsigned i;
+  for (i = 0; i < p->phases; i++)
+    if (!strcmp(p->phase_name[i], name)) return i;
+  if (p->phases == PROFILE_MAX_PHASES) return PROFILE_MAX_PHASES - 1;
+  snprintf(p->phase_name[p->phases], sizeof p->phase_name[0], "%s", name);
+  return p->phases++;
+}
+
+void profile_marks(profile_t *p, unsigned chip, const uint32_t *at, const char *const *names, unsigned n) {
+  if (!p || chip >= p->nchips || !p->chip[chip]) return;
+  pchip_t *c = p->chip[chip];
+  c->nmarks = 0;
+  c->mark_host = p->cur_phase;
+  for (unsigned i = 0; i < n && i < PROFILE_MAX_MARKS; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%.30s: %.24s", p->phase_name[p->cur_phase], names[i]);
+    c->mark_at[c->nmarks] = at[i];
+    c->mark_ph[c->nmarks++] = phase_index(p, name);
+  }
+}
+
+/* The phase chip c is in with its lead compute queue at pc. */
+static unsigned phase_of(const pchip_t *c, uint32_t pc) {
+  unsigned ph = c->p->cur_phase;
+  if (!c->nmarks || c->mark_host != ph) return ph;
+  for (unsigned i = 0; i < c->nmarks && c->mark_at[i] <= pc; i++) ph = c->mark_ph[i];
+  return ph;
+}
 
 void profile_phase(profile_t *p, const char *name, uint64_t cycle) {
   (void)cycle; /* the chips stand at it: what they do from now on counts for the phase */
@@ -378,7 +413,7 @@ static unsigned lead_core(const pchip_t *c, const bool *running) {
 
 static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
   pchip_t *c = ctx;
-  const unsigned phase = c->p->cur_phase;
+  const unsigned phase = phase_of(c, o->core[0].pc[ISA_QUEUE_COMPUTE]);
   if (!c->seen) {
     c->seen = true;
     c->first = t;
@@ -499,7 +534,7 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
 static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t *st, const uint64_t before[],
                     const uint64_t after[]) {
   pchip_t *c = ctx;
-  const unsigned phase = c->p->cur_phase;
+  const unsigned phase = phase_of(c, st->pc[ISA_QUEUE_COMPUTE]);
   if (!c->seen) {
     c->seen = true;
     c->first = t;

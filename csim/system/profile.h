@@ -80,12 +80,19 @@ const char *profile_left_out(const profile_t *p);
 /* The phase that starts at `cycle` (the chips' cycle count, the same for every chip of a pod
  * between runs): cycles from there on count for it. Phases of the same name add up. */
 void profile_phase(profile_t *p, const char *name, uint64_t cycle);
+/* The kernel phases of chip `chip`'s (core 0's) compute program in the current phase: from
+ * command at[i] on, its cycles count for phase "<current>: names[i]" (the lead compute queue's
+ * pc says where a chip is; the firmware's fw_prog_mark). n = 0: none (a program without marks).
+ * A phase's cycles are then its longest chip's, so where chips are in different kernel phases
+ * at once the shares can add to a little more than the whole. */
+#define PROFILE_MAX_MARKS 8
+void profile_marks(profile_t *p, unsigned chip, const uint32_t *at, const char *const *names, unsigned n);
 /* After a run: brings every profiled chip's records up to its current cycle. */
 void profile_run_end(profile_t *p);
 
 /* ---- the op profile: sums over the profiled chips */
 typedef struct {
-  char name[32];
+  char name[64];
   uint64_t cycles;          /* wall cycles of the phase (the chips run together) */
   uint64_t chip_cycles;     /* summed over chips */
   uint64_t mxu_cycles;      /* MXU-cycles available: chip cycles x MXUs of a chip */
