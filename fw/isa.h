@@ -169,21 +169,16 @@ static inline bool isa_op_allowed(uint32_t op, isa_queue_t q) {
 /* Lines per remote-DMA packet on a chip of `cols` MXU columns (a line is cols/2 flits of 64
  * bits): RDMA_PACKET_LINES, or RDMA_SHORT_PACKET_LINES where those and the header flits
  * would exceed the length field, else one (the same rule as rtl/chip_rdma.sv PktLines). */
-static inline unsigned isa_rdma_packet_lines(unsigned cols) {
-  unsigned words = cols / 2 ? cols / 2 : 1;
-  if (words * ISA_RDMA_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS) return ISA_RDMA_PACKET_LINES;
-  if (words * ISA_RDMA_SHORT_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS)
-    return ISA_RDMA_SHORT_PACKET_LINES;
-  return 1;
-}
+static inline unsigned isa_rdma_packet_lines_wide(unsigned cols, unsigned flit_words);
+static inline unsigned isa_rdma_packet_lines(unsigned cols) { return isa_rdma_packet_lines_wide(cols, 1); }
 
 /* The same with flits of `flit_words` 64-bit words (a line is cols / 2 / flit_words flits;
  * fast model only, docs/fidelity.md "ICI"). */
 static inline unsigned isa_rdma_packet_lines_wide(unsigned cols, unsigned flit_words) {
-  unsigned words = cols / 2 ? cols / 2 : 1;
-  if (flit_words > 1) words = words / flit_words ? words / flit_words : 1;
-  if (words * ISA_RDMA_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS) return ISA_RDMA_PACKET_LINES;
-  if (words * ISA_RDMA_SHORT_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS)
+  unsigned flits = cols / 2 ? cols / 2 : 1;
+  if (flit_words > 1) flits = flits / flit_words ? flits / flit_words : 1;
+  if (flits * ISA_RDMA_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS) return ISA_RDMA_PACKET_LINES;
+  if (flits * ISA_RDMA_SHORT_PACKET_LINES + ISA_RDMA_HEADER_FLITS <= ISA_RDMA_MAX_PACKET_FLITS)
     return ISA_RDMA_SHORT_PACKET_LINES;
   return 1;
 }

@@ -308,10 +308,40 @@ Test(pod_rtl, slice_routers_drop_and_report_packets_leaving_the_slice) {
   pod_free(p);
 }
 
-/* Remote DMA timing contract (docs/isa.md): the sender's [RDMA of `rows` lines to a chip H
- * hops along X; HALT] and the receiver's [SEM_WAIT rows; HALT] take F + H (2 + L) + 7
- * cycles, F the flits of all packets (2 + lines x C/2 each, up to 8 lines a packet), while
- * the credit round trip fits the 8-flit buffers (L <= 2). */
+/* The sender's [RDMA of `rows` lines of C x C chips to a chip H hops along X; HALT] and the
+ * receiver's [SEM_WAIT rows; HALT] on an 8x1 pod of links of latency L carrying link_bytes a
+ * cycle (0: a flit): the pod's cycles, and the transfer's flits (2 + lines x C/2 a packet of up
+ * to 8 lines) in *flits. */
+static uint64_t rdma_cycles(unsigned C, unsigned L, unsigned hops, unsigned rows, unsigned link_bytes, uint64_t *flits) {
+  pod_config_t cfg = {8, 1, L, {.rows = C, .cols = C, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
+                                .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, 0,
+                      link_bytes};
+  char err[256];
+  pod_t *p = pod_new(&cfg, err, sizeof err);
+  cr_assert_not_null(p, "%s", err);
+  for (unsigned x = 0; x < 8; x++) {
+    fw_prog_t d;
+    fw_prog_init(&d);
+    if (x == 0) fw_rdma(&d, hops, 0, 0, 200, rows, 3, 1, ISA_SEM_NONE, 0);
+    if (x == hops) fw_sem_wait(&d, 3, rows);
+    fw_halt(&d);
+    load(pod_chip(p, x, 0), ISA_QUEUE_DMA, &d);
+  }
+  uint64_t cycles;
+  char report[512];
+  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
+  pod_free(p);
+  *flits = 0;
+  for (unsigned left = rows; left > 0;) {
+    const unsigned k = left < 8 ? left : 8;
+    *flits += 2 + k * (C / 2);
+    left -= k;
+  }
+  return cycles;
+}
+
+/* Remote DMA timing contract (docs/isa.md): the transfer above takes F + H (2 + L) + 7 cycles,
+ * F its flits, while the credit round trip fits the 8-flit buffers (L <= 2). */
 Test(pod_rtl, remote_dma_timing_contract) {
   const unsigned sizes[] = {4, 16}, rows_list[] = {1, 2, 7, 8, 9, 16, 20, 100};
   for (unsigned si = 0; si < 2; si++)
@@ -319,31 +349,10 @@ Test(pod_rtl, remote_dma_timing_contract) {
       for (unsigned hops = 1; hops <= 3; hops++)
         for (unsigned ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++) {
           const unsigned C = sizes[si], rows = rows_list[ri];
-          pod_config_t cfg = {8, 1, L, {.rows = C, .cols = C, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
-                                        .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, 0, 0};
-          char err[256];
-          pod_t *p = pod_new(&cfg, err, sizeof err);
-          cr_assert_not_null(p, "%s", err);
-          for (unsigned x = 0; x < 8; x++) {
-            fw_prog_t d;
-            fw_prog_init(&d);
-            if (x == 0) fw_rdma(&d, hops, 0, 0, 200, rows, 3, 1, ISA_SEM_NONE, 0);
-            if (x == hops) fw_sem_wait(&d, 3, rows);
-            fw_halt(&d);
-            load(pod_chip(p, x, 0), ISA_QUEUE_DMA, &d);
-          }
-          uint64_t cycles;
-          char report[512];
-          cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
-          uint64_t flits = 0;
-          for (unsigned left = rows; left > 0;) {
-            unsigned k = left < 8 ? left : 8;
-            flits += 2 + k * (C / 2);
-            left -= k;
-          }
+          uint64_t flits;
+          const uint64_t cycles = rdma_cycles(C, L, hops, rows, 0, &flits);
           cr_assert_eq(cycles, flits + hops * (2 + L) + 7, "C=%u L=%u H=%u rows=%u: %llu cycles, contract %llu", C,
                        L, hops, rows, (unsigned long long)cycles, (unsigned long long)(flits + hops * (2 + L) + 7));
-          pod_free(p);
         }
 }
 
@@ -359,29 +368,9 @@ Test(pod_rtl, link_rate_timing_contract) {
     for (unsigned hops = 1; hops <= 3; hops++)
       for (unsigned ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++)
         for (unsigned k = 0; k < sizeof rates / sizeof rates[0]; k++) {
-          const unsigned C = 4, rows = rows_list[ri], r = rates[k];
-          pod_config_t cfg = {8, 1, L, {.rows = C, .cols = C, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
-                                        .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, 0, r};
-          char err[256];
-          pod_t *p = pod_new(&cfg, err, sizeof err);
-          cr_assert_not_null(p, "%s", err);
-          for (unsigned x = 0; x < 8; x++) {
-            fw_prog_t d;
-            fw_prog_init(&d);
-            if (x == 0) fw_rdma(&d, hops, 0, 0, 200, rows, 3, 1, ISA_SEM_NONE, 0);
-            if (x == hops) fw_sem_wait(&d, 3, rows);
-            fw_halt(&d);
-            load(pod_chip(p, x, 0), ISA_QUEUE_DMA, &d);
-          }
-          uint64_t cycles;
-          char report[512];
-          cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
-          uint64_t flits = 0;
-          for (unsigned left = rows; left > 0;) {
-            unsigned n = left < 8 ? left : 8;
-            flits += 2 + n * (C / 2);
-            left -= n;
-          }
+          const unsigned rows = rows_list[ri], r = rates[k];
+          uint64_t flits;
+          const uint64_t cycles = rdma_cycles(4, L, hops, rows, r, &flits);
           const uint64_t serial = ((flits - 1) * 8 + r - 1) / r - (flits - 1);
           const uint64_t want = flits + hops * (2 + L) + 7 + serial;
           /* one hop to the cycle; a later hop's bucket may refill while its queue is empty (the
@@ -391,6 +380,5 @@ Test(pod_rtl, link_rate_timing_contract) {
                     (unsigned long long)flits, (unsigned long long)cycles, (unsigned long long)want,
                     (unsigned long long)(want + hops - 1));
           if (hops == 1) cr_assert_eq(cycles, want);
-          pod_free(p);
         }
 }

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "system/chip.h"
 #include "system/dist.h"
+#include "system/pod.h"
 #include "util/cli.h"
 
 bool cmd_parse_slice(const char *cmd, const char *opt, const char *text, void *dst) {
@@ -107,6 +108,38 @@ static bool list_item(const char *item, unsigned n, unsigned *lo, unsigned *hi) 
   return b < n;
 }
 
+/* The chips a list option (chip indices y*w+x and ranges a-b, comma-separated) names in a w x h
+ * pod, as n flags (*flags, the caller frees it): CLI_EXIT_OK, or a usage error naming `opt`. */
+static int chip_list(const char *cmd, const char *opt, const char *list, unsigned w, unsigned h, bool **flags) {
+  const unsigned n = w * h;
+  bool *f = calloc(n ? n : 1, sizeof *f);
+  char *text = strdup(list);
+  if (!f || !text) {
+    free(f), free(text);
+    return cli_fail(cmd, "out of memory");
+  }
+  char *save = NULL;
+  bool any = false;
+  for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    unsigned lo, hi;
+    if (!list_item(item, n, &lo, &hi)) {
+      int rc = cli_usage_error(cmd, "%s: '%s' is not a chip of the %ux%u pod (chips 0..%u, index y*%u+x; ranges a-b)",
+                               opt, item, w, h, n - 1, w);
+      free(f), free(text);
+      return rc;
+    }
+    for (unsigned i = lo; i <= hi; i++) f[i] = true;
+    any = true;
+  }
+  free(text);
+  if (!any) {
+    free(f);
+    return cli_usage_error(cmd, "%s names no chip", opt);
+  }
+  *flags = f;
+  return CLI_EXIT_OK;
+}
+
 int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz, uint64_t *hbm_bw) {
   if (m->chip_given) {
     if (m->mxu_given || m->mxus || m->cores)
@@ -128,9 +161,7 @@ int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *
   if ((m->flit_given || m->model == CHIP_MODEL_FAST) &&
       chip_flit_words_check(m->flit_words, mxu[1], (chip_model_t)m->model, err, sizeof err))
     return cli_usage_error(cmd, "%s", err);
-  if (m->link_bytes > 8 * m->flit_words)
-    return cli_usage_error(cmd, "--link-bytes %u: a link carries at most a flit a cycle (%u bytes with %u-word flits)",
-                           m->link_bytes, 8 * m->flit_words, m->flit_words);
+  if (pod_link_check(m->flit_words, m->link_bytes, err, sizeof err)) return cli_usage_error(cmd, "--link-bytes: %s", err);
   if (m->link_bytes == 8 * m->flit_words) m->link_bytes = 0; /* (a flit a cycle: no serialiser) */
   return CLI_EXIT_OK;
 }
@@ -138,38 +169,14 @@ int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *
 int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
                        bool **rtl_chips) {
   *rtl_chips = NULL;
-  const unsigned n = w * h;
   const int split = cmd_split_check(cmd, m->threads, w, h);
   if (split != CLI_EXIT_OK) return split;
   if (m->rtl_chips) {
     if (m->model == CHIP_MODEL_RTL)
       return cli_usage_error(cmd, "--rtl-chips picks chips to run the RTL among fast ones: it needs --model fast or "
                              "--model check");
-    bool *flags = calloc(n ? n : 1, sizeof *flags);
-    char *text = strdup(m->rtl_chips);
-    if (!flags || !text) {
-      free(flags), free(text);
-      return cli_fail(cmd, "out of memory");
-    }
-    char *save = NULL;
-    bool any = false;
-    for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-      unsigned lo, hi;
-      if (!list_item(item, n, &lo, &hi)) {
-        int rc = cli_usage_error(cmd, "--rtl-chips: '%s' is not a chip of the %ux%u pod (chips 0..%u, index y*%u+x; "
-                                 "ranges a-b)", item, w, h, n - 1, w);
-        free(flags), free(text);
-        return rc;
-      }
-      for (unsigned i = lo; i <= hi; i++) flags[i] = true;
-      any = true;
-    }
-    free(text);
-    if (!any) {
-      free(flags);
-      return cli_usage_error(cmd, "--rtl-chips names no chip");
-    }
-    *rtl_chips = flags;
+    const int rc = chip_list(cmd, "--rtl-chips", m->rtl_chips, w, h, rtl_chips);
+    if (rc != CLI_EXIT_OK) return rc;
   }
   if (trace_chip >= 0 && m->model == CHIP_MODEL_FAST && !(*rtl_chips && (*rtl_chips)[trace_chip])) {
     free(*rtl_chips);
@@ -215,33 +222,10 @@ int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h,
   if (dist_size() > 1)
     return cli_usage_error(cmd, "--profile and --op-profile run on one MPI rank (threads are fine): run without "
                            "mpirun, or with -np 1");
-  const unsigned n = w * h;
   bool *flags = NULL;
   if (o->chips) {
-    flags = calloc(n ? n : 1, sizeof *flags);
-    char *text = strdup(o->chips);
-    if (!flags || !text) {
-      free(flags), free(text);
-      return cli_fail(cmd, "out of memory");
-    }
-    char *save = NULL;
-    bool any = false;
-    for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-      unsigned lo, hi;
-      if (!list_item(item, n, &lo, &hi)) {
-        int rc = cli_usage_error(cmd, "--profile-chips: '%s' is not a chip of the %ux%u pod (chips 0..%u, index y*%u+x; "
-                                 "ranges a-b)", item, w, h, n - 1, w);
-        free(flags), free(text);
-        return rc;
-      }
-      for (unsigned i = lo; i <= hi; i++) flags[i] = true;
-      any = true;
-    }
-    free(text);
-    if (!any) {
-      free(flags);
-      return cli_usage_error(cmd, "--profile-chips names no chip");
-    }
+    const int rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags);
+    if (rc != CLI_EXIT_OK) return rc;
   }
   const profile_config_t pc = {.pod_w = w, .pod_h = h, .chips = flags, .clock_mhz = clock_mhz, .rows = rows, .cols = cols};
   char err[256];

@@ -8,11 +8,11 @@ int rdma_fast_init(rdma_fast_t *r, unsigned cols, uint32_t vmem_lines, unsigned 
   memset(r, 0, sizeof *r);
   if (!(r->send_copy = calloc(cols, sizeof *r->send_copy))) return -1;
   r->fw = flit_words ? flit_words : 1;
-  r->words = cols / 2 / r->fw;
+  r->line_flits = cols / 2 / r->fw;
   r->pkt_lines = isa_rdma_packet_lines_wide(cols, r->fw);
   r->vmem_lines = vmem_lines;
   r->buf_depth = buf_depth;
-  const unsigned max_len = r->pkt_lines * r->words + ISA_RDMA_HEADER_FLITS;
+  const unsigned max_len = r->pkt_lines * r->line_flits + ISA_RDMA_HEADER_FLITS;
   unsigned bits = 0;
   while ((1u << bits) < max_len + 1) bits++;
   r->flit_mask = (1u << bits) - 1;
@@ -60,7 +60,7 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid
   const rdma_fast_desc_t *c = &r->cur;
   const uint32_t left = c->rows - r->row;
   const uint32_t pkt_lines = left < r->pkt_lines ? left : r->pkt_lines;
-  const uint32_t pkt_len = (pkt_lines * r->words + ISA_RDMA_HEADER_FLITS) & r->flit_mask;
+  const uint32_t pkt_len = (pkt_lines * r->line_flits + ISA_RDMA_HEADER_FLITS) & r->flit_mask;
   const bool send = r->cur_active && r->credits != 0;
   const bool last_flit = r->flit == ((pkt_len - 1) & r->flit_mask);
   const bool last_pkt = r->row + pkt_lines == c->rows;
@@ -73,12 +73,12 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid
                     (uint64_t)(c->rsem & 31) << 24 |
                     ((c->dst + r->row) & mask & 0xFFFFFFu);
   } else if (send) {  /* a data flit: the word of the line going out (only a sent flit's data is seen) */
-    const uint32_t idx = r->flit - ISA_RDMA_HEADER_FLITS, l = (c->src + r->row + idx / r->words) & mask;
+    const uint32_t idx = r->flit - ISA_RDMA_HEADER_FLITS, l = (c->src + r->row + idx / r->line_flits) & mask;
     if (!r->send_valid || r->send_line != l || r->send_core != c->core) {
-      memcpy(r->send_copy, paged_read(vmem[c->core], l), 8ull * r->words * r->fw);
+      memcpy(r->send_copy, paged_read(vmem[c->core], l), 8ull * r->line_flits * r->fw);
       r->send_line = l, r->send_core = c->core, r->send_valid = true;
     }
-    const uint32_t *w = r->send_copy + 2 * r->fw * (idx % r->words);
+    const uint32_t *w = r->send_copy + 2 * r->fw * (idx % r->line_flits);
     out->inj.data = w[0] | (uint64_t)w[1] << 32;
     for (unsigned j = 1; j < r->fw; j++) out->inj_hi.w[j - 1] = w[2 * j] | (uint64_t)w[2 * j + 1] << 32;
   } else {
@@ -97,7 +97,7 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid
   out->vmem_wword = rx->word;
   out->vmem_wdata = ej->data;
   if (r->fw > 1 && out->vmem_we) memcpy(out->vmem_whi, ej_hi->w, (r->fw - 1) * sizeof *ej_hi->w);
-  const bool line_done = out->vmem_we && rx->word == r->words - 1;
+  const bool line_done = out->vmem_we && rx->word == r->line_flits - 1;
   out->rsig = line_done && rx->sig;
   out->rsem = rx->sem;
   out->rvalue = rx->value;
@@ -138,7 +138,7 @@ void rdma_fast_cycle(rdma_fast_t *r, const paged_t *const *vmem, bool desc_valid
       rx->value = (uint32_t)(ej->data >> 32);
       rx->core = (uint8_t)((ej->data >> 30) & 3);
     } else {
-      if (rx->word == r->words - 1) {
+      if (rx->word == r->line_flits - 1) {
         rx->word = 0;
         rx->lidx = (rx->lidx + 1) & mask;
       } else {

@@ -33,7 +33,7 @@ typedef struct {
 } rdma_fast_rx_t;
 
 typedef struct {
-  unsigned words, pkt_lines;   /* flits per line; lines per packet */
+  unsigned line_flits, pkt_lines; /* flits per line; lines per packet */
   unsigned fw;                 /* 64-bit words a flit (1: the RTL's flits) */
   uint32_t vmem_lines;
   unsigned flit_mask;          /* the flit counter's width (FIdxW bits) */

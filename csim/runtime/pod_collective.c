@@ -224,16 +224,10 @@ typedef struct {
 /* The collective's arguments for cfg on chips of geometry g, or RT_INVALID with a message. */
 static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a,
                         layout_t *lay, char *err, size_t errlen) {
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, g, err,
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->flit_words,
+                cfg->link_bytes, cfg->model, g, err,
                 errlen))
     return RT_INVALID;
-  if (chip_flit_words_check(cfg->flit_words, cfg->mxu_cols, cfg->model, err, errlen)) return RT_INVALID;
-  if (cfg->link_bytes > 8u * (cfg->flit_words ? cfg->flit_words : 1)) {
-    snprintf(err, errlen, "a link of %u bytes a cycle: at most a flit's %u (it carries a flit a cycle at most)",
-             cfg->link_bytes, 8u * (cfg->flit_words ? cfg->flit_words : 1));
-    return RT_INVALID;
-  }
-  g->flit_words = cfg->flit_words ? cfg->flit_words : 1;
   *s = cfg->slice;
   s->pod_w = cfg->pod_w;
   s->pod_h = cfg->pod_h;

@@ -14,16 +14,10 @@
 /* The all-reduce of the products: whole pod, the products' lines, the default chunk. */
 static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *ca,
                         char *err, size_t errlen) {
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, g, err,
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->flit_words,
+                cfg->link_bytes, cfg->model, g, err,
                 errlen))
     return RT_INVALID;
-  if (chip_flit_words_check(cfg->flit_words, cfg->mxu_cols, cfg->model, err, errlen)) return RT_INVALID;
-  if (cfg->link_bytes > 8u * (cfg->flit_words ? cfg->flit_words : 1)) {
-    snprintf(err, errlen, "a link of %u bytes a cycle: at most a flit's %u (it carries a flit a cycle at most)",
-             cfg->link_bytes, 8u * (cfg->flit_words ? cfg->flit_words : 1));
-    return RT_INVALID;
-  }
-  g->flit_words = cfg->flit_words ? cfg->flit_words : 1;
   if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, NULL, err, errlen)) return RT_INVALID;
   *s = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, cfg->pod_w, cfg->pod_h};
   *ca = (fw_coll_args_t){FW_COLL_ALLREDUCE, cfg->algo, 0, (uint32_t)((cfg->m * cfg->n + g->cols - 1) / g->cols), 0,

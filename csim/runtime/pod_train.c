@@ -17,16 +17,10 @@ struct pod_train {
 
 rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan, char *err, size_t errlen) {
   chip_geometry_t g;
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->model, &g, err,
+  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->flit_words,
+                cfg->link_bytes, cfg->model, &g, err,
                 errlen))
     return RT_INVALID;
-  if (chip_flit_words_check(cfg->flit_words, cfg->mxu_cols, cfg->model, err, errlen)) return RT_INVALID;
-  if (cfg->link_bytes > 8u * (cfg->flit_words ? cfg->flit_words : 1)) {
-    snprintf(err, errlen, "a link of %u bytes a cycle: at most a flit's %u (it carries a flit a cycle at most)",
-             cfg->link_bytes, 8u * (cfg->flit_words ? cfg->flit_words : 1));
-    return RT_INVALID;
-  }
-  g.flit_words = cfg->flit_words ? cfg->flit_words : 1;
   fw_slice_t s = cfg->slice;
   s.pod_w = cfg->pod_w, s.pod_h = cfg->pod_h;
   if (cfg->trace_path && cfg->trace_chip >= cfg->pod_w * cfg->pod_h) {

@@ -145,10 +145,23 @@ static void relax(unsigned *spins, unsigned limit) {
   else sched_yield();
 }
 
+int pod_link_check(unsigned flit_words, unsigned link_bytes, char *err, size_t errlen) {
+  const unsigned flit = 8u * (flit_words ? flit_words : 1);
+  if (link_bytes <= flit) return 0;
+  snprintf(err, errlen, "a link of %u bytes a cycle: a link carries at most a flit a cycle (%u bytes with %u-word flits)",
+           link_bytes, flit, flit / 8);
+  return -1;
+}
+
 int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, unsigned mxus, unsigned cores,
-              chip_model_t model, chip_geometry_t *g, char *err, size_t errlen) {
+              unsigned flit_words, unsigned link_bytes, chip_model_t model, chip_geometry_t *g, char *err,
+              size_t errlen) {
   chip_geometry_t mine;
-  if (chip_geometry_for(rows, cols, mxus, cores, model, g ? g : &mine, err, errlen)) return -1;
+  if (!g) g = &mine;
+  if (chip_geometry_for(rows, cols, mxus, cores, model, g, err, errlen) ||
+      chip_flit_words_check(flit_words, cols, model, err, errlen) || pod_link_check(flit_words, link_bytes, err, errlen))
+    return -1;
+  g->flit_words = flit_words ? flit_words : 1;
   if (size_x < 1 || size_y < 1 || size_x > 255 || size_y > 255) {
     snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", size_x, size_y);
     return -1;
@@ -279,6 +292,7 @@ static int start_bands(pod_t *p, char *err, size_t errlen) {
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   if (pod_check(cfg->size_x, cfg->size_y, cfg->chip.rows, cfg->chip.cols, cfg->chip.mxus, cfg->chip.cores,
+                cfg->chip.flit_words, cfg->link_bytes,
                 cfg->chip.model, NULL, err, errlen))
     return NULL;
   /* with more ranks than rows (a host-side pod smaller than the job) some ranks own no chip */

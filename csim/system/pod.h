@@ -38,10 +38,15 @@ typedef struct {
 typedef struct pod pod_t;
 
 /* 0 when a size_x x size_y pod of chips with a rows x cols MXU can be built (1..255 chips
- * each way, a chip size in this build); *g (may be NULL) gets the chips' geometry. Else -1
- * with a message. */
+ * each way, a chip size in this build, flits of flit_words words on links of link_bytes bytes
+ * a cycle: chip_flit_words_check, pod_link_check); *g (may be NULL) gets the chips' geometry.
+ * Else -1 with a message. */
 int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, unsigned mxus, unsigned cores,
-              chip_model_t model, chip_geometry_t *g, char *err, size_t errlen);
+              unsigned flit_words, unsigned link_bytes, chip_model_t model, chip_geometry_t *g, char *err,
+              size_t errlen);
+/* 0 when a link can carry link_bytes bytes a cycle with flits of flit_words words (0: a flit a
+ * cycle; at most a flit's 8 x flit_words), else -1 with a message. */
+int pod_link_check(unsigned flit_words, unsigned link_bytes, char *err, size_t errlen);
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
 void pod_free(pod_t *p);

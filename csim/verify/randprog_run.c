@@ -43,7 +43,7 @@ randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned ro
     return NULL;
   }
   b->t.pod_x = pod_x, b->t.pod_y = pod_y;
-  if (pod_check(pod_x, pod_y, rows, cols, mxus, cores, model, &b->t.geo, err, errlen)) goto fail;
+  if (pod_check(pod_x, pod_y, rows, cols, mxus, cores, 1, 0, model, &b->t.geo, err, errlen)) goto fail;
   b->t.hbm_bytes = (randprog_hbm_bytes(&b->t.geo) + 0xFFFFF) & ~0xFFFFFull;
   b->t.hbm_latency = HBM_LATENCY;
   b->t.body_commands = BODY_COMMANDS;
