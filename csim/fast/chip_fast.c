@@ -34,6 +34,7 @@ typedef struct {
   mxu_unit_fast_t mxu[CHIP_MAX_MXUS];
   vec_unit_fast_t vec;
   uint32_t sems[ISA_NUM_SEMS];
+  uint32_t sem_epoch;  /* counts the cycles that changed sems, and resets: never goes back */
   release_t rel[REL_DEPTH];
   unsigned rel_count, rel_head;
   uint64_t dma_busy_cnt, mxu_busy_cnt;
@@ -132,6 +133,7 @@ void chip_fast_reset(chip_fast_t *c) {
     for (unsigned m = 0; m < c->nmxu; m++) mxu_unit_fast_reset(&o->mxu[m]);
     vec_unit_fast_reset(&o->vec);
     memset(o->sems, 0, sizeof o->sems);
+    o->sem_epoch++;
     o->rel_count = o->rel_head = 0;
     o->dma_busy_cnt = o->mxu_busy_cnt = 0;
   }
@@ -187,20 +189,21 @@ uint32_t chip_fast_sem(const chip_fast_t *c, unsigned idx) {
 }
 
 void chip_fast_counters(const chip_fast_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) {
-  memset(cnt, 0, CHIP_OBS_COUNTERS * sizeof *cnt);
+  /* (sums in locals: a profile asks every cycle) */
+  uint64_t dma = 0, busy = 0, compute = 0, wload = 0, wstall = 0, istall = 0, idle = 0;
   for (unsigned k = 0; k < c->ncore; k++) { /* summed over the cores and MXUs, as chip_top's ports are */
     const core_t *o = &c->core[k];
-    cnt[CHIP_CNT_DMA_BUSY] += o->dma_busy_cnt;
-    cnt[CHIP_CNT_MXU_BUSY] += o->mxu_busy_cnt;
+    dma += o->dma_busy_cnt;
+    busy += o->mxu_busy_cnt;
     for (unsigned m = 0; m < c->nmxu; m++) {
       const mxu_unit_fast_t *u = &o->mxu[m];
-      cnt[CHIP_CNT_COMPUTE] += u->cnt_compute;
-      cnt[CHIP_CNT_WEIGHT_LOAD] += u->cnt_weight_load;
-      cnt[CHIP_CNT_WEIGHT_STALL] += u->cnt_weight_stall;
-      cnt[CHIP_CNT_INPUT_STALL] += u->cnt_input_stall;
-      cnt[CHIP_CNT_IDLE] += u->cnt_idle;
+      compute += u->cnt_compute, wload += u->cnt_weight_load, wstall += u->cnt_weight_stall;
+      istall += u->cnt_input_stall, idle += u->cnt_idle;
     }
   }
+  cnt[CHIP_CNT_DMA_BUSY] = dma, cnt[CHIP_CNT_MXU_BUSY] = busy, cnt[CHIP_CNT_COMPUTE] = compute;
+  cnt[CHIP_CNT_WEIGHT_LOAD] = wload, cnt[CHIP_CNT_WEIGHT_STALL] = wstall, cnt[CHIP_CNT_INPUT_STALL] = istall;
+  cnt[CHIP_CNT_IDLE] = idle;
 }
 
 bool chip_fast_mxu_error(const chip_fast_t *c) {
@@ -334,10 +337,11 @@ static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_cor
   y->dma_busy = !dma_fast_drained(&o->dma);
   if (obs) {
     for (unsigned q = 0; q < NQ; q++) {
-      obs->running[q] = o->q[q].running, obs->halted[q] = o->q[q].halted;
-      obs->error[q] = o->q[q].error, obs->pc[q] = o->q[q].pc;
+      obs->running[q] = o->q[q].running, obs->pc[q] = o->q[q].pc;
+      if (!lite) obs->halted[q] = o->q[q].halted, obs->error[q] = o->q[q].error;
     }
-    memcpy(obs->sems, o->sems, sizeof o->sems);
+    if (!lite || obs->sem_epoch != o->sem_epoch) memcpy(obs->sems, o->sems, sizeof o->sems); /* (lite: kept) */
+    obs->sem_epoch = o->sem_epoch;
     for (unsigned m = 0; m < nm && !lite; m++) {
       const mxu_unit_fast_t *u = &o->mxu[m];
       const uint32_t p[6] = {u->loads_issued, u->loads_done, u->matmuls_issued, u->matmuls_done, u->stores_issued,
@@ -347,7 +351,7 @@ static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_cor
       if (u->acc_we) obs->acc_we |= (uint8_t)(1u << m);
       obs->acc_waddr[m] = u->acc_waddr;
     }
-    obs->vec_progress[0] = y->vecs_issued, obs->vec_progress[1] = y->vecs_done;
+    if (!lite) obs->vec_progress[0] = y->vecs_issued, obs->vec_progress[1] = y->vecs_done;
     obs->mxu_busy = mxu_busy_bits;
     uint16_t busy = (y->dma_busy ? CHIP_BUSY_DMA : 0) | (y->mxu_busy_n ? CHIP_BUSY_MXU : 0) |
                     (vec_unit_fast_busy(&o->vec) ? CHIP_BUSY_VEC : 0) |
@@ -404,7 +408,6 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
   if (obs) {
     if (!lite) memset(obs, 0, sizeof *obs);  /* (lite: every field it fills is written below) */
     obs->lite = lite;
-    obs->rdma_we = 0;
     for (unsigned k = 0; k < nk; k++) obs->core[k].issue = 0;
     chip_fast_counters(c, obs->counters);
   }
@@ -498,16 +501,21 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
         oc->vmem_waddr[p] = y->mout[m].vmem_waddr, oc->vmem_wdata[p] = y->mout[m].vmem_wdata;
       }
     }
-    for (unsigned e = 0; e < NE; e++) {
-      obs->rdma_we |= (uint8_t)(rout[e].vmem_we << e);
-      obs->rdma_waddr[e] = rout[e].vmem_we ? (uint32_t)rout[e].vmem_wcore << 30 | rout[e].vmem_wword << 24 |
-                                                 rout[e].vmem_waddr
-                                           : 0;
-      obs->rdma_wdata[e] = rout[e].vmem_wdata;
+    unsigned we = 0;
+    for (unsigned e = 0; e < NE; e++) we |= (unsigned)rout[e].vmem_we << e;
+    obs->rdma_we = (uint8_t)we;
+    obs->rtr_out_valid = (uint16_t)noc_fast_out_ports(c->router); /* (rtr_in_valid: with the router's edge) */
+    if (!lite) {
+      for (unsigned e = 0; e < NE; e++) {
+        obs->rdma_waddr[e] = rout[e].vmem_we ? (uint32_t)rout[e].vmem_wcore << 30 | rout[e].vmem_wword << 24 |
+                                                   rout[e].vmem_waddr
+                                             : 0;
+        obs->rdma_wdata[e] = rout[e].vmem_wdata;
+      }
+      memcpy(obs->rtr_in, rtr_in, sizeof rtr_in);
+      memcpy(obs->rtr_out, rtr_out, sizeof obs->rtr_out);
+      obs->rtr_credit_in = rtr_credit_in, obs->rtr_credit_out = rtr_credit_out;
     }
-    memcpy(obs->rtr_in, rtr_in, sizeof rtr_in);
-    memcpy(obs->rtr_out, rtr_out, sizeof obs->rtr_out);
-    obs->rtr_credit_in = rtr_credit_in, obs->rtr_credit_out = rtr_credit_out;
   }
   /* flits per router output port: ejected on every local port, then the links */
   for (unsigned e = 0; e < NE; e++) c->rtr_flits[0] += rtr_out[rdma_port(e)].valid;
@@ -529,6 +537,7 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
       sem_event(&se, rout[e].rsig && rout[e].vmem_wcore == k, rout[e].rsem, rout[e].rvalue, false);
     }
     for (unsigned i = 0; i < se.n; i++) o->sems[se.ev[i].idx] += se.ev[i].sub ? -se.ev[i].value : se.ev[i].value;
+    o->sem_epoch += se.n != 0;
 
     /* ---- release fences: the compute queue's SEM_SIGNAL records what must finish first */
     if (y->sem_signal[0]) {
@@ -575,14 +584,11 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
   if (c->host_we && c->host_queue / NQ < nk &&
       cmdq_fast_write(&c->core[c->host_queue / NQ].q[c->host_queue % NQ], c->host_addr, c->host_data))
     rc = -1;
-  /* ---- the router */
-  if (!noc_fast_idle(c->router) || rtr_credit_in) {
-    noc_fast_step(c->router, rtr_in, rtr_credit_in);
-  } else {
-    bool any = false;
-    for (unsigned p = 0; p < PORTS && !any; p++) any = rtr_in[p].valid;
-    if (any) noc_fast_step(c->router, rtr_in, rtr_credit_in);
-  }
+  /* ---- the router (an idle one with nothing arriving returns at once) */
+  unsigned in_ports = 0;
+  for (unsigned p = 0; p < PORTS; p++) in_ports |= (unsigned)rtr_in[p].valid << p;
+  noc_fast_step_ports(c->router, rtr_in, in_ports, rtr_credit_in);
+  if (obs) obs->rtr_in_valid = (uint16_t)in_ports;
   if (fp) fast_fpmode_leave(saved_mode);
   c->start = c->abort = 0;  /* start_i and abort_i are high for one cycle */
   return rc ? out_of_memory(c) : 0;

@@ -42,6 +42,7 @@ typedef struct {
   uint8_t error[ISA_NUM_QUEUES];
   uint32_t pc[ISA_NUM_QUEUES];
   uint32_t sems[ISA_NUM_SEMS];
+  uint32_t sem_epoch;     /* changes whenever sems does (a profile's quick look; not compared) */
   uint32_t progress[CHIP_MAX_MXUS][6]; /* per MXU: loads, matmuls, stores: issued then done each */
   uint32_t vec_progress[2];            /* VECs issued, done */
   uint16_t busy;          /* CHIP_BUSY_* (CHIP_BUSY_MXU: any MXU; CHIP_MXU_DRAINED: every one) */
@@ -60,8 +61,9 @@ typedef struct {
 
 typedef struct {
   /* Set by the caller before a step, kept by it: a profile's view (csim/system/profile.h). The
-   * fast model then fills only the queues, semaphores, busy flags, issues, counters, the RDMA
-   * write enables and the router's flits, and leaves the rest as it was; the RTL fills everything. */
+   * fast model then fills only the queues' running flags and pcs, semaphores, busy flags,
+   * issues, counters, the RDMA write enables and the router's valid masks, and leaves the rest
+   * as it was (the flits themselves included); the RTL fills everything. */
   bool lite;
   chip_obs_core_t core[CHIP_MAX_CORES];  /* the chip's cores (the others all zero) */
   uint64_t counters[CHIP_OBS_COUNTERS];
@@ -72,6 +74,7 @@ typedef struct {
   uint32_t rdma_waddr[ISA_NUM_RDMA_ENGINES];    /* core << 30 | word << 24 | line */
   uint64_t rdma_wdata[ISA_NUM_RDMA_ENGINES];
   noc_flit_t rtr_in[CHIP_OBS_ROUTER_PORTS], rtr_out[CHIP_OBS_ROUTER_PORTS];
+  uint16_t rtr_in_valid, rtr_out_valid;         /* bit p: rtr_in[p] / rtr_out[p] is valid */
   uint32_t rtr_credit_in, rtr_credit_out;       /* bit p * vcs + v */
 } chip_obs_t;
 

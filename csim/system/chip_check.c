@@ -181,6 +181,11 @@ int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, ch
       say(why, len, "router port %u (%s) %s: RTL %s, fast %s", p, port_name[p], dir ? "output" : "input", ta, tb);
       return -1;
     }
+  if (r->rtr_in_valid != f->rtr_in_valid || r->rtr_out_valid != f->rtr_out_valid) { /* (what a profile reads) */
+    say(why, len, "router valid masks (bit port) in/out: RTL 0x%02x/0x%02x, fast 0x%02x/0x%02x", r->rtr_in_valid,
+        r->rtr_out_valid, f->rtr_in_valid, f->rtr_out_valid);
+    return -1;
+  }
   if (r->rtr_credit_in != f->rtr_credit_in || r->rtr_credit_out != f->rtr_credit_out) {
     say(why, len, "router credits (bit port * 2 + VC) in/out: RTL 0x%04x/0x%04x, fast 0x%04x/0x%04x", r->rtr_credit_in,
              r->rtr_credit_out, f->rtr_credit_in, f->rtr_credit_out);

@@ -45,6 +45,7 @@ typedef struct {
   uint32_t *line, *resp;       /* scratch: a VMEM line per core, out and in */
   unsigned mxus, cores;        /* MXU units of each core; cores */
   uint32_t *vmem_wdata;        /* obs: the line writers' data */
+  uint32_t obs_sems[CHIP_MAX_CORES][ISA_NUM_SEMS], sem_epoch[CHIP_MAX_CORES]; /* obs: sem_epoch's changes */
   bool start_pending, abort_pending;
 } rtl_core_t;
 
@@ -285,6 +286,8 @@ static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
       oc->error[q] = (uint8_t)st.error[x], oc->pc[q] = st.pc[x];
     }
     memcpy(oc->sems, sems + k * ISA_NUM_SEMS, sizeof oc->sems);
+    if (memcmp(r->obs_sems[k], oc->sems, sizeof oc->sems)) memcpy(r->obs_sems[k], oc->sems, sizeof oc->sems), r->sem_epoch[k]++;
+    oc->sem_epoch = r->sem_epoch[k];
     const uint32_t *pg = progress + k * (6 * nm + 2);  /* six words per MXU, then the VECs' two */
     memcpy(oc->progress, pg, sizeof(uint32_t) * 6 * nm);
     memcpy(oc->vec_progress, pg + 6 * nm, sizeof oc->vec_progress);
@@ -327,6 +330,7 @@ static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
   for (unsigned p = 0; p < CHIP_OBS_ROUTER_PORTS; p++) {
     o->rtr_in[p] = unpack_flit(fin, p);
     o->rtr_out[p] = unpack_flit(fout, p);
+    o->rtr_in_valid |= (uint16_t)(o->rtr_in[p].valid << p), o->rtr_out_valid |= (uint16_t)(o->rtr_out[p].valid << p);
   }
   o->rtr_credit_in = (uint32_t)vmodel_peek(m, r->p[P_OBS_RTR_CIN]);
   o->rtr_credit_out = (uint32_t)vmodel_peek(m, r->p[P_OBS_RTR_COUT]);

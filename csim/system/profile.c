@@ -1,6 +1,7 @@
 /* profile: see profile.h. */
 #include "system/profile.h"
 
+#include <emmintrin.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -77,6 +78,16 @@ typedef struct {
    * phase mark_ph[i], while the host's phase is still mark_host */
   uint32_t mark_at[PROFILE_MAX_MARKS];
   unsigned mark_ph[PROFILE_MAX_MARKS], nmarks, mark_host;
+  /* on_tick's quick path: a cycle that shows what the last one did (the same queues, busy
+   * flags, semaphores, phase, router activity, no RDMA issued) adds one to what the last slow
+   * cycle counted, through these (fast_ok: they are set) */
+  bool fast_ok, fast_net;
+  bool fast_semdep, fast_dma, fast_rbusy; /* the idle cause follows the semaphores; its inputs */
+  unsigned fast_host;
+  uint32_t fast_pc0;        /* core 0's compute pc: the kernel phase follows it */
+  uint64_t fast_vec;        /* vector units busy */
+  uint64_t *fast_cq, *fast_dq, *fast_wait, wait_sink;
+  uint32_t sem_epoch[CHIP_MAX_CORES]; /* the cores' sem_epoch when sems was last seen */
 } pchip_t;
 
 struct profile {
@@ -398,8 +409,7 @@ static int idle_class(pchip_t *c, unsigned k, bool running, const uint32_t *cmd,
   const unsigned s = ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS;
   if (sems[s] >= ISA_GET(cmd, SEM_WAIT, value)) return PROFILE_IDLE_OTHER; /* granted now */
   if (dma_busy) return PROFILE_IDLE_DMA;
-  for (unsigned pt = 0; o && pt < CHIP_OBS_ROUTER_PORTS && !network; pt++) /* flits crossing the router */
-    network = o->rtr_in[pt].valid || o->rtr_out[pt].valid;
+  network = network || (o && (o->rtr_in_valid | o->rtr_out_valid)); /* flits crossing the router */
   if (network || (c->remote_sems[k] >> s & 1)) return PROFILE_IDLE_NETWORK;
   return PROFILE_IDLE_SEMAPHORE;
 }
@@ -411,8 +421,96 @@ static unsigned lead_core(const pchip_t *c, const bool *running) {
   return 0;
 }
 
+/* Bit s: semaphore s differs between a and b (four at a time: it runs at every raise). */
+_Static_assert(ISA_NUM_SEMS % 4 == 0 && ISA_NUM_SEMS <= 32, "semaphores four at a time, a bit each");
+static inline uint32_t sems_changed(const uint32_t *a, const uint32_t *b) {
+  uint32_t m = 0;
+  for (unsigned s = 0; s < ISA_NUM_SEMS; s += 4) {
+    const __m128i eq = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(a + s)), _mm_loadu_si128((const __m128i *)(b + s)));
+    m |= (uint32_t)(~_mm_movemask_ps(_mm_castsi128_ps(eq)) & 0xF) << s;
+  }
+  return m;
+}
+
+/* The queues' pcs (~0 when stopped) and the busy bits the intervals follow, in cycle o. */
+static inline uint32_t signature(const pchip_t *c, const chip_obs_t *o, uint32_t *pcs) {
+  uint32_t bits = 0;
+  for (unsigned k = 0; k < c->cores; k++) {
+    const chip_obs_core_t *oc = &o->core[k];
+    for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) pcs[k * ISA_NUM_QUEUES + q] = oc->running[q] ? oc->pc[q] : UINT32_MAX;
+    bits |= ((uint32_t)(oc->busy & (CHIP_BUSY_DMA | CHIP_BUSY_VEC)) | (uint32_t)oc->mxu_busy << 4) << (12 * k);
+  }
+  return bits | (uint32_t)(o->core[0].busy >> CHIP_BUSY_RDMA_SHIFT & 0xF) << 28;
+}
+
+static void on_tick_slow(pchip_t *c, uint64_t t, const chip_obs_t *o, uint64_t hbm, const uint32_t *pcs, uint32_t bits);
+
+/* The semaphores raised in cycle o (landings; raised by a remote DMA's line of the cycle before:
+ * remote_sems). */
+static void sem_raises(pchip_t *c, uint64_t t, const chip_obs_t *o) {
+  for (unsigned k = 0; k < c->cores; k++) {
+    const chip_obs_core_t *oc = &o->core[k];
+    if (oc->sem_epoch == c->sem_epoch[k]) continue;
+    uint32_t changed = sems_changed(oc->sems, c->sems[k]); /* (a cycle changes one or two of them) */
+    for (; changed; changed &= changed - 1) {
+      const unsigned s = (unsigned)__builtin_ctz(changed);
+      if (oc->sems[s] > c->sems[k][s]) {
+        land_t *l = &c->land[k][s];
+        if (l->open && t - l->last > LAND_GAP) close_land(c, k, s);
+        if (!l->open) *l = (land_t){t, t, 0, true};
+        l->last = t;
+        l->amount += oc->sems[s] - c->sems[k][s];
+        if (c->rdma_we_prev) c->remote_sems[k] |= 1u << s;
+      }
+      c->sems[k][s] = oc->sems[s];
+    }
+    c->sem_epoch[k] = oc->sem_epoch;
+  }
+}
+
 static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
   pchip_t *c = ctx;
+  /* The quick path: most cycles change none of what the intervals, the semaphores' records
+   * and the idle cause follow, and only add to the counts of a stretch. */
+  uint32_t pcs[CHIP_MAX_QUEUES];
+  const uint32_t bits = signature(c, o, pcs);
+  if (c->fast_ok && c->p->cur_phase == c->fast_host && o->core[0].pc[ISA_QUEUE_COMPUTE] == c->fast_pc0 &&
+      ((o->rtr_in_valid | o->rtr_out_valid) != 0) == c->fast_net) {
+    bool same = bits == c->sig_bits, sems = true;
+    for (unsigned k = 0; k < c->cores && same; k++)
+      same = !(o->core[k].issue & 2), sems = sems && o->core[k].sem_epoch == c->sem_epoch[k];
+    for (unsigned q = 0; q < c->queues && same; q++) same = pcs[q] == c->sig_pc[q];
+    if (same && !sems) {
+      /* semaphores moved: their raises are recorded; the idle cause stays unless the lead
+       * compute queue waits on one (then it is looked at again) */
+      sem_raises(c, t, o);
+      const unsigned k = c->cmd_q;
+      same = !c->fast_semdep ||
+             idle_class(c, k, true, c->cmd, o->core[k].sems, c->fast_dma, c->fast_rbusy, o) == c->prev_class;
+    }
+    if (same) {
+      if (t >= c->bucket_t + c->p->cfg.bucket) roll_bucket(c, t);
+      profile_phase_stats_t *ps = &c->ph[c->prev_phase];
+      ps->vec_busy += c->fast_vec;
+      if (o->rtr_out_valid & 0x1E)
+        for (unsigned d = 0; d < 4; d++) {
+          const uint32_t f = o->rtr_out_valid >> (1 + d) & 1;
+          c->bflits[d] += f;
+          ps->link_flits[d] += f;
+        }
+      ps->hbm_bytes += hbm - c->last_hbm;
+      c->last_hbm = hbm;
+      c->rdma_we_prev = o->rdma_we != 0;
+      c->prev_n++;
+      ++*c->fast_cq, ++*c->fast_dq, ++*c->fast_wait;
+      c->end = t + 1;
+      return;
+    }
+  }
+  on_tick_slow(c, t, o, hbm, pcs, bits);
+}
+
+static void on_tick_slow(pchip_t *c, uint64_t t, const chip_obs_t *o, uint64_t hbm, const uint32_t *pcs, uint32_t bits) {
   const unsigned phase = phase_of(c, o->core[0].pc[ISA_QUEUE_COMPUTE]);
   if (!c->seen) {
     c->seen = true;
@@ -426,23 +524,17 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
   profile_phase_stats_t *ps = &c->ph[phase];
 
   /* queues and units, when anything they show changed */
-  uint32_t pcs[CHIP_MAX_QUEUES], bits = 0;
   bool same = c->sig_valid;
-  for (unsigned k = 0; k < c->cores; k++)
-    for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) {
-      const unsigned i = k * ISA_NUM_QUEUES + q;
-      pcs[i] = o->core[k].running[q] ? o->core[k].pc[q] : UINT32_MAX;
-      same = same && pcs[i] == c->sig_pc[i];
-    }
+  for (unsigned q = 0; q < c->queues; q++) same = same && pcs[q] == c->sig_pc[q];
   bool dma_busy = false, network = false;
+  unsigned vec = 0;
   for (unsigned k = 0; k < c->cores; k++) {
     const chip_obs_core_t *oc = &o->core[k];
-    bits |= ((uint32_t)(oc->busy & (CHIP_BUSY_DMA | CHIP_BUSY_VEC)) | (uint32_t)oc->mxu_busy << 4) << (12 * k);
     dma_busy = dma_busy || (oc->busy & CHIP_BUSY_DMA);
-    ps->vec_busy += (oc->busy & CHIP_BUSY_VEC) != 0;
+    vec += (oc->busy & CHIP_BUSY_VEC) != 0;
   }
+  ps->vec_busy += vec;
   const unsigned rbusy = o->core[0].busy >> CHIP_BUSY_RDMA_SHIFT & 0xF;
-  bits |= (uint32_t)rbusy << 28;
   if (!same || bits != c->sig_bits) {
     for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, pcs[q] != UINT32_MAX, pcs[q]);
     for (unsigned k = 0; k < c->cores; k++) {
@@ -453,42 +545,23 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
         unit_state(c, &c->unit[k][2 + m], t, oc->mxu_busy >> m & 1, k, PROFILE_UNIT_MXU, m);
     }
     for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, rbusy >> e & 1, 0, PROFILE_UNIT_RDMA, e);
-    memcpy(c->sig_pc, pcs, sizeof pcs);
+    memcpy(c->sig_pc, pcs, sizeof c->sig_pc);
     c->sig_bits = bits;
     c->sig_valid = true;
   }
   network = rbusy != 0;
   /* links and HBM */
   for (unsigned d = 0; d < 4; d++) {
-    const uint32_t f = o->rtr_out[1 + d].valid;
+    const uint32_t f = o->rtr_out_valid >> (1 + d) & 1;
     c->bflits[d] += f;
     ps->link_flits[d] += f;
   }
   ps->hbm_bytes += hbm - c->last_hbm;
   c->last_hbm = hbm;
   /* semaphores raised, and RDMAs sent */
+  sem_raises(c, t, o);
   for (unsigned k = 0; k < c->cores; k++) {
     const chip_obs_core_t *oc = &o->core[k];
-    if (memcmp(c->sems[k], oc->sems, sizeof oc->sems)) {
-      for (unsigned s = 0; s < ISA_NUM_SEMS; s++) {
-        if (!(s & 3)) { /* four at a time while unchanged */
-          uint64_t a[2], b[2];
-          memcpy(a, oc->sems + s, sizeof a), memcpy(b, c->sems[k] + s, sizeof b);
-          if (a[0] == b[0] && a[1] == b[1]) {
-            s += 3;
-            continue;
-          }
-        }
-        if (oc->sems[s] <= c->sems[k][s]) continue;
-        land_t *l = &c->land[k][s];
-        if (l->open && t - l->last > LAND_GAP) close_land(c, k, s);
-        if (!l->open) *l = (land_t){t, t, 0, true};
-        l->last = t;
-        l->amount += oc->sems[s] - c->sems[k][s];
-        if (c->rdma_we_prev) c->remote_sems[k] |= 1u << s;
-      }
-      memcpy(c->sems[k], oc->sems, sizeof oc->sems);
-    }
     if (oc->issue & 2) {
       const uint32_t *cmd;
       const unsigned q = k * ISA_NUM_QUEUES + ISA_QUEUE_DMA;
@@ -519,15 +592,25 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
     c->prev_class = cls, c->prev_phase = phase, c->prev_n = 0, c->prev_valid = true;
   }
   c->prev_n++;
-  ps->queue_op[0][running[k] ? op_kind(cmd) : PROFILE_OP_STOPPED]++;
+  c->fast_cq = &ps->queue_op[0][running[k] ? op_kind(cmd) : PROFILE_OP_STOPPED];
   const uint32_t dpc = o->core[k].pc[ISA_QUEUE_DMA];
   if (!c->dq_valid || c->dq_core != k || c->dq_pc != dpc) {
     const uint32_t *dcmd;
     opcode_at(c, k * ISA_NUM_QUEUES + ISA_QUEUE_DMA, dpc, &dcmd);
     c->dq_kind = op_kind(dcmd), c->dq_pc = dpc, c->dq_core = k, c->dq_valid = true;
   }
-  ps->queue_op[1][o->core[k].running[ISA_QUEUE_DMA] ? c->dq_kind : PROFILE_OP_STOPPED]++;
-  if (running[k] && op == ISA_OP_SEM_WAIT && cls != PROFILE_IDLE_OTHER) c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS]++;
+  c->fast_dq = &ps->queue_op[1][o->core[k].running[ISA_QUEUE_DMA] ? c->dq_kind : PROFILE_OP_STOPPED];
+  c->fast_wait = running[k] && op == ISA_OP_SEM_WAIT && cls != PROFILE_IDLE_OTHER
+                     ? &c->wait[k][ISA_GET(cmd, SEM_WAIT, sem) % ISA_NUM_SEMS]
+                     : &c->wait_sink;
+  ++*c->fast_cq, ++*c->fast_dq, ++*c->fast_wait;
+  /* what the next cycles may add to without a look (on_tick) */
+  c->fast_ok = c->sig_valid;
+  c->fast_host = c->p->cur_phase;
+  c->fast_pc0 = o->core[0].pc[ISA_QUEUE_COMPUTE];
+  c->fast_net = (o->rtr_in_valid | o->rtr_out_valid) != 0;
+  c->fast_vec = vec;
+  c->fast_semdep = running[k] && op == ISA_OP_SEM_WAIT, c->fast_dma = dma_busy, c->fast_rbusy = rbusy != 0;
   c->end = t + 1;
 }
 
@@ -545,7 +628,7 @@ static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t 
   }
   flush_prev(c, before);
   roll_bucket(c, t);
-  c->sig_valid = false;
+  c->sig_valid = c->fast_ok = false;
   for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, st->running[q], st->pc[q]);
   /* the units that stay busy through the stretch: as many as the counters say (nothing
    * changes in it, so the ones busy before it) */
@@ -595,7 +678,7 @@ void profile_run_end(profile_t *p) {
     uint64_t now[CHIP_OBS_COUNTERS];
     chip_counters(c->chip, now);
     flush_prev(c, now);
-    c->sig_valid = c->cmd_valid = c->dq_valid = false; /* (the next run's programs may differ) */
+    c->sig_valid = c->cmd_valid = c->dq_valid = c->fast_ok = false; /* (the next run's programs may differ) */
     const uint64_t t = c->end;
     for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, false, 0);
     for (unsigned k = 0; k < c->cores; k++) {
@@ -733,10 +816,14 @@ static unsigned unit_tid(unsigned core, unsigned unit, unsigned index) {
   }
 }
 
-/* The trace's writer: its own buffer (stdio's locking per call was most of a trace's time). */
+/* The trace's writer: its own buffer (stdio's locking per call was most of a trace's time),
+ * room for an event made once (ev_begin), then the event's pieces appended without checks:
+ * literals by their compile-time length, numbers by a two-digit table (printf's parsing and
+ * strlen were most of the rest). */
+#define TW_EVENT_MAX 1024 /* bytes an event (but for wprintf's, which check) may take */
 typedef struct {
   FILE *f;
-  double us;   /* microseconds per cycle */
+  double units_per_cycle; /* 0.1 ns units per cycle: 1e4 / MHz */
   bool first;
   char *buf;
   size_t n, cap;
@@ -747,8 +834,12 @@ static void wflush(tw_t *w) {
   w->n = 0;
 }
 
-static inline void wput(tw_t *w, const char *s, size_t len) {
+static inline void wroom(tw_t *w, size_t len) {
   if (w->n + len > w->cap) wflush(w);
+}
+
+static inline void wput(tw_t *w, const char *s, size_t len) {
+  wroom(w, len);
   if (len > w->cap) {
     fwrite(s, 1, len, w->f);
     return;
@@ -758,6 +849,9 @@ static inline void wput(tw_t *w, const char *s, size_t len) {
 }
 
 static inline void wputs(tw_t *w, const char *s) { wput(w, s, strlen(s)); }
+
+/* Appends a string literal (room made by ev_begin). */
+#define WLIT(w, lit) (memcpy((w)->buf + (w)->n, (lit), sizeof(lit) - 1), (w)->n += sizeof(lit) - 1)
 
 static void wprintf(tw_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void wprintf(tw_t *w, const char *fmt, ...) {
@@ -771,25 +865,65 @@ static void wprintf(tw_t *w, const char *fmt, ...) {
 
 /* Cycle t in units of 0.1 ns (the trace's timestamps are microseconds with four decimals:
  * slices that touch in cycles touch in the file). */
-static int64_t units(const tw_t *w, uint64_t t) { return llround((double)t * w->us * 1e4); }
+static inline int64_t units(const tw_t *w, uint64_t t) { return (int64_t)((double)t * w->units_per_cycle + 0.5); }
+
+static const char digits2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                              "8081828384858687888990919293949596979899";
+
+/* v's decimal digits, at least `min` of them (zeros in front), ending at end: their start. */
+static inline char *digits(char *end, uint64_t v, int min) {
+  char *p = end;
+  while (v >= 100) {
+    const unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    p -= 2, memcpy(p, digits2 + 2 * r, 2);
+  }
+  if (v >= 10) p -= 2, memcpy(p, digits2 + 2 * v, 2);
+  else *--p = (char)('0' + v);
+  while (end - p < min) *--p = '0';
+  return p;
+}
+
+/* Appends v (room made). */
+static inline void put_u(tw_t *w, uint64_t v) {
+  char b[24];
+  char *p = digits(b + sizeof b, v, 1);
+  const size_t n = (size_t)(b + sizeof b - p);
+  memcpy(w->buf + w->n, p, n);
+  w->n += n;
+}
 
 /* A non-negative count of 0.1 ns units as microseconds "123.4567", without printf's floats. */
 static const char *fix4(char b[32], int64_t v) {
-  char tmp[24];
-  int n = 0;
-  uint64_t u = v < 0 ? 0 : (uint64_t)v;
-  do tmp[n++] = (char)('0' + u % 10), u /= 10;
-  while (u || n < 5);
-  int k = 0;
-  while (n > 4) b[k++] = tmp[--n];
-  b[k++] = '.';
-  while (n > 0) b[k++] = tmp[--n];
-  b[k] = 0;
+  const uint64_t u = v < 0 ? 0 : (uint64_t)v;
+  char t[24];
+  char *p = digits(t + sizeof t, u, 5);
+  const size_t n = (size_t)(t + sizeof t - p);
+  memcpy(b, p, n - 4);
+  b[n - 4] = '.';
+  memcpy(b + n - 3, t + sizeof t - 4, 4);
+  b[n + 1] = 0;
   return b;
 }
 
+/* Appends fix4(v) (room made). */
+static inline void put_fix4(tw_t *w, int64_t v) {
+  const uint64_t u = v < 0 ? 0 : (uint64_t)v;
+  char t[24];
+  char *p = digits(t + sizeof t, u, 5);
+  const size_t n = (size_t)(t + sizeof t - p);
+  memcpy(w->buf + w->n, p, n - 4);
+  w->buf[w->n + n - 4] = '.';
+  memcpy(w->buf + w->n + n - 3, t + sizeof t - 4, 4);
+  w->n += n + 1;
+}
+
+/* Starts an event, with room for TW_EVENT_MAX bytes of it. */
 static void ev_begin(tw_t *w) {
-  wputs(w, w->first ? "\n" : ",\n");
+  wroom(w, TW_EVENT_MAX);
+  if (w->first) WLIT(w, "\n");
+  else WLIT(w, ",\n");
   w->first = false;
 }
 
@@ -810,74 +944,59 @@ static void thread(tw_t *w, unsigned pid, unsigned tid, const char *name) {
   meta(w, pid, (int)tid, "thread_sort_index", NULL, (int)tid);
 }
 
-/* Writing the trace's many numbers: printf's parsing is most of the time a trace takes. */
-static void put_u(tw_t *w, uint64_t v) {
-  char b[24];
-  int n = sizeof b;
-  do b[--n] = (char)('0' + v % 10), v /= 10;
-  while (v);
-  wput(w, b + n, sizeof b - (size_t)n);
-}
-
-/* ,"key":v */
-static void kv(tw_t *w, const char *key, uint64_t v) {
-  wputs(w, ",\"");
-  wputs(w, key);
-  wputs(w, "\":");
-  put_u(w, v);
-}
+/* ,"key":v (room made) */
+#define KV(w, key, v) (WLIT(w, ",\"" key "\":"), put_u(w, v))
 
 static void queue_args(tw_t *w, const uint32_t *cmd, uint32_t op) {
   if (!cmd) return;
   switch (op) {
     case ISA_OP_SEM_WAIT:
     case ISA_OP_SEM_SIGNAL:
-      kv(w, "sem", ISA_GET(cmd, SEM_WAIT, sem)), kv(w, "value", ISA_GET(cmd, SEM_WAIT, value));
+      KV(w, "sem", ISA_GET(cmd, SEM_WAIT, sem)), KV(w, "value", ISA_GET(cmd, SEM_WAIT, value));
       break;
     case ISA_OP_DMA:
-      kv(w, "kind", ISA_GET(cmd, DMA, kind)), kv(w, "hbm_addr", ISA_GET(cmd, DMA, hbm_addr));
-      kv(w, "line", ISA_GET(cmd, DMA, line)), kv(w, "rows", ISA_GET(cmd, DMA, rows));
-      kv(w, "bytes", ISA_GET(cmd, DMA, bytes)), kv(w, "sem", ISA_GET(cmd, DMA, sem));
+      KV(w, "kind", ISA_GET(cmd, DMA, kind)), KV(w, "hbm_addr", ISA_GET(cmd, DMA, hbm_addr));
+      KV(w, "line", ISA_GET(cmd, DMA, line)), KV(w, "rows", ISA_GET(cmd, DMA, rows));
+      KV(w, "bytes", ISA_GET(cmd, DMA, bytes)), KV(w, "sem", ISA_GET(cmd, DMA, sem));
       break;
     case ISA_OP_MXU_LOAD:
-      kv(w, "mxu", ISA_GET(cmd, MXU_LOAD, mxu)), kv(w, "line", ISA_GET(cmd, MXU_LOAD, line));
-      kv(w, "transpose", ISA_GET(cmd, MXU_LOAD, transpose));
+      KV(w, "mxu", ISA_GET(cmd, MXU_LOAD, mxu)), KV(w, "line", ISA_GET(cmd, MXU_LOAD, line));
+      KV(w, "transpose", ISA_GET(cmd, MXU_LOAD, transpose));
       break;
     case ISA_OP_MXU_MATMUL:
-      kv(w, "mxu", ISA_GET(cmd, MXU_MATMUL, mxu)), kv(w, "line", ISA_GET(cmd, MXU_MATMUL, line));
-      kv(w, "rows", ISA_GET(cmd, MXU_MATMUL, rows)), kv(w, "acc_row", ISA_GET(cmd, MXU_MATMUL, acc_row));
-      kv(w, "accumulate", ISA_GET(cmd, MXU_MATMUL, accumulate));
+      KV(w, "mxu", ISA_GET(cmd, MXU_MATMUL, mxu)), KV(w, "line", ISA_GET(cmd, MXU_MATMUL, line));
+      KV(w, "rows", ISA_GET(cmd, MXU_MATMUL, rows)), KV(w, "acc_row", ISA_GET(cmd, MXU_MATMUL, acc_row));
+      KV(w, "accumulate", ISA_GET(cmd, MXU_MATMUL, accumulate));
       break;
     case ISA_OP_MXU_STORE:
-      kv(w, "mxu", ISA_GET(cmd, MXU_STORE, mxu)), kv(w, "acc_row", ISA_GET(cmd, MXU_STORE, acc_row));
-      kv(w, "rows", ISA_GET(cmd, MXU_STORE, rows)), kv(w, "line", ISA_GET(cmd, MXU_STORE, line));
+      KV(w, "mxu", ISA_GET(cmd, MXU_STORE, mxu)), KV(w, "acc_row", ISA_GET(cmd, MXU_STORE, acc_row));
+      KV(w, "rows", ISA_GET(cmd, MXU_STORE, rows)), KV(w, "line", ISA_GET(cmd, MXU_STORE, line));
       break;
     case ISA_OP_VEC:
-      kv(w, "op", ISA_GET(cmd, VEC, op)), kv(w, "a", ISA_GET(cmd, VEC, a)), kv(w, "b", ISA_GET(cmd, VEC, b));
-      kv(w, "dst", ISA_GET(cmd, VEC, dst)), kv(w, "rows", ISA_GET(cmd, VEC, rows));
+      KV(w, "op", ISA_GET(cmd, VEC, op)), KV(w, "a", ISA_GET(cmd, VEC, a)), KV(w, "b", ISA_GET(cmd, VEC, b));
+      KV(w, "dst", ISA_GET(cmd, VEC, dst)), KV(w, "rows", ISA_GET(cmd, VEC, rows));
       break;
     case ISA_OP_RDMA:
-      kv(w, "dest_x", ISA_GET(cmd, RDMA, x)), kv(w, "dest_y", ISA_GET(cmd, RDMA, y));
-      kv(w, "dest_core", ISA_GET(cmd, RDMA, core)), kv(w, "engine", ISA_GET(cmd, RDMA, engine));
-      kv(w, "rows", ISA_GET(cmd, RDMA, rows)), kv(w, "remote_sem", ISA_GET(cmd, RDMA, remote_sem));
+      KV(w, "dest_x", ISA_GET(cmd, RDMA, x)), KV(w, "dest_y", ISA_GET(cmd, RDMA, y));
+      KV(w, "dest_core", ISA_GET(cmd, RDMA, core)), KV(w, "engine", ISA_GET(cmd, RDMA, engine));
+      KV(w, "rows", ISA_GET(cmd, RDMA, rows)), KV(w, "remote_sem", ISA_GET(cmd, RDMA, remote_sem));
       break;
     default: break;
   }
 }
 
-/* {"ph":"X","pid":P,"tid":T,"ts":TS,"dur":DUR,"name":" */
+/* {"ph":"X","pid":P,"tid":T,"ts":TS,"dur":DUR,"name":" (room made) */
 static void x_head(tw_t *w, unsigned pid, unsigned tid, uint64_t t0, uint64_t t1) {
-  char tsb[32], durb[32];
   const int64_t u0 = units(w, t0), u1 = units(w, t1);
-  wputs(w, "{\"ph\":\"X\",\"pid\":");
+  WLIT(w, "{\"ph\":\"X\",\"pid\":");
   put_u(w, pid);
-  wputs(w, ",\"tid\":");
+  WLIT(w, ",\"tid\":");
   put_u(w, tid);
-  wputs(w, ",\"ts\":");
-  wputs(w, fix4(tsb, u0));
-  wputs(w, ",\"dur\":");
-  wputs(w, fix4(durb, u1 - u0));
-  wputs(w, ",\"name\":\"");
+  WLIT(w, ",\"ts\":");
+  put_fix4(w, u0);
+  WLIT(w, ",\"dur\":");
+  put_fix4(w, u1 - u0);
+  WLIT(w, ",\"name\":\"");
 }
 
 /* A chip's semaphore landings sorted by (core * ISA_NUM_SEMS + semaphore, first cycle), for the
@@ -954,35 +1073,38 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
       const char *on = isa_opcode_name(op) ? isa_opcode_name(op) : "?";
       x_head(w, pid, TID_QUEUE + q, e->t0, e->t1);
       if (op == ISA_OP_SEM_WAIT && cmd) {
-        wputs(w, "wait sem ");
+        WLIT(w, "wait sem ");
         put_u(w, ISA_GET(cmd, SEM_WAIT, sem));
-        wputs(w, "\",\"cat\":\"wait\",\"args\":{\"pc\":");
+        WLIT(w, "\",\"cat\":\"wait\",\"args\":{\"pc\":");
       } else {
-        wputs(w, on);
-        wputs(w, "\",\"cat\":\"command\",\"args\":{\"pc\":");
+        const size_t len = strnlen(on, 32);
+        memcpy(w->buf + w->n, on, len), w->n += len;
+        WLIT(w, "\",\"cat\":\"command\",\"args\":{\"pc\":");
       }
       put_u(w, e->a);
-      kv(w, "cycles", e->t1 - e->t0);
+      KV(w, "cycles", e->t1 - e->t0);
       queue_args(w, cmd, op);
-      wputs(w, "}}");
+      WLIT(w, "}}");
     } else if (e->kind == PROFILE_EV_UNIT) {
-      static const char *const un[4] = {"DMA", "VEC", "MXU", "RDMA"};
+      static const char *const un[4] = {"DMA\",\"args\":{\"cycles\":", "VEC\",\"args\":{\"cycles\":",
+                                        "MXU\",\"args\":{\"cycles\":", "RDMA\",\"args\":{\"cycles\":"};
+      static const size_t unl[4] = {sizeof "DMA\",\"args\":{\"cycles\":" - 1, sizeof "VEC\",\"args\":{\"cycles\":" - 1,
+                                    sizeof "MXU\",\"args\":{\"cycles\":" - 1, sizeof "RDMA\",\"args\":{\"cycles\":" - 1};
       x_head(w, pid, unit_tid(e->core, e->unit, e->index), e->t0, e->t1);
-      wputs(w, "busy\",\"cat\":\"");
-      wputs(w, un[e->unit & 3]);
-      wputs(w, "\",\"args\":{\"cycles\":");
+      WLIT(w, "busy\",\"cat\":\"");
+      memcpy(w->buf + w->n, un[e->unit & 3], unl[e->unit & 3]), w->n += unl[e->unit & 3];
       put_u(w, e->t1 - e->t0);
-      wputs(w, "}}");
+      WLIT(w, "}}");
     } else {
       x_head(w, pid, TID_SEM + 32 * e->core + e->index, e->t0, e->t1);
-      wputs(w, "sem ");
+      WLIT(w, "sem ");
       put_u(w, e->index);
-      wputs(w, " +");
+      WLIT(w, " +");
       put_u(w, e->b);
-      wputs(w, "\",\"cat\":\"semaphore\",\"args\":{\"added\":");
+      WLIT(w, "\",\"cat\":\"semaphore\",\"args\":{\"added\":");
       put_u(w, e->b);
-      kv(w, "cycles", e->t1 - e->t0);
-      wputs(w, "}}");
+      KV(w, "cycles", e->t1 - e->t0);
+      WLIT(w, "}}");
     }
   }
   /* flows: each RDMA with a remote semaphore to the first landing on that semaphore at the
@@ -1006,12 +1128,25 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
     if (lo == lands[ri].n || lands[ri].ix[lo].key != key) continue;
     const uint64_t id = ++*flow_id;
     ev_begin(w);
-    char tb[32];
-    wprintf(w, "{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\",\"cat\":\"rdma\"}",
-            id, pid, TID_QUEUE + e->core * ISA_NUM_QUEUES + ISA_QUEUE_DMA, fix4(tb, units(w, e->t0)));
+    WLIT(w, "{\"ph\":\"s\",\"id\":");
+    put_u(w, id);
+    WLIT(w, ",\"pid\":");
+    put_u(w, pid);
+    WLIT(w, ",\"tid\":");
+    put_u(w, TID_QUEUE + e->core * ISA_NUM_QUEUES + ISA_QUEUE_DMA);
+    WLIT(w, ",\"ts\":");
+    put_fix4(w, units(w, e->t0));
+    WLIT(w, ",\"name\":\"RDMA\",\"cat\":\"rdma\"}");
     ev_begin(w);
-    wprintf(w, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"name\":\"RDMA\","
-            "\"cat\":\"rdma\"}", id, r->index + 1, TID_SEM + 32 * dk + e->b, fix4(tb, units(w, lands[ri].ix[lo].t0)));
+    WLIT(w, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":");
+    put_u(w, id);
+    WLIT(w, ",\"pid\":");
+    put_u(w, r->index + 1);
+    WLIT(w, ",\"tid\":");
+    put_u(w, TID_SEM + 32 * dk + e->b);
+    WLIT(w, ",\"ts\":");
+    put_fix4(w, units(w, lands[ri].ix[lo].t0));
+    WLIT(w, ",\"name\":\"RDMA\",\"cat\":\"rdma\"}");
   }
   /* counters: each link's utilisation and the HBM's bandwidth, per bucket */
   for (size_t i = 0; i < c->ns; i++) {
@@ -1036,7 +1171,7 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
     snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
     return -1;
   }
-  tw_t w = {f, 1.0 / p->cfg.clock_mhz, true, malloc(1 << 20), 0, 1 << 20};
+  tw_t w = {f, 1e4 / p->cfg.clock_mhz, true, malloc(1 << 20), 0, 1 << 20};
   if (!w.buf) {
     fclose(f);
     remove(tmp);
