@@ -3,7 +3,8 @@
  * docs/scale.md "MPI"): every pod command reports what one process reports, field for field
  * but host time, on 2 and 4 ranks (oversubscribed on these 2 cores), with threads within the
  * ranks too; the refusals (ranks or threads that do not divide the rows, a command without a
- * pod, ranks given different arguments, files every rank would write), each exit 2; and a rank
+ * pod, ranks given different arguments, files every rank would write), each exit 2; a profile
+ * (--profile, --op-profile) gathered from the ranks is one process's, byte for byte; and a rank
  * that dies stops the job with a message instead of leaving the others waiting.
  */
 #include <criterion/criterion.h>
@@ -103,6 +104,78 @@ Test(pod_mpi, refusals) {
            tpusim());
   expect_refused(line, "every rank would write the same files");
   cr_expect_neq(access("build/tests/never.csv", F_OK), 0, "a refused run wrote its file");
+}
+
+/* A whole file's bytes (*n of them; the caller frees them), or NULL. */
+static char *slurp(const char *path, size_t *n) {
+  *n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *b = NULL;
+  size_t cap = 0;
+  for (;;) {
+    if (*n == cap && !(b = realloc(b, cap = cap ? 2 * cap : 1 << 20))) break;
+    const size_t got = fread(b + *n, 1, cap - *n, f);
+    *n += got;
+    if (!got) break;
+  }
+  fclose(f);
+  return b;
+}
+
+/* `tpusim ARGS --profile FILE --json` in one process and on each rank count: the same trace,
+ * byte for byte (rank 0 gathers every rank's chips: profile_gather), and the same report with
+ * its op profile; `--op-profile` alone likewise. */
+static void same_profile_on_ranks(const char *args, const unsigned *ranks, unsigned nranks) {
+  static const char *const one_path = "build/tests/mpi_profile_one.json", *const path = "build/tests/mpi_profile.json";
+  char line[2048];
+  snprintf(line, sizeof line, "%s %s --quiet --profile %s --json", tpusim(), args, one_path);
+  run_t one = run_shell(line);
+  cr_assert_eq(one.status, 0, "%s: %s", line, one.err);
+  cr_assert(strstr(one.out, "\"profile\":{"), "%s: no op profile in %s", line, one.out);
+  without_host_fields(one.out);
+  size_t n1, n;
+  char *want = slurp(one_path, &n1);
+  cr_assert(want && n1 > 0, "%s wrote no trace", line);
+  for (unsigned k = 0; k < nranks; k++) {
+    remove(path);
+    snprintf(line, sizeof line, MPIRUN "-np %u %s %s --quiet --profile %s --json", ranks[k], tpusim(), args, path);
+    run_t r = run_shell(line);
+    cr_assert_eq(r.status, 0, "%s: %s", line, r.err);
+    without_host_fields(r.out);
+    cr_expect_str_eq(r.out, one.out, "%s:\n%s\none process:\n%s", line, r.out, one.out);
+    char *got = slurp(path, &n);
+    cr_expect(got && n == n1 && !memcmp(got, want, n), "%s: the trace (%zu bytes) is not one process's (%zu bytes)",
+              line, n, n1);
+    free(got);
+    snprintf(line, sizeof line, "%s --op-profile", args);
+    const unsigned np[1] = {ranks[k]};
+    same_on_ranks(line, np, 1);
+  }
+  free(want);
+  remove(path), remove(one_path);
+}
+
+Test(pod_mpi, profiles_are_what_one_process_writes) {
+  static const unsigned two[] = {2}, ranks[] = {2, 4};
+  same_profile_on_ranks("collective --pod 2x2 --mxu 16x16 --op allreduce --bytes 65536 --model fast", two, 1);
+  same_profile_on_ranks("train --pod 2x2 --mxu 16x16 --batch 32 --steps 2 --seed 1 --model fast", two, 1);
+  /* model parallel along Y, across the ranks; a chip list that the ranks share unevenly */
+  same_profile_on_ranks("train --pod 2x4 --dp 2 --mp 4 --mxu 16x16 --batch 64 --steps 1 --model fast", ranks, 2);
+  same_profile_on_ranks("step --pod 2x4 --mxu 4x4 --m 8 --k 12 --n 8 --seed 6 --model fast --profile-chips 1,3-6", ranks,
+                        2);
+}
+
+/* An unwritable --profile path: every rank refuses it before the run (exit 2, no file, no hang). */
+Test(pod_mpi, an_unwritable_profile_path_is_refused_on_every_rank) {
+  char line[2048];
+  snprintf(line, sizeof line, MPIRUN "-np 2 %s collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 1024 --model fast "
+           "--profile build/tests/no-such-dir/p.json", tpusim());
+  const time_t t0 = time(NULL);
+  expect_refused(line, "--profile: cannot write 'build/tests/no-such-dir/p.json': directory 'build/tests/no-such-dir' "
+                 "does not exist");
+  cr_expect_lt(time(NULL) - t0, 20, "the refusal took %lld s", (long long)(time(NULL) - t0));
+  cr_expect_neq(access("build/tests/no-such-dir", F_OK), 0, "a refused run made its directory");
 }
 
 /* A rank killed in the middle of a run: mpirun stops the others and says which rank died. */

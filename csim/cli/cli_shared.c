@@ -219,9 +219,6 @@ int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h,
   if (o->chips && !o->path && !o->op)
     return cli_usage_error(cmd, "--profile-chips picks the chips of a profile: it needs --profile FILE or --op-profile");
   if (!o->path && !o->op) return CLI_EXIT_OK;
-  if (dist_size() > 1)
-    return cli_usage_error(cmd, "--profile and --op-profile run on one MPI rank (threads are fine): run without "
-                           "mpirun, or with -np 1");
   bool *flags = NULL;
   if (o->chips) {
     const int rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags);
@@ -244,14 +241,19 @@ static const char *pkey(cmd_profile_t *o, unsigned row, unsigned col, const char
 
 int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r) {
   if (!o->prof) return CLI_EXIT_OK;
+  char err[512];
+  /* under mpirun each rank watched its own chips: rank 0 gathers them, writes and reports */
+  if (profile_gather(o->prof, err, sizeof err)) return cli_fail(cmd, "%s", err);
   profile_summary(o->prof, &o->sum);
   const profile_summary_t *s = &o->sum;
   if (o->path) {
-    char err[512];
-    if (profile_write(o->prof, o->path, err, sizeof err)) return cli_fail(cmd, "%s", err);
-    cli_note("%s: wrote the profile of %u chip%s to %s%s", cmd, s->chips, s->chips == 1 ? "" : "s", o->path,
-             s->events_dropped ? " (the event cap was reached: later intervals of some chips left out; "
-                                 "--profile-chips fewer chips)" : "");
+    const bool bad = dist_rank() == 0 && profile_write(o->prof, o->path, err, sizeof err);
+    if (dist_any(bad)) /* (every rank ends with rank 0's status) */
+      return cli_fail(cmd, "%s", bad ? err : "MPI rank 0 could not write the profile");
+    if (dist_rank() == 0) /* (the file is rank 0's) */
+      cli_note("%s: wrote the profile of %u chip%s to %s%s", cmd, s->chips, s->chips == 1 ? "" : "s", o->path,
+               s->events_dropped ? " (the event cap was reached: later intervals of some chips left out; "
+                                   "--profile-chips fewer chips)" : "");
   }
   const double flops_per = 2.0 * s->rows * s->cols, hz = s->clock_mhz * 1e6;
   const profile_phase_stats_t *t = &s->total;

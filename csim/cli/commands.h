@@ -146,7 +146,8 @@ typedef struct {
 int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h, double clock_mhz, unsigned rows,
                       unsigned cols);
 /* After a run that worked: writes the trace (if asked for) and puts the op profile in r (its
- * values under "profile", its lines after the report's). CLI_EXIT_OK, or the failure. */
+ * values under "profile", its lines after the report's). CLI_EXIT_OK, or the failure. Under
+ * mpirun every rank calls it: rank 0 gathers the ranks' chips (profile_gather) and writes. */
 int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r);
 void cmd_profile_free(cmd_profile_t *o);
 

@@ -15,8 +15,9 @@
  * profile_write writes it all as a Chrome / Perfetto trace-event JSON file.
  *
  * A chip's records are touched only by the thread stepping it, so a pod on threads gives the
- * same profile as on one. The host calls everything else between runs. Not for chips of a pod
- * split over MPI ranks.
+ * same profile as on one. The host calls everything else between runs. A pod split over MPI
+ * ranks: every rank makes the same profile and watches only its own chips (the others' are
+ * shells, which chip_set_observer ignores); profile_gather then hands them all to rank 0.
  */
 #ifndef SYSTEM_PROFILE_H
 #define SYSTEM_PROFILE_H
@@ -144,6 +145,14 @@ typedef struct {
 const profile_ev_t *profile_events(const profile_t *p, unsigned index, size_t *n);
 /* The cycles chip `index` was watched: from its first observed cycle to its last + 1. */
 void profile_span(const profile_t *p, unsigned index, uint64_t *first, uint64_t *end);
+
+/* A pod split over MPI ranks (dist.h), after its last run: every rank sends the records of the
+ * chips it watched (events, samples, per-phase sums, waits, spans) to rank 0, which puts them in
+ * its empty slots for those chips; rank 0's profile is then the one a single process would have
+ * made, for profile_summary and profile_write (the other ranks keep their own chips' alone).
+ * Collective: every rank calls it; nothing without MPI. 0, or -1 with a message on every rank
+ * (out of memory, or ranks whose phases differ: they did not run the same host program). */
+int profile_gather(profile_t *p, char *err, size_t errlen);
 
 /* Writes the Chrome trace-event JSON (written beside the path, renamed into place: a failed
  * write leaves nothing). 0, or -1 with a message. */
