@@ -470,12 +470,32 @@ static void first_sub_block(fw_prog_t *cq, const gemm_t *x) {
   for (uint32_t j = 0; j + 1 < pl->pro; j++) fw_sem_signal(cq, SEM_W_FREE + j, 1);
 }
 
+/* The first tile past the first pass over the first panel (the fill): the tiles that wait
+ * for its sub-blocks as the DMA brings them in (with A^T, the lead column tiles). */
+static uint64_t fill_tiles(const plan_t *pl) {
+  uint64_t t = 0;
+  while (t < pl->tiles) {
+    const tile_t tl = tile_of(pl, t);
+    if (tl.ablock != 0 || tl.i >= pl->lead * tl.kpn) break;
+    t++;
+  }
+  return t;
+}
+
+/* The kernel's phases for the profile (docs/profiling.md, "Kernel phases"): "fill" until the
+ * first panel's first pass is done, "steady state" for the tiles after it, "drain" from the
+ * last block's store (its epilogue and write-back) on. A program that is already marked (a
+ * kernel embedding the GEMM) keeps its own phases. */
 static void compute_program(fw_prog_t *cq, const gemm_t *x) {
   const plan_t *pl = &x->pl;
   const uint32_t mt = pl->mt;
+  const bool mark = cq->nmarks == 0;
+  const uint64_t steady = fill_tiles(pl);
+  if (mark) fw_prog_mark(cq, "fill");
   if (pl->pro > 1) first_sub_block(cq, x);
   for (uint64_t t = pl->pro > 1 ? pl->pro : 0; t < pl->tiles; t++) {
     tile_t tl = tile_of(pl, t);
+    if (mark && t == steady) fw_prog_mark(cq, "steady state");
     fw_sem_wait(cq, SEM_W_READY + t % NW, active(pl, tl.nt));
     /* Sub-block kk of a panel is waited for before its first use (DMA completions are in
      * order). The first pass over the first panel, where the MXU waits for the DMA, goes
@@ -501,6 +521,7 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
       matmul(cq, x, &tl, x->a_line[tl.ablock % 2] + tl.kk * mt, rows_of(x, &tl), acc_of(x, &tl), tl.kt > 0);
     }
     tile_t block;
+    if (mark && t + 1 == pl->tiles) fw_prog_mark(cq, "drain");
     if (stored_block(x, t, &block)) store_block(cq, x, &block, t + 1 == pl->tiles);
   }
   fw_mxu_select(cq, 0);  /* what the program's next kernel expects */
@@ -531,6 +552,7 @@ int fw_gemm_cores(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_
 int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
             size_t errlen) {
   const size_t cq0 = cq->count, dq0 = dq->count;
+  const unsigned marks0 = cq->nmarks;
   /* A^T: the widest first pass whose programs fit the queues (a wider one caps the row
    * blocks, so it has more tiles); otherwise there is one plan */
   for (uint32_t lead_max = g->a_transposed ? LEAD_MAX : 1;; lead_max /= 2) {
@@ -547,6 +569,7 @@ int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq,
       snprintf(err, errlen, "the GEMM needs %zu compute and %zu DMA commands; a queue holds %u",
                cq->count - cq0, dq->count - dq0, chip->queue_depth);
       cq->count = cq0, dq->count = dq0;  /* drop them: the next try, or the caller's program as it was */
+      cq->nmarks = marks0;
     }
     if (lead_max <= 1) return -1;
   }

@@ -4,7 +4,8 @@
  * intervals add up to its busy counter; the MXU's idle causes add up to its idle cycles; the
  * trace file is valid JSON with the fields Chrome and Perfetto need (scripts/check_trace.py);
  * a semaphore signalled late is named as the bottleneck; a pod's profile is the same on one
- * thread as on two. Runs on every model (MODEL_SUITES: RTL, fast, lockstep, threads).
+ * thread as on two; a GEMM's cycles all land in its kernel phases; every host phase is on the
+ * trace's host-phase track. Runs on every model (MODEL_SUITES: RTL, fast, lockstep, threads).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -330,4 +331,110 @@ Test(profile, the_fast_models_profile_is_the_rtls, .timeout = 300) {
   cr_assert(!memcmp(&sr.total, &sf.total, sizeof sr.total), "the op profiles differ");
   profile_free(r), profile_free(f);
   chip_free(rc), chip_free(fc);
+}
+
+/* The firmware GEMM's kernel phases (fw/gemm.c: fill, steady state, drain): every cycle of the
+ * run lands in one of them (the mark at command 0 leaves the host's phase none), each has
+ * cycles of its own, and the RTL and the fast model split the run alike. Plain A, and A^T (its
+ * first pass takes several column tiles side by side, the fill's other shape). */
+static void gemm_phases(chip_model_t model, bool a_transposed, uint64_t out_cycles[4]) {
+  chip_config_t cfg = chip_config_default(4, 4);
+  cfg.seed = test_seed();
+  cfg.model = model;
+  char err[1024];
+  chip_t *c = chip_new(&cfg, err, sizeof err);
+  cr_assert_not_null(c, "%s", err);
+  const size_t m = 24, k = 12, n = 20;
+  uint16_t a[24 * 12], b[12 * 20];
+  uint32_t out[24 * 20];
+  rng_t r;
+  rng_seed(&r, test_seed());
+  for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(&r, -3, 3);
+  for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(&r, -3, 3);
+  profile_t *p = new_profile(1, 1, 4, 4);
+  profile_attach(p, 0, c);
+  profile_phase(p, "gemm", chip_cycle(c));
+  const chip_gemm_opts_t opts = {.a_transposed = a_transposed, .profile = p};
+  chip_gemm_stats_t st;
+  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, &opts, &st, err, sizeof err), 0, "%s", err);
+  profile_run_end(p);
+  profile_summary_t s;
+  profile_summary(p, &s);
+  static const char *const names[4] = {"gemm", "gemm: fill", "gemm: steady state", "gemm: drain"};
+  uint64_t sum = 0;
+  for (unsigned i = 0; i < 4; i++) {
+    out_cycles[i] = 0;
+    for (unsigned f = 0; f < s.phases; f++)
+      if (!strcmp(s.phase[f].name, names[i])) out_cycles[i] = s.phase[f].chip_cycles;
+    sum += out_cycles[i];
+    if (i) cr_assert_gt(out_cycles[i], 0, "%s model%s: no cycles in '%s'", chip_model_name(model),
+                        a_transposed ? ", A^T" : "", names[i]);
+  }
+  cr_assert_eq(out_cycles[0], 0, "%llu cycles before the first mark", (unsigned long long)out_cycles[0]);
+  cr_assert_eq(sum, st.cycles, "the phases add up to %llu cycles, the run took %llu", (unsigned long long)sum,
+               (unsigned long long)st.cycles);
+  cr_assert_eq(s.total.chip_cycles, st.cycles);
+  check_causes(&s.total);
+  profile_free(p);
+  chip_free(c);
+}
+
+Test(profile, a_gemms_cycles_all_land_in_its_kernel_phases, .timeout = 300) {
+  for (int t = 0; t < 2; t++) {
+    uint64_t rtl[4], fast[4];
+    gemm_phases(CHIP_MODEL_RTL, t, rtl);
+    gemm_phases(CHIP_MODEL_FAST, t, fast);
+    for (unsigned i = 0; i < 4; i++)
+      cr_assert_eq(rtl[i], fast[i], "phase %u%s: RTL %llu cycles, fast %llu", i, t ? " (A^T)" : "",
+                   (unsigned long long)rtl[i], (unsigned long long)fast[i]);
+  }
+}
+
+/* More host phases than the op profile holds: the last of its phases, named "later phases",
+ * takes the rest, and the trace's host-phase track still shows every one (randprog's sets). */
+Test(profile, every_host_phase_is_on_the_trace_and_the_rest_are_later_phases, .timeout = 120) {
+  chip_config_t cfg = chip_config_default(4, 4);
+  cfg.seed = test_seed();
+  cfg.model = test_model();
+  char err[1024];
+  chip_t *c = chip_new(&cfg, err, sizeof err);
+  cr_assert_not_null(c, "%s", err);
+  profile_t *p = new_profile(1, 1, 4, 4);
+  profile_attach(p, 0, c);
+  enum { RUNS = PROFILE_MAX_PHASES + 8 };
+  uint64_t cycles = 0;
+  for (unsigned i = 0; i < RUNS; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "run %u", i);
+    profile_phase(p, name, chip_cycle(c));
+    fw_prog_t cq;
+    fw_prog_init(&cq);
+    fw_vec(&cq, ISA_VEC_ADD, 0, 8, 16, 8, 0);
+    fw_halt(&cq);
+    cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
+    fw_prog_free(&cq);
+    chip_status_t st;
+    cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 100000, &st), 0, "%s", st.report);
+    cycles += st.cycles;
+    profile_run_end(p);
+  }
+  profile_summary_t s;
+  profile_summary(p, &s);
+  cr_assert_eq(s.phases, PROFILE_MAX_PHASES);
+  cr_assert_str_eq(s.phase[PROFILE_MAX_PHASES - 1].name, "later phases");
+  cr_assert_eq(s.total.chip_cycles, cycles, "the op profile counts %llu cycles, the runs took %llu",
+               (unsigned long long)s.total.chip_cycles, (unsigned long long)cycles);
+  char path[256];
+  temp_path(path, sizeof path, "phases");
+  cr_assert_eq(profile_write(p, path, err, sizeof err), 0, "%s", err);
+  uint64_t first, end;
+  profile_span(p, 0, &first, &end);
+  check_file(path, end);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "test \"$(grep -c '\"cat\":\"phase\"' %s)\" = %u && grep -q '\"name\":\"run %u\",\"cat\":\"phase\"' %s",
+           path, RUNS, RUNS - 1, path);
+  cr_assert_eq(system(cmd), 0, "the trace does not have a slice for each of the %u host phases", RUNS);
+  remove(path);
+  profile_free(p);
+  chip_free(c);
 }

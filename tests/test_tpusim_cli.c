@@ -760,6 +760,8 @@ Test(tpusim_pod_models, threads_report_what_one_thread_reports, .timeout = 240) 
 
 /* ---- profiles (docs/profiling.md) */
 #define PROFILE_COLL "collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast"
+/* (the files in a directory of their own: tmp()) */
+TestSuite(tpusim_profile, .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 120);
 
 Test(tpusim_profile, unwritable_profile_is_refused_before_the_run) {
   run_t r = run(PROFILE_COLL " --profile /nonexistent-dir/p.json");
@@ -833,4 +835,78 @@ Test(tpusim_profile, progress_lines_when_not_a_terminal, .timeout = 120) {
   }
   cr_assert_eq(lines, 3, "%s", r.err);
   cr_assert(!strchr(r.err, '\r'), "a line updated in place on a file");
+}
+
+/* scripts/check_trace.py on a trace: valid, and (needle) holding a track or slice. */
+static void expect_valid_trace(const char *path, const char *needle) {
+  char line[1024];
+  snprintf(line, sizeof line, "/usr/bin/python3 scripts/check_trace.py %s", path);
+  run_t c = run_shell(line);
+  cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
+  snprintf(line, sizeof line, "grep -c '%s' %s", needle, path);
+  c = run_shell(line);
+  cr_assert(atoi(c.out) > 0, "no '%s' in %s", needle, path);
+}
+
+/* The chip benchmark profiles its GEMM once more after the timed runs: the trace, the op
+ * profile in --json with the GEMM's kernel phases, and that run's host time apart. */
+Test(tpusim_profile, chip_writes_a_trace_and_reports_the_profile) {
+  const char *path = tmp("chip.json");
+  char args[512];
+  snprintf(args, sizeof args, "chip --mxu 4x4 --cycles 100 --model fast --profile %s --json", path);
+  run_t r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"profile\":{\"chips\":1,"), "%s", r.out);
+  cr_assert(strstr(r.out, "\"phase0_name\":\"gemm: fill\""), "%s", r.out);
+  cr_assert(strstr(r.out, "\"phase1_name\":\"gemm: steady state\""), "%s", r.out);
+  cr_assert(strstr(r.out, "\"phase2_name\":\"gemm: drain\""), "%s", r.out);
+  cr_assert(strstr(r.out, "\"profiled_gemm_ns_per_cycle\":"), "%s", r.out);
+  /* the profiled run is the timed GEMM again: the same cycles */
+  cr_assert_eq(json_int(r.out, "total_cycles"), json_int(r.out, "gemm_cycles"), "%s", r.out);
+  expect_valid_trace(path, "\"name\":\"gemm\",\"cat\":\"phase\"");
+  r = run("chip --mxu 4x4 --cycles 100 --model fast --op-profile");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "the GEMM profiled"), "%s", r.out);
+  cr_assert(strstr(r.out, "  bottleneck: "), "%s", r.out);
+}
+
+/* randprog: each set's run a phase, on the trace's host-phase track and in the op profile. */
+Test(tpusim_profile, randprog_writes_a_trace_with_a_phase_per_set) {
+  const char *path = tmp("randprog.json");
+  char args[512];
+  snprintf(args, sizeof args, "randprog --pod 2x2 --count 3 --model fast --profile %s --profile-chips 0,3 --json", path);
+  run_t r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"profile\":{\"chips\":2,"), "%s", r.out);
+  cr_assert(strstr(r.out, "\"phase0_name\":\"set 0 (valid)\""), "%s", r.out);
+  cr_assert(strstr(r.out, "\"phase2_name\":\"set 2 (mutated)\""), "%s", r.out);
+  expect_valid_trace(path, "\"name\":\"set 1 (invalid)\",\"cat\":\"phase\"");
+  r = run("randprog --count 2 --model rtl --op-profile");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "set 1 (invalid)"), "%s", r.out);
+}
+
+/* The tpusim step's GEMM phase is split by the firmware's marks too (rt_pod_marks' path). */
+Test(tpusim_profile, step_splits_its_gemm_into_kernel_phases) {
+  run_t r = run("step --pod 2x1 --mxu 4x4 --m 16 --k 16 --n 16 --algo ring --model fast --op-profile --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"phase0_name\":\"gemm: fill\""), "%s", r.out);
+  cr_assert(strstr(r.out, "\"phase1_name\":\"gemm: steady state\""), "%s", r.out);
+  cr_assert(strstr(r.out, "\"phase2_name\":\"gemm: drain\""), "%s", r.out);
+}
+
+/* Bad profile options on chip and randprog: exit 2 with a message before anything runs, no file. */
+Test(tpusim_profile, chip_and_randprog_refuse_bad_profile_options) {
+  expect_usage("chip --mxu 4x4 --model fast --profile /nonexistent-dir/p.json", "/nonexistent-dir/p.json");
+  expect_usage("randprog --count 1 --model fast --profile /nonexistent-dir/p.json", "/nonexistent-dir/p.json");
+  cr_assert_eq(access("/nonexistent-dir/p.json", F_OK), -1);
+  const char *path = tmp("bad.json");
+  char args[512];
+  snprintf(args, sizeof args, "chip --mxu 4x4 --model fast --profile %s --profile-chips 1", path);
+  expect_usage(args, "--profile-chips: '1' is not a chip of the 1x1 pod");
+  snprintf(args, sizeof args, "randprog --pod 2x2 --count 1 --model fast --profile %s --profile-chips 0,4", path);
+  expect_usage(args, "--profile-chips: '4' is not a chip of the 2x2 pod");
+  cr_assert_eq(access(path, F_OK), -1, "a file was left behind");
+  expect_usage("randprog --count 1 --model fast --profile-chips 0", "needs --profile FILE or --op-profile");
+  expect_usage("chip --mxu 4x4 --model fast --profile-chips 0", "needs --profile FILE or --op-profile");
 }

@@ -3,7 +3,9 @@
  * time per simulated cycle for an idle chip, a chip running a GEMM, the same GEMM on one chip
  * of a 4x4 pod whose other chips wait (what an idle chip costs among busy ones: nothing,
  * with the fast model's event-driven time), and chips moving data through their routers (a
- * 3x1 pod: one sending, one forwarding, one receiving).
+ * 3x1 pod: one sending, one forwarding, one receiving). With --profile or --op-profile, the
+ * GEMM runs once more on a fresh chip with the profile attached, after the timed runs: the
+ * host-speed figures are never a profiled run's.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,35 +27,39 @@ typedef struct {
   bool json;
   int model;  /* a chip_model_t */
   cmd_models_t shape;  /* --mxus, --cores, --chip (its model field unused: --model above) */
+  unsigned clock_mhz;  /* the profile's timestamps: the preset's clock, or the default */
+  cmd_profile_t prof;  /* --profile, --op-profile, --profile-chips, --quiet */
 } chip_opts_t;
 
 static void chip_help(void) {
   printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3] [--mxus X] [--cores K] [--flit-words W] [--cycles N]\n"
-         "                   [--model rtl|fast|check] [--json] [--quiet]\n\n"
+         "                   [--model rtl|fast|check] [--json] [--profile FILE.json] [--op-profile] [--quiet]\n\n"
          "Measures the host time per simulated cycle of one chip (MXU RxC, default 16x16): idle,\n"
          "running a GEMM from HBM, the same GEMM on one chip of a 4x4 pod whose 15 other chips\n"
          "wait (the cost of an idle chip among busy ones), and moving data through routers (a\n"
          "3x1 pod, chip 0 sending to chip 2 through chip 1; reported per chip). --cycles sets the\n"
          "idle run (default 200000). --model: the chips' model (default rtl). Sizes built: %s\n"
-         CLI_EXIT_STATUS_HELP,
+         "With --profile or --op-profile the GEMM runs once more, on a fresh chip (chip 0 of a 1x1\n"
+         "pod), profiled: the trace and op profile are that run's, and its host time is reported\n"
+         "apart (profiling's own cost); every other figure comes from the un-profiled runs.\n"
+         CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
 
 static int parse(int argc, char **argv, chip_opts_t *o) {
-  *o = (chip_opts_t){.mxu = {16, 16}, .cycles = 200000};
-  bool quiet = false;  /* --quiet: no progress on stderr */
+  *o = (chip_opts_t){.mxu = {16, 16}, .cycles = 200000, .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
   const cli_opt_t opts[] = {
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
       CMD_CHIP_OPTS(&o->shape),
       CLI_OPT("cycles", CLI_U64, &o->cycles, .min = 1, .max = 1000000000),
       CLI_OPT("json", CLI_FLAG, &o->json),
-      CLI_OPT("quiet", CLI_FLAG, &quiet),
+      CMD_PROFILE_OPTS(&o->prof),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       {0}};
   int rc = cli_parse("chip", argc, argv, opts, chip_help);
-  cli_set_quiet(quiet);
+  cli_set_quiet(o->prof.quiet);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("chip", &o->shape, o->mxu, NULL, NULL)) != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("chip", &o->shape, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
   chip_geometry_t g;
   char err[512];
   if (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g, err, sizeof err))
@@ -61,16 +67,32 @@ static int parse(int argc, char **argv, chip_opts_t *o) {
   return CLI_EXIT_OK;
 }
 
+/* The benchmark's GEMM, 4R x 4R x 4C, its inputs from seed 1 (a, b: the caller frees them). */
+static int gemm_inputs(const chip_config_t *cfg, size_t *m, size_t *k, size_t *n, uint16_t **a, uint16_t **b,
+                       char *err, size_t errlen) {
+  *m = 4 * cfg->rows, *k = 4 * cfg->rows, *n = 4 * cfg->cols;
+  *a = malloc(*m * *k * 2), *b = malloc(*k * *n * 2);
+  if (!*a || !*b) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  rng_t rng;
+  rng_seed(&rng, 1);
+  for (size_t i = 0; i < *m * *k; i++) (*a)[i] = rng_bf16(&rng, -2, 1);
+  for (size_t i = 0; i < *k * *n; i++) (*b)[i] = rng_bf16(&rng, -2, 1);
+  return 0;
+}
+
 /* ns per cycle of an idle chip over `cycles` cycles, then of a 4R x 4R x 4C GEMM on it. */
 static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_ns, double *gemm_ns,
                         uint64_t *gemm_cycles, char *err, size_t errlen) {
-  const size_t m = 4 * cfg->rows, k = 4 * cfg->rows, n = 4 * cfg->cols;
+  size_t m, k, n;
+  uint16_t *a = NULL, *b = NULL;
+  uint32_t *out = NULL;
   chip_t *chip = chip_new(cfg, err, errlen);
-  uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
-  uint32_t *out = malloc(m * n * 4);
   int rc = -1;
-  if (!chip) goto out;
-  if (!a || !b || !out) {
+  if (!chip || gemm_inputs(cfg, &m, &k, &n, &a, &b, err, errlen)) goto out;
+  if (!(out = malloc(m * n * 4))) {
     snprintf(err, errlen, "out of memory");
     goto out;
   }
@@ -88,10 +110,6 @@ static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_
     }
   }
   *idle_ns = 1e9 * stopwatch_seconds(&w) / (double)cycles;
-  rng_t rng;
-  rng_seed(&rng, 1);
-  for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(&rng, -2, 1);
-  for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(&rng, -2, 1);
   chip_gemm_stats_t st;
   stopwatch_start(&w);
   if (chip_gemm(chip, m, k, n, a, b, out, NULL, &st, err, errlen)) goto out;
@@ -99,6 +117,37 @@ static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_
   *gemm_cycles = st.cycles;
   rc = 0;
 out:
+  chip_free(chip);
+  free(a), free(b), free(out);
+  return rc;
+}
+
+/* The same GEMM once more on a fresh chip, profiled (phase "gemm" and the kernel's phases):
+ * its ns per cycle, profiling's cost included. */
+static int profile_gemm(const chip_config_t *cfg, profile_t *prof, double *ns, char *err, size_t errlen) {
+  cli_note("chip: the GEMM once more, profiled...");
+  size_t m, k, n;
+  uint16_t *a = NULL, *b = NULL;
+  uint32_t *out = NULL;
+  chip_t *chip = chip_new(cfg, err, errlen);
+  int rc = -1;
+  if (!chip || gemm_inputs(cfg, &m, &k, &n, &a, &b, err, errlen)) goto out;
+  if (!(out = malloc(m * n * 4))) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  profile_attach(prof, 0, chip);
+  profile_phase(prof, "gemm", chip_cycle(chip));
+  const chip_gemm_opts_t opts = {.profile = prof};
+  chip_gemm_stats_t st;
+  stopwatch_t w;
+  stopwatch_start(&w);
+  if (chip_gemm(chip, m, k, n, a, b, out, &opts, &st, err, errlen)) goto out;
+  *ns = 1e9 * stopwatch_seconds(&w) / (double)st.cycles;
+  profile_run_end(prof);
+  rc = 0;
+out:
+  profile_forget_chips(prof);
   chip_free(chip);
   free(a), free(b), free(out);
   return rc;
@@ -172,18 +221,26 @@ int cmd_chip(int argc, char **argv) {
   chip_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
-  if (cli_check_only()) return cli_checked("chip");
+  /* (before anything runs: a --profile-chips outside the one chip is bad usage) */
+  if ((rc = cmd_profile_begin("chip", &o.prof, 1, 1, o.clock_mhz, o.mxu[0], o.mxu[1])) != CLI_EXIT_OK) return rc;
+  if (cli_check_only()) {
+    cmd_profile_free(&o.prof);
+    return cli_checked("chip");
+  }
   chip_config_t cfg = chip_config_default(o.mxu[0], o.mxu[1]);
   cfg.mxus = o.shape.mxus, cfg.cores = o.shape.cores, cfg.flit_words = o.shape.flit_words;
   cfg.hbm_bytes = 1u << 24;
   cfg.model = (chip_model_t)o.model;
-  double idle_ns, gemm_ns, router_ns, pod_ns;
-  uint64_t gemm_cycles, pod_cycles;
+  double idle_ns = 0, gemm_ns = 0, router_ns = 0, pod_ns = 0, profiled_ns = 0;
+  uint64_t gemm_cycles = 0, pod_cycles = 0;
   char err[1024];
   if (measure_chip(&cfg, o.cycles, &idle_ns, &gemm_ns, &gemm_cycles, err, sizeof err) ||
       measure_idle_pod(&cfg, &pod_ns, err, sizeof err) ||
-      measure_routers(&cfg, &router_ns, &pod_cycles, err, sizeof err))
+      measure_routers(&cfg, &router_ns, &pod_cycles, err, sizeof err) ||
+      (o.prof.prof && profile_gemm(&cfg, o.prof.prof, &profiled_ns, err, sizeof err))) {
+    cmd_profile_free(&o.prof);
     return cli_fail("chip", "%s", err);
+  }
 
   report_t r;
   report_init(&r);
@@ -206,5 +263,13 @@ int cmd_chip(int argc, char **argv) {
   report_line(&r, "  the GEMM in a 4x4 pod     {gemm_in_pod_ns_per_cycle:%8.0f} ns  (each waiting chip: "
                   "{idle_chip_in_pod_ns_per_cycle:%.0f} ns)");
   report_line(&r, "  moving data (3x1 pod)    {router_ns_per_cycle:%8.0f} ns per chip  ({router_cycles} cycles)");
-  return report_print(&r, o.json, stdout) ? cli_fail("chip", "cannot write the report") : CLI_EXIT_OK;
+  if (o.prof.prof) { /* a figure of its own: profiling slows the host */
+    report_f64(&r, "profiled_gemm_ns_per_cycle", profiled_ns);
+    report_line(&r, "  the GEMM profiled        {profiled_gemm_ns_per_cycle:%8.0f} ns  (profiling's cost included; "
+                    "not a host-speed figure)");
+  }
+  rc = cmd_profile_end("chip", &o.prof, &r);
+  if (rc == CLI_EXIT_OK && report_print(&r, o.json, stdout)) rc = cli_fail("chip", "cannot write the report");
+  cmd_profile_free(&o.prof);
+  return rc;
 }

@@ -263,7 +263,7 @@ static int run_chip(gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32
   stopwatch_start(&w);
   chip_gemm_stats_t cs;
   const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
-                                  .a_transposed = o->transposed_a};
+                                  .a_transposed = o->transposed_a, .profile = o->prof.prof};
   if (chip_gemm(chip, o->m, o->k, o->n, a, b, c, &gopts, &cs, err, sizeof err)) {
     rc = cli_fail("gemm", "%s", err);
     goto out;

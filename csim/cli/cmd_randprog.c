@@ -3,7 +3,9 @@
  * judged (verify/randprog_run.h): valid sets must halt and match a freshly reset pod bit
  * for bit and cycle for cycle, invalid ones stop where they must, mutated ones where the
  * golden command checker allows. Stops at the first set that does not (exit 1), with the
- * command line that reproduces it.
+ * command line that reproduces it. With --profile, each set's run on the pod under test is a
+ * phase of the profile ("set N (kind)"), and a set that fails still writes the trace: its
+ * timeline is what one wants to look at.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,12 +32,15 @@ typedef struct {
   int model;  /* a chip_model_t */
   unsigned threads;
   cmd_models_t shape;  /* --mxus, --cores, --chip (its model field unused: --model above) */
+  unsigned clock_mhz;  /* the profile's timestamps: the preset's clock, or the default */
+  cmd_profile_t prof;  /* --profile, --op-profile, --profile-chips, --quiet */
 } randprog_opts_t;
 
 static void randprog_help(void) {
   printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--mxus X] [--cores K] [--chip small|v2|v3] [--count N] [--seed S] [--reset-seed R]\n"
          "                       [--kind valid|invalid|mutated|all] [--model rtl|fast|check] [--threads N]\n"
-         "                       [--print] [--save DIR] [--json] [--quiet]\n\n"
+         "                       [--print] [--save DIR] [--json] [--profile FILE.json] [--op-profile]\n"
+         "                       [--profile-chips LIST] [--quiet]\n\n"
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
          "--kind) for a pod of X x Y chips (default 1x1: a lone chip; MXU RxC, default 4x4)\n"
          "and runs each on the same pod, judging how it ended: a valid set halts, leaves every\n"
@@ -52,13 +57,16 @@ static void randprog_help(void) {
          "RTL has RxCxX where built; the fast model any X up to 4); --cores K: K cores a chip (the\n"
          "programs are core 0's; the other core idles beside it); --chip: a preset (docs/fidelity.md).\n"
          "Sizes built: %s\n"
-         CLI_EXIT_STATUS_HELP,
+         "--profile: each set's run on the pod under test (its semaphore drain, loads and run; not the\n"
+         "reference's) is a phase, \"set N (kind)\", on the trace's host-phases track and in the op\n"
+         "profile; a set that fails still writes the trace and prints the op profile (exit 1).\n"
+         CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
 
 static int parse(int argc, char **argv, randprog_opts_t *o) {
-  *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS};
-  bool quiet = false;  /* --quiet: no progress on stderr */
+  *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS,
+                         .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
   const cli_opt_t opts[] = {
       CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 16, .shape = "XxY"),
       CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
@@ -70,12 +78,12 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
       CLI_OPT("print", CLI_FLAG, &o->print),
       CLI_OPT("save", CLI_STR, &o->save_dir),
       CLI_OPT("json", CLI_FLAG, &o->json),
-      CLI_OPT("quiet", CLI_FLAG, &quiet),
+      CMD_PROFILE_OPTS(&o->prof),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       CLI_OPT("threads", CLI_UINT, &o->threads, .min = 1, .max = 255),
       {0}};
   int rc = cli_parse("randprog", argc, argv, opts, randprog_help);
-  cli_set_quiet(quiet);
+  cli_set_quiet(o->prof.quiet);
   if (rc != CLI_EXIT_OK) return rc;
   if (!o->have_reset_seed) o->reset_seed = o->seed;
   struct stat st;
@@ -90,7 +98,7 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
   if (o->shape.flit_given)
     return cli_usage_error("randprog", "--flit-words: the random programs run on 64-bit flits (their reference is the "
                            "RTL's timing)");
-  if ((rc = cmd_apply_chip("randprog", &o->shape, o->mxu, NULL, NULL)) != CLI_EXIT_OK) return rc;
+  if ((rc = cmd_apply_chip("randprog", &o->shape, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
   o->shape.flit_words = 1; /* (a preset's ICI is not the programs' subject) */
   chip_geometry_t g;
   char err[512];
@@ -119,7 +127,7 @@ static int save(const char *dir, const randprog_t *p) {
   return 0;
 }
 
-static int report(const randprog_opts_t *o, const randprog_stats_t *st, uint64_t sets, double secs) {
+static int report(randprog_opts_t *o, const randprog_stats_t *st, uint64_t sets, double secs) {
   report_t r;
   report_init(&r);
   report_u64(&r, "sets", sets);
@@ -159,6 +167,8 @@ static int report(const randprog_opts_t *o, const randprog_stats_t *st, uint64_t
                   "9:{queue_errors.e9} 10:{queue_errors.e10} 11:{queue_errors.e11}");
   report_line(&r, "  simulated       {commands} commands, {cycles} cycles");
   report_line(&r, "  rate            {sets_per_minute:%.0f} sets per minute ({sim_seconds:%.1f} s)");
+  const int prc = cmd_profile_end("randprog", &o->prof, &r);
+  if (prc != CLI_EXIT_OK) return prc;
   return report_print(&r, o->json, stdout) ? cli_fail("randprog", "cannot write the report") : CLI_EXIT_OK;
 }
 
@@ -166,11 +176,22 @@ int cmd_randprog(int argc, char **argv) {
   randprog_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
-  if (cli_check_only()) return cli_checked("randprog");
+  /* (before anything runs: a --profile-chips outside the pod is bad usage) */
+  if ((rc = cmd_profile_begin("randprog", &o.prof, o.pod[0], o.pod[1], o.clock_mhz, o.mxu[0], o.mxu[1])) != CLI_EXIT_OK)
+    return rc;
+  if (cli_check_only()) {
+    cmd_profile_free(&o.prof);
+    return cli_checked("randprog");
+  }
   char err[512], why[2048];
   randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.shape.mxus, o.shape.cores, o.reset_seed,
                                            (chip_model_t)o.model, o.threads, err, sizeof err);
-  if (!b) return cli_usage_error("randprog", "%s", err);
+  if (!b) {
+    cmd_profile_free(&o.prof);
+    return cli_usage_error("randprog", "%s", err);
+  }
+  randprog_bench_profile(b, o.prof.prof);
+  bool judged = false;  /* a set ran and failed its judgement */
   randprog_stats_t st = {0};
   stopwatch_t w;
   stopwatch_start(&w);
@@ -190,7 +211,13 @@ int cmd_randprog(int argc, char **argv) {
       randprog_free(&p);
       break;
     }
+    if (o.prof.prof) { /* each set's run a phase of its own */
+      char phase[64];
+      snprintf(phase, sizeof phase, "set %" PRIu64 " (%s)", n, randprog_kind_name(kind));
+      randprog_bench_phase(b, phase);
+    }
     if (randprog_bench_run(b, &p, &st, why, sizeof why)) {
+      judged = true;
       rc = cli_fail("randprog", "set %" PRIu64 " (%s, seed %" PRIu64 "%s%s): %s\n  reproduce: tpusim randprog --pod "
                     "%ux%u --mxu %ux%u --model %s --seed %" PRIu64 " --reset-seed %" PRIu64 " --count %" PRIu64 "%s%s",
                     n, randprog_kind_name(kind), o.seed + n, p.what[0] ? ", " : "", p.what, why, o.pod[0], o.pod[1],
@@ -206,6 +233,14 @@ int cmd_randprog(int argc, char **argv) {
   }
   const double secs = stopwatch_seconds(&w);
   randprog_bench_free(b);
-  if (rc != CLI_EXIT_OK) return rc;
-  return report(&o, &st, n, secs);
+  if (rc != CLI_EXIT_OK) {
+    /* the failing set's timeline is the profile's point: the trace and the report of the sets
+     * run, the failing one included; the exit status stays the failure's */
+    if (judged && o.prof.prof) report(&o, &st, n + 1, secs);
+    cmd_profile_free(&o.prof);
+    return rc;
+  }
+  rc = report(&o, &st, n, secs);
+  cmd_profile_free(&o.prof);
+  return rc;
 }

@@ -115,6 +115,7 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
   /* Firmware: the programs, a pair per core (its rows of A and C). */
   fw_gemm_args_t args = gemm_args(&l, m, k, n, opts);
   if (fw_gemm_cores(g, &args, cq, dq, err, errlen)) goto out;
+  rt_profile_marks(opts->profile, opts->profile_chip, &cq[0]); /* (core 0's: the lead compute queue) */
   if (cmds) cmds[0] = cmds[1] = 0;
   for (unsigned core = 0; core < isa_geometry_cores(g); core++) {
     if (rt_load_core_programs(c, core, &cq[core], &dq[core], err, errlen) != RT_OK) goto out;

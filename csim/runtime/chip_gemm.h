@@ -18,6 +18,7 @@
 
 #include "fw/hal.h"
 #include "system/chip.h"
+#include "system/profile.h"
 
 typedef struct {
   uint64_t cycles;                 /* programs started .. chip idle */
@@ -37,6 +38,10 @@ typedef struct {
                         and load its tiles transposed; b is still K x N */
   bool a_transposed; /* keep A^T in HBM (the activations X of a weight gradient X^T dY) and make
                         the activation lines with transposing DMAs (square MXUs); a is still M x K */
+  profile_t *profile; /* the GEMM's kernel phases (fw/gemm.c's fw_prog_mark) go to this profile as
+                         chip profile_chip's (the caller has attached the chip and set the host's
+                         phase: profile_phase, pod_phase); NULL: none */
+  unsigned profile_chip;
 } chip_gemm_opts_t;
 
 /* 0 when the firmware can run this shape with these options (NULL: none) on a chip of

@@ -81,10 +81,12 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   cli_note("step: %u chips, GEMM %llux%llux%llu each...", chips, (unsigned long long)m,
           (unsigned long long)k, (unsigned long long)n);
   uint64_t limit = 0;  /* the chips share nothing but the clock: the slowest one's bound */
+  pod_phase(pod, "gemm"); /* (before the loads: the programs' kernel phases are the phase's) */
   for (unsigned i = 0; i < chips; i++) {
     chip_t *c = pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w);
     for (uint64_t r = 0; r < m; r++) memcpy(mine + r * k, a + ((r + i) % m) * k, k * sizeof *mine);
-    if (chip_gemm_load(c, m, k, n, mine, b, NULL, NULL, err, errlen)) goto out;
+    const chip_gemm_opts_t gopts = {.profile = cfg->profile, .profile_chip = i};
+    if (chip_gemm_load(c, m, k, n, mine, b, &gopts, NULL, err, errlen)) goto out;
     if (2 * chip_cycle_bound(c) > limit) limit = 2 * chip_cycle_bound(c);
   }
   if (cfg->trace_path &&
@@ -92,7 +94,6 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
                  errlen))
     goto out;
   char report[2048];
-  pod_phase(pod, "gemm");
   if (pod_run(pod, CHIP_QMASK_EVERY_CORE, limit, &st->gemm_cycles, report, sizeof report)) {
     snprintf(err, errlen, "GEMM phase failed: %s", report);
     goto out;

@@ -26,3 +26,10 @@ void rt_pod_marks(pod_t *pod, unsigned x, unsigned y, const fw_prog_t *compute) 
   for (unsigned i = 0; i < compute->nmarks; i++) at[i] = compute->marks[i].at, names[i] = compute->marks[i].name;
   pod_marks(pod, x, y, at, names, compute->nmarks);
 }
+
+void rt_profile_marks(profile_t *prof, unsigned chip, const fw_prog_t *compute) {
+  uint32_t at[FW_PROG_MARKS];
+  const char *names[FW_PROG_MARKS];
+  for (unsigned i = 0; i < compute->nmarks; i++) at[i] = compute->marks[i].at, names[i] = compute->marks[i].name;
+  profile_marks(prof, chip, at, names, compute->nmarks);
+}

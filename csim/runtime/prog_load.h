@@ -11,6 +11,7 @@
 #include "runtime/status.h"
 #include "system/chip.h"
 #include "system/pod.h"
+#include "system/profile.h"
 
 /* RT_OK, or RT_FAILED with a message: a program ran out of memory while it was built, or the
  * chip refused it (too long for its queue, the queue running). */
@@ -21,5 +22,7 @@ rt_status_t rt_load_core_programs(chip_t *c, unsigned core, const fw_prog_t *com
 /* Hands the compute program's kernel phases (fw_prog_mark) of chip (x, y) to the pod's profile,
  * if any, for the phase the host has set (pod_phase before the programs are loaded). */
 void rt_pod_marks(pod_t *pod, unsigned x, unsigned y, const fw_prog_t *compute);
+/* The same for chip `chip` (y * w + x) of a profile, for a chip run on its own (NULL: nothing). */
+void rt_profile_marks(profile_t *prof, unsigned chip, const fw_prog_t *compute);
 
 #endif

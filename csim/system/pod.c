@@ -974,6 +974,9 @@ int pod_run(pod_t *p, unsigned mask, uint64_t max_cycles, uint64_t *cycles, char
   if (timed_out || dropped || split) { /* leave the pod ready for the next programs */
     bool drained = pod_abort(p, CHIP_DRAIN_CYCLES) == 0;
     if (!drained) pod_reset(p);
+    /* the abort ticked the chips: the profile ends its run again (its cached commands are the
+     * aborted programs', which the next loads free) */
+    profile_run_end(p->profile);
     if (used < len)
       snprintf(report + used, len - used, "%s", drained ? " (every queue was aborted; the pod is quiet)"
                                                         : " (every queue was aborted and the pod did not drain: it was "

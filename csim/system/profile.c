@@ -91,6 +91,14 @@ typedef struct {
   uint32_t sem_epoch[CHIP_MAX_CORES]; /* the cores' sem_epoch when sems was last seen */
 } pchip_t;
 
+/* A host phase as it began (profile_phase), for the trace's "host phases" track: every one,
+ * not only the op profile's PROFILE_MAX_PHASES (randprog's sets). */
+#define PROFILE_MAX_HOST_PHASES 65536 /* (3.7 MB) */
+typedef struct {
+  uint64_t cycle;
+  char name[56];
+} host_phase_t;
+
 struct profile {
   profile_config_t cfg;
   unsigned nchips, selected;
@@ -99,6 +107,11 @@ struct profile {
   char phase_name[PROFILE_MAX_PHASES][64];
   unsigned phases, cur_phase;
   bool forgot;
+  host_phase_t *host;     /* the host's phases in order; past the cap (or out of memory) the
+                           * last one ends at host_cut */
+  size_t nhost, host_cap;
+  uint64_t host_cut;
+  bool host_full;
 };
 
 static const chip_observer_t observer;
@@ -214,6 +227,7 @@ void profile_free(profile_t *p) {
     free(c);
   }
   free(p->chip);
+  free(p->host);
   free(p);
 }
 
@@ -231,12 +245,18 @@ void profile_attach(profile_t *p, unsigned index, chip_t *chip) {
 unsigned profile_chips(const profile_t *p) { return p->selected; }
 const char *profile_left_out(const profile_t *p) { return p->left_out; }
 
-/* The index of phase `name`, added if new (the last takes the rest when they run out). */
+/* The last phase takes the rest when they run out, named for what it holds. */
+static unsigned phases_full(profile_t *p) {
+  snprintf(p->phase_name[PROFILE_MAX_PHASES - 1], sizeof p->phase_name[0], "later phases");
+  return PROFILE_MAX_PHASES - 1;
+}
+
+/* The index of phase `name`, added if new. */
 static unsigned phase_index(profile_t *p, const char *name) {
   unsigned i;
   for (i = 0; i < p->phases; i++)
     if (!strcmp(p->phase_name[i], name)) return i;
-  if (p->phases == PROFILE_MAX_PHASES) return PROFILE_MAX_PHASES - 1;
+  if (p->phases == PROFILE_MAX_PHASES) return phases_full(p);
   snprintf(p->phase_name[p->phases], sizeof p->phase_name[0], "%s", name);
   return p->phases++;
 }
@@ -262,14 +282,35 @@ static unsigned phase_of(const pchip_t *c, uint32_t pc) {
   return ph;
 }
 
+/* The phase's start for the trace's host track (a quote or backslash would need escaping in
+ * the JSON: they become '). */
+static void host_phase(profile_t *p, const char *name, uint64_t cycle) {
+  if (p->host_full) return;
+  if (p->nhost == p->host_cap) {
+    const size_t cap = p->host_cap ? 2 * p->host_cap : 64; /* (64 doubled reaches the cap exactly) */
+    host_phase_t *h = cap <= PROFILE_MAX_HOST_PHASES ? realloc(p->host, cap * sizeof *h) : NULL;
+    if (!h) {
+      p->host_full = true, p->host_cut = cycle;
+      return;
+    }
+    p->host = h, p->host_cap = cap;
+  }
+  host_phase_t *h = &p->host[p->nhost++];
+  h->cycle = cycle;
+  snprintf(h->name, sizeof h->name, "%s", name);
+  for (char *c = h->name; *c; c++)
+    if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) *c = '\'';
+}
+
 void profile_phase(profile_t *p, const char *name, uint64_t cycle) {
-  (void)cycle; /* the chips stand at it: what they do from now on counts for the phase */
+  /* the chips stand at `cycle`: what they do from now on counts for the phase */
   if (!p) return;
+  host_phase(p, name, cycle);
   unsigned i;
   for (i = 0; i < p->phases; i++)
     if (!strcmp(p->phase_name[i], name)) break;
   if (i == p->phases) {
-    if (p->phases == PROFILE_MAX_PHASES) i = PROFILE_MAX_PHASES - 1; /* the last takes the rest */
+    if (p->phases == PROFILE_MAX_PHASES) i = phases_full(p);
     else snprintf(p->phase_name[p->phases++], sizeof p->phase_name[0], "%s", name);
   }
   p->cur_phase = i;
@@ -1164,6 +1205,32 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
   }
 }
 
+/* The host's phases as slices on a process of their own ("host phases", after the chips'), each
+ * from its start to the next one's (the last to the end of the profiled chips' runs): where a
+ * run (a randprog set, a training step) lies on the timeline. */
+static void write_host_phases(tw_t *w, const profile_t *p) {
+  uint64_t end = 0;
+  for (unsigned i = 0; i < p->nchips; i++)
+    if (p->chip[i] && p->chip[i]->seen && p->chip[i]->end > end) end = p->chip[i]->end;
+  if (!p->nhost || !end) return;
+  const unsigned pid = p->nchips + 1;
+  meta(w, pid, -1, "process_name", "host phases", 0);
+  meta(w, pid, -1, "process_sort_index", NULL, -1);
+  thread(w, pid, 1, "phase");
+  for (size_t i = 0; i < p->nhost; i++) {
+    const uint64_t t0 = p->host[i].cycle;
+    uint64_t t1 = i + 1 < p->nhost ? p->host[i + 1].cycle : p->host_full ? p->host_cut : end;
+    if (t1 > end) t1 = end;
+    if (t0 >= t1) continue; /* (nothing ran in it) */
+    ev_begin(w);
+    x_head(w, pid, 1, t0, t1);
+    wputs(w, p->host[i].name);
+    wputs(w, "\",\"cat\":\"phase\",\"args\":{\"cycles\":");
+    put_u(w, t1 - t0);
+    wputs(w, "}}");
+  }
+}
+
 int profile_write(const profile_t *p, const char *path, char *err, size_t errlen) {
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
@@ -1210,6 +1277,7 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
     if (p->chip[i] && land_index(p->chip[i], &lands[i])) oom = true;
   for (unsigned i = 0; i < p->nchips && !oom; i++)
     if (p->chip[i] && p->chip[i]->seen) write_chip(&w, p, p->chip[i], lands, &flow);
+  if (!oom) write_host_phases(&w, p);
   for (unsigned i = 0; lands && i < p->nchips; i++) free(lands[i].ix);
   free(lands);
   if (oom) {

@@ -79,7 +79,9 @@ unsigned profile_chips(const profile_t *p);
 const char *profile_left_out(const profile_t *p);
 
 /* The phase that starts at `cycle` (the chips' cycle count, the same for every chip of a pod
- * between runs): cycles from there on count for it. Phases of the same name add up. */
+ * between runs): cycles from there on count for it. Phases of the same name add up; past
+ * PROFILE_MAX_PHASES the last one, renamed "later phases", takes the rest. The trace shows
+ * every host phase (up to 65,536) on a track of its own, "host phases". */
 void profile_phase(profile_t *p, const char *name, uint64_t cycle);
 /* The kernel phases of chip `chip`'s (core 0's) compute program in the current phase: from
  * command at[i] on, its cycles count for phase "<current>: names[i]" (the lead compute queue's

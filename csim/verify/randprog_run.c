@@ -74,6 +74,10 @@ void randprog_bench_free(randprog_bench_t *b) {
 
 const randprog_target_t *randprog_bench_target(const randprog_bench_t *b) { return &b->t; }
 
+void randprog_bench_profile(randprog_bench_t *b, profile_t *prof) { pod_set_profile(b->dut, prof); }
+
+void randprog_bench_phase(randprog_bench_t *b, const char *name) { pod_phase(b->dut, name); }
+
 static int fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *why, size_t len, const char *fmt, ...) {
   va_list ap;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "system/chip_core.h"
+#include "system/profile.h"
 #include "verify/randprog.h"
 
 typedef struct randprog_bench randprog_bench_t;
@@ -50,6 +51,11 @@ randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned ro
 void randprog_bench_free(randprog_bench_t *b);
 /* What programs for this bench are generated for. */
 const randprog_target_t *randprog_bench_target(const randprog_bench_t *b);
+
+/* A profile (system/profile.h; NULL: none) of the pod under test (not the reference), and the
+ * phase its next runs belong to (pod_phase): the CLI names each set's. */
+void randprog_bench_profile(randprog_bench_t *b, profile_t *prof);
+void randprog_bench_phase(randprog_bench_t *b, const char *name);
 
 /* Runs one program set and judges it: 0 when it ended as its kind says, else -1 with what
  * went wrong in why. Adds to *stats. */
