@@ -24,13 +24,18 @@
 
 #define CLOCK_MHZ 940.0
 
-static profile_t *new_profile_capped(unsigned w, unsigned h, unsigned rows, unsigned cols, uint64_t max_events) {
+static profile_t *new_profile_writers(unsigned w, unsigned h, unsigned rows, unsigned cols, uint64_t max_events,
+                                      unsigned writers) {
   const profile_config_t pc = {.pod_w = w, .pod_h = h, .clock_mhz = CLOCK_MHZ, .rows = rows, .cols = cols,
-                               .max_events = max_events};
+                               .max_events = max_events, .writers = writers};
   char err[256];
   profile_t *p = profile_new(&pc, err, sizeof err);
   cr_assert_not_null(p, "%s", err);
   return p;
+}
+
+static profile_t *new_profile_capped(unsigned w, unsigned h, unsigned rows, unsigned cols, uint64_t max_events) {
+  return new_profile_writers(w, h, rows, cols, max_events, 0);
 }
 
 static profile_t *new_profile(unsigned w, unsigned h, unsigned rows, unsigned cols) {
@@ -217,14 +222,14 @@ Test(profile, a_late_semaphore_is_the_named_bottleneck, .timeout = 300) {
 
 /* An all-reduce on a 2x2 pod profiled: every chip's records, RDMA flows, the trace file; on
  * `threads` threads. Returns the trace's path (the caller removes it). */
-static void pod_allreduce(unsigned threads, const char *path) {
+static void pod_allreduce(unsigned threads, unsigned writers, const char *path) {
   pod_coll_config_t cfg = {.model = test_model()};
   cfg.pod_w = 2, cfg.pod_h = 2, cfg.slice = (fw_slice_t){0, 0, 2, 2, 0, 0};
   cfg.threads = threads;
   cfg.args.op = FW_COLL_ALLREDUCE;
   cfg.args.algo = FW_COLL_RING;
   cfg.elems = 4 * 40, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
-  profile_t *p = new_profile(2, 2, 4, 4);
+  profile_t *p = new_profile_writers(2, 2, 4, 4, 0, writers);
   cfg.profile = p;
   uint32_t *in = calloc(4 * cfg.elems, 4), *out = calloc(4 * cfg.elems, 4);
   for (uint64_t i = 0; i < 4 * cfg.elems; i++) in[i] = 0x3F800000u + (uint32_t)(i % 97) * 0x1000u;
@@ -264,16 +269,22 @@ static void pod_allreduce(unsigned threads, const char *path) {
   free(in), free(out);
 }
 
+/* The same trace from a pod on one thread or two, and written by one thread or three (each
+ * formatting its chips, the flows numbered by the flows before them). */
 Test(profile, pod_allreduce_trace_is_valid_and_the_same_on_threads, .timeout = 600) {
-  char one[256], two[256];
+  char one[256], two[256], three[256];
   temp_path(one, sizeof one, "pod1");
   temp_path(two, sizeof two, "pod2");
-  pod_allreduce(1, one);
-  pod_allreduce(2, two);
-  char cmd[600];
+  temp_path(three, sizeof three, "pod3");
+  pod_allreduce(1, 1, one);
+  pod_allreduce(2, 1, two);
+  pod_allreduce(1, 3, three);
+  char cmd[900];
   snprintf(cmd, sizeof cmd, "cmp -s %s %s", one, two);
   cr_assert_eq(system(cmd), 0, "the trace on two threads differs from one thread's");
-  remove(one), remove(two);
+  snprintf(cmd, sizeof cmd, "cmp -s %s %s", one, three);
+  cr_assert_eq(system(cmd), 0, "the trace written by three threads differs from one's");
+  remove(one), remove(two), remove(three);
 }
 
 Test(profile, chips_left_out_are_named, .timeout = 30) {

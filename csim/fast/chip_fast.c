@@ -49,6 +49,7 @@ struct chip_fast {
   rdma_fast_t rdma[NE];
   noc_fast_t *router;
   uint32_t rtr_flits[5];
+  uint16_t obs_rdma_busy;  /* (a lite observation's remote-DMA busy bits, found with core 0's) */
   /* inputs held until changed, as on the RTL's ports */
   unsigned start, abort;
   uint32_t start_len[CHIP_MAX_QUEUES];
@@ -189,7 +190,15 @@ uint32_t chip_fast_sem(const chip_fast_t *c, unsigned idx) {
 }
 
 void chip_fast_counters(const chip_fast_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) {
-  /* (sums in locals: a profile asks every cycle) */
+  if (c->ncore == 1 && c->nmxu == 1) { /* (the common chip, without the loops: a profile asks every cycle) */
+    const core_t *o = &c->core[0];
+    const mxu_unit_fast_t *u = &o->mxu[0];
+    cnt[CHIP_CNT_DMA_BUSY] = o->dma_busy_cnt, cnt[CHIP_CNT_MXU_BUSY] = o->mxu_busy_cnt;
+    cnt[CHIP_CNT_COMPUTE] = u->cnt_compute, cnt[CHIP_CNT_WEIGHT_LOAD] = u->cnt_weight_load;
+    cnt[CHIP_CNT_WEIGHT_STALL] = u->cnt_weight_stall, cnt[CHIP_CNT_INPUT_STALL] = u->cnt_input_stall;
+    cnt[CHIP_CNT_IDLE] = u->cnt_idle;
+    return;
+  }
   uint64_t dma = 0, busy = 0, compute = 0, wload = 0, wstall = 0, istall = 0, idle = 0;
   for (unsigned k = 0; k < c->ncore; k++) { /* summed over the cores and MXUs, as chip_top's ports are */
     const core_t *o = &c->core[k];
@@ -354,12 +363,20 @@ static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_cor
     if (!lite) obs->vec_progress[0] = y->vecs_issued, obs->vec_progress[1] = y->vecs_done;
     obs->mxu_busy = mxu_busy_bits;
     uint16_t busy = (y->dma_busy ? CHIP_BUSY_DMA : 0) | (y->mxu_busy_n ? CHIP_BUSY_MXU : 0) |
-                    (vec_unit_fast_busy(&o->vec) ? CHIP_BUSY_VEC : 0) |
-                    (!lite && mxus_drained(c, o) ? CHIP_MXU_DRAINED : 0) |
-                    (uint16_t)(o->rel_count << CHIP_FENCES_SHIFT);
-    for (unsigned e = 0; e < NE; e++) {
-      if (rdma_fast_busy(&c->rdma[e])) busy |= 1u << (CHIP_BUSY_RDMA_SHIFT + e);
-      if (!lite && rdma_fast_sending(&c->rdma[e])) busy |= 1u << (CHIP_SENDING_RDMA_SHIFT + e);
+                    (vec_unit_fast_busy(&o->vec) ? CHIP_BUSY_VEC : 0);
+    if (lite) { /* (what a profile reads: the remote-DMA engines' busy bits, the chip's, found once) */
+      if (k == 0) {
+        unsigned m = 0;
+        for (unsigned e = 0; e < NE; e++) m |= (unsigned)rdma_fast_busy(&c->rdma[e]) << e;
+        c->obs_rdma_busy = (uint16_t)m;
+      }
+      busy |= (uint16_t)(c->obs_rdma_busy << CHIP_BUSY_RDMA_SHIFT);
+    } else {
+      busy |= (uint16_t)((mxus_drained(c, o) ? CHIP_MXU_DRAINED : 0) | o->rel_count << CHIP_FENCES_SHIFT);
+      for (unsigned e = 0; e < NE; e++) {
+        if (rdma_fast_busy(&c->rdma[e])) busy |= 1u << (CHIP_BUSY_RDMA_SHIFT + e);
+        if (rdma_fast_sending(&c->rdma[e])) busy |= 1u << (CHIP_SENDING_RDMA_SHIFT + e);
+      }
     }
     obs->busy = busy;
   }
@@ -501,9 +518,8 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
         oc->vmem_waddr[p] = y->mout[m].vmem_waddr, oc->vmem_wdata[p] = y->mout[m].vmem_wdata;
       }
     }
-    unsigned we = 0;
-    for (unsigned e = 0; e < NE; e++) we |= (unsigned)rout[e].vmem_we << e;
-    obs->rdma_we = (uint8_t)we;
+    _Static_assert(NE == 4, "the engines' write enables, unrolled");
+    obs->rdma_we = (uint8_t)(rout[0].vmem_we | rout[1].vmem_we << 1 | rout[2].vmem_we << 2 | rout[3].vmem_we << 3);
     obs->rtr_out_valid = (uint16_t)noc_fast_out_ports(c->router); /* (rtr_in_valid: with the router's edge) */
     if (!lite) {
       for (unsigned e = 0; e < NE; e++) {

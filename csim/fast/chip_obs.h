@@ -38,19 +38,20 @@ enum { CHIP_CNT_DMA_BUSY, CHIP_CNT_MXU_BUSY, CHIP_CNT_COMPUTE, CHIP_CNT_WEIGHT_L
 /* What one core shows (chip_core's obs_* ports): registered state as the cycle starts, then
  * the cycle's events. */
 typedef struct {
+  /* (what a profile reads every cycle first, on one cache line) */
   bool running[ISA_NUM_QUEUES], halted[ISA_NUM_QUEUES];
   uint8_t error[ISA_NUM_QUEUES];
   uint32_t pc[ISA_NUM_QUEUES];
-  uint32_t sems[ISA_NUM_SEMS];
-  uint32_t sem_epoch;     /* changes whenever sems does (a profile's quick look; not compared) */
-  uint32_t progress[CHIP_MAX_MXUS][6]; /* per MXU: loads, matmuls, stores: issued then done each */
-  uint32_t vec_progress[2];            /* VECs issued, done */
   uint16_t busy;          /* CHIP_BUSY_* (CHIP_BUSY_MXU: any MXU; CHIP_MXU_DRAINED: every one) */
   uint8_t mxu_busy, mxu_drained; /* bit m: MXU m busy, MXU unit m drained */
+  uint8_t issue;          /* the cycle's event: bit q: queue q hands its command to a unit */
+  uint32_t sem_epoch;     /* changes whenever sems does (a profile's quick look; not compared) */
+  uint32_t sems[ISA_NUM_SEMS];
+  uint32_t progress[CHIP_MAX_MXUS][6]; /* per MXU: loads, matmuls, stores: issued then done each */
+  uint32_t vec_progress[2];            /* VECs issued, done */
   uint8_t acc_we;         /* bit m: MXU m wrote an accumulator row at the last edge */
   uint32_t acc_waddr[CHIP_MAX_MXUS];
   /* the cycle's events */
-  uint8_t issue;          /* bit q: queue q hands its command to a unit */
   bool hbm_req_valid, hbm_req_write;            /* the core's HBM port */
   uint32_t hbm_req_addr, hbm_req_bytes;
   const uint32_t *hbm_req_data;                 /* a line (cols words) */
@@ -65,16 +66,17 @@ typedef struct {
    * issues, counters, the RDMA write enables and the router's valid masks, and leaves the rest
    * as it was (the flits themselves included); the RTL fills everything. */
   bool lite;
-  chip_obs_core_t core[CHIP_MAX_CORES];  /* the chip's cores (the others all zero) */
+  /* (the chip-wide fields a profile reads every cycle, then the cores) */
+  uint8_t rdma_we;                              /* the cycle's event: bit e: engine e writes a 64-bit word */
+  uint16_t rtr_in_valid, rtr_out_valid;         /* bit p: rtr_in[p] / rtr_out[p] is valid */
   uint64_t counters[CHIP_OBS_COUNTERS];
+  chip_obs_core_t core[CHIP_MAX_CORES];  /* the chip's cores (the others all zero) */
   bool mxu_error;
   bool idle;
   /* the cycle's events */
-  uint8_t rdma_we;                              /* bit e: engine e writes a 64-bit word */
   uint32_t rdma_waddr[ISA_NUM_RDMA_ENGINES];    /* core << 30 | word << 24 | line */
   uint64_t rdma_wdata[ISA_NUM_RDMA_ENGINES];
   noc_flit_t rtr_in[CHIP_OBS_ROUTER_PORTS], rtr_out[CHIP_OBS_ROUTER_PORTS];
-  uint16_t rtr_in_valid, rtr_out_valid;         /* bit p: rtr_in[p] / rtr_out[p] is valid */
   uint32_t rtr_credit_in, rtr_credit_out;       /* bit p * vcs + v */
 } chip_obs_t;
 

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,20 +38,35 @@ typedef struct {
   struct profile *p;
   chip_t *chip;
   unsigned index, x, y, cores, mxus, queues;
+  /* ---- on_tick's quick path, its fields together (it runs in every cycle of every profiled
+   * chip, between the simulation's own work). A cycle that shows what the last one did (the
+   * same queues, busy flags, semaphores, phase, router activity, no RDMA issued) adds to a
+   * pending run (fast_run cycles, their flits and HBM bytes), which fast_flush hands to what
+   * the last slow cycle counted (fast_cq...: its phase's queue heads, the semaphore waited on)
+   * before anything else looks. fast_ok: the fields are set. */
+  bool fast_ok, fast_net;
+  bool fast_semdep, fast_dma, fast_rbusy; /* the idle cause follows the semaphores; its inputs */
+  bool rdma_we_prev;
+  unsigned fast_host, run_phase;
+  uint32_t fast_pc0;        /* core 0's compute pc: the kernel phase follows it */
+  uint32_t sig_pc[CHIP_MAX_QUEUES], sig_bits; /* what the intervals follow (signature) */
+  uint32_t sem_epoch[CHIP_MAX_CORES]; /* the cores' sem_epoch when sems was last seen */
+  uint32_t bflits[4], run_flits[4];
+  uint64_t fast_run, fast_vec, run_hbm0, last_hbm, bucket_t, prev_n, end;
+  uint64_t *fast_cq, *fast_dq, *fast_wait;
   profile_ev_t *ev;
   size_t n, cap, limit;
   uint64_t dropped, full_at;
   sample_t *smp;
   size_t ns, smp_cap;
   bool seen;
-  uint64_t first, end;
+  uint64_t first;
   open_t q[CHIP_MAX_QUEUES];
   open_t unit[CHIP_MAX_CORES][UNITS];
   open_t rdma[ISA_NUM_RDMA_ENGINES];
   uint32_t sems[CHIP_MAX_CORES][ISA_NUM_SEMS];
   uint32_t remote_sems[CHIP_MAX_CORES]; /* bit s: raised by a remote DMA's line */
   land_t land[CHIP_MAX_CORES][ISA_NUM_SEMS];
-  bool rdma_we_prev;
   /* the op profile's current stretch: prev_n cycles of one idle class in one phase since the
    * counters stood at last_cnt (the sums are linear in the counters, so a stretch counts as
    * its cycles one by one would) */
@@ -58,14 +74,11 @@ typedef struct {
   bool prev_valid;
   int prev_class;
   unsigned prev_phase;
-  uint64_t prev_n;
-  uint64_t bucket_t, bucket_hbm0, last_hbm;
-  uint32_t bflits[4];
+  uint64_t bucket_hbm0;
   profile_phase_stats_t ph[PROFILE_MAX_PHASES];
   uint64_t wait[CHIP_MAX_CORES][ISA_NUM_SEMS];
-  /* the state the intervals follow as last seen (queues' pcs, ~0 when stopped; busy bits):
-   * a cycle that shows the same touches no interval */
-  uint32_t sig_pc[CHIP_MAX_QUEUES], sig_bits;
+  /* sig_pc and sig_bits hold the state the intervals follow as last seen (queues' pcs, ~0 when
+   * stopped; busy bits): a cycle that shows the same touches no interval */
   bool sig_valid;
   /* the lead compute queue's command, kept while its pc stays; the same core's DMA queue's kind */
   unsigned cmd_q;
@@ -79,16 +92,7 @@ typedef struct {
    * phase mark_ph[i], while the host's phase is still mark_host */
   uint32_t mark_at[PROFILE_MAX_MARKS];
   unsigned mark_ph[PROFILE_MAX_MARKS], nmarks, mark_host;
-  /* on_tick's quick path: a cycle that shows what the last one did (the same queues, busy
-   * flags, semaphores, phase, router activity, no RDMA issued) adds one to what the last slow
-   * cycle counted, through these (fast_ok: they are set) */
-  bool fast_ok, fast_net;
-  bool fast_semdep, fast_dma, fast_rbusy; /* the idle cause follows the semaphores; its inputs */
-  unsigned fast_host;
-  uint32_t fast_pc0;        /* core 0's compute pc: the kernel phase follows it */
-  uint64_t fast_vec;        /* vector units busy */
-  uint64_t *fast_cq, *fast_dq, *fast_wait, wait_sink;
-  uint32_t sem_epoch[CHIP_MAX_CORES]; /* the cores' sem_epoch when sems was last seen */
+  uint64_t wait_sink;        /* (fast_wait when no semaphore wait counts) */
 } pchip_t;
 
 /* A host phase as it began (profile_phase), for the trace's "host phases" track: every one,
@@ -474,6 +478,7 @@ static inline uint32_t sems_changed(const uint32_t *a, const uint32_t *b) {
   return m;
 }
 
+_Static_assert(ISA_NUM_QUEUES == 2, "on_tick compares a core's two queues' pcs unrolled");
 /* The queues' pcs (~0 when stopped) and the busy bits the intervals follow, in cycle o. */
 static inline uint32_t signature(const pchip_t *c, const chip_obs_t *o, uint32_t *pcs) {
   uint32_t bits = 0;
@@ -486,6 +491,19 @@ static inline uint32_t signature(const pchip_t *c, const chip_obs_t *o, uint32_t
 }
 
 static void on_tick_slow(pchip_t *c, uint64_t t, const chip_obs_t *o, uint64_t hbm, const uint32_t *pcs, uint32_t bits);
+
+/* Hands the quick path's pending run to the sums (on_tick): before anything else counts or looks. */
+static void fast_flush(pchip_t *c) {
+  profile_phase_stats_t *ps = &c->ph[c->run_phase];
+  if (c->fast_run) {
+    *c->fast_cq += c->fast_run, *c->fast_dq += c->fast_run, *c->fast_wait += c->fast_run;
+    ps->vec_busy += c->fast_vec * c->fast_run;
+    c->fast_run = 0;
+  }
+  for (unsigned d = 0; d < 4; d++) ps->link_flits[d] += c->run_flits[d], c->run_flits[d] = 0;
+  ps->hbm_bytes += c->last_hbm - c->run_hbm0;
+  c->run_hbm0 = c->last_hbm;
+}
 
 /* The semaphores raised in cycle o (landings; raised by a remote DMA's line of the cycle before:
  * remote_sems). */
@@ -518,11 +536,13 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
   const uint32_t bits = signature(c, o, pcs);
   if (c->fast_ok && c->p->cur_phase == c->fast_host && o->core[0].pc[ISA_QUEUE_COMPUTE] == c->fast_pc0 &&
       ((o->rtr_in_valid | o->rtr_out_valid) != 0) == c->fast_net) {
-    bool same = bits == c->sig_bits, sems = true;
-    for (unsigned k = 0; k < c->cores && same; k++)
-      same = !(o->core[k].issue & 2), sems = sems && o->core[k].sem_epoch == c->sem_epoch[k];
-    for (unsigned q = 0; q < c->queues && same; q++) same = pcs[q] == c->sig_pc[q];
-    if (same && !sems) {
+    uint32_t diff = bits ^ c->sig_bits, sem_diff = 0; /* (one pass, no early exits: it runs every cycle) */
+    for (unsigned k = 0; k < c->cores; k++) {
+      diff |= (o->core[k].issue & 2u) | (pcs[2 * k] ^ c->sig_pc[2 * k]) | (pcs[2 * k + 1] ^ c->sig_pc[2 * k + 1]);
+      sem_diff |= o->core[k].sem_epoch ^ c->sem_epoch[k];
+    }
+    bool same = !diff;
+    if (same && sem_diff) {
       /* semaphores moved: their raises are recorded; the idle cause stays unless the lead
        * compute queue waits on one (then it is looked at again) */
       sem_raises(c, t, o);
@@ -532,19 +552,15 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
     }
     if (same) {
       if (t >= c->bucket_t + c->p->cfg.bucket) roll_bucket(c, t);
-      profile_phase_stats_t *ps = &c->ph[c->prev_phase];
-      ps->vec_busy += c->fast_vec;
       if (o->rtr_out_valid & 0x1E)
         for (unsigned d = 0; d < 4; d++) {
           const uint32_t f = o->rtr_out_valid >> (1 + d) & 1;
           c->bflits[d] += f;
-          ps->link_flits[d] += f;
+          c->run_flits[d] += f;
         }
-      ps->hbm_bytes += hbm - c->last_hbm;
       c->last_hbm = hbm;
       c->rdma_we_prev = o->rdma_we != 0;
-      c->prev_n++;
-      ++*c->fast_cq, ++*c->fast_dq, ++*c->fast_wait;
+      c->prev_n++, c->fast_run++;
       c->end = t + 1;
       return;
     }
@@ -553,6 +569,7 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
 }
 
 static void on_tick_slow(pchip_t *c, uint64_t t, const chip_obs_t *o, uint64_t hbm, const uint32_t *pcs, uint32_t bits) {
+  fast_flush(c);
   const unsigned phase = phase_of(c, o->core[0].pc[ISA_QUEUE_COMPUTE]);
   if (!c->seen) {
     c->seen = true;
@@ -653,6 +670,7 @@ static void on_tick_slow(pchip_t *c, uint64_t t, const chip_obs_t *o, uint64_t h
   c->fast_net = (o->rtr_in_valid | o->rtr_out_valid) != 0;
   c->fast_vec = vec;
   c->fast_semdep = running[k] && op == ISA_OP_SEM_WAIT, c->fast_dma = dma_busy, c->fast_rbusy = rbusy != 0;
+  c->run_phase = phase, c->run_hbm0 = c->last_hbm;
   c->end = t + 1;
 }
 
@@ -668,6 +686,7 @@ static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t 
     for (unsigned k = 0; k < c->cores; k++)
       for (unsigned s = 0; s < ISA_NUM_SEMS; s++) c->sems[k][s] = chip_sem(c->chip, k * ISA_NUM_SEMS + s);
   }
+  fast_flush(c);
   flush_prev(c, before);
   roll_bucket(c, t);
   c->sig_valid = c->fast_ok = false;
@@ -719,6 +738,7 @@ void profile_run_end(profile_t *p) {
     if (!c || !c->chip || !c->seen) continue;
     uint64_t now[CHIP_OBS_COUNTERS];
     chip_counters(c->chip, now);
+    fast_flush(c);
     flush_prev(c, now);
     c->sig_valid = c->cmd_valid = c->dq_valid = c->fast_ok = false; /* (the next run's programs may differ) */
     const uint64_t t = c->end;
@@ -864,26 +884,42 @@ static unsigned unit_tid(unsigned core, unsigned unit, unsigned index) {
  * strlen were most of the rest). */
 #define TW_EVENT_MAX 1024 /* bytes an event (but for wprintf's, which check) may take */
 typedef struct {
-  FILE *f;
+  FILE *f;                /* NULL: the text stays in buf, which grows (a writer thread's part) */
   double units_per_cycle; /* 0.1 ns units per cycle: 1e4 / MHz */
   bool first;
   char *buf;
   size_t n, cap;
+  bool oom;               /* (memory mode: buf could not grow; the text is incomplete) */
 } tw_t;
 
 static void wflush(tw_t *w) {
-  if (w->n) fwrite(w->buf, 1, w->n, w->f);
-  w->n = 0;
+  if (w->n && w->f) fwrite(w->buf, 1, w->n, w->f), w->n = 0;
 }
 
+static void wgrow(tw_t *w, size_t len) {
+  if (w->f) {
+    wflush(w);
+    return;
+  }
+  size_t cap = w->cap;
+  while (w->n + len > cap) cap *= 2;
+  char *b = realloc(w->buf, cap);
+  if (!b) { /* (keep writing over the old text: the caller sees oom and fails) */
+    w->oom = true, w->n = 0;
+    return;
+  }
+  w->buf = b, w->cap = cap;
+}
+
+/* Makes room for len bytes: the file's buffer flushed, or the memory's grown. */
 static inline void wroom(tw_t *w, size_t len) {
-  if (w->n + len > w->cap) wflush(w);
+  if (w->n + len > w->cap) wgrow(w, len);
 }
 
 static inline void wput(tw_t *w, const char *s, size_t len) {
   wroom(w, len);
-  if (len > w->cap) {
-    fwrite(s, 1, len, w->f);
+  if (len > w->cap - w->n) {
+    if (w->f) fwrite(s, 1, len, w->f);
     return;
   }
   memcpy(w->buf + w->n, s, len);
@@ -927,12 +963,17 @@ static inline char *digits(char *end, uint64_t v, int min) {
   return p;
 }
 
-/* Appends v (room made). */
+/* How many decimal digits v has. */
+static inline unsigned ndigits(uint64_t v) {
+  unsigned n = 1;
+  for (; v >= 10000; v /= 10000) n += 4;
+  return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* Appends v (room made), its digits written in place. */
 static inline void put_u(tw_t *w, uint64_t v) {
-  char b[24];
-  char *p = digits(b + sizeof b, v, 1);
-  const size_t n = (size_t)(b + sizeof b - p);
-  memcpy(w->buf + w->n, p, n);
+  const unsigned n = ndigits(v);
+  digits(w->buf + w->n + n, v, 1);
   w->n += n;
 }
 
@@ -949,16 +990,15 @@ static const char *fix4(char b[32], int64_t v) {
   return b;
 }
 
-/* Appends fix4(v) (room made). */
+/* Appends fix4(v) (room made), in place: the integer part, '.', four decimals. */
 static inline void put_fix4(tw_t *w, int64_t v) {
-  const uint64_t u = v < 0 ? 0 : (uint64_t)v;
-  char t[24];
-  char *p = digits(t + sizeof t, u, 5);
-  const size_t n = (size_t)(t + sizeof t - p);
-  memcpy(w->buf + w->n, p, n - 4);
-  w->buf[w->n + n - 4] = '.';
-  memcpy(w->buf + w->n + n - 3, t + sizeof t - 4, 4);
-  w->n += n + 1;
+  const uint64_t u = v < 0 ? 0 : (uint64_t)v, whole = u / 10000;
+  const unsigned n = ndigits(whole);
+  char *o = w->buf + w->n;
+  digits(o + n, whole, 1);
+  o[n] = '.';
+  digits(o + n + 5, u % 10000, 4);
+  w->n += n + 5;
 }
 
 /* Starts an event, with room for TW_EVENT_MAX bytes of it. */
@@ -1051,24 +1091,47 @@ typedef struct {
   size_t n;
 } land_index_t;
 
-static int cmp_land(const void *a, const void *b) {
-  const land_ix_t *x = a, *y = b;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
-}
-
+/* (A semaphore's landings are recorded in the order they happen, one closing before the next
+ * opens, so a stable counting sort by key orders them by (key, first cycle): no qsort, whose
+ * calls back were half a trace's writing.) */
 static int land_index(const pchip_t *c, land_index_t *li) {
+  enum { KEYS = CHIP_MAX_CORES * ISA_NUM_SEMS };
   li->n = 0;
   li->ix = NULL;
-  size_t n = 0;
-  for (size_t i = 0; i < c->n; i++) n += c->ev[i].kind == PROFILE_EV_SEM;
+  size_t start[KEYS + 1] = {0};
+  for (size_t i = 0; i < c->n; i++)
+    if (c->ev[i].kind == PROFILE_EV_SEM) start[1 + (c->ev[i].core % CHIP_MAX_CORES) * ISA_NUM_SEMS + c->ev[i].index % ISA_NUM_SEMS]++;
+  for (unsigned k = 0; k < KEYS; k++) start[k + 1] += start[k];
+  const size_t n = start[KEYS];
   if (!n) return 0;
   if (!(li->ix = malloc(n * sizeof *li->ix))) return -1;
   for (size_t i = 0; i < c->n; i++)
-    if (c->ev[i].kind == PROFILE_EV_SEM)
-      li->ix[li->n++] = (land_ix_t){(uint64_t)c->ev[i].core * ISA_NUM_SEMS + c->ev[i].index, c->ev[i].t0};
-  qsort(li->ix, li->n, sizeof *li->ix, cmp_land);
+    if (c->ev[i].kind == PROFILE_EV_SEM) {
+      const uint64_t key = (uint64_t)(c->ev[i].core % CHIP_MAX_CORES) * ISA_NUM_SEMS + c->ev[i].index % ISA_NUM_SEMS;
+      li->ix[start[key]++] = (land_ix_t){key, c->ev[i].t0};
+    }
+  li->n = n;
   return 0;
+}
+
+/* Where the flow of RDMA send e ends: the receiving chip ri's first landing on the RDMA's
+ * semaphore after the send, at cycle *at (landings: land_index). False: none. */
+static bool flow_end(const profile_t *p, const land_index_t *lands, const profile_ev_t *e, unsigned *ri, uint64_t *at) {
+  const unsigned dx = e->a & 0xFF, dy = e->a >> 8 & 0xFF, dk = e->a >> 16 & 3;
+  if (dx >= p->cfg.pod_w || dy >= p->cfg.pod_h) return false;
+  const unsigned r = dy * p->cfg.pod_w + dx;
+  if (!p->chip[r] || !lands[r].n) return false;
+  const uint64_t key = (uint64_t)dk * ISA_NUM_SEMS + e->b;
+  size_t lo = 0, hi = lands[r].n; /* the first (key, t0) after (key, e->t0) */
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    const land_ix_t *m = &lands[r].ix[mid];
+    if (m->key < key || (m->key == key && m->t0 <= e->t0)) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == lands[r].n || lands[r].ix[lo].key != key) return false;
+  *ri = r, *at = lands[r].ix[lo].t0;
+  return true;
 }
 
 static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land_index_t *lands, uint64_t *flow_id) {
@@ -1150,24 +1213,14 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
     }
   }
   /* flows: each RDMA with a remote semaphore to the first landing on that semaphore at the
-   * receiver after the send (landings: see land_index) */
+   * receiver after the send (flow_end) */
   for (size_t i = 0; i < c->n; i++) {
     const profile_ev_t *e = &c->ev[i];
-    if (e->kind != PROFILE_EV_SEND) continue;
-    const unsigned dx = e->a & 0xFF, dy = e->a >> 8 & 0xFF, dk = e->a >> 16 & 3;
-    if (dx >= p->cfg.pod_w || dy >= p->cfg.pod_h) continue;
-    const unsigned ri = dy * p->cfg.pod_w + dx;
+    unsigned ri;
+    uint64_t at;
+    if (e->kind != PROFILE_EV_SEND || !flow_end(p, lands, e, &ri, &at)) continue;
     const pchip_t *r = p->chip[ri];
-    if (!r || !lands[ri].n) continue;
-    const uint64_t key = (uint64_t)dk * ISA_NUM_SEMS + e->b;
-    size_t lo = 0, hi = lands[ri].n; /* the first (key, t0) after (key, e->t0) */
-    while (lo < hi) {
-      const size_t mid = (lo + hi) / 2;
-      const land_ix_t *m = &lands[ri].ix[mid];
-      if (m->key < key || (m->key == key && m->t0 <= e->t0)) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo == lands[ri].n || lands[ri].ix[lo].key != key) continue;
+    const unsigned dk = e->a >> 16 & 3;
     const uint64_t id = ++*flow_id;
     ev_begin(w);
     WLIT(w, "{\"ph\":\"s\",\"id\":");
@@ -1187,7 +1240,7 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
     WLIT(w, ",\"tid\":");
     put_u(w, TID_SEM + 32 * dk + e->b);
     WLIT(w, ",\"ts\":");
-    put_fix4(w, units(w, lands[ri].ix[lo].t0));
+    put_fix4(w, units(w, at));
     WLIT(w, ",\"name\":\"RDMA\",\"cat\":\"rdma\"}");
   }
   /* counters: each link's utilisation and the HBM's bandwidth, per bucket */
@@ -1231,6 +1284,82 @@ static void write_host_phases(tw_t *w, const profile_t *p) {
   }
 }
 
+/* The chips' events, formatted by up to PROFILE_MAX_WRITERS threads (profile_config_t.writers),
+ * each a run of chips into memory (the first straight into w), then written in order. The
+ * flows' ids are numbered from each chip's count of flows before it, so the file is the same
+ * bytes on any number of threads. */
+typedef struct {
+  const profile_t *p;
+  const land_index_t *lands;
+  unsigned from, to;   /* chips [from, to) */
+  uint64_t flow0;      /* the flows before chip `from` */
+  tw_t w;
+} wpart_t;
+
+static void *write_part(void *arg) {
+  wpart_t *a = arg;
+  uint64_t flow = a->flow0;
+  for (unsigned i = a->from; i < a->to; i++)
+    if (a->p->chip[i] && a->p->chip[i]->seen) write_chip(&a->w, a->p, a->p->chip[i], a->lands, &flow);
+  return NULL;
+}
+
+static int write_chips(tw_t *w, const profile_t *p, const land_index_t *lands) {
+  /* parts of about equal records, as many as there are processors to spare (formatting is
+   * nearly all of a trace's writing) */
+  size_t records = 0;
+  for (unsigned i = 0; i < p->nchips; i++)
+    if (p->chip[i] && p->chip[i]->seen) records += p->chip[i]->n + 1;
+  unsigned parts = p->cfg.writers;
+  if (!parts) {
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    parts = records < 100000 ? 1 : cpus > PROFILE_MAX_WRITERS ? PROFILE_MAX_WRITERS : cpus > 1 ? (unsigned)cpus : 1;
+  }
+  if (parts > PROFILE_MAX_WRITERS) parts = PROFILE_MAX_WRITERS;
+  wpart_t part[PROFILE_MAX_WRITERS];
+  uint64_t flows = 0;
+  size_t acc = 0;
+  unsigned k = 0;
+  part[0] = (wpart_t){p, lands, 0, 0, 0, *w};
+  for (unsigned i = 0; i < p->nchips; i++) {
+    const pchip_t *c = p->chip[i];
+    if (c && c->seen && k + 1 < parts && acc >= records / parts * (k + 1)) {
+      part[k].to = i;
+      k++;
+      part[k] = (wpart_t){p, lands, i, i, flows, {NULL, w->units_per_cycle, false, malloc(1 << 20), 0, 1 << 20, false}};
+      if (!part[k].w.buf) part[k].w.oom = true;
+    }
+    if (c && c->seen) {
+      acc += c->n + 1;
+      if (parts > 1) { /* the flows this chip will draw */
+        unsigned ri;
+        uint64_t at;
+        for (size_t j = 0; j < c->n; j++) flows += c->ev[j].kind == PROFILE_EV_SEND && flow_end(p, lands, &c->ev[j], &ri, &at);
+      }
+    }
+  }
+  part[k].to = p->nchips;
+  parts = k + 1;
+  pthread_t th[PROFILE_MAX_WRITERS];
+  bool started[PROFILE_MAX_WRITERS] = {false};
+  for (unsigned j = 1; j < parts; j++) started[j] = !part[j].w.oom && pthread_create(&th[j], NULL, write_part, &part[j]) == 0;
+  write_part(&part[0]);
+  *w = part[0].w;
+  bool oom = w->oom;
+  for (unsigned j = 1; j < parts; j++) {
+    if (started[j]) pthread_join(th[j], NULL);
+    else if (!part[j].w.oom) write_part(&part[j]); /* (no thread: done here) */
+    oom = oom || part[j].w.oom;
+    if (!oom && part[j].w.n) {
+      const bool lead = w->first; /* (nothing written yet: its first event needs no comma) */
+      wput(w, part[j].w.buf + lead, part[j].w.n - lead);
+      w->first = false;
+    }
+    free(part[j].w.buf);
+  }
+  return oom ? -1 : 0;
+}
+
 int profile_write(const profile_t *p, const char *path, char *err, size_t errlen) {
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
@@ -1239,7 +1368,7 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
     snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
     return -1;
   }
-  tw_t w = {f, 1e4 / p->cfg.clock_mhz, true, malloc(1 << 20), 0, 1 << 20};
+  tw_t w = {f, 1e4 / p->cfg.clock_mhz, true, malloc(1 << 20), 0, 1 << 20, false};
   if (!w.buf) {
     fclose(f);
     remove(tmp);
@@ -1270,13 +1399,11 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
     firstl = false;
   }
   wputs(&w, "}},\"traceEvents\":[");
-  uint64_t flow = 0;
   land_index_t *lands = calloc(p->nchips ? p->nchips : 1, sizeof *lands);
   bool oom = !lands;
   for (unsigned i = 0; i < p->nchips && !oom; i++)
     if (p->chip[i] && land_index(p->chip[i], &lands[i])) oom = true;
-  for (unsigned i = 0; i < p->nchips && !oom; i++)
-    if (p->chip[i] && p->chip[i]->seen) write_chip(&w, p, p->chip[i], lands, &flow);
+  if (!oom) oom = write_chips(&w, p, lands) != 0;
   if (!oom) write_host_phases(&w, p);
   for (unsigned i = 0; lands && i < p->nchips; i++) free(lands[i].ix);
   free(lands);

@@ -62,7 +62,11 @@ typedef struct {
   unsigned bucket;          /* 0: PROFILE_DEFAULT_BUCKET */
   double clock_mhz;         /* timestamps: cycles / clock_mhz microseconds */
   unsigned rows, cols;      /* the MXU (FLOPS: 2 R C per compute cycle) */
+  unsigned writers;         /* threads that format the trace (profile_write): 0, one per processor
+                             * (up to PROFILE_MAX_WRITERS) for 100,000 records or more; else up to
+                             * PROFILE_MAX_WRITERS. The file is the same bytes on any number. */
 } profile_config_t;
+#define PROFILE_MAX_WRITERS 4
 
 typedef struct profile profile_t;
 
