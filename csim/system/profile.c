@@ -595,15 +595,21 @@ static void on_tick_slow(pchip_t *c, uint64_t t, const chip_obs_t *o, uint64_t h
   ps->vec_busy += vec;
   const unsigned rbusy = o->core[0].busy >> CHIP_BUSY_RDMA_SHIFT & 0xF;
   if (!same || bits != c->sig_bits) {
-    for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, pcs[q] != UINT32_MAX, pcs[q]);
+    /* (while sig_valid, a unit's interval is open exactly when its bit is set: only the queues
+     * and units that changed are looked at) */
+    const uint32_t ch = c->sig_valid ? bits ^ c->sig_bits : UINT32_MAX;
+    for (unsigned q = 0; q < c->queues; q++)
+      if (!c->sig_valid || pcs[q] != c->sig_pc[q]) queue_state(c, q, t, pcs[q] != UINT32_MAX, pcs[q]);
     for (unsigned k = 0; k < c->cores; k++) {
       const chip_obs_core_t *oc = &o->core[k];
-      unit_state(c, &c->unit[k][0], t, oc->busy & CHIP_BUSY_DMA, k, PROFILE_UNIT_DMA, 0);
-      unit_state(c, &c->unit[k][1], t, oc->busy & CHIP_BUSY_VEC, k, PROFILE_UNIT_VEC, 0);
+      const uint32_t chk = ch >> (12 * k);
+      if (chk & CHIP_BUSY_DMA) unit_state(c, &c->unit[k][0], t, oc->busy & CHIP_BUSY_DMA, k, PROFILE_UNIT_DMA, 0);
+      if (chk & CHIP_BUSY_VEC) unit_state(c, &c->unit[k][1], t, oc->busy & CHIP_BUSY_VEC, k, PROFILE_UNIT_VEC, 0);
       for (unsigned m = 0; m < c->mxus; m++)
-        unit_state(c, &c->unit[k][2 + m], t, oc->mxu_busy >> m & 1, k, PROFILE_UNIT_MXU, m);
+        if (chk >> (4 + m) & 1) unit_state(c, &c->unit[k][2 + m], t, oc->mxu_busy >> m & 1, k, PROFILE_UNIT_MXU, m);
     }
-    for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) unit_state(c, &c->rdma[e], t, rbusy >> e & 1, 0, PROFILE_UNIT_RDMA, e);
+    for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++)
+      if (ch >> (28 + e) & 1) unit_state(c, &c->rdma[e], t, rbusy >> e & 1, 0, PROFILE_UNIT_RDMA, e);
     memcpy(c->sig_pc, pcs, sizeof c->sig_pc);
     c->sig_bits = bits;
     c->sig_valid = true;
