@@ -377,7 +377,10 @@ void chip_skip(chip_t *c, uint64_t n) {
 
 void chip_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
   if (c->remote) return;
-  if (ops && !c->obs && !(c->obs = calloc(1, sizeof *c->obs))) ops = NULL; /* (out of memory: no profile) */
+  if (ops && !c->obs) { /* (aligned: what a profile reads every cycle is on its first two cache lines) */
+    if ((c->obs = aligned_alloc(64, (sizeof *c->obs + 63) / 64 * 64))) memset(c->obs, 0, sizeof *c->obs);
+    else ops = NULL; /* (out of memory: no profile) */
+  }
   c->obs_ops = ops, c->obs_ctx = ctx;
 }
 

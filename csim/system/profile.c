@@ -35,25 +35,28 @@ typedef struct {
 } land_t;
 
 typedef struct {
+  /* ---- on_tick's quick path: every field it reads or writes, in the record's first two cache
+   * lines (it runs in every cycle of every profiled chip, between the simulation's own work, and
+   * on a big pod each line it touches is a cache miss). A cycle that shows what the last one
+   * did (the same queues, busy flags, semaphores, phase, router activity, no RDMA issued) adds to
+   * a pending run (fast_run cycles, their flits and HBM bytes), which fast_flush hands to what
+   * the last slow cycle counted (fast_cq...: its phase's queue heads, the semaphore waited on;
+   * prev_n) before anything else looks. fast_ok: the fields are set. */
   struct profile *p;
-  chip_t *chip;
-  unsigned index, x, y, cores, mxus, queues;
-  /* ---- on_tick's quick path, its fields together (it runs in every cycle of every profiled
-   * chip, between the simulation's own work). A cycle that shows what the last one did (the
-   * same queues, busy flags, semaphores, phase, router activity, no RDMA issued) adds to a
-   * pending run (fast_run cycles, their flits and HBM bytes), which fast_flush hands to what
-   * the last slow cycle counted (fast_cq...: its phase's queue heads, the semaphore waited on)
-   * before anything else looks. fast_ok: the fields are set. */
-  bool fast_ok, fast_net;
-  bool fast_semdep, fast_dma, fast_rbusy; /* the idle cause follows the semaphores; its inputs */
-  bool rdma_we_prev;
-  unsigned fast_host, run_phase;
+  uint64_t end, last_hbm, fast_run, bucket_t;
   uint32_t fast_pc0;        /* core 0's compute pc: the kernel phase follows it */
   uint32_t sig_pc[CHIP_MAX_QUEUES], sig_bits; /* what the intervals follow (signature) */
   uint32_t sem_epoch[CHIP_MAX_CORES]; /* the cores' sem_epoch when sems was last seen */
+  unsigned fast_host, cores, queues;
+  bool fast_ok, fast_net, rdma_we_prev;
   uint32_t bflits[4], run_flits[4];
-  uint64_t fast_run, fast_vec, run_hbm0, last_hbm, bucket_t, prev_n, end;
+  /* ---- the rest */
+  bool fast_semdep, fast_dma, fast_rbusy; /* the idle cause follows the semaphores; its inputs */
+  unsigned run_phase;
+  uint64_t fast_vec, run_hbm0, prev_n;
   uint64_t *fast_cq, *fast_dq, *fast_wait;
+  chip_t *chip;
+  unsigned index, x, y, mxus;
   profile_ev_t *ev;
   size_t n, cap, limit;
   uint64_t dropped, full_at;
@@ -94,6 +97,7 @@ typedef struct {
   unsigned mark_ph[PROFILE_MAX_MARKS], nmarks, mark_host;
   uint64_t wait_sink;        /* (fast_wait when no semaphore wait counts) */
 } pchip_t;
+_Static_assert(offsetof(pchip_t, fast_semdep) <= 128, "on_tick's quick path in the record's first two cache lines");
 
 /* A host phase as it began (profile_phase), for the trace's "host phases" track: every one,
  * not only the op profile's PROFILE_MAX_PHASES (randprog's sets). */
@@ -197,7 +201,8 @@ profile_t *profile_new(const profile_config_t *cfg, char *err, size_t errlen) {
   }
   for (unsigned i = 0; i < n; i++) {
     if (!sel[i]) continue;
-    pchip_t *c = calloc(1, sizeof *c);
+    pchip_t *c = aligned_alloc(64, (sizeof *c + 63) / 64 * 64); /* (the quick path's two lines, aligned) */
+    if (c) memset(c, 0, sizeof *c);
     if (!c) {
       free(sel);
       profile_free(p);
@@ -496,6 +501,7 @@ static void on_tick_slow(pchip_t *c, uint64_t t, const chip_obs_t *o, uint64_t h
 static void fast_flush(pchip_t *c) {
   profile_phase_stats_t *ps = &c->ph[c->run_phase];
   if (c->fast_run) {
+    c->prev_n += c->fast_run; /* (the stretch is the quick path's too) */
     *c->fast_cq += c->fast_run, *c->fast_dq += c->fast_run, *c->fast_wait += c->fast_run;
     ps->vec_busy += c->fast_vec * c->fast_run;
     c->fast_run = 0;
@@ -560,7 +566,7 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
         }
       c->last_hbm = hbm;
       c->rdma_we_prev = o->rdma_we != 0;
-      c->prev_n++, c->fast_run++;
+      c->fast_run++;
       c->end = t + 1;
       return;
     }
