@@ -102,25 +102,35 @@ static void temp_path(char *buf, size_t len, const char *what) {
   snprintf(buf, len, "/tmp/test_profile_%s_%ld_%llu.json", what, (long)getpid(), (unsigned long long)test_seed());
 }
 
-Test(profile, gemm_intervals_add_up_to_the_counters, .timeout = 300) {
+/* A 4x4 chip of `model` and a profile watching it, the phase "gemm" begun, and a 24x12x20 GEMM's
+ * inputs from the test's seed: what the GEMM tests share. */
+enum { TG_M = 24, TG_K = 12, TG_N = 20 };
+static profile_t *gemm_setup(chip_model_t model, chip_t **chip, uint16_t a[TG_M * TG_K], uint16_t b[TG_K * TG_N]) {
   chip_config_t cfg = chip_config_default(4, 4);
   cfg.seed = test_seed();
-  cfg.model = test_model();
+  cfg.model = model;
   char err[1024];
   chip_t *c = chip_new(&cfg, err, sizeof err);
   cr_assert_not_null(c, "%s", err);
-  const size_t m = 24, k = 12, n = 20;
-  uint16_t a[24 * 12], b[12 * 20];
-  uint32_t out[24 * 20];
   rng_t r;
   rng_seed(&r, test_seed());
-  for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(&r, -3, 3);
-  for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(&r, -3, 3);
+  for (size_t i = 0; i < TG_M * TG_K; i++) a[i] = rng_bf16(&r, -3, 3);
+  for (size_t i = 0; i < TG_K * TG_N; i++) b[i] = rng_bf16(&r, -3, 3);
   profile_t *p = new_profile(1, 1, 4, 4);
   profile_attach(p, 0, c);
   profile_phase(p, "gemm", chip_cycle(c));
+  *chip = c;
+  return p;
+}
+
+Test(profile, gemm_intervals_add_up_to_the_counters, .timeout = 300) {
+  uint16_t a[TG_M * TG_K], b[TG_K * TG_N];
+  uint32_t out[TG_M * TG_N];
+  chip_t *c;
+  profile_t *p = gemm_setup(test_model(), &c, a, b);
+  char err[1024];
   chip_gemm_stats_t st;
-  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
   profile_run_end(p);
   const sums_t s = check_records(p, 0);
   uint64_t first, end;
@@ -349,25 +359,14 @@ Test(profile, the_fast_models_profile_is_the_rtls, .timeout = 300) {
  * cycles of its own, and the RTL and the fast model split the run alike. Plain A, and A^T (its
  * first pass takes several column tiles side by side, the fill's other shape). */
 static void gemm_phases(chip_model_t model, bool a_transposed, uint64_t out_cycles[4]) {
-  chip_config_t cfg = chip_config_default(4, 4);
-  cfg.seed = test_seed();
-  cfg.model = model;
+  uint16_t a[TG_M * TG_K], b[TG_K * TG_N];
+  uint32_t out[TG_M * TG_N];
+  chip_t *c;
+  profile_t *p = gemm_setup(model, &c, a, b);
   char err[1024];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
-  const size_t m = 24, k = 12, n = 20;
-  uint16_t a[24 * 12], b[12 * 20];
-  uint32_t out[24 * 20];
-  rng_t r;
-  rng_seed(&r, test_seed());
-  for (size_t i = 0; i < m * k; i++) a[i] = rng_bf16(&r, -3, 3);
-  for (size_t i = 0; i < k * n; i++) b[i] = rng_bf16(&r, -3, 3);
-  profile_t *p = new_profile(1, 1, 4, 4);
-  profile_attach(p, 0, c);
-  profile_phase(p, "gemm", chip_cycle(c));
   const chip_gemm_opts_t opts = {.a_transposed = a_transposed, .profile = p};
   chip_gemm_stats_t st;
-  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, &opts, &st, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, &opts, &st, err, sizeof err), 0, "%s", err);
   profile_run_end(p);
   profile_summary_t s;
   profile_summary(p, &s);

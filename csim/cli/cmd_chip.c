@@ -67,12 +67,13 @@ static int parse(int argc, char **argv, chip_opts_t *o) {
   return CLI_EXIT_OK;
 }
 
-/* The benchmark's GEMM, 4R x 4R x 4C, its inputs from seed 1 (a, b: the caller frees them). */
+/* The benchmark's GEMM, 4R x 4R x 4C, its inputs from seed 1 and room for its output (a, b,
+ * out: the caller frees them). */
 static int gemm_inputs(const chip_config_t *cfg, size_t *m, size_t *k, size_t *n, uint16_t **a, uint16_t **b,
-                       char *err, size_t errlen) {
+                       uint32_t **out, char *err, size_t errlen) {
   *m = 4 * cfg->rows, *k = 4 * cfg->rows, *n = 4 * cfg->cols;
-  *a = malloc(*m * *k * 2), *b = malloc(*k * *n * 2);
-  if (!*a || !*b) {
+  *a = malloc(*m * *k * 2), *b = malloc(*k * *n * 2), *out = malloc(*m * *n * 4);
+  if (!*a || !*b || !*out) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
@@ -91,11 +92,7 @@ static int measure_chip(const chip_config_t *cfg, uint64_t cycles, double *idle_
   uint32_t *out = NULL;
   chip_t *chip = chip_new(cfg, err, errlen);
   int rc = -1;
-  if (!chip || gemm_inputs(cfg, &m, &k, &n, &a, &b, err, errlen)) goto out;
-  if (!(out = malloc(m * n * 4))) {
-    snprintf(err, errlen, "out of memory");
-    goto out;
-  }
+  if (!chip || gemm_inputs(cfg, &m, &k, &n, &a, &b, &out, err, errlen)) goto out;
   cli_note("chip: %llu idle cycles, then a %zux%zux%zu GEMM...", (unsigned long long)cycles, m, k, n);
   stopwatch_t w;
   stopwatch_start(&w);
@@ -131,11 +128,7 @@ static int profile_gemm(const chip_config_t *cfg, profile_t *prof, double *ns, c
   uint32_t *out = NULL;
   chip_t *chip = chip_new(cfg, err, errlen);
   int rc = -1;
-  if (!chip || gemm_inputs(cfg, &m, &k, &n, &a, &b, err, errlen)) goto out;
-  if (!(out = malloc(m * n * 4))) {
-    snprintf(err, errlen, "out of memory");
-    goto out;
-  }
+  if (!chip || gemm_inputs(cfg, &m, &k, &n, &a, &b, &out, err, errlen)) goto out;
   profile_attach(prof, 0, chip);
   profile_phase(prof, "gemm", chip_cycle(chip));
   const chip_gemm_opts_t opts = {.profile = prof};
