@@ -9,7 +9,6 @@
 #define FAST_CHIP_OBS_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "fast/noc_fast.h"
@@ -80,6 +79,5 @@ typedef struct {
   noc_flit_t rtr_in[CHIP_OBS_ROUTER_PORTS], rtr_out[CHIP_OBS_ROUTER_PORTS];
   uint32_t rtr_credit_in, rtr_credit_out;       /* bit p * vcs + v */
 } chip_obs_t;
-_Static_assert(offsetof(chip_obs_t, core) <= 64, "a profile's chip-wide fields on the first cache line");
 
 #endif

@@ -375,6 +375,8 @@ void chip_skip(chip_t *c, uint64_t n) {
   c->cycle += n;
 }
 
+_Static_assert(offsetof(chip_obs_t, core) <= 64, "a profile's chip-wide observation fields on the first cache line");
+
 void chip_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
   if (c->remote) return;
   if (ops && !c->obs) { /* (aligned: what a profile reads every cycle is on its first two cache lines) */
