@@ -25,9 +25,9 @@
 #define CLOCK_MHZ 940.0
 
 static profile_t *new_profile_writers(unsigned w, unsigned h, unsigned rows, unsigned cols, uint64_t max_events,
-                                      unsigned writers) {
+                                      unsigned writers, const char *stream_to) {
   const profile_config_t pc = {.pod_w = w, .pod_h = h, .clock_mhz = CLOCK_MHZ, .rows = rows, .cols = cols,
-                               .max_events = max_events, .writers = writers};
+                               .max_events = max_events, .writers = writers, .trace_path = stream_to};
   char err[256];
   profile_t *p = profile_new(&pc, err, sizeof err);
   cr_assert_not_null(p, "%s", err);
@@ -35,7 +35,7 @@ static profile_t *new_profile_writers(unsigned w, unsigned h, unsigned rows, uns
 }
 
 static profile_t *new_profile_capped(unsigned w, unsigned h, unsigned rows, unsigned cols, uint64_t max_events) {
-  return new_profile_writers(w, h, rows, cols, max_events, 0);
+  return new_profile_writers(w, h, rows, cols, max_events, 0, NULL);
 }
 
 static profile_t *new_profile(unsigned w, unsigned h, unsigned rows, unsigned cols) {
@@ -232,14 +232,14 @@ Test(profile, a_late_semaphore_is_the_named_bottleneck, .timeout = 300) {
 
 /* An all-reduce on a 2x2 pod profiled: every chip's records, RDMA flows, the trace file; on
  * `threads` threads. Returns the trace's path (the caller removes it). */
-static void pod_allreduce(unsigned threads, unsigned writers, const char *path) {
+static void pod_allreduce(unsigned threads, unsigned writers, bool stream, const char *path) {
   pod_coll_config_t cfg = {.model = test_model()};
   cfg.pod_w = 2, cfg.pod_h = 2, cfg.slice = (fw_slice_t){0, 0, 2, 2, 0, 0};
   cfg.threads = threads;
   cfg.args.op = FW_COLL_ALLREDUCE;
   cfg.args.algo = FW_COLL_RING;
   cfg.elems = 4 * 40, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
-  profile_t *p = new_profile_writers(2, 2, 4, 4, 0, writers);
+  profile_t *p = new_profile_writers(2, 2, 4, 4, 0, writers, stream ? path : NULL);
   cfg.profile = p;
   uint32_t *in = calloc(4 * cfg.elems, 4), *out = calloc(4 * cfg.elems, 4);
   for (uint64_t i = 0; i < 4 * cfg.elems; i++) in[i] = 0x3F800000u + (uint32_t)(i % 97) * 0x1000u;
@@ -279,22 +279,28 @@ static void pod_allreduce(unsigned threads, unsigned writers, const char *path) 
   free(in), free(out);
 }
 
-/* The same trace from a pod on one thread or two, and written by one thread or three (each
- * formatting its chips, the flows numbered by the flows before them). */
+/* The same trace from a pod on one thread or two, written at the end by one thread or three
+ * (each formatting its chips' flows and counters, numbered by the flows before them), or
+ * streamed run by run while the pod runs (the collective's copies in and out are runs of their
+ * own). */
 Test(profile, pod_allreduce_trace_is_valid_and_the_same_on_threads, .timeout = 600) {
-  char one[256], two[256], three[256];
+  char one[256], two[256], three[256], stream[256];
   temp_path(one, sizeof one, "pod1");
   temp_path(two, sizeof two, "pod2");
   temp_path(three, sizeof three, "pod3");
-  pod_allreduce(1, 1, one);
-  pod_allreduce(2, 1, two);
-  pod_allreduce(1, 3, three);
-  char cmd[900];
+  temp_path(stream, sizeof stream, "pod4");
+  pod_allreduce(1, 1, false, one);
+  pod_allreduce(2, 1, false, two);
+  pod_allreduce(1, 3, false, three);
+  pod_allreduce(2, 2, true, stream);
+  char cmd[1200];
   snprintf(cmd, sizeof cmd, "cmp -s %s %s", one, two);
   cr_assert_eq(system(cmd), 0, "the trace on two threads differs from one thread's");
   snprintf(cmd, sizeof cmd, "cmp -s %s %s", one, three);
   cr_assert_eq(system(cmd), 0, "the trace written by three threads differs from one's");
-  remove(one), remove(two), remove(three);
+  snprintf(cmd, sizeof cmd, "cmp -s %s %s", one, stream);
+  cr_assert_eq(system(cmd), 0, "the trace streamed run by run differs from the one written at the end");
+  remove(one), remove(two), remove(three), remove(stream);
 }
 
 Test(profile, chips_left_out_are_named, .timeout = 30) {

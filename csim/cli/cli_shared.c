@@ -224,7 +224,8 @@ int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h,
     const int rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags);
     if (rc != CLI_EXIT_OK) return rc;
   }
-  const profile_config_t pc = {.pod_w = w, .pod_h = h, .chips = flags, .clock_mhz = clock_mhz, .rows = rows, .cols = cols};
+  const profile_config_t pc = {.pod_w = w, .pod_h = h, .chips = flags, .clock_mhz = clock_mhz, .rows = rows, .cols = cols,
+                               .trace_path = dist_active() ? NULL : o->path}; /* (MPI: rank 0 writes at the end) */
   char err[256];
   o->prof = profile_new(&pc, err, sizeof err);
   free(flags);

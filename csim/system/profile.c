@@ -96,6 +96,18 @@ typedef struct {
   uint32_t mark_at[PROFILE_MAX_MARKS];
   unsigned mark_ph[PROFILE_MAX_MARKS], nmarks, mark_host;
   uint64_t wait_sink;        /* (fast_wait when no semaphore wait counts) */
+  /* the runs: run r's records are [runs[r - 1], runs[r]) (profile_run_end; the trace's order) */
+  size_t *runs;
+  unsigned nruns, runs_cap;
+  /* the trace writer's: the process and tracks named, the semaphore tracks named (bit s) */
+  bool named;
+  uint32_t sems_named[CHIP_MAX_CORES];
+  /* streaming (profile_run_end): the run being written, from a snapshot of the records, and the
+   * arrays add_ev outgrew meanwhile (freed when the writing is done) */
+  const profile_ev_t *snap_ev;
+  size_t snap_from, snap_to;
+  profile_ev_t *retired[48];
+  unsigned nretired;
 } pchip_t;
 _Static_assert(offsetof(pchip_t, fast_semdep) <= 128, "on_tick's quick path in the record's first two cache lines");
 
@@ -120,9 +132,19 @@ struct profile {
   size_t nhost, host_cap;
   uint64_t host_cut;
   bool host_full;
+  /* streaming (cfg.trace_path): the file being written beside it, its writer, the runs written,
+   * the thread writing the last one (while streaming_on) */
+  char *stream_tmp;
+  struct tw *stream;
+  unsigned streamed;
+  pthread_t streamer;
+  bool streaming_on, stream_failed;
 };
 
 static const chip_observer_t observer;
+static void stream_join(profile_t *p);
+static void stream_run(profile_t *p);
+static void stream_drop(profile_t *p);
 
 const char *profile_op_name(unsigned op) {
   static const char *const n[PROFILE_OPS] = {"stopped", "HALT",     "FENCE",      "SEM_WAIT",  "SEM_SIGNAL", "DMA",
@@ -227,11 +249,13 @@ void profile_forget_chips(profile_t *p) {
 
 void profile_free(profile_t *p) {
   if (!p) return;
+  stream_drop(p); /* (a trace not finished by profile_write is not left behind) */
   for (unsigned i = 0; i < p->nchips; i++) {
     pchip_t *c = p->chip[i];
     if (!c) continue;
     if (c->chip && !p->forgot) chip_set_observer(c->chip, NULL, NULL);
     free(c->ev);
+    free(c->runs);
     free(c->smp);
     free(c);
   }
@@ -335,7 +359,14 @@ static void add_ev(pchip_t *c, const profile_ev_t *e) {
   if (c->n == c->cap) {
     size_t cap = c->cap ? 2 * c->cap : 256;
     if (cap > c->limit) cap = c->limit;
-    profile_ev_t *ev = realloc(c->ev, cap * sizeof *ev);
+    profile_ev_t *ev;
+    if (!c->p->streaming_on) {
+      ev = realloc(c->ev, cap * sizeof *ev);
+    } else { /* (the streaming thread reads the old array: kept until it is done; doubling from
+              * 256, 48 arrays are more than memory holds) */
+      ev = c->nretired < sizeof c->retired / sizeof c->retired[0] ? malloc(cap * sizeof *ev) : NULL;
+      if (ev) memcpy(ev, c->ev, c->n * sizeof *ev), c->retired[c->nretired++] = c->ev;
+    }
     if (!ev) {
       if (!c->dropped) c->full_at = e->t0;
       c->dropped++;
@@ -745,6 +776,7 @@ static const chip_observer_t observer = {on_tick, on_skip};
 
 void profile_run_end(profile_t *p) {
   if (!p) return;
+  stream_join(p); /* (the last run is in the file; this one is next) */
   for (unsigned i = 0; i < p->nchips; i++) {
     pchip_t *c = p->chip[i];
     if (!c || !c->chip || !c->seen) continue;
@@ -769,6 +801,21 @@ void profile_run_end(profile_t *p) {
       c->bucket_t = c->end; /* the next bucket starts where the run ended */
     }
   }
+  /* every chip's records so far make a run (the same count of runs on every MPI rank) */
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    if (!c) continue;
+    if (c->nruns == c->runs_cap) {
+      const unsigned cap = c->runs_cap ? 2 * c->runs_cap : 16;
+      size_t *r = realloc(c->runs, cap * sizeof *r);
+      if (!r) { /* (out of memory: the run is merged with the next; the trace stays whole) */
+        continue;
+      }
+      c->runs = r, c->runs_cap = cap;
+    }
+    c->runs[c->nruns++] = c->n;
+  }
+  stream_run(p);
 }
 
 const profile_ev_t *profile_events(const profile_t *p, unsigned index, size_t *n) {
@@ -895,7 +942,7 @@ static unsigned unit_tid(unsigned core, unsigned unit, unsigned index) {
  * literals by their compile-time length, numbers by a two-digit table (printf's parsing and
  * strlen were most of the rest). */
 #define TW_EVENT_MAX 1024 /* bytes an event (but for wprintf's, which check) may take */
-typedef struct {
+typedef struct tw {
   FILE *f;                /* NULL: the text stays in buf, which grows (a writer thread's part) */
   double units_per_cycle; /* 0.1 ns units per cycle: 1e4 / MHz */
   bool first;
@@ -1146,16 +1193,21 @@ static bool flow_end(const profile_t *p, const land_index_t *lands, const profil
   return true;
 }
 
-static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land_index_t *lands, uint64_t *flow_id) {
+/* The trace is in run order (so that it can be written while the runs go on, profile_run_end):
+ * for each run, each chip's slices of the run (queue commands, unit intervals, semaphore
+ * landings), a chip's process and tracks named before its first slices and a semaphore's track
+ * before its first landing; then each chip's flows and counters (write_chip_tail); then the
+ * host's phases and otherData. The writer that streams and the one that writes at the end
+ * (profile_write) make the same bytes. */
+
+/* Names chip c's process and its tracks but the semaphores' (its first slices follow). */
+static void name_chip(tw_t *w, const pchip_t *c) {
   const unsigned pid = c->index + 1;
   static const char *const qn[ISA_NUM_QUEUES] = {"compute queue", "DMA queue"};
   char name[96];
   snprintf(name, sizeof name, "chip %u (%u,%u)", c->index, c->x, c->y);
   meta(w, pid, -1, "process_name", name, 0);
   meta(w, pid, -1, "process_sort_index", NULL, (int)c->index);
-  bool used_sem[CHIP_MAX_CORES][ISA_NUM_SEMS] = {{false}};
-  for (size_t i = 0; i < c->n; i++)
-    if (c->ev[i].kind == PROFILE_EV_SEM) used_sem[c->ev[i].core % CHIP_MAX_CORES][c->ev[i].index % ISA_NUM_SEMS] = true;
   for (unsigned k = 0; k < c->cores; k++) {
     for (unsigned q = 0; q < ISA_NUM_QUEUES; q++) {
       snprintf(name, sizeof name, "core %u %s", k, qn[q]);
@@ -1169,20 +1221,33 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
       snprintf(name, sizeof name, "core %u MXU %u", k, m);
       thread(w, pid, unit_tid(k, PROFILE_UNIT_MXU, m), name);
     }
-    for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
-      if (used_sem[k][s]) {
-        snprintf(name, sizeof name, "core %u semaphore %u raised", k, s);
-        thread(w, pid, TID_SEM + 32 * k + s, name);
-      }
   }
   for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++) {
     snprintf(name, sizeof name, "remote-DMA engine %u", e);
     thread(w, pid, unit_tid(0, PROFILE_UNIT_RDMA, e), name);
   }
+}
 
-  for (size_t i = 0; i < c->n; i++) {
-    const profile_ev_t *e = &c->ev[i];
-    if (e->kind == PROFILE_EV_SEND) continue; /* (flows: below) */
+/* Chip c's slices of records ev[from, to) (one run's), after the names they need. */
+static void write_slices(tw_t *w, pchip_t *c, const profile_ev_t *ev, size_t from, size_t to) {
+  if (from >= to) return;
+  const unsigned pid = c->index + 1;
+  if (!c->named) name_chip(w, c), c->named = true;
+  uint32_t fresh[CHIP_MAX_CORES] = {0}; /* semaphore tracks first used here, named in (core, semaphore) order */
+  for (size_t i = from; i < to; i++)
+    if (ev[i].kind == PROFILE_EV_SEM) fresh[ev[i].core % CHIP_MAX_CORES] |= 1u << (ev[i].index % ISA_NUM_SEMS);
+  for (unsigned k = 0; k < CHIP_MAX_CORES; k++) {
+    for (uint32_t m = fresh[k] & ~c->sems_named[k]; m; m &= m - 1) {
+      const unsigned s = (unsigned)__builtin_ctz(m);
+      char name[96];
+      snprintf(name, sizeof name, "core %u semaphore %u raised", k, s);
+      thread(w, pid, TID_SEM + 32 * k + s, name);
+    }
+    c->sems_named[k] |= fresh[k];
+  }
+  for (size_t i = from; i < to; i++) {
+    const profile_ev_t *e = &ev[i];
+    if (e->kind == PROFILE_EV_SEND) continue; /* (flows: write_chip_tail) */
     ev_begin(w);
     if (e->kind == PROFILE_EV_QUEUE) {
       const unsigned q = e->core * ISA_NUM_QUEUES + e->unit;
@@ -1224,6 +1289,11 @@ static void write_chip(tw_t *w, const profile_t *p, const pchip_t *c, const land
       WLIT(w, "}}");
     }
   }
+}
+
+/* Chip c's flows and counters (after every run's slices). */
+static void write_chip_tail(tw_t *w, const profile_t *p, const pchip_t *c, const land_index_t *lands, uint64_t *flow_id) {
+  const unsigned pid = c->index + 1;
   /* flows: each RDMA with a remote semaphore to the first landing on that semaphore at the
    * receiver after the send (flow_end) */
   for (size_t i = 0; i < c->n; i++) {
@@ -1312,7 +1382,7 @@ static void *write_part(void *arg) {
   wpart_t *a = arg;
   uint64_t flow = a->flow0;
   for (unsigned i = a->from; i < a->to; i++)
-    if (a->p->chip[i] && a->p->chip[i]->seen) write_chip(&a->w, a->p, a->p->chip[i], a->lands, &flow);
+    if (a->p->chip[i] && a->p->chip[i]->seen) write_chip_tail(&a->w, a->p, a->p->chip[i], a->lands, &flow);
   return NULL;
 }
 
@@ -1372,26 +1442,54 @@ static int write_chips(tw_t *w, const profile_t *p, const land_index_t *lands) {
   return oom ? -1 : 0;
 }
 
-int profile_write(const profile_t *p, const char *path, char *err, size_t errlen) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-    return -1;
-  }
-  tw_t w = {f, 1e4 / p->cfg.clock_mhz, true, malloc(1 << 20), 0, 1 << 20, false};
-  if (!w.buf) {
-    fclose(f);
-    remove(tmp);
+/* Opens path's file beside it (tmp: its name) with the trace's head written: the writer. */
+static tw_t *trace_open(const profile_t *p, const char *path, char **tmp, char *err, size_t errlen) {
+  const size_t len = strlen(path) + 32;
+  tw_t *w = calloc(1, sizeof *w);
+  *tmp = malloc(len);
+  if (!w || !*tmp || !(w->buf = malloc(1 << 20))) {
+    if (w) free(w->buf);
+    free(w), free(*tmp), *tmp = NULL;
     snprintf(err, errlen, "out of memory writing '%s'", path);
-    return -1;
+    return NULL;
   }
+  snprintf(*tmp, len, "%s.tmp-%ld", path, (long)getpid());
+  if (!(w->f = fopen(*tmp, "w"))) {
+    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    free(w->buf), free(w), free(*tmp), *tmp = NULL;
+    return NULL;
+  }
+  w->units_per_cycle = 1e4 / p->cfg.clock_mhz, w->first = true, w->cap = 1 << 20;
+  wputs(w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  return w;
+}
+
+/* Run r's slices, every chip's, from the records ev_of(chip) (NULL: the chip's own). */
+static void write_run(tw_t *w, profile_t *p, unsigned r) {
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    if (!c || !c->seen) continue;
+    const size_t from = r ? (r - 1 < c->nruns ? c->runs[r - 1] : c->n) : 0, to = r < c->nruns ? c->runs[r] : c->n;
+    write_slices(w, c, c->ev, from, to);
+  }
+}
+
+/* The trace's rest after the runs: flows, counters, the host's phases, otherData; then the file
+ * is closed and renamed into place (tmp removed on failure). 0, or -1 with a message. */
+static int trace_finish(profile_t *p, tw_t *w, char *tmp, const char *path, char *err, size_t errlen) {
+  land_index_t *lands = calloc(p->nchips ? p->nchips : 1, sizeof *lands);
+  bool oom = !lands;
+  for (unsigned i = 0; i < p->nchips && !oom; i++)
+    if (p->chip[i] && land_index(p->chip[i], &lands[i])) oom = true;
+  if (!oom) oom = write_chips(w, p, lands) != 0;
+  if (!oom) write_host_phases(w, p);
+  for (unsigned i = 0; lands && i < p->nchips; i++) free(lands[i].ix);
+  free(lands);
   uint64_t dropped = 0;
   for (unsigned i = 0; i < p->nchips; i++)
     if (p->chip[i]) dropped += p->chip[i]->dropped;
-  wprintf(&w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpusim --profile\",\"clock_mhz\":%.3f,"
-          "\"pod\":\"%ux%u\",\"chips_profiled\":%u,\"bucket_cycles\":%u,\"events_dropped\":%" PRIu64 ",\"left_out\":\"%s\","
+  wprintf(w, "\n],\"otherData\":{\"generator\":\"tpusim --profile\",\"clock_mhz\":%.3f,\"pod\":\"%ux%u\","
+          "\"chips_profiled\":%u,\"bucket_cycles\":%u,\"events_dropped\":%" PRIu64 ",\"left_out\":\"%s\","
           "\"link_utilisation\":{", p->cfg.clock_mhz, p->cfg.pod_w, p->cfg.pod_h, p->selected, p->cfg.bucket, dropped,
           p->left_out);
   /* each profiled chip's outgoing links over the whole profile (flits / cycles), for the heat
@@ -1406,36 +1504,105 @@ int profile_write(const profile_t *p, const char *path, char *err, size_t errlen
       cyc += c->ph[ph].chip_cycles;
     }
     const double n = cyc ? (double)cyc : 1.0;
-    wprintf(&w, "%s\"%u,%u\":[%.4f,%.4f,%.4f,%.4f]", firstl ? "" : ",", c->x, c->y, (double)fl[0] / n, (double)fl[1] / n,
+    wprintf(w, "%s\"%u,%u\":[%.4f,%.4f,%.4f,%.4f]", firstl ? "" : ",", c->x, c->y, (double)fl[0] / n, (double)fl[1] / n,
             (double)fl[2] / n, (double)fl[3] / n);
     firstl = false;
   }
-  wputs(&w, "}},\"traceEvents\":[");
-  land_index_t *lands = calloc(p->nchips ? p->nchips : 1, sizeof *lands);
-  bool oom = !lands;
-  for (unsigned i = 0; i < p->nchips && !oom; i++)
-    if (p->chip[i] && land_index(p->chip[i], &lands[i])) oom = true;
-  if (!oom) oom = write_chips(&w, p, lands) != 0;
-  if (!oom) write_host_phases(&w, p);
-  for (unsigned i = 0; lands && i < p->nchips; i++) free(lands[i].ix);
-  free(lands);
+  wputs(w, "}}}\n");
+  wflush(w);
+  free(w->buf);
+  const bool bad = ferror(w->f) != 0;
+  const int closed = fclose(w->f);
+  free(w);
+  int rc = 0;
   if (oom) {
-    free(w.buf);
-    fclose(f);
-    remove(tmp);
     snprintf(err, errlen, "out of memory writing '%s'", path);
-    return -1;
-  }
-  wputs(&w, "\n]}\n");
-  wflush(&w);
-  free(w.buf);
-  const bool bad = ferror(f) != 0;
-  if (fclose(f) || bad || rename(tmp, path)) {
+    rc = -1;
+  } else if (closed || bad || rename(tmp, path)) {
     snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno ? errno : EIO));
-    remove(tmp);
-    return -1;
+    rc = -1;
   }
-  return 0;
+  if (rc) remove(tmp);
+  free(tmp);
+  return rc;
+}
+
+int profile_write(profile_t *p, const char *path, char *err, size_t errlen) {
+  stream_join(p);
+  if (p->stream && p->cfg.trace_path && !strcmp(path, p->cfg.trace_path)) { /* the runs are in the file */
+    tw_t *w = p->stream;
+    char *tmp = p->stream_tmp;
+    p->stream = NULL, p->stream_tmp = NULL;
+    for (unsigned i = 0; i < p->nchips; i++) /* (records after the last run, if any) */
+      if (p->chip[i] && p->chip[i]->seen && p->chip[i]->n > (p->chip[i]->nruns ? p->chip[i]->runs[p->chip[i]->nruns - 1] : 0))
+        write_slices(w, p->chip[i], p->chip[i]->ev, p->chip[i]->nruns ? p->chip[i]->runs[p->chip[i]->nruns - 1] : 0, p->chip[i]->n);
+    return trace_finish(p, w, tmp, path, err, errlen);
+  }
+  char *tmp;
+  tw_t *w = trace_open(p, path, &tmp, err, errlen);
+  if (!w) return -1;
+  for (unsigned i = 0; i < p->nchips; i++)
+    if (p->chip[i]) p->chip[i]->named = false, memset(p->chip[i]->sems_named, 0, sizeof p->chip[i]->sems_named);
+  unsigned runs = 0;
+  for (unsigned i = 0; i < p->nchips; i++)
+    if (p->chip[i] && p->chip[i]->nruns + 1 > runs) runs = p->chip[i]->nruns + 1; /* (+1: records after the last) */
+  for (unsigned r = 0; r < runs; r++) write_run(w, p, r);
+  return trace_finish(p, w, tmp, path, err, errlen);
+}
+
+/* ---- streaming (cfg.trace_path): each run's slices written to the file by a thread of its own
+ * while the next run simulates. It reads a snapshot of each chip's records (records never
+ * change once added, and add_ev keeps an array it outgrows meanwhile) and touches only the
+ * writer and each chip's naming state, which nothing else does until stream_join. */
+static void *stream_main(void *arg) {
+  profile_t *p = arg;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    if (c && c->seen) write_slices(p->stream, c, c->snap_ev, c->snap_from, c->snap_to);
+  }
+  return NULL;
+}
+
+static void stream_join(profile_t *p) {
+  if (!p->streaming_on) return;
+  pthread_join(p->streamer, NULL);
+  p->streaming_on = false;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    for (unsigned j = 0; c && j < c->nretired; j++) free(c->retired[j]);
+    if (c) c->nretired = 0;
+  }
+}
+
+/* After profile_run_end's run: its slices into the file (opened at the first run). */
+static void stream_run(profile_t *p) {
+  if (!p->cfg.trace_path || p->stream_failed) return;
+  if (!p->stream) {
+    char err[256];
+    if (!(p->stream = trace_open(p, p->cfg.trace_path, &p->stream_tmp, err, sizeof err))) {
+      p->stream_failed = true; /* (profile_write writes it all at the end, or says why not) */
+      return;
+    }
+  }
+  const unsigned r = p->streamed++;
+  for (unsigned i = 0; i < p->nchips; i++) {
+    pchip_t *c = p->chip[i];
+    if (!c) continue;
+    c->snap_ev = c->ev;
+    c->snap_from = r ? (r - 1 < c->nruns ? c->runs[r - 1] : c->n) : 0;
+    c->snap_to = r < c->nruns ? c->runs[r] : c->n;
+  }
+  if (!(p->streaming_on = pthread_create(&p->streamer, NULL, stream_main, p) == 0)) stream_main(p); /* (no thread: here) */
+}
+
+/* A stream the trace will not get: closed and removed. */
+static void stream_drop(profile_t *p) {
+  stream_join(p);
+  if (!p->stream) return;
+  fclose(p->stream->f);
+  remove(p->stream_tmp);
+  free(p->stream->buf), free(p->stream), free(p->stream_tmp);
+  p->stream = NULL, p->stream_tmp = NULL;
 }
 
 /* ---- a pod split over MPI ranks: each rank's chips' records to rank 0 (profile_gather) */
@@ -1453,12 +1620,17 @@ static void gput(gbuf_t *g, const void *src, size_t len) {
 
 /* Chip c's records: a header of counts, then its events, samples, phases' sums and waits. */
 static void gput_chip(gbuf_t *g, const pchip_t *c, unsigned phases) {
-  const uint64_t h[10] = {c->index, c->cores, c->mxus, c->seen, c->first, c->end, c->dropped, c->full_at, c->n, c->ns};
+  const uint64_t h[11] = {c->index, c->cores, c->mxus, c->seen, c->first, c->end, c->dropped, c->full_at, c->n, c->ns,
+                          c->nruns};
   gput(g, h, sizeof h);
   gput(g, c->ev, c->n * sizeof *c->ev);
   gput(g, c->smp, c->ns * sizeof *c->smp);
   gput(g, c->ph, phases * sizeof c->ph[0]);
   gput(g, c->wait, sizeof c->wait);
+  for (unsigned r = 0; r < c->nruns; r++) { /* (the runs' ends: the trace's order) */
+    const uint64_t e = c->runs[r];
+    gput(g, &e, sizeof e);
+  }
 }
 
 typedef struct {
@@ -1480,7 +1652,7 @@ static const void *gget(grd_t *r, size_t len) {
 /* Installs the chip records of buffer r (from rank `from`) into p's empty slots: 0, or -1 with a message. */
 static int install_chips(profile_t *p, grd_t *r, unsigned from, char *err, size_t errlen) {
   while (r->at < r->n) {
-    uint64_t h[10];
+    uint64_t h[11];
     const void *hp = gget(r, sizeof h);
     if (!hp) break;
     memcpy(h, hp, sizeof h);
@@ -1493,6 +1665,8 @@ static int install_chips(profile_t *p, grd_t *r, unsigned from, char *err, size_
     }
     const void *ev = gget(r, n * sizeof *c->ev), *smp = gget(r, ns * sizeof *c->smp);
     const void *ph = gget(r, p->phases * sizeof c->ph[0]), *wait = gget(r, sizeof c->wait);
+    const void *runs = h[10] == c->nruns ? gget(r, c->nruns * sizeof(uint64_t)) : NULL; /* (as many runs on every rank) */
+    if (h[10] != c->nruns) r->bad = true;
     if (r->bad) break;
     profile_ev_t *e = n ? malloc(n * sizeof *e) : NULL;
     sample_t *s = ns ? malloc(ns * sizeof *s) : NULL;
@@ -1510,6 +1684,11 @@ static int install_chips(profile_t *p, grd_t *r, unsigned from, char *err, size_
     c->seen = h[3] != 0, c->first = h[4], c->end = h[5], c->dropped = h[6], c->full_at = h[7];
     memcpy(c->ph, ph, p->phases * sizeof c->ph[0]);
     memcpy(c->wait, wait, sizeof c->wait);
+    for (unsigned k = 0; k < c->nruns; k++) {
+      uint64_t e;
+      memcpy(&e, (const uint8_t *)runs + k * sizeof e, sizeof e);
+      c->runs[k] = e <= n ? (size_t)e : n;
+    }
     c->chip = NULL; /* (the shell of another rank's chip: nothing here may step or read it) */
   }
   if (r->bad) {

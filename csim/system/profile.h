@@ -65,6 +65,10 @@ typedef struct {
   unsigned writers;         /* threads that format the trace (profile_write): 0, one per processor
                              * (up to PROFILE_MAX_WRITERS) for 100,000 records or more; else up to
                              * PROFILE_MAX_WRITERS. The file is the same bytes on any number. */
+  const char *trace_path;   /* the trace will be written here (profile_write with this path): each
+                             * run's slices go to the file (beside it, renamed into place at the
+                             * end) while the next run simulates. The same bytes as without.
+                             * Not for a pod split over MPI ranks (rank 0 writes after gathering) */
 } profile_config_t;
 #define PROFILE_MAX_WRITERS 4
 
@@ -162,6 +166,6 @@ int profile_gather(profile_t *p, char *err, size_t errlen);
 
 /* Writes the Chrome trace-event JSON (written beside the path, renamed into place: a failed
  * write leaves nothing). 0, or -1 with a message. */
-int profile_write(const profile_t *p, const char *path, char *err, size_t errlen);
+int profile_write(profile_t *p, const char *path, char *err, size_t errlen);
 
 #endif
