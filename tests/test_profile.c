@@ -303,6 +303,31 @@ Test(profile, pod_allreduce_trace_is_valid_and_the_same_on_threads, .timeout = 6
   remove(one), remove(two), remove(three), remove(stream);
 }
 
+/* A profile streaming its trace (trace_path) that is freed without profile_write (a command
+ * that failed after its runs) leaves no file behind, not even the one beside the path. */
+Test(profile, a_streamed_trace_not_finished_leaves_no_file, .timeout = 300) {
+  char path[256];
+  temp_path(path, sizeof path, "unfinished");
+  uint16_t a[TG_M * TG_K], b[TG_K * TG_N];
+  uint32_t out[TG_M * TG_N];
+  chip_t *c;
+  profile_t *g = gemm_setup(test_model(), &c, a, b); /* (for the chip and inputs only) */
+  profile_free(g);
+  profile_t *p = new_profile_writers(1, 1, 4, 4, 0, 0, path);
+  profile_attach(p, 0, c);
+  char err[1024];
+  chip_gemm_stats_t st;
+  cr_assert_eq(chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+  profile_run_end(p); /* (the run's slices are being written beside the path) */
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "ls %s.tmp-* >/dev/null 2>&1", path);
+  cr_assert_eq(system(cmd), 0, "no file is being written beside %s", path);
+  profile_free(p);
+  chip_free(c);
+  cr_assert_neq(system(cmd), 0, "a file beside %s was left behind", path);
+  cr_assert_neq(access(path, F_OK), 0, "%s was written", path);
+}
+
 Test(profile, chips_left_out_are_named, .timeout = 30) {
   const profile_config_t pc = {.pod_w = 16, .pod_h = 16, .max_chips = 64, .clock_mhz = CLOCK_MHZ, .rows = 4, .cols = 4};
   char err[256];
