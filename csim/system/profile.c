@@ -138,7 +138,7 @@ struct profile {
   struct tw *stream;
   unsigned streamed;
   pthread_t streamer;
-  bool streaming_on, stream_failed;
+  bool streaming_on, stream_failed, stream_broken; /* (failed: not opened; broken: out of memory writing) */
 };
 
 static const chip_observer_t observer;
@@ -1372,26 +1372,35 @@ static void write_host_phases(tw_t *w, const profile_t *p) {
  * bytes on any number of threads. */
 typedef struct {
   const profile_t *p;
-  const land_index_t *lands;
+  const land_index_t *lands; /* NULL: the chips' slices of snap_ev[snap_from, snap_to); else their flows and counters */
   unsigned from, to;   /* chips [from, to) */
   uint64_t flow0;      /* the flows before chip `from` */
   tw_t w;
 } wpart_t;
 
+static size_t part_records(const pchip_t *c, bool slices) { return (slices ? c->snap_to - c->snap_from : c->n) + 1; }
+
 static void *write_part(void *arg) {
   wpart_t *a = arg;
   uint64_t flow = a->flow0;
-  for (unsigned i = a->from; i < a->to; i++)
-    if (a->p->chip[i] && a->p->chip[i]->seen) write_chip_tail(&a->w, a->p, a->p->chip[i], a->lands, &flow);
+  for (unsigned i = a->from; i < a->to; i++) {
+    pchip_t *c = a->p->chip[i];
+    if (!c || !c->seen) continue;
+    if (a->lands) write_chip_tail(&a->w, a->p, c, a->lands, &flow);
+    else write_slices(&a->w, c, c->snap_ev, c->snap_from, c->snap_to);
+  }
   return NULL;
 }
 
+/* lands NULL: every chip's slices of snap_ev[snap_from, snap_to) (a run's); else every chip's
+ * flows and counters. */
 static int write_chips(tw_t *w, const profile_t *p, const land_index_t *lands) {
   /* parts of about equal records, as many as there are processors to spare (formatting is
    * nearly all of a trace's writing) */
+  const bool slices = !lands;
   size_t records = 0;
   for (unsigned i = 0; i < p->nchips; i++)
-    if (p->chip[i] && p->chip[i]->seen) records += p->chip[i]->n + 1;
+    if (p->chip[i] && p->chip[i]->seen) records += part_records(p->chip[i], slices);
   unsigned parts = p->cfg.writers;
   if (!parts) {
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1412,8 +1421,8 @@ static int write_chips(tw_t *w, const profile_t *p, const land_index_t *lands) {
       if (!part[k].w.buf) part[k].w.oom = true;
     }
     if (c && c->seen) {
-      acc += c->n + 1;
-      if (parts > 1) { /* the flows this chip will draw */
+      acc += part_records(c, slices);
+      if (parts > 1 && !slices) { /* the flows this chip will draw */
         unsigned ri;
         uint64_t at;
         for (size_t j = 0; j < c->n; j++) flows += c->ev[j].kind == PROFILE_EV_SEND && flow_end(p, lands, &c->ev[j], &ri, &at);
@@ -1464,14 +1473,21 @@ static tw_t *trace_open(const profile_t *p, const char *path, char **tmp, char *
   return w;
 }
 
-/* Run r's slices, every chip's, from the records ev_of(chip) (NULL: the chip's own). */
-static void write_run(tw_t *w, profile_t *p, unsigned r) {
+/* Takes run r's records (every chip's; past the last run, those after it) as the ones to write. */
+static void snap_run(profile_t *p, unsigned r) {
   for (unsigned i = 0; i < p->nchips; i++) {
     pchip_t *c = p->chip[i];
-    if (!c || !c->seen) continue;
-    const size_t from = r ? (r - 1 < c->nruns ? c->runs[r - 1] : c->n) : 0, to = r < c->nruns ? c->runs[r] : c->n;
-    write_slices(w, c, c->ev, from, to);
+    if (!c) continue;
+    c->snap_ev = c->ev;
+    c->snap_from = r ? (r - 1 < c->nruns ? c->runs[r - 1] : c->n) : 0;
+    c->snap_to = r < c->nruns ? c->runs[r] : c->n;
   }
+}
+
+/* Run r's slices, every chip's. */
+static int write_run(tw_t *w, profile_t *p, unsigned r) {
+  snap_run(p, r);
+  return write_chips(w, p, NULL);
 }
 
 /* The trace's rest after the runs: flows, counters, the host's phases, otherData; then the file
@@ -1529,24 +1545,32 @@ static int trace_finish(profile_t *p, tw_t *w, char *tmp, const char *path, char
 
 int profile_write(profile_t *p, const char *path, char *err, size_t errlen) {
   stream_join(p);
+  unsigned runs = 0; /* (the runs, and the records after the last, if any) */
+  for (unsigned i = 0; i < p->nchips; i++)
+    if (p->chip[i] && p->chip[i]->nruns + 1 > runs) runs = p->chip[i]->nruns + 1;
   if (p->stream && p->cfg.trace_path && !strcmp(path, p->cfg.trace_path)) { /* the runs are in the file */
-    tw_t *w = p->stream;
-    char *tmp = p->stream_tmp;
-    p->stream = NULL, p->stream_tmp = NULL;
-    for (unsigned i = 0; i < p->nchips; i++) /* (records after the last run, if any) */
-      if (p->chip[i] && p->chip[i]->seen && p->chip[i]->n > (p->chip[i]->nruns ? p->chip[i]->runs[p->chip[i]->nruns - 1] : 0))
-        write_slices(w, p->chip[i], p->chip[i]->ev, p->chip[i]->nruns ? p->chip[i]->runs[p->chip[i]->nruns - 1] : 0, p->chip[i]->n);
-    return trace_finish(p, w, tmp, path, err, errlen);
+    if (!p->stream_broken && !write_run(p->stream, p, runs - 1)) {
+      tw_t *w = p->stream;
+      char *tmp = p->stream_tmp;
+      p->stream = NULL, p->stream_tmp = NULL;
+      return trace_finish(p, w, tmp, path, err, errlen);
+    }
   }
+  stream_drop(p); /* (out of memory streaming, or another path: written whole) */
   char *tmp;
   tw_t *w = trace_open(p, path, &tmp, err, errlen);
   if (!w) return -1;
   for (unsigned i = 0; i < p->nchips; i++)
     if (p->chip[i]) p->chip[i]->named = false, memset(p->chip[i]->sems_named, 0, sizeof p->chip[i]->sems_named);
-  unsigned runs = 0;
-  for (unsigned i = 0; i < p->nchips; i++)
-    if (p->chip[i] && p->chip[i]->nruns + 1 > runs) runs = p->chip[i]->nruns + 1; /* (+1: records after the last) */
-  for (unsigned r = 0; r < runs; r++) write_run(w, p, r);
+  bool oom = false;
+  for (unsigned r = 0; r < runs && !oom; r++) oom = write_run(w, p, r) != 0;
+  if (oom) {
+    fclose(w->f);
+    remove(tmp);
+    free(w->buf), free(w), free(tmp);
+    snprintf(err, errlen, "out of memory writing '%s'", path);
+    return -1;
+  }
   return trace_finish(p, w, tmp, path, err, errlen);
 }
 
@@ -1556,10 +1580,7 @@ int profile_write(profile_t *p, const char *path, char *err, size_t errlen) {
  * writer and each chip's naming state, which nothing else does until stream_join. */
 static void *stream_main(void *arg) {
   profile_t *p = arg;
-  for (unsigned i = 0; i < p->nchips; i++) {
-    pchip_t *c = p->chip[i];
-    if (c && c->seen) write_slices(p->stream, c, c->snap_ev, c->snap_from, c->snap_to);
-  }
+  if (write_chips(p->stream, p, NULL)) p->stream_broken = true;
   return NULL;
 }
 
@@ -1576,7 +1597,7 @@ static void stream_join(profile_t *p) {
 
 /* After profile_run_end's run: its slices into the file (opened at the first run). */
 static void stream_run(profile_t *p) {
-  if (!p->cfg.trace_path || p->stream_failed) return;
+  if (!p->cfg.trace_path || p->stream_failed || p->stream_broken) return;
   if (!p->stream) {
     char err[256];
     if (!(p->stream = trace_open(p, p->cfg.trace_path, &p->stream_tmp, err, sizeof err))) {
@@ -1584,14 +1605,7 @@ static void stream_run(profile_t *p) {
       return;
     }
   }
-  const unsigned r = p->streamed++;
-  for (unsigned i = 0; i < p->nchips; i++) {
-    pchip_t *c = p->chip[i];
-    if (!c) continue;
-    c->snap_ev = c->ev;
-    c->snap_from = r ? (r - 1 < c->nruns ? c->runs[r - 1] : c->n) : 0;
-    c->snap_to = r < c->nruns ? c->runs[r] : c->n;
-  }
+  snap_run(p, p->streamed++);
   if (!(p->streaming_on = pthread_create(&p->streamer, NULL, stream_main, p) == 0)) stream_main(p); /* (no thread: here) */
 }
 
