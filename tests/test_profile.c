@@ -102,20 +102,32 @@ static void temp_path(char *buf, size_t len, const char *what) {
   snprintf(buf, len, "/tmp/test_profile_%s_%ld_%llu.json", what, (long)getpid(), (unsigned long long)test_seed());
 }
 
-/* A 4x4 chip of `model` and a profile watching it, the phase "gemm" begun, and a 24x12x20 GEMM's
- * inputs from the test's seed: what the GEMM tests share. */
-enum { TG_M = 24, TG_K = 12, TG_N = 20 };
-static profile_t *gemm_setup(chip_model_t model, chip_t **chip, uint16_t a[TG_M * TG_K], uint16_t b[TG_K * TG_N]) {
+/* A 4x4 chip of `model`, seeded with the test's seed (hbm_latency 0: the default). */
+static chip_t *test_chip(chip_model_t model, unsigned hbm_latency) {
   chip_config_t cfg = chip_config_default(4, 4);
   cfg.seed = test_seed();
   cfg.model = model;
+  if (hbm_latency) cfg.hbm_latency = hbm_latency;
   char err[1024];
   chip_t *c = chip_new(&cfg, err, sizeof err);
   cr_assert_not_null(c, "%s", err);
+  return c;
+}
+
+/* A 24x12x20 GEMM's inputs from the test's seed. */
+enum { TG_M = 24, TG_K = 12, TG_N = 20 };
+static void gemm_inputs(uint16_t a[TG_M * TG_K], uint16_t b[TG_K * TG_N]) {
   rng_t r;
   rng_seed(&r, test_seed());
   for (size_t i = 0; i < TG_M * TG_K; i++) a[i] = rng_bf16(&r, -3, 3);
   for (size_t i = 0; i < TG_K * TG_N; i++) b[i] = rng_bf16(&r, -3, 3);
+}
+
+/* A test chip, the GEMM's inputs and a profile watching the chip, the phase "gemm" begun: what
+ * the GEMM tests share. */
+static profile_t *gemm_setup(chip_model_t model, chip_t **chip, uint16_t a[TG_M * TG_K], uint16_t b[TG_K * TG_N]) {
+  chip_t *c = test_chip(model, 0);
+  gemm_inputs(a, b);
   profile_t *p = new_profile(1, 1, 4, 4);
   profile_attach(p, 0, c);
   profile_phase(p, "gemm", chip_cycle(c));
@@ -162,12 +174,8 @@ Test(profile, gemm_intervals_add_up_to_the_counters, .timeout = 300) {
  * rounds of signalling and waiting on semaphore 5 (no unit busy meanwhile); then the compute
  * queue runs a vector operation over 200 lines. The op profile's bottleneck. */
 static profile_summary_t late_semaphore_capped(unsigned delay, uint64_t max_events, const char *trace) {
-  chip_config_t cfg = chip_config_default(4, 4);
-  cfg.seed = test_seed();
-  cfg.model = test_model();
+  chip_t *c = test_chip(test_model(), 0);
   char err[1024];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
   fw_prog_t cq, dq;
   fw_prog_init(&cq), fw_prog_init(&dq);
   fw_sem_wait(&cq, 3, 1);
@@ -310,9 +318,8 @@ Test(profile, a_streamed_trace_not_finished_leaves_no_file, .timeout = 300) {
   temp_path(path, sizeof path, "unfinished");
   uint16_t a[TG_M * TG_K], b[TG_K * TG_N];
   uint32_t out[TG_M * TG_N];
-  chip_t *c;
-  profile_t *g = gemm_setup(test_model(), &c, a, b); /* (for the chip and inputs only) */
-  profile_free(g);
+  chip_t *c = test_chip(test_model(), 0);
+  gemm_inputs(a, b);
   profile_t *p = new_profile_writers(1, 1, 4, 4, 0, 0, path);
   profile_attach(p, 0, c);
   char err[1024];
@@ -347,13 +354,8 @@ Test(profile, chips_left_out_are_named, .timeout = 30) {
 /* The fast chip jumps over cycles in which nothing happens (chip_skip); its profile is still
  * the RTL's, record for record and cycle for cycle. */
 static profile_t *gemm_profile(chip_model_t model, chip_t **chip) {
-  chip_config_t cfg = chip_config_default(4, 4);
-  cfg.seed = test_seed();
-  cfg.model = model;
-  cfg.hbm_latency = 300; /* long waits for HBM: stretches the fast model skips */
+  chip_t *c = test_chip(model, 300); /* long waits for HBM: stretches the fast model skips */
   char err[1024];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
   const size_t m = 20, k = 16, n = 12;
   uint16_t a[20 * 16], b[16 * 12];
   uint32_t out[20 * 12];
@@ -434,12 +436,8 @@ Test(profile, a_gemms_cycles_all_land_in_its_kernel_phases, .timeout = 300) {
 /* More host phases than the op profile holds: the last of its phases, named "later phases",
  * takes the rest, and the trace's host-phase track still shows every one (randprog's sets). */
 Test(profile, every_host_phase_is_on_the_trace_and_the_rest_are_later_phases, .timeout = 120) {
-  chip_config_t cfg = chip_config_default(4, 4);
-  cfg.seed = test_seed();
-  cfg.model = test_model();
+  chip_t *c = test_chip(test_model(), 0);
   char err[1024];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
   profile_t *p = new_profile(1, 1, 4, 4);
   profile_attach(p, 0, c);
   enum { RUNS = PROFILE_MAX_PHASES + 8 };

@@ -18,6 +18,14 @@
 #include "util/npy.h"
 #include "cli_run.h"
 
+/* The command line is refused: exit 2, the message names `needle`, nothing on stdout. */
+static run_t expect_usage(const char *args, const char *needle) {
+  run_t r = run(args);
+  cr_expect_eq(r.status, 2, "'%s' exited %d: %s", args, r.status, r.err);
+  cr_expect(strstr(r.err, needle), "'%s': expected '%s' in: %s", args, needle, r.err);
+  cr_expect_eq(r.out[0], 0, "'%s' printed a result", args);
+  return r;
+}
 
 TestSuite(tpusim_cli, .timeout = 60);
 
@@ -106,10 +114,7 @@ Test(tpusim_cli, outputs_are_checked_before_simulating) {
       {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --trace /nonexistent-dir/s.fst", "--trace"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    run_t r = run(bad[i][0]);
-    cr_expect_eq(r.status, 2, "'%s' exited %d: %s", bad[i][0], r.status, r.err);
-    cr_expect(strstr(r.err, bad[i][1]), "'%s': expected '%s' in: %s", bad[i][0], bad[i][1], r.err);
-    cr_expect_eq(r.out[0], 0, "'%s' printed a result", bad[i][0]);
+    const run_t r = expect_usage(bad[i][0], bad[i][1]);
     cr_expect_null(strstr(r.err, "running"), "'%s' simulated first: %s", bad[i][0], r.err);
   }
 }
@@ -306,10 +311,7 @@ Test(tpusim_gemm, npy_in_and_out_bit_exact) {
 static void expect_bad(const char *args, const char *needle) {
   char full[1024];
   snprintf(full, sizeof full, "%s --out %s", args, tmp("out.npy"));
-  run_t r = run(full);
-  cr_expect_eq(r.status, 2, "'%s' exited %d: %s", args, r.status, r.err);
-  cr_expect(strstr(r.err, needle), "'%s': expected '%s' in: %s", args, needle, r.err);
-  cr_expect_eq(r.out[0], 0, "'%s' printed a result", args);
+  expect_usage(full, needle);
   cr_expect_eq(access(tmp("out.npy"), F_OK), -1, "'%s' left an output file", args);
 }
 
@@ -354,11 +356,7 @@ Test(tpusim_gemm, cores_mxus_and_presets) {
       {"randprog --mxu 4x4 --cores 2 --model rtl --count 1", "no RTL chip of 2 core(s) with 1 4x4 MXU(s)"},
       {"chip --chip v3 --cores 1", "--chip sets the MXU size"},
   };
-  for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
-    run_t x = run(other[i][0]);
-    cr_expect_eq(x.status, 2, "'%s' exited %d: %s", other[i][0], x.status, x.err);
-    cr_expect(strstr(x.err, other[i][1]), "'%s': expected '%s' in: %s", other[i][0], other[i][1], x.err);
-  }
+  for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) expect_usage(other[i][0], other[i][1]);
   run_t r = run("gemm --chip v3 --m 64 --k 256 --n 512 --model fast --json");
   cr_assert_eq(r.status, 0, "%s", r.err);
   const char *keys[] = {"\"mxu_rows\":128", "\"mxus\":2", "\"cores\":2", "\"clock_mhz\":940", "\"hbm_bw\":957",
@@ -381,11 +379,7 @@ Test(tpusim_collective, flit_words) {
       {"randprog --mxu 16x16 --flit-words 2 --model fast --count 1", "64-bit flits"},
       {"collective --pod 2x2 --mxu 16x16 --link-bytes 16 --bytes 4096 --model fast", "at most a flit a cycle (8 bytes"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    run_t x = run(bad[i][0]);
-    cr_expect_eq(x.status, 2, "'%s' exited %d: %s", bad[i][0], x.status, x.err);
-    cr_expect(strstr(x.err, bad[i][1]), "'%s': expected '%s' in: %s", bad[i][0], bad[i][1], x.err);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_usage(bad[i][0], bad[i][1]);
   run_t r = run("collective --pod 2x2 --mxu 16x16 --flit-words 4 --op allreduce --bytes 65536 --model fast --json");
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(strstr(r.out, "\"correct\":true") && strstr(r.out, "\"link_GBps\":30.0"), "%s", r.out);
@@ -490,19 +484,7 @@ Test(tpusim_cli, net_bad_usage) {
       {"net --pod 4x4 --buf 9", "--buf expects"},
       {"net --pod 4x4 --trace /tmp/x.fst --trace-node 16", "outside the 4x4 pod"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    run_t r = run(bad[i][0]);
-    cr_expect_eq(r.status, 2, "'%s' exited %d", bad[i][0], r.status);
-    cr_expect(strstr(r.err, bad[i][1]), "'%s': expected '%s' in: %s", bad[i][0], bad[i][1], r.err);
-    cr_expect_eq(r.out[0], 0, "'%s' printed a result", bad[i][0]);
-  }
-}
-
-static void expect_usage(const char *args, const char *needle) {
-  run_t r = run(args);
-  cr_expect_eq(r.status, 2, "'%s' exited %d: %s", args, r.status, r.err);
-  cr_expect(strstr(r.err, needle), "'%s': expected '%s' in: %s", args, needle, r.err);
-  cr_expect_eq(r.out[0], 0, "'%s' printed a result", args);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_usage(bad[i][0], bad[i][1]);
 }
 
 /* The text of a field's value in a flat JSON object (up to the next comma or brace). */

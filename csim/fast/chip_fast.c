@@ -49,7 +49,6 @@ struct chip_fast {
   rdma_fast_t rdma[NE];
   noc_fast_t *router;
   uint32_t rtr_flits[5];
-  uint16_t obs_rdma_busy;  /* (a lite observation's remote-DMA busy bits, found with core 0's) */
   /* inputs held until changed, as on the RTL's ports */
   unsigned start, abort;
   uint32_t start_len[CHIP_MAX_QUEUES];
@@ -328,7 +327,7 @@ typedef struct {
 
 /* The core's registered state the units read of each other, its queues' decode, and (obs) its
  * state as the cycle starts. */
-static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_core_t *obs, bool lite) {
+static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_core_t *obs, bool lite, unsigned rdma_busy) {
   core_t *o = &c->core[k];
   const unsigned nm = c->nmxu;
   /* the vector unit waits for the MXUs' summed progress (exact: see chip_core) */
@@ -363,20 +362,11 @@ static void core_begin(chip_fast_t *c, unsigned k, core_cycle_t *y, chip_obs_cor
     if (!lite) obs->vec_progress[0] = y->vecs_issued, obs->vec_progress[1] = y->vecs_done;
     obs->mxu_busy = mxu_busy_bits;
     uint16_t busy = (y->dma_busy ? CHIP_BUSY_DMA : 0) | (y->mxu_busy_n ? CHIP_BUSY_MXU : 0) |
-                    (vec_unit_fast_busy(&o->vec) ? CHIP_BUSY_VEC : 0);
-    if (lite) { /* (what a profile reads: the remote-DMA engines' busy bits, the chip's, found once) */
-      if (k == 0) {
-        unsigned m = 0;
-        for (unsigned e = 0; e < NE; e++) m |= (unsigned)rdma_fast_busy(&c->rdma[e]) << e;
-        c->obs_rdma_busy = (uint16_t)m;
-      }
-      busy |= (uint16_t)(c->obs_rdma_busy << CHIP_BUSY_RDMA_SHIFT);
-    } else {
+                    (vec_unit_fast_busy(&o->vec) ? CHIP_BUSY_VEC : 0) | (uint16_t)(rdma_busy << CHIP_BUSY_RDMA_SHIFT);
+    if (!lite) { /* (what a profile does not read) */
       busy |= (uint16_t)((mxus_drained(c, o) ? CHIP_MXU_DRAINED : 0) | o->rel_count << CHIP_FENCES_SHIFT);
-      for (unsigned e = 0; e < NE; e++) {
-        if (rdma_fast_busy(&c->rdma[e])) busy |= 1u << (CHIP_BUSY_RDMA_SHIFT + e);
+      for (unsigned e = 0; e < NE; e++)
         if (rdma_fast_sending(&c->rdma[e])) busy |= 1u << (CHIP_SENDING_RDMA_SHIFT + e);
-      }
     }
     obs->busy = busy;
   }
@@ -445,8 +435,10 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
       }
     }
   }
+  unsigned rdma_busy = 0; /* (the chip's remote-DMA engines, in every core's busy word) */
+  for (unsigned e = 0; obs && e < NE; e++) rdma_busy |= (unsigned)rdma_fast_busy(&c->rdma[e]) << e;
   for (unsigned k = 0; k < nk; k++) {
-    core_begin(c, k, &cy[k], obs ? &obs->core[k] : NULL, lite);
+    core_begin(c, k, &cy[k], obs ? &obs->core[k] : NULL, lite, rdma_busy);
     fp = fp || cy[k].mxu_busy_n || vec_unit_fast_busy(&c->core[k].vec);
   }
   const unsigned saved_mode = fp ? fast_fpmode_enter() : 0;

@@ -41,14 +41,15 @@ typedef struct {
    * did (the same queues, busy flags, semaphores, phase, router activity, no RDMA issued) adds to
    * a pending run (fast_run cycles, their flits and HBM bytes), which fast_flush hands to what
    * the last slow cycle counted (fast_cq...: its phase's queue heads, the semaphore waited on;
-   * prev_n) before anything else looks. fast_ok: the fields are set. */
+   * prev_n) before anything else looks. sig_valid: they are set (by the last full look; a
+   * skip or a run's end clears it). */
   struct profile *p;
   uint64_t end, last_hbm, fast_run, bucket_t;
   uint32_t fast_pc0;        /* core 0's compute pc: the kernel phase follows it */
   uint32_t sig_pc[CHIP_MAX_QUEUES], sig_bits; /* what the intervals follow (signature) */
   uint32_t sem_epoch[CHIP_MAX_CORES]; /* the cores' sem_epoch when sems was last seen */
   unsigned fast_host, cores, queues;
-  bool fast_ok, fast_net, rdma_we_prev;
+  bool sig_valid, fast_net, rdma_we_prev;
   uint32_t bflits[4], run_flits[4];
   /* ---- the rest */
   bool fast_semdep, fast_dma, fast_rbusy; /* the idle cause follows the semaphores; its inputs */
@@ -80,9 +81,8 @@ typedef struct {
   uint64_t bucket_hbm0;
   profile_phase_stats_t ph[PROFILE_MAX_PHASES];
   uint64_t wait[CHIP_MAX_CORES][ISA_NUM_SEMS];
-  /* sig_pc and sig_bits hold the state the intervals follow as last seen (queues' pcs, ~0 when
-   * stopped; busy bits): a cycle that shows the same touches no interval */
-  bool sig_valid;
+  /* (sig_pc and sig_bits hold the state the intervals follow as last seen: queues' pcs, ~0 when
+   * stopped; busy bits. A cycle that shows the same touches no interval.) */
   /* the lead compute queue's command, kept while its pc stays; the same core's DMA queue's kind */
   unsigned cmd_q;
   uint32_t cmd_pc;
@@ -102,8 +102,8 @@ typedef struct {
   /* the trace writer's: the process and tracks named, the semaphore tracks named (bit s) */
   bool named;
   uint32_t sems_named[CHIP_MAX_CORES];
-  /* streaming (profile_run_end): the run being written, from a snapshot of the records, and the
-   * arrays add_ev outgrew meanwhile (freed when the writing is done) */
+  /* the run being written (snap_run): its records snap_ev[snap_from, snap_to), a snapshot while
+   * streaming; and the arrays add_ev outgrew while the stream read them (freed at stream_join) */
   const profile_ev_t *snap_ev;
   size_t snap_from, snap_to;
   profile_ev_t *retired[48];
@@ -138,7 +138,7 @@ struct profile {
   struct tw *stream;
   unsigned streamed;
   pthread_t streamer;
-  bool streaming_on, stream_failed, stream_broken; /* (failed: not opened; broken: out of memory writing) */
+  bool streaming_on, stream_off; /* (off: the file could not be opened or written: it is written whole at the end) */
 };
 
 static const chip_observer_t observer;
@@ -571,7 +571,7 @@ static void on_tick(void *ctx, uint64_t t, const chip_obs_t *o, uint64_t hbm) {
    * and the idle cause follow, and only add to the counts of a stretch. */
   uint32_t pcs[CHIP_MAX_QUEUES];
   const uint32_t bits = signature(c, o, pcs);
-  if (c->fast_ok && c->p->cur_phase == c->fast_host && o->core[0].pc[ISA_QUEUE_COMPUTE] == c->fast_pc0 &&
+  if (c->sig_valid && c->p->cur_phase == c->fast_host && o->core[0].pc[ISA_QUEUE_COMPUTE] == c->fast_pc0 &&
       ((o->rtr_in_valid | o->rtr_out_valid) != 0) == c->fast_net) {
     uint32_t diff = bits ^ c->sig_bits, sem_diff = 0; /* (one pass, no early exits: it runs every cycle) */
     for (unsigned k = 0; k < c->cores; k++) {
@@ -707,7 +707,6 @@ static void on_tick_slow(pchip_t *c, uint64_t t, const chip_obs_t *o, uint64_t h
                      : &c->wait_sink;
   ++*c->fast_cq, ++*c->fast_dq, ++*c->fast_wait;
   /* what the next cycles may add to without a look (on_tick) */
-  c->fast_ok = c->sig_valid;
   c->fast_host = c->p->cur_phase;
   c->fast_pc0 = o->core[0].pc[ISA_QUEUE_COMPUTE];
   c->fast_net = (o->rtr_in_valid | o->rtr_out_valid) != 0;
@@ -732,7 +731,7 @@ static void on_skip(void *ctx, uint64_t t, uint64_t n, const chip_core_status_t 
   fast_flush(c);
   flush_prev(c, before);
   roll_bucket(c, t);
-  c->sig_valid = c->fast_ok = false;
+  c->sig_valid = false;
   for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, st->running[q], st->pc[q]);
   /* the units that stay busy through the stretch: as many as the counters say (nothing
    * changes in it, so the ones busy before it) */
@@ -784,7 +783,7 @@ void profile_run_end(profile_t *p) {
     chip_counters(c->chip, now);
     fast_flush(c);
     flush_prev(c, now);
-    c->sig_valid = c->cmd_valid = c->dq_valid = c->fast_ok = false; /* (the next run's programs may differ) */
+    c->sig_valid = c->cmd_valid = c->dq_valid = false; /* (the next run's programs may differ) */
     const uint64_t t = c->end;
     for (unsigned q = 0; q < c->queues; q++) queue_state(c, q, t, false, 0);
     for (unsigned k = 0; k < c->cores; k++) {
@@ -1036,20 +1035,8 @@ static inline void put_u(tw_t *w, uint64_t v) {
   w->n += n;
 }
 
-/* A non-negative count of 0.1 ns units as microseconds "123.4567", without printf's floats. */
-static const char *fix4(char b[32], int64_t v) {
-  const uint64_t u = v < 0 ? 0 : (uint64_t)v;
-  char t[24];
-  char *p = digits(t + sizeof t, u, 5);
-  const size_t n = (size_t)(t + sizeof t - p);
-  memcpy(b, p, n - 4);
-  b[n - 4] = '.';
-  memcpy(b + n - 3, t + sizeof t - 4, 4);
-  b[n + 1] = 0;
-  return b;
-}
-
-/* Appends fix4(v) (room made), in place: the integer part, '.', four decimals. */
+/* Appends v, a non-negative count of 0.1 ns units, as microseconds "123.4567" (room made), in
+ * place, without printf's floats. */
 static inline void put_fix4(tw_t *w, int64_t v) {
   const uint64_t u = v < 0 ? 0 : (uint64_t)v, whole = u / 10000;
   const unsigned n = ndigits(whole);
@@ -1138,6 +1125,15 @@ static void x_head(tw_t *w, unsigned pid, unsigned tid, uint64_t t0, uint64_t t1
   WLIT(w, ",\"dur\":");
   put_fix4(w, u1 - u0);
   WLIT(w, ",\"name\":\"");
+}
+
+/* A counter event's start: {"ph":"C","pid":P,"ts":TS (room made) */
+static void c_head(tw_t *w, unsigned pid, uint64_t t) {
+  ev_begin(w);
+  WLIT(w, "{\"ph\":\"C\",\"pid\":");
+  put_u(w, pid);
+  WLIT(w, ",\"ts\":");
+  put_fix4(w, units(w, t));
 }
 
 /* A chip's semaphore landings sorted by (core * ISA_NUM_SEMS + semaphore, first cycle), for the
@@ -1329,14 +1325,11 @@ static void write_chip_tail(tw_t *w, const profile_t *p, const pchip_t *c, const
   for (size_t i = 0; i < c->ns; i++) {
     const sample_t *s = &c->smp[i];
     const double cyc = s->len ? (double)s->len : 1.0;
-    ev_begin(w);
-    char tb[32];
-    fix4(tb, units(w, s->t));
-    wprintf(w, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,"
-            "\"+Y\":%.4f,\"-Y\":%.4f}}", pid, tb, s->flits[0] / cyc, s->flits[1] / cyc,
-            s->flits[2] / cyc, s->flits[3] / cyc);
-    ev_begin(w);
-    wprintf(w, "{\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"name\":\"HBM GB/s\",\"args\":{\"GB/s\":%.3f}}", pid, tb, (double)s->hbm / cyc * p->cfg.clock_mhz * 1e-3);
+    c_head(w, pid, s->t);
+    wprintf(w, ",\"name\":\"link utilisation\",\"args\":{\"+X\":%.4f,\"-X\":%.4f,\"+Y\":%.4f,\"-Y\":%.4f}}",
+            s->flits[0] / cyc, s->flits[1] / cyc, s->flits[2] / cyc, s->flits[3] / cyc);
+    c_head(w, pid, s->t);
+    wprintf(w, ",\"name\":\"HBM GB/s\",\"args\":{\"GB/s\":%.3f}}", (double)s->hbm / cyc * p->cfg.clock_mhz * 1e-3);
   }
 }
 
@@ -1549,7 +1542,7 @@ int profile_write(profile_t *p, const char *path, char *err, size_t errlen) {
   for (unsigned i = 0; i < p->nchips; i++)
     if (p->chip[i] && p->chip[i]->nruns + 1 > runs) runs = p->chip[i]->nruns + 1;
   if (p->stream && p->cfg.trace_path && !strcmp(path, p->cfg.trace_path)) { /* the runs are in the file */
-    if (!p->stream_broken && !write_run(p->stream, p, runs - 1)) {
+    if (!p->stream_off && !write_run(p->stream, p, runs - 1)) {
       tw_t *w = p->stream;
       char *tmp = p->stream_tmp;
       p->stream = NULL, p->stream_tmp = NULL;
@@ -1580,7 +1573,7 @@ int profile_write(profile_t *p, const char *path, char *err, size_t errlen) {
  * writer and each chip's naming state, which nothing else does until stream_join. */
 static void *stream_main(void *arg) {
   profile_t *p = arg;
-  if (write_chips(p->stream, p, NULL)) p->stream_broken = true;
+  if (write_chips(p->stream, p, NULL)) p->stream_off = true;
   return NULL;
 }
 
@@ -1597,11 +1590,11 @@ static void stream_join(profile_t *p) {
 
 /* After profile_run_end's run: its slices into the file (opened at the first run). */
 static void stream_run(profile_t *p) {
-  if (!p->cfg.trace_path || p->stream_failed || p->stream_broken) return;
+  if (!p->cfg.trace_path || p->stream_off) return;
   if (!p->stream) {
     char err[256];
     if (!(p->stream = trace_open(p, p->cfg.trace_path, &p->stream_tmp, err, sizeof err))) {
-      p->stream_failed = true; /* (profile_write writes it all at the end, or says why not) */
+      p->stream_off = true;
       return;
     }
   }
