@@ -33,7 +33,7 @@ PY         := /usr/bin/python3
 # deps has just installed.
 CCACHE      = $(shell command -v ccache 2>/dev/null)
 
-# Includes name their layer: "system/chip.h" (csim/<layer>/), "fw/hal.h" (the project root).
+# Includes name their layer: "chip/chip.h" (csim/<layer>/), "fw/hal.h" (the project root).
 CFLAGS     := -std=c11 -O2 -g -Wall -Wextra -Werror -D_DEFAULT_SOURCE -Icsim -I. -I$(BUILD)/gen -MMD -MP
 VLT_ROOT   := /usr/share/verilator/include
 VLT_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -faligned-new -fcf-protection=none \
@@ -44,7 +44,7 @@ SHIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -isystem $(VLT_ROOT) -i
                  -DVM_TRACE=1 -DVM_TRACE_FST=1
 VFLAGS     := --cc --trace-fst --x-assign unique --x-initial unique -O3 --timescale 1ns/1ns \
               -Wall -y rtl
-# Open MPI (csim/system/dist.c, mpirun -np R build/tpusim ...): looked up when used, so that
+# Open MPI (csim/util/dist.c, mpirun -np R build/tpusim ...): looked up when used, so that
 # `make deps` can install it first.
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
 LDLIBS      = -lz -lpthread -latomic -lm $(shell pkg-config --libs ompi-c 2>/dev/null)
@@ -350,7 +350,7 @@ $(BUILD)/obj/%.o: %.c | check-build-tools
 	$(CCACHE) $(CC) $(CFLAGS) -c $< -o $@
 
 # Only dist.c includes mpi.h.
-$(BUILD)/obj/csim/system/dist.o $(SAN)/obj/csim/system/dist.o $(FUZZ)/obj/csim/system/dist.o: CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/obj/csim/util/dist.o $(SAN)/obj/csim/util/dist.o $(FUZZ)/obj/csim/util/dist.o: CFLAGS += $(MPI_CFLAGS)
 
 $(BUILD)/obj/csim/vmodel/vmodel.o: csim/vmodel/vmodel.cpp $(VMODEL_HDRS) | check-build-tools
 	@mkdir -p $(dir $@)

@@ -2,7 +2,7 @@
  * isa: the chip's command format as C sees it (docs/isa.md), made from the one table in
  * fw/isa.def: opcodes, command fields, error codes, queues and their start masks, VEC
  * operations, DMA kinds, semaphore conventions; names for reports; field access. The
- * firmware HAL (fw/hal.h) encodes commands with it, the host (csim/system/chip.c) names
+ * firmware HAL (fw/hal.h) encodes commands with it, the host (csim/chip/chip.c) names
  * what a queue stopped at, and the RTL package chip_isa_pkg is generated from the same
  * table, so the three cannot drift.
  */

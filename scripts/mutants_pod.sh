@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation check of the pod on threads and MPI ranks (`make mutants`; docs/scale.md "Threads"
-# and "MPI"): plants one error at a time in csim/system/pod.c, of the kinds that would make a
+# and "MPI"): plants one error at a time in csim/pod/pod.c, of the kinds that would make a
 # split pod differ from one thread by a cycle or a flit, and runs the comparisons the tests
 # make: tests/test_pod_threads.c (random sets, collectives on 1 to 4 threads, the run whose end
 # needs the check before a quiet chip's own step) and tests/pod_probe and a collective on
@@ -19,7 +19,7 @@ out=$build/mutants_pod
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
-# name | what it plants | sed expression on csim/system/pod.c
+# name | what it plants | sed expression on csim/pod/pod.c
 mutants=(
   "quiet_step_unchecked|a band steps a quiet chip woken by its own timer without checking the pod went on|s/if (!arrived \&\& nd->quiet \&\& b->threaded \&\& !no_end_before(p, b, t)) return false;/(void)no_end_before;/"
   "mpi_pause_ignored|under MPI a band goes on where only the meeting can clear the step|s/b->paused = true;/b->paused = false; continue;/"
@@ -67,7 +67,7 @@ survived=0
 for m in "${mutants[@]}"; do
   IFS='|' read -r name what expr <<<"$m"
   dir=$out/$name
-  mutant_library mutants_pod "$dir" csim/system/pod.c "$expr" "$cc" "$out/libtpusim.base.a"
+  mutant_library mutants_pod "$dir" csim/pod/pod.c "$expr" "$cc" "$out/libtpusim.base.a"
   link "$dir" "$dir/libtpusim.a"
   if timeout 600 bash -c "$(declare -f run_workloads strip); probe_one=$probe_one out=$out collective='$collective' run_workloads $dir $dir/run.log"; then
     printf '%-26s SURVIVED  %s\n' "$name" "$what"

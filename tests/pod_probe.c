@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "pod_scenarios.h"
-#include "system/dist.h"
+#include "util/dist.h"
 
 static int run(pod_t *p, const pod_scenario_t *s) {
   char err[256];

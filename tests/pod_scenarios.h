@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "fw/hal.h"
-#include "system/pod.h"
+#include "pod/pod.h"
 
 /* (1,0) sends a packet out of its slice: its router drops it and returns the dropped flits'
  * credits one a cycle to its own sender, a chip quiet but not still with nothing on a link, so

@@ -1,5 +1,5 @@
 /*
- * The lockstep's comparison (chip_obs_compare, csim/system/chip_check.c) on hand-made cycles:
+ * The lockstep's comparison (chip_obs_compare, csim/chip/chip_check.c) on hand-made cycles:
  * two equal views agree; a change to any one thing the RTL shows (a queue's state, an issue, a
  * semaphore of either core, a progress counter, busy flags, an accumulator write, a counter, the MXU error,
  * an HBM request or its data, a VMEM write's enable, line or lane, a remote-DMA word, a
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "system/chip_core.h"
+#include "chip/chip_core.h"
 
 TestSuite(chip_check, .timeout = 10);
 

@@ -13,7 +13,7 @@
 #include "fw/hal.h"
 #include "golden/gemm_golden.h"
 #include "runtime/chip_gemm.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "test_util.h"
 #include "util/rng.h"
 

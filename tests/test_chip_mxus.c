@@ -15,7 +15,7 @@
 #include "golden/mxu_golden.h"
 #include "runtime/chip_gemm.h"
 #include "runtime/mxu_driver.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "test_util.h"
 #include "util/rng.h"
 

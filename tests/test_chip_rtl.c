@@ -1,5 +1,5 @@
 /*
- * RTL tests of the chip (rtl/chip_*.sv through csim/system/chip.c and the firmware in fw/):
+ * RTL tests of the chip (rtl/chip_*.sv through csim/chip/chip.c and the firmware in fw/):
  * GEMMs of many shapes through HBM, bit-exact against the golden model; the DMA timing
  * contract of docs/isa.md to the cycle; semaphore ordering between the queues; every
  * error path of the command processor; the timeout report. Run once per reset seed.
@@ -15,7 +15,7 @@
 #include "golden/mxu_golden.h"
 #include "golden/vec_golden.h"
 #include "runtime/chip_gemm.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "test_util.h"
 #include "util/rng.h"
 

@@ -9,7 +9,7 @@
 #include "golden/arith_golden.h"
 #include "golden/coll_golden.h"
 #include "runtime/pod_collective.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "test_util.h"
 #include "util/rng.h"
 

@@ -1,5 +1,5 @@
 /*
- * Tests of the HBM model's paged storage (csim/system/hbm.c, docs/scale.md): a page nobody
+ * Tests of the HBM model's paged storage (csim/chip/hbm.c, docs/scale.md): a page nobody
  * wrote reads as zeros and costs nothing, accesses across page boundaries keep every byte,
  * a 4 GiB HBM touched in a few places holds only those pages, and the timed port (hbm_accept)
  * reads what the host wrote. No RTL: the suite runs once.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system/hbm.h"
+#include "chip/hbm.h"
 #include "util/rng.h"
 
 TestSuite(hbm_golden, .timeout = 60);

@@ -15,8 +15,8 @@
 #include "fw/line_sum.h"
 #include "golden/coll_golden.h"
 #include "golden/line_sum_golden.h"
-#include "system/chip.h"
-#include "system/pod.h"
+#include "chip/chip.h"
+#include "pod/pod.h"
 #include "test_util.h"
 #include "util/rng.h"
 

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "fast/noc_fast.h"
-#include "system/noc_net.h"
-#include "system/noc_traffic.h"
+#include "network/noc_net.h"
+#include "network/noc_traffic.h"
 #include "test_util.h"
 #include "util/bits.h"
 #include "util/rng.h"

@@ -1,5 +1,5 @@
 /*
- * RTL tests of the torus router (rtl/noc_router.sv) in networks wired by csim/system/noc_net.c:
+ * RTL tests of the torus router (rtl/noc_router.sv) in networks wired by csim/network/noc_net.c:
  * the zero-load latency contract of docs/noc.md for every source/destination pair on 4x4
  * (2 and 4 VCs, several link latencies and packet lengths) and for wraparound paths on
  * 8x8; clean scoreboards under load with every pattern and minimal buffers; the watchdog
@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "system/noc_net.h"
-#include "system/noc_traffic.h"
+#include "network/noc_net.h"
+#include "network/noc_traffic.h"
 #include "test_util.h"
 #include "vmodel/noc_router.h"
 

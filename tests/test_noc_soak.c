@@ -8,8 +8,8 @@
 #include <criterion/parameterized.h>
 #include <stdio.h>
 
-#include "system/noc_net.h"
-#include "system/noc_traffic.h"
+#include "network/noc_net.h"
+#include "network/noc_traffic.h"
 #include "test_util.h"
 
 typedef struct {

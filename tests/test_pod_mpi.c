@@ -1,5 +1,5 @@
 /*
- * The pod split over Open MPI ranks (`mpirun -np R build/tpusim ...`, csim/system/dist.h,
+ * The pod split over Open MPI ranks (`mpirun -np R build/tpusim ...`, csim/util/dist.h,
  * docs/scale.md "MPI"): every pod command reports what one process reports, field for field
  * but host time, on 2 and 4 ranks (oversubscribed on these 2 cores), with threads within the
  * ranks too; the refusals (ranks or threads that do not divide the rows, a command without a

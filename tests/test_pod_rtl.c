@@ -1,5 +1,5 @@
 /*
- * RTL tests of chips wired into a pod (csim/system/pod.c): remote DMA between chips of a 2x2
+ * RTL tests of chips wired into a pod (csim/pod/pod.c): remote DMA between chips of a 2x2
  * torus signalling a semaphore on the remote chip, many-to-one transfers that interleave in
  * the routers, remote errors, and the pod's timeout report. Run once per reset seed.
  */
@@ -10,7 +10,7 @@
 
 #include "fw/hal.h"
 #include "fw/kernels.h"
-#include "system/pod.h"
+#include "pod/pod.h"
 #include "test_util.h"
 #include "util/rng.h"
 

@@ -11,7 +11,7 @@
 
 #include "pod_scenarios.h"
 #include "runtime/pod_collective.h"
-#include "system/pod.h"
+#include "pod/pod.h"
 #include "test_util.h"
 #include "util/rng.h"
 #include "verify/randprog.h"

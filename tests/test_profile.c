@@ -1,5 +1,5 @@
 /*
- * test_profile: the profile (csim/system/profile.h; docs/profiling.md) against what the chips
+ * test_profile: the profile (csim/profile/profile.h; docs/profiling.md) against what the chips
  * count. Every queue's slices lie within the run and do not overlap; each unit's busy
  * intervals add up to its busy counter; the MXU's idle causes add up to its idle cycles; the
  * trace file is valid JSON with the fields Chrome and Perfetto need (scripts/check_trace.py);
@@ -17,8 +17,8 @@
 #include "golden/coll_golden.h"
 #include "runtime/chip_gemm.h"
 #include "runtime/pod_collective.h"
-#include "system/chip.h"
-#include "system/profile.h"
+#include "chip/chip.h"
+#include "profile/profile.h"
 #include "test_util.h"
 #include "util/rng.h"
 

@@ -10,7 +10,7 @@
 
 #include "fw/hal.h"
 #include "golden/cmd_golden.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "test_util.h"
 #include "util/rng.h"
 #include "verify/randprog.h"

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system/chip_core.h"
+#include "chip/chip_core.h"
 
 static inline uint64_t test_seed(void) {
   const char *s = getenv("TPU_SEED");

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "system/chip.h"
-#include "system/dist.h"
-#include "system/pod.h"
+#include "chip/chip.h"
+#include "util/dist.h"
+#include "pod/pod.h"
 #include "util/cli.h"
 
 bool cmd_parse_slice(const char *cmd, const char *opt, const char *text, void *dst) {

@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "golden/coll_golden.h"
 #include "runtime/pod_collective.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "util/cli.h"
 #include "util/report.h"
 #include "util/rng.h"

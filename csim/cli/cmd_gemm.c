@@ -15,7 +15,7 @@
 #include "golden/gemm_golden.h"
 #include "runtime/chip_gemm.h"
 #include "runtime/mxu_driver.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "util/bits.h"
 #include "util/cli.h"
 #include "util/npy.h"

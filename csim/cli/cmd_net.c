@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "system/noc_net.h"
-#include "system/noc_traffic.h"
+#include "network/noc_net.h"
+#include "network/noc_traffic.h"
 #include "util/cli.h"
 #include "util/report.h"
 #include "util/stopwatch.h"

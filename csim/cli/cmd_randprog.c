@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
-#include "system/dist.h"
+#include "util/dist.h"
 #include "util/cli.h"
 #include "util/report.h"
 #include "util/stopwatch.h"
 #include "verify/randprog.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "verify/randprog_run.h"
 #include "vmodel/chip_top.h"
 

@@ -13,7 +13,7 @@
 #include "golden/gemm_golden.h"
 #include "runtime/pod_collective.h"
 #include "runtime/pod_step.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "util/cli.h"
 #include "util/report.h"
 #include "util/rng.h"

@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "system/dist.h"
+#include "util/dist.h"
 #include "golden/arith_golden.h"
 #include "golden/train_golden.h"
 #include "runtime/pod_train.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "util/bits.h"
 #include "util/cli.h"
 #include "util/dataset.h"

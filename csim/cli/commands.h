@@ -10,9 +10,9 @@
 
 #include "fw/collective_args.h"
 #include "golden/coll_golden.h"
-#include "system/chip_core.h"
-#include "system/chip_preset.h"
-#include "system/profile.h"
+#include "chip/chip_core.h"
+#include "chip/chip_preset.h"
+#include "profile/profile.h"
 #include "util/cli.h"
 #include "util/report.h"
 #include "util/stopwatch.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "system/dist.h"
+#include "util/dist.h"
 #include "util/cli.h"
 
 typedef struct {

@@ -11,7 +11,7 @@
  * takes its new value. Memories (VMEM, the accumulator, the command memories) are allocated a
  * page at a time as they are written (util/paged.h), and state nobody wrote reads as zero.
  *
- * csim/system/chip_core_fast.c puts it behind the chip_core interface; --check runs it beside
+ * csim/chip/chip_core_fast.c puts it behind the chip_core interface; --check runs it beside
  * the Verilated RTL and compares chip_obs_t (the cycle's visible events) every cycle.
  */
 #ifndef FAST_CHIP_FAST_H

@@ -2,8 +2,8 @@
  * chip_obs: what can be seen of a chip in one cycle (docs/scale.md, "Lockstep"): the
  * registered state as the cycle starts and the events of the cycle, exactly what
  * rtl/chip_top.sv shows on its status, HBM, counter and obs_* ports (read there by
- * csim/system/chip_core_rtl.c) and what the fast chip (chip_fast.h) reports for the same
- * cycle. `--check` compares the two every cycle (csim/system/chip_check.c).
+ * csim/chip/chip_core_rtl.c) and what the fast chip (chip_fast.h) reports for the same
+ * cycle. `--check` compares the two every cycle (csim/chip/chip_check.c).
  */
 #ifndef FAST_CHIP_OBS_H
 #define FAST_CHIP_OBS_H
@@ -61,7 +61,7 @@ typedef struct {
 } chip_obs_core_t;
 
 typedef struct {
-  /* Set by the caller before a step, kept by it: a profile's view (csim/system/profile.h). The
+  /* Set by the caller before a step, kept by it: a profile's view (csim/profile/profile.h). The
    * fast model then fills only the queues' running flags and pcs, semaphores, busy flags,
    * issues, counters, the RDMA write enables and the router's valid masks, and leaves the rest
    * as it was (the flits themselves included); the RTL fills everything. */

@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 #include "fw/hal.h"
-#include "system/chip.h"
-#include "system/profile.h"
+#include "chip/chip.h"
+#include "profile/profile.h"
 
 typedef struct {
   uint64_t cycles;                 /* programs started .. chip idle */

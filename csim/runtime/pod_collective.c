@@ -8,8 +8,8 @@
 
 #include "fw/hal.h"
 #include "runtime/prog_load.h"
-#include "system/chip.h"
-#include "system/pod.h"
+#include "chip/chip.h"
+#include "pod/pod.h"
 
 static uint32_t ceil_div32(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 

@@ -12,7 +12,7 @@
 
 #include "fw/collective.h"
 #include "runtime/status.h"
-#include "system/pod.h"
+#include "pod/pod.h"
 
 typedef struct {
   unsigned pod_w, pod_h;
@@ -33,7 +33,7 @@ typedef struct {
   void (*progress)(void *ctx, uint64_t cycles);  /* NULL, or the pod's progress (pod_config_t) */
   void *progress_ctx;
   unsigned trace_chip;         /* index y * pod_w + x */
-  profile_t *profile;          /* NULL, or a profile of the chips (system/profile.h; pod_config_t) */
+  profile_t *profile;          /* NULL, or a profile of the chips (profile/profile.h; pod_config_t) */
 } pod_coll_config_t;
 
 typedef struct {

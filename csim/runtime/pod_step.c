@@ -9,7 +9,7 @@
 
 #include "runtime/chip_gemm.h"
 #include "runtime/pod_collective.h"
-#include "system/pod.h"
+#include "pod/pod.h"
 
 /* The all-reduce of the products: whole pod, the products' lines, the default chunk. */
 static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *ca,

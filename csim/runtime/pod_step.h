@@ -11,8 +11,8 @@
 
 #include "fw/collective.h"
 #include "runtime/status.h"
-#include "system/chip_core.h"
-#include "system/profile.h"
+#include "chip/chip_core.h"
+#include "profile/profile.h"
 
 typedef struct {
   unsigned pod_w, pod_h;         /* the pod; the step runs on all of it */
@@ -31,7 +31,7 @@ typedef struct {
   const char *trace_path;        /* FST of one chip over both phases, or NULL */
   void (*progress)(void *ctx, uint64_t cycles);  /* NULL, or the pod's progress (pod_config_t) */
   void *progress_ctx;
-  profile_t *profile;           /* NULL, or a profile of the chips (system/profile.h; pod_config_t) */
+  profile_t *profile;           /* NULL, or a profile of the chips (profile/profile.h; pod_config_t) */
   unsigned trace_chip;           /* y * pod_w + x */
 } pod_step_config_t;
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "runtime/prog_load.h"
-#include "system/pod.h"
+#include "pod/pod.h"
 
 struct pod_train {
   pod_train_config_t cfg;

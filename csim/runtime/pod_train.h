@@ -12,8 +12,8 @@
 
 #include "fw/train.h"
 #include "runtime/status.h"
-#include "system/chip_core.h"
-#include "system/profile.h"
+#include "chip/chip_core.h"
+#include "profile/profile.h"
 
 typedef struct {
   unsigned pod_w, pod_h;
@@ -35,7 +35,7 @@ typedef struct {
   const uint32_t *w[FW_TRAIN_LAYERS], *bias[FW_TRAIN_LAYERS];  /* the initial network (train_args.h shapes) */
   const char *trace_path;       /* FST of one chip from the first step on, or NULL */
   unsigned trace_chip;          /* y * pod_w + x */
-  profile_t *profile;           /* NULL, or a profile of the chips (system/profile.h; pod_config_t) */
+  profile_t *profile;           /* NULL, or a profile of the chips (profile/profile.h; pod_config_t) */
   void (*progress)(void *ctx, uint64_t cycles);  /* NULL, or the pod's progress (pod_config_t) */
   void *progress_ctx;
 } pod_train_config_t;

@@ -9,9 +9,9 @@
 
 #include "fw/hal.h"
 #include "runtime/status.h"
-#include "system/chip.h"
-#include "system/pod.h"
-#include "system/profile.h"
+#include "chip/chip.h"
+#include "pod/pod.h"
+#include "profile/profile.h"
 
 /* RT_OK, or RT_FAILED with a message: a program ran out of memory while it was built, or the
  * chip refused it (too long for its queue, the queue running). */

@@ -6,7 +6,7 @@
 #include <cstring>
 
 extern "C" {
-#include "system/torus.h"
+#include "network/torus.h"
 }
 
 namespace tpu_sc {

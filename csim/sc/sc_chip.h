@@ -1,6 +1,6 @@
 /*
  * sc_chip: a TPU chip as a SystemC module (issue 16; docs/systemc.md), a thin C++ layer over
- * the C chip (system/chip.h), whichever model runs it (RTL, fast, or both in lockstep).
+ * the C chip (chip/chip.h), whichever model runs it (RTL, fast, or both in lockstep).
  *
  * - A TLM-2.0 target socket, loosely timed: b_transport with an annotated delay, and the
  *   direct-memory interface for HBM. Through it a host reads and writes HBM, writes command
@@ -15,7 +15,7 @@
  * Runs and clock gating: the chips of a slice share one sc_run_control. A run starts when a
  * chip is started (START); from the next rising edge every chip of the slice is stepped every
  * cycle, until every chip is quiet (no queue running, no unit busy, no flit in its router) and
- * every link empty, exactly when csim/system/pod.c's pod_run ends; in between runs no chip is
+ * every link empty, exactly when csim/pod/pod.c's pod_run ends; in between runs no chip is
  * clocked (as the C path, which steps chips only inside chip_run and pod_run), so the cycles
  * of a run are the C path's.
  */
@@ -33,7 +33,7 @@
 #include "sc/sc_map.h"
 
 extern "C" {
-#include "system/chip.h"
+#include "chip/chip.h"
 }
 
 namespace tpu_sc {

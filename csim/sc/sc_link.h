@@ -2,7 +2,7 @@
  * sc_link: one direction of a link between two chips of a SystemC slice (docs/systemc.md,
  * "The slice"): a channel carrying, per clock cycle, what a chip's router port sends (a flit
  * and the credit bits of that direction), delivered `latency` + 1 cycles later, as the C pod's
- * links do (csim/system/pod.c: a ring of latency + 2 slots, written at the sender's cycle t and
+ * links do (csim/pod/pod.c: a ring of latency + 2 slots, written at the sender's cycle t and
  * read at the receiver's cycle t + latency + 1). The chips of a slice are clocked together, so
  * the slot written and the slot read in a cycle differ and the order in which SystemC runs
  * the chips' processes cannot change what they see.

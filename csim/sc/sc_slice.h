@@ -1,7 +1,7 @@
 /*
  * sc_slice: a W x H slice of TPU chips as a SystemC module (issue 16; docs/systemc.md, "The
  * slice"): W x H sc_chip modules wired as a 2-D torus (wraparound in both dimensions, as the
- * C pod, csim/system/pod.h) through sc_link channels of the pod's link latency, bound to the
+ * C pod, csim/pod/pod.h) through sc_link channels of the pod's link latency, bound to the
  * chips' link ports; one run control, so the chips are clocked together and a run ends when
  * every chip is quiet and every link empty, the cycle pod_run ends.
  *

@@ -41,7 +41,7 @@ extern "C" {
 #include "golden/gemm_golden.h"
 #include "runtime/chip_gemm.h"
 #include "runtime/pod_collective.h"
-#include "system/chip.h"
+#include "chip/chip.h"
 #include "util/bits.h"
 #include "util/report.h"
 #include "util/rng.h"

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "golden/cmd_golden.h"
-#include "system/chip.h"
-#include "system/pod.h"
+#include "chip/chip.h"
+#include "pod/pod.h"
 #include "util/rng.h"
 
 enum { BODY_COMMANDS = 40, HBM_BYTES_PER_CYCLE = 32, HBM_LATENCY = 7, LINK_LATENCY = 1 };

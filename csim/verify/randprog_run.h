@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "system/chip_core.h"
-#include "system/profile.h"
+#include "chip/chip_core.h"
+#include "profile/profile.h"
 #include "verify/randprog.h"
 
 typedef struct randprog_bench randprog_bench_t;
@@ -52,7 +52,7 @@ void randprog_bench_free(randprog_bench_t *b);
 /* What programs for this bench are generated for. */
 const randprog_target_t *randprog_bench_target(const randprog_bench_t *b);
 
-/* A profile (system/profile.h; NULL: none) of the pod under test (not the reference), and the
+/* A profile (profile/profile.h; NULL: none) of the pod under test (not the reference), and the
  * phase its next runs belong to (pod_phase): the CLI names each set's. */
 void randprog_bench_profile(randprog_bench_t *b, profile_t *prof);
 void randprog_bench_phase(randprog_bench_t *b, const char *name);

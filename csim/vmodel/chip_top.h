@@ -1,7 +1,7 @@
 /*
  * chip_top: the Verilated models of rtl/chip_top.sv, one per MXU size built into this
  * binary (CHIP_SIZES in the Makefile), with their geometry and the layout of their network
- * ports. Driven through vmodel.h by csim/system/chip.c, which adds the HBM model and the
+ * ports. Driven through vmodel.h by csim/chip/chip.c, which adds the HBM model and the
  * host's view.
  */
 #ifndef CHIP_TOP_H

@@ -1,7 +1,7 @@
 /*
  * noc_router: the Verilated models of rtl/noc_router.sv, one per VC count built into this
  * binary (NOC_VCS in the Makefile), and the flit layout on their ports. Driven through
- * vmodel.h; csim/system/noc_net.h wires X x Y of them into a torus.
+ * vmodel.h; csim/network/noc_net.h wires X x Y of them into a torus.
  *
  * Ports: clk_i rst_ni my_x_i my_y_i size_x_i size_y_i buf_depth_i; in_flit_i and
  * out_flit_o (5 flits of NOC_FLIT_BITS(vcs), port p at bit p*NOC_FLIT_BITS); credit_in_i

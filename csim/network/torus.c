@@ -1,5 +1,5 @@
 /* torus: see torus.h. */
-#include "system/torus.h"
+#include "network/torus.h"
 
 unsigned torus_neighbour(unsigned size_x, unsigned size_y, unsigned node, torus_dir_t d) {
   unsigned x = node % size_x, y = node / size_x;

@@ -1,12 +1,12 @@
 /* noc_net: see noc_net.h. */
-#include "system/noc_net.h"
+#include "network/noc_net.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fast/noc_fast.h"
-#include "system/torus.h"
+#include "network/torus.h"
 #include "util/bits.h"
 #include "vmodel/noc_router.h"
 #include "vmodel/vmodel.h"

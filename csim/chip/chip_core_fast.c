@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fast/chip_fast.h"
-#include "system/chip_core.h"
+#include "chip/chip_core.h"
 #include "vmodel/chip_top.h"
 
 _Static_assert(CHIP_FAST_VCS == CHIP_ROUTER_VCS, "the fast chip's router has the RTL's VCs");

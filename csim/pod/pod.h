@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "system/chip.h"
-#include "system/profile.h"
+#include "chip/chip.h"
+#include "profile/profile.h"
 
 typedef struct {
   unsigned size_x, size_y;    /* 1..255 each */

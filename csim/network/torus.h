@@ -4,8 +4,8 @@
  * a direction, with wraparound. The pod (pod.c) and the router network (noc_net.c) wire
  * their links by it; a direction is also the index of a chip's network port.
  */
-#ifndef SYSTEM_TORUS_H
-#define SYSTEM_TORUS_H
+#ifndef NETWORK_TORUS_H
+#define NETWORK_TORUS_H
 
 typedef enum { TORUS_XPOS, TORUS_XNEG, TORUS_YPOS, TORUS_YNEG, TORUS_DIRS } torus_dir_t;
 

@@ -1,7 +1,7 @@
 /* chip_preset: see chip_preset.h. The figures and where they come from: docs/fidelity.md. */
-#include "system/chip_preset.h"
+#include "chip/chip_preset.h"
 
-#include "system/chip.h"
+#include "chip/chip.h"
 
 static const chip_preset_t presets[] = {
     /* the tests' chip: one core, one 4x4 MXU, the default HBM */

@@ -1,13 +1,13 @@
 /* chip: see chip.h. */
-#include "system/chip.h"
+#include "chip/chip.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "system/chip_core.h"
-#include "system/dist.h"
-#include "system/hbm.h"
+#include "chip/chip_core.h"
+#include "util/dist.h"
+#include "chip/hbm.h"
 
 struct chip {
   chip_config_t cfg;

@@ -1,5 +1,5 @@
 /* noc_traffic: see noc_traffic.h. */
-#include "system/noc_traffic.h"
+#include "network/noc_traffic.h"
 
 #include <stdio.h>
 #include <stdlib.h>

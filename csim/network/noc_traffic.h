@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "system/noc_net.h"
+#include "network/noc_net.h"
 #include "util/rng.h"
 
 typedef enum {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "fw/isa.h"
-#include "system/chip_core.h"
+#include "chip/chip_core.h"
 #include "vmodel/chip_top.h"
 
 #define CHIP_ROUTER_DEPTH 8    /* flits per router VC buffer in use */
@@ -141,7 +141,7 @@ void chip_status(chip_t *c, chip_status_t *st);
 /* Semaphore idx of core 0, or idx % ISA_NUM_SEMS of core idx / ISA_NUM_SEMS. */
 uint32_t chip_sem(chip_t *c, unsigned idx);
 
-/* ---- for pods (csim/system/pod.c): the chip stepped one cycle at a time among others */
+/* ---- for pods (csim/pod/pod.c): the chip stepped one cycle at a time among others */
 /* The flits and credits arriving on the chip's links this cycle (for the next chip_tick), and
  * what the last chip_tick sent (chip_core.h). */
 void chip_net_in(chip_t *c, const chip_net_t *in);
@@ -178,7 +178,7 @@ void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h)
 /* Packets this chip's router dropped for leaving its slice. */
 uint32_t chip_slice_drops(chip_t *c);
 
-/* ---- for profiles (csim/system/profile.h): an observer of every cycle the chip runs. tick gets
+/* ---- for profiles (csim/profile/profile.h): an observer of every cycle the chip runs. tick gets
  * what the chip shows in a stepped cycle (chip_obs.h: the state as the cycle starts and its
  * events) and the HBM bytes moved so far; skip gets a stretch of n cycles the chip jumped over
  * (chip_skip: nothing changes in them but counters), with the queues' state in it and the

@@ -19,14 +19,14 @@
  * ranks: every rank makes the same profile and watches only its own chips (the others' are
  * shells, which chip_set_observer ignores); profile_gather then hands them all to rank 0.
  */
-#ifndef SYSTEM_PROFILE_H
-#define SYSTEM_PROFILE_H
+#ifndef PROFILE_PROFILE_H
+#define PROFILE_PROFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "system/chip.h"
+#include "chip/chip.h"
 
 #define PROFILE_DEFAULT_MAX_CHIPS 64          /* chips profiled when no list is given */
 #define PROFILE_DEFAULT_MAX_EVENTS 2000000ull /* records kept over every chip (64 bytes each: ~130 MB) */

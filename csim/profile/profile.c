@@ -1,6 +1,6 @@
 /* profile: see profile.h. */
-#include "system/profile.h"
-#include "system/dist.h"
+#include "profile/profile.h"
+#include "util/dist.h"
 
 #include <emmintrin.h>
 #include <errno.h>

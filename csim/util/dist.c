@@ -1,6 +1,6 @@
 /* dist: see dist.h. Open MPI, started only under mpirun (OMPI_COMM_WORLD_SIZE set): a plain run
  * never pays MPI's start-up. */
-#include "system/dist.h"
+#include "util/dist.h"
 
 #include <mpi.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* hbm: see hbm.h. */
-#include "system/hbm.h"
+#include "chip/hbm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system/chip_core.h"
+#include "chip/chip_core.h"
 #include "util/bits.h"
 #include "vmodel/chip_top.h"
 #include "vmodel/vmodel.h"

@@ -3,8 +3,8 @@
  * cores, MXUs and their size, the clock and the HBM bandwidth of TPU v2 and v3 as published,
  * and the small chip the tests use. The CLI applies them (cmd_apply_chip).
  */
-#ifndef SYSTEM_CHIP_PRESET_H
-#define SYSTEM_CHIP_PRESET_H
+#ifndef CHIP_CHIP_PRESET_H
+#define CHIP_CHIP_PRESET_H
 
 typedef struct {
   const char *name;

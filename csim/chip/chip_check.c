@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system/chip_core.h"
+#include "chip/chip_core.h"
 #include "vmodel/chip_top.h"
 
 typedef struct {

@@ -28,7 +28,7 @@
  * its own in flight) or else by waiting for the other bands to pass that cycle and reading
  * theirs. A pod with RTL chips (always awake) meets every cycle. Results and cycles are
  * identical to one thread's; tests/test_pod_threads.c holds them to it. */
-#include "system/pod.h"
+#include "pod/pod.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -37,8 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "system/dist.h"
-#include "system/torus.h"
+#include "util/dist.h"
+#include "network/torus.h"
 
 #define DIRS TORUS_DIRS /* +X, -X, +Y, -Y: the chip's net port index */
 #define NEVER UINT64_MAX

@@ -2,17 +2,17 @@
  * chip_core: one chip's model behind the boundary of rtl/chip_top.sv, whichever model runs
  * it (issue 13; docs/scale.md): the Verilated RTL (chip_core_rtl.c), the fast C model
  * (chip_core_fast.c over csim/fast/chip_fast.h), or both in lockstep (chip_check.c), which
- * compares everything visible every cycle and stops at the first difference. csim/system/
- * chip.c drives a core: the HBM model, program loading, runs and reports sit above it, the
+ * compares everything visible every cycle and stops at the first difference. csim/chip/chip.c
+ * drives a core: the HBM model, program loading, runs and reports sit above it, the
  * same for every model.
  *
  * A cycle: the host reads the HBM request (registered state), the HBM model accepts it or
  * not, then chip_core_step clocks the chip with the ready flag and the answer due (if any).
  * The network ports carry a flit each way per link (+X -X +Y -Y) and a credit bit per VC:
- * csim/system/pod.c gives the inputs before a step and takes the outputs after it.
+ * csim/pod/pod.c gives the inputs before a step and takes the outputs after it.
  */
-#ifndef SYSTEM_CHIP_CORE_H
-#define SYSTEM_CHIP_CORE_H
+#ifndef CHIP_CHIP_CORE_H
+#define CHIP_CHIP_CORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
