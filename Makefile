@@ -22,7 +22,7 @@ SEEDS      ?= 1 2 3
 # Debian 12 packages the project needs (`make deps`).
 DEB_PACKAGES := verilator g++ gcc make zlib1g-dev pkg-config libcriterion-dev libsystemc-dev \
                 gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog valgrind \
-                clang libclang-rt-14-dev python3-sklearn openmpi-bin libopenmpi-dev
+                clang libclang-rt-14-dev python3-sklearn openmpi-bin libopenmpi-dev libjansson-dev
 
 CC         := gcc
 CXX        := g++
@@ -47,7 +47,7 @@ VFLAGS     := --cc --trace-fst --x-assign unique --x-initial unique -O3 --timesc
 # Open MPI (csim/util/dist.c, mpirun -np R build/tpusim ...): looked up when used, so that
 # `make deps` can install it first.
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
-LDLIBS      = -lz -lpthread -latomic -lm $(shell pkg-config --libs ompi-c 2>/dev/null)
+LDLIBS      = -lz -ljansson -lpthread -latomic -lm $(shell pkg-config --libs ompi-c 2>/dev/null)
 
 # ---------------------------------------------------------------- sources
 # The chip's command format lives in one table, fw/isa.def; its RTL package is generated from it.
@@ -220,11 +220,19 @@ $(ISA_PKG): $(BUILD)/tools/gen_chip_isa_pkg
 	@mkdir -p $(dir $@)
 	$< > $@.tmp && mv $@.tmp $@
 
+# The machine presets (csim/pod/machines/*.json) built into the binary (docs/machines.md).
+MACHINE_PRESETS := $(sort $(wildcard csim/pod/machines/*.json))
+$(BUILD)/gen/machine_presets.h: scripts/gen_machine_presets.py $(MACHINE_PRESETS)
+	@mkdir -p $(dir $@)
+	$(PY) scripts/gen_machine_presets.py $@ $(MACHINE_PRESETS)
+$(BUILD)/obj/csim/pod/machine.o $(BUILD)/san/obj/csim/pod/machine.o $(BUILD)/fuzz/obj/csim/pod/machine.o: $(BUILD)/gen/machine_presets.h
+
 check-build-tools:
 	$(call need,$(VERILATOR))
 	$(call need,$(CC))
 	$(call need,$(CXX))
 	$(call need_pkg,zlib,zlib1g-dev)
+	$(call need_pkg,jansson,libjansson-dev)
 	$(call need_pkg,ompi-c,libopenmpi-dev)
 	$(call need_pkg,systemc,libsystemc-dev)
 

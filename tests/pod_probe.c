@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "pod_probe: %s\n", err);
     return 2;
   }
-  pod_config_t pc = {4, 4, 1, chip_config_default(4, 4), NULL, NULL, NULL, argc > 1 ? (unsigned)atoi(argv[1]) : 1, 0};
+  pod_config_t pc = {.size_x = 4, .size_y = 4, .link_latency = 1, .chip = chip_config_default(4, 4), .threads = argc > 1 ? (unsigned)atoi(argv[1]) : 1};
   pc.chip.model = CHIP_MODEL_FAST;
   pod_t *p = pod_new(&pc, err, sizeof err);
   if (!p) {

@@ -25,11 +25,11 @@ static uint32_t random_fp32(rng_t *r) {
 static void check_args(unsigned pw, unsigned ph, fw_slice_t s, const fw_coll_args_t *args, uint64_t elems) {
   const fw_coll_op_t op = args->op;
   const fw_coll_algo_t algo = args->algo;
-  pod_coll_config_t cfg = {.model = test_model()};
-  cfg.pod_w = pw, cfg.pod_h = ph, cfg.slice = s;
-  cfg.threads = test_threads(ph);
+  pod_coll_config_t cfg = {.machine = test_machine(1, 1, 4, 4)};
+  cfg.machine.size_x = pw, cfg.machine.size_y = ph, cfg.slice = s;
+  cfg.machine.threads = test_threads(ph);
   cfg.args = *args;
-  cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
+  cfg.elems = elems, cfg.machine.chip.rows = 4, cfg.machine.chip.cols = 4, cfg.machine.link_latency = 1, cfg.machine.chip.seed = test_seed();
   const unsigned chips = s.w * s.h, lanes = 4;
   uint32_t *in = calloc((size_t)chips * elems, 4), *out = calloc((size_t)chips * elems, 4);
   rng_t r;
@@ -120,9 +120,9 @@ Test(collective, mesh_and_full_torus_slices) {
 }
 
 Test(collective, bad_slices_and_sizes_are_refused) {
-  pod_coll_config_t cfg = {.model = test_model()};
-  cfg.pod_w = 4, cfg.pod_h = 4, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.elems = 16, cfg.seed = 1;
-  cfg.threads = test_threads(4);
+  pod_coll_config_t cfg = {.machine = test_machine(1, 1, 4, 4)};
+  cfg.machine.size_x = 4, cfg.machine.size_y = 4, cfg.machine.chip.rows = 4, cfg.machine.chip.cols = 4, cfg.elems = 16, cfg.machine.chip.seed = 1;
+  cfg.machine.threads = test_threads(4);
   uint32_t in[16 * 16] = {0}, out[16 * 16];
   pod_coll_stats_t st;
   char err[512];
@@ -193,8 +193,8 @@ Test(collective, bad_slices_and_sizes_are_refused) {
  * a ring in Y), each checked against its own golden model. */
 Test(collective, concurrent_slices_each_get_their_own_sums) {
   const unsigned lanes = 4, lines = 150;
-  pod_config_t pc = {4, 4, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
-                     test_threads(4), 0};
+  pod_config_t pc = test_machine(4, 4, 4, 4);
+  pc.link_latency = 1, pc.chip.hbm_bytes = 1u << 20, pc.chip.hbm_bytes_per_cycle = 64, pc.chip.hbm_latency = 10;
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -260,8 +260,8 @@ Test(collective, all_to_all_on_torus_mesh_and_rings) {
 /* Chip i works (a vector op of 300 (i + 1) lines) before the barrier; nobody may get past
  * it before the slowest has arrived. Without the barrier the fast chips finish early. */
 static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy[16]) {
-  pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
-                     test_threads(h), 0};
+  pod_config_t pc = test_machine(w, h, 4, 4);
+  pc.link_latency = 1, pc.chip.hbm_bytes = 1u << 20, pc.chip.hbm_bytes_per_cycle = 64, pc.chip.hbm_latency = 10;
   char err[1024];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -368,11 +368,11 @@ Test(collective, one_line_broadcast_meets_its_timing_contract) {
                {5, 3, {0, 0, 5, 3, 5, 3}, 7}};
   for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (unsigned L = 0; L <= 3; L += 3) {
-      pod_coll_config_t cfg = {.model = test_model()};
-      cfg.pod_w = cases[i].pw, cfg.pod_h = cases[i].ph, cfg.slice = cases[i].s;
-      cfg.threads = test_threads(cases[i].ph);
+      pod_coll_config_t cfg = {.machine = test_machine(1, 1, 4, 4)};
+      cfg.machine.size_x = cases[i].pw, cfg.machine.size_y = cases[i].ph, cfg.slice = cases[i].s;
+      cfg.machine.threads = test_threads(cases[i].ph);
       cfg.args.op = FW_COLL_BROADCAST, cfg.args.root = cases[i].root;
-      cfg.elems = 4, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = L, cfg.seed = test_seed();
+      cfg.elems = 4, cfg.machine.chip.rows = 4, cfg.machine.chip.cols = 4, cfg.machine.link_latency = L, cfg.machine.chip.seed = test_seed();
       const unsigned chips = cases[i].s.w * cases[i].s.h;
       uint32_t in[64 * 4], out[64 * 4];
       for (unsigned k = 0; k < chips * 4; k++) in[k] = 0x3F800000u + k;
@@ -399,11 +399,11 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
   for (uint64_t i = 0; i < 16 * elems; i++) in[i] = random_fp32(&r);
   uint64_t cycles[2];
   for (unsigned k = 0; k < 2; k++) {
-    pod_coll_config_t cfg = {.model = test_model()};
-    cfg.pod_w = 4, cfg.pod_h = 4, cfg.slice = whole(4, 4);
-    cfg.threads = test_threads(4);
+    pod_coll_config_t cfg = {.machine = test_machine(1, 1, 4, 4)};
+    cfg.machine.size_x = 4, cfg.machine.size_y = 4, cfg.slice = whole(4, 4);
+    cfg.machine.threads = test_threads(4);
     cfg.args.op = FW_COLL_ALLREDUCE, cfg.args.algo = FW_COLL_TORUS2D;
-    cfg.elems = elems, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 2, cfg.seed = 1000 * test_seed() + k;
+    cfg.elems = elems, cfg.machine.chip.rows = 4, cfg.machine.chip.cols = 4, cfg.machine.link_latency = 2, cfg.machine.chip.seed = 1000 * test_seed() + k;
     pod_coll_stats_t st;
     char err[1024];
     cr_assert_eq(pod_collective(&cfg, in, out[k], &st, err, sizeof err), 0, "%s", err);
@@ -420,8 +420,8 @@ Test(collective, same_inputs_same_cycles_under_any_reset_seed) {
  * disturb them (semaphores 30 and 31 only). Results exact, every semaphore back at zero. */
 Test(collective, barrier_right_after_a_collective) {
   const unsigned w = 4, h = 4, n = 16, lanes = 4, lines = 301;
-  pod_config_t pc = {w, h, 1, {4, 4, 1, 1, 0, 0, 0, 0, 1u << 20, 64, 10, test_seed(), test_model(), 1}, NULL, NULL, NULL,
-                     test_threads(h), 0};
+  pod_config_t pc = test_machine(w, h, 4, 4);
+  pc.link_latency = 1, pc.chip.hbm_bytes = 1u << 20, pc.chip.hbm_bytes_per_cycle = 64, pc.chip.hbm_latency = 10;
   char err[2048];
   pod_t *pod = pod_new(&pc, err, sizeof err);
   cr_assert_not_null(pod, "%s", err);
@@ -471,9 +471,10 @@ Test(collective, barrier_right_after_a_collective) {
 static uint64_t run_wide(fw_coll_op_t op, fw_coll_algo_t algo, unsigned w, unsigned threads, uint64_t elems,
                          unsigned link_bytes) {
   const fw_slice_t s = {0, 0, 4, 4, 4, 4};
-  pod_coll_config_t cfg = {.model = CHIP_MODEL_FAST, .pod_w = 4, .pod_h = 4, .slice = s, .threads = threads,
-                           .elems = elems, .mxu_rows = 16, .mxu_cols = 16, .link_latency = 1, .seed = 7,
-                           .flit_words = w, .link_bytes = link_bytes};
+  pod_config_t machine = test_machine(4, 4, 16, 16);
+  machine.chip.model = CHIP_MODEL_FAST, machine.chip.seed = 7, machine.chip.flit_words = w;
+  machine.threads = threads, machine.link_latency = 1, machine.link_bytes = link_bytes;
+  pod_coll_config_t cfg = {.machine = machine, .slice = s, .elems = elems};
   cfg.args = (fw_coll_args_t){op, algo, 0, 0, 0, 0, false};
   uint32_t *in = calloc(16 * elems, 4), *out = calloc(16 * elems, 4);
   rng_t r;

@@ -128,7 +128,7 @@ Test(line_sum_rtl, bad_arguments_are_refused) {
  * chips still inside line_sum (16..20), docs/kernels.md. */
 static void check_slice(unsigned pw, unsigned ph, fw_slice_t s, uint32_t rows, uint32_t extra) {
   const unsigned size = 4, lanes = 4, chips = s.w * s.h, line = 4 * lanes;
-  pod_config_t pc = {pw, ph, 1, chip_config_default(size, size), NULL, NULL, NULL, test_threads(ph), 0};
+  pod_config_t pc = {.size_x = pw, .size_y = ph, .link_latency = 1, .chip = chip_config_default(size, size), .threads = test_threads(ph)};
   pc.chip.seed = test_seed();
   pc.chip.model = test_model();
   char err[2048];

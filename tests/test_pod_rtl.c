@@ -15,8 +15,8 @@
 #include "util/rng.h"
 
 static pod_t *make_pod(unsigned size, unsigned x, unsigned y, unsigned link) {
-  pod_config_t cfg = {x, y, link, {.rows = size, .cols = size, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
-                                   .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, test_threads(y), 0};
+  pod_config_t cfg = test_machine(x, y, size, size);
+  cfg.link_latency = link, cfg.chip.hbm_bytes = 1u << 20, cfg.chip.hbm_bytes_per_cycle = 64, cfg.chip.hbm_latency = 10;
   char err[256];
   pod_t *p = pod_new(&cfg, err, sizeof err);
   cr_assert_not_null(p, "%s", err);
@@ -313,9 +313,9 @@ Test(pod_rtl, slice_routers_drop_and_report_packets_leaving_the_slice) {
  * cycle (0: a flit): the pod's cycles, and the transfer's flits (2 + lines x C/2 a packet of up
  * to 8 lines) in *flits. */
 static uint64_t rdma_cycles(unsigned C, unsigned L, unsigned hops, unsigned rows, unsigned link_bytes, uint64_t *flits) {
-  pod_config_t cfg = {8, 1, L, {.rows = C, .cols = C, .hbm_bytes = 1u << 20, .hbm_bytes_per_cycle = 64,
-                                .hbm_latency = 10, .seed = test_seed(), .model = test_model()}, NULL, NULL, NULL, 0,
-                      link_bytes};
+  pod_config_t cfg = test_machine(8, 1, C, C);
+  cfg.link_latency = L, cfg.link_bytes = link_bytes, cfg.threads = 0;
+  cfg.chip.hbm_bytes = 1u << 20, cfg.chip.hbm_bytes_per_cycle = 64, cfg.chip.hbm_latency = 10;
   char err[256];
   pod_t *p = pod_new(&cfg, err, sizeof err);
   cr_assert_not_null(p, "%s", err);

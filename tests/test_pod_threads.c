@@ -72,12 +72,14 @@ static void same_collective(unsigned pw, unsigned ph, fw_slice_t s, fw_coll_op_t
   for (uint64_t i = 0; i < chips * elems; i++) in[i] = 0x3F800000u | (uint32_t)(rng_next(&r) & 0x7FFFFF);
   pod_coll_stats_t st[2];
   for (int k = 0; k < 2; k++) {
-    pod_coll_config_t cfg = {.pod_w = pw, .pod_h = ph, .slice = s, .elems = elems, .mxu_rows = 4, .mxu_cols = 4,
-                             .link_latency = latency, .seed = 3, .model = CHIP_MODEL_FAST, .rtl_chips = rtl_chips,
-                             .threads = k ? threads : 1};
+    pod_config_t machine = test_machine(pw, ph, 4, 4);
+    machine.chip.model = CHIP_MODEL_FAST, machine.chip.seed = 3;
+    machine.link_latency = latency, machine.rtl_chips = rtl_chips, machine.threads = k ? threads : 1;
+    pod_coll_config_t cfg = {.machine = machine, .slice = s, .elems = elems};
     cfg.args.op = op, cfg.args.algo = algo;
     char err[2048];
-    cr_assert_eq(pod_collective(&cfg, in, out[k], &st[k], err, sizeof err), 0, "%u threads: %s", cfg.threads, err);
+    cr_assert_eq(pod_collective(&cfg, in, out[k], &st[k], err, sizeof err), 0, "%u threads: %s", cfg.machine.threads,
+                 err);
   }
   cr_assert_eq(st[1].cycles, st[0].cycles, "%ux%u pod, latency %u: %llu cycles on %u threads, %llu on one", pw, ph,
                latency, (unsigned long long)st[1].cycles, threads, (unsigned long long)st[0].cycles);
@@ -132,7 +134,7 @@ static void run_scenario(pod_t *p, const pod_scenario_t *s, run_outcome_t *o) {
 Test(pod_threads, scenarios_end_in_the_same_cycle_on_every_thread_count) {
   run_outcome_t want[POD_SCENARIOS];
   for (unsigned threads = 1; threads <= 4; threads++) {
-    pod_config_t pc = {4, 4, 1, chip_config_default(4, 4), NULL, NULL, NULL, threads, 0};
+    pod_config_t pc = {.size_x = 4, .size_y = 4, .link_latency = 1, .chip = chip_config_default(4, 4), .threads = threads};
     pc.chip.model = CHIP_MODEL_FAST;
     char err[256];
     pod_t *p = pod_new(&pc, err, sizeof err);
@@ -159,7 +161,7 @@ Test(pod_threads, scenarios_end_in_the_same_cycle_on_every_thread_count) {
 }
 
 Test(pod_threads, more_threads_than_rows_is_refused) {
-  pod_config_t pc = {4, 3, 1, chip_config_default(4, 4), NULL, NULL, NULL, 4, 0};
+  pod_config_t pc = {.size_x = 4, .size_y = 3, .link_latency = 1, .chip = chip_config_default(4, 4), .threads = 4};
   pc.chip.model = CHIP_MODEL_FAST;
   char err[256] = "";
   cr_assert_null(pod_new(&pc, err, sizeof err));

@@ -241,12 +241,12 @@ Test(profile, a_late_semaphore_is_the_named_bottleneck, .timeout = 300) {
 /* An all-reduce on a 2x2 pod profiled: every chip's records, RDMA flows, the trace file; on
  * `threads` threads. Returns the trace's path (the caller removes it). */
 static void pod_allreduce(unsigned threads, unsigned writers, bool stream, const char *path) {
-  pod_coll_config_t cfg = {.model = test_model()};
-  cfg.pod_w = 2, cfg.pod_h = 2, cfg.slice = (fw_slice_t){0, 0, 2, 2, 0, 0};
-  cfg.threads = threads;
+  pod_coll_config_t cfg = {.machine = test_machine(1, 1, 4, 4)};
+  cfg.machine.size_x = 2, cfg.machine.size_y = 2, cfg.slice = (fw_slice_t){0, 0, 2, 2, 0, 0};
+  cfg.machine.threads = threads;
   cfg.args.op = FW_COLL_ALLREDUCE;
   cfg.args.algo = FW_COLL_RING;
-  cfg.elems = 4 * 40, cfg.mxu_rows = 4, cfg.mxu_cols = 4, cfg.link_latency = 1, cfg.seed = test_seed();
+  cfg.elems = 4 * 40, cfg.machine.chip.rows = 4, cfg.machine.chip.cols = 4, cfg.machine.link_latency = 1, cfg.machine.chip.seed = test_seed();
   profile_t *p = new_profile_writers(2, 2, 4, 4, 0, writers, stream ? path : NULL);
   cfg.profile = p;
   uint32_t *in = calloc(4 * cfg.elems, 4), *out = calloc(4 * cfg.elems, 4);

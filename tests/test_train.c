@@ -72,8 +72,9 @@ static void free_data(data_t *d) {
 
 static pod_train_config_t config_of(const layout_t *l, const data_t *d, uint64_t seed) {
   const unsigned mxu = l->mxu ? l->mxu : 4;
-  pod_train_config_t c = {.pod_w = l->pod_w, .pod_h = l->pod_h, .slice = l->slice, .mxu_rows = mxu, .mxu_cols = mxu,
-                          .mxus = l->mxus, .cores = l->cores, .link_latency = 1, .seed = seed, .model = test_model(), .threads = test_threads(l->pod_h),
+  pod_config_t machine = test_machine(l->pod_w, l->pod_h, mxu, mxu);
+  machine.chip.mxus = l->mxus, machine.chip.cores = l->cores, machine.chip.seed = seed, machine.link_latency = 1;
+  pod_train_config_t c = {.machine = machine, .slice = l->slice,
                           .net = {l->features, l->hidden, l->classes, l->batch, l->dp, l->mp, bits_of_float(0.5f)},
                           .examples = d->examples, .x = d->x, .label = d->label};
   c.slice.pod_w = l->pod_w, c.slice.pod_h = l->pod_h;
@@ -113,7 +114,7 @@ static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, do
   cr_assert_not_null(t, "%s", err);
   const fw_train_plan_t *pl = pod_train_plan(t);
   const uint32_t *wc[3] = {d.w[0], d.w[1], d.w[2]}, *bc[3] = {d.bias[0], d.bias[1], d.bias[2]};
-  train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.mxu_cols, pl->cores, wc, bc, err, sizeof err);
+  train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.machine.chip.cols, pl->cores, wc, bc, err, sizeof err);
   cr_assert_not_null(ref, "%s", err);
   const size_t plines = (size_t)pl->param_lines * pl->lanes;
   uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->b * pl->lanes * 4);

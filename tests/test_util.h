@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chip/chip.h"
 #include "chip/chip_core.h"
+#include "pod/pod.h"
 
 static inline uint64_t test_seed(void) {
   const char *s = getenv("TPU_SEED");
@@ -42,6 +44,16 @@ static inline unsigned test_threads(unsigned rows) {
   const unsigned long n = strtoul(s, &end, 10);
   if (*end || n == 0 || n > 255) abort(); /* a typo must not quietly test one thread */
   return n < rows ? (unsigned)n : rows;
+}
+
+/* The machine a suite's pod tests run on: w x h chips of one rows x cols MXU with the default
+ * clock and HBM (each chip's HBM sized to the run), this run's model, reset seed and threads. */
+static inline pod_config_t test_machine(unsigned w, unsigned h, unsigned rows, unsigned cols) {
+  pod_config_t m = {.size_x = w, .size_y = h, .chip = chip_config_default(rows, cols), .threads = test_threads(h)};
+  m.chip.hbm_bytes = 0;
+  m.chip.model = test_model();
+  m.chip.seed = test_seed();
+  return m;
 }
 
 #endif

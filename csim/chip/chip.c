@@ -38,7 +38,8 @@ struct chip {
 chip_config_t chip_config_default(unsigned rows, unsigned cols) {
   return (chip_config_t){.rows = rows, .cols = cols, .hbm_bytes = CHIP_DEFAULT_HBM_BYTES,
                          .hbm_bytes_per_cycle = CHIP_DEFAULT_HBM_BYTES_PER_CYCLE,
-                         .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .seed = 1};
+                         .hbm_latency = CHIP_DEFAULT_HBM_LATENCY, .seed = 1,
+                         .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
 }
 
 /* 0 when cfg describes a chip this build has (its geometry in *geo), else -1 with a message. */

@@ -24,6 +24,8 @@
 #define CHIP_MAX_HBM_LATENCY 10000           /* cycles: 10 us at 940 MHz, far beyond any HBM */
 #define CHIP_MAX_HBM_BYTES_PER_CYCLE (1u << 20)
 #define CHIP_DEFAULT_HBM_BYTES (1u << 22)
+#define CHIP_MAX_HBM_BYTES (1ull << 32)             /* HBM addresses are 32 bits (docs/isa.md) */
+#define CHIP_MAX_CLOCK_MHZ 100000
 
 typedef struct {
   unsigned rows, cols;          /* MXU size (a size in chip_top_sizes()) */
@@ -37,6 +39,8 @@ typedef struct {
   chip_model_t model;           /* the Verilated RTL (default), the fast model, or both in lockstep */
   unsigned flit_words;          /* 64-bit words an ICI flit carries (0 means 1, the RTL's); wider: the fast
                                    model only (chip_flit_words_check; docs/fidelity.md "ICI") */
+  unsigned clock_mhz;           /* the clock reports turn cycles into time and FLOPS with (0 means
+                                   CHIP_DEFAULT_CLOCK_MHZ); the simulation itself counts cycles */
 } chip_config_t;
 
 typedef struct {  /* queue 2c + q: queue q of core c */
@@ -51,7 +55,7 @@ typedef struct {  /* queue 2c + q: queue q of core c */
 
 typedef struct chip chip_t;
 
-/* The configuration of a lone rows x cols chip with the default HBM and reset seed 1. */
+/* The configuration of a lone rows x cols chip with the default clock, HBM and reset seed 1. */
 chip_config_t chip_config_default(unsigned rows, unsigned cols);
 
 /* The geometry of a chip of `cores` cores of `mxus` rows x cols MXUs each: 0, or -1 with a

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "chip/chip.h"
 #include "util/dist.h"
+#include "pod/machine.h"
 #include "pod/pod.h"
 #include "util/cli.h"
 
@@ -140,49 +141,93 @@ static int chip_list(const char *cmd, const char *opt, const char *list, unsigne
   return CLI_EXIT_OK;
 }
 
-int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz, uint64_t *hbm_bw) {
-  if (m->chip_given) {
-    if (m->mxu_given || m->mxus || m->cores)
-      return cli_usage_error(cmd, "--chip sets the MXU size, the MXUs and the cores: give it or --mxu/--mxus/--cores, "
-                             "not both");
-    const chip_preset_t *p = chip_preset_at((unsigned)m->chip);
-    mxu[0] = p->rows, mxu[1] = p->cols;
-    m->mxus = p->mxus, m->cores = p->cores;
-    if (!m->flit_words) m->flit_words = p->flit_words;
-    if (!m->link_bytes) m->link_bytes = p->link_bytes;
-    if (clock_mhz) *clock_mhz = p->clock_mhz;
-    if (hbm_bw) *hbm_bw = p->hbm_bytes_per_cycle;
-  }
-  if (!m->mxus) m->mxus = 1;
-  if (!m->cores) m->cores = 1;
-  if (!m->flit_words) m->flit_words = 1;
-  /* (a preset's wide flits on the RTL: refused where the chip is built, after the sizes) */
-  char err[256];
-  if ((m->flit_given || m->model == CHIP_MODEL_FAST) &&
-      chip_flit_words_check(m->flit_words, mxu[1], (chip_model_t)m->model, err, sizeof err))
-    return cli_usage_error(cmd, "%s", err);
-  if (pod_link_check(m->flit_words, m->link_bytes, err, sizeof err)) return cli_usage_error(cmd, "--link-bytes: %s", err);
-  if (m->link_bytes == 8 * m->flit_words) m->link_bytes = 0; /* (a flit a cycle: no serialiser) */
+void cmd_machine_init(cmd_machine_t *m, unsigned w, unsigned h, unsigned rows, unsigned cols) {
+  const machine_t d = machine_default();
+  const chip_config_t *c = &d.pod.chip;
+  *m = (cmd_machine_t){.pod = {w, h}, .mxu = {rows, cols}, .mxus = c->mxus, .cores = c->cores,
+                       .clock_mhz = c->clock_mhz, .hbm_bw = c->hbm_bytes_per_cycle, .hbm_latency = c->hbm_latency,
+                       .flit_words = c->flit_words, .link_bytes = d.pod.link_bytes,
+                       .link_latency = d.pod.link_latency, .threads = d.pod.threads, .model = (int)c->model};
+}
+
+void cmd_machine_free(cmd_machine_t *m) {
+  free(m->rtl_flags);
+  m->rtl_flags = NULL;
+  m->machine.pod.rtl_chips = NULL;
+}
+
+/* The fields of the options into *p: all of them (given = false), or those given. */
+static void apply_options(const cmd_machine_t *m, bool only_given, pod_config_t *p) {
+  chip_config_t *c = &p->chip;
+#define SET(given, dst, value) \
+  if (!only_given || (given)) (dst) = (value)
+  SET(m->pod_given, p->size_x, m->pod[0]);
+  SET(m->pod_given, p->size_y, m->pod[1]);
+  SET(m->mxu_given, c->rows, m->mxu[0]);
+  SET(m->mxu_given, c->cols, m->mxu[1]);
+  SET(m->mxus_given, c->mxus, m->mxus);
+  SET(m->cores_given, c->cores, m->cores);
+  SET(m->clock_given, c->clock_mhz, m->clock_mhz);
+  SET(m->hbm_bw_given, c->hbm_bytes_per_cycle, m->hbm_bw);
+  SET(m->hbm_latency_given, c->hbm_latency, m->hbm_latency);
+  SET(m->flit_given, c->flit_words, m->flit_words);
+  SET(m->link_bytes_given, p->link_bytes, m->link_bytes);
+  SET(m->link_latency_given, p->link_latency, m->link_latency);
+  SET(m->threads_given, p->threads, m->threads);
+  SET(m->model_given, c->model, (chip_model_t)m->model);
+#undef SET
+}
+
+/* The machine of a file or preset over the command's defaults, and the options given over it. */
+static int build_machine(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind) {
+  machine_t *mc = &m->machine;
+  *mc = machine_default();
+  apply_options(m, false, &mc->pod); /* the command's defaults */
+  if (m->machine_path && m->chip_given)
+    return cli_usage_error(cmd, "--machine and --chip both name the machine: give one");
+  char err[512];
+  const bool from_file = m->machine_path || m->chip_given;
+  if (m->machine_path && machine_load(m->machine_path, mc, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
+  if (m->chip_given && machine_preset((unsigned)m->chip, mc, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
+  if (from_file && (m->mxu_given || m->mxus_given || m->cores_given))
+    return cli_usage_error(cmd, "%s sets the MXU size, the MXUs and the cores: give it or --mxu/--mxus/--cores, not both",
+                           m->machine_path ? "--machine" : "--chip");
+  if (kind != CMD_POD && (mc->pod.size_x != 1 || mc->pod.size_y != 1 || mc->pod.threads > 1))
+    return cli_usage_error(cmd, "%s runs one chip: the machine %s is a %ux%u pod on %u threads (pod.x, pod.y, "
+                           "sim.threads); use a pod command or a machine of one chip", cmd,
+                           m->machine_path ? m->machine_path : "", mc->pod.size_x, mc->pod.size_y, mc->pod.threads);
+  apply_options(m, true, &mc->pod);
+  /* a link of a flit a cycle has no serialiser: stated as 0 (pod_config_t) */
+  const chip_config_t *c = &mc->pod.chip;
+  if (mc->pod.link_bytes == 8 * (c->flit_words ? c->flit_words : 1)) mc->pod.link_bytes = 0;
   return CLI_EXIT_OK;
 }
 
-int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
-                       bool **rtl_chips) {
-  *rtl_chips = NULL;
-  const int split = cmd_split_check(cmd, m->threads, w, h);
-  if (split != CLI_EXIT_OK) return split;
+int cmd_machine_resolve(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind, long trace_chip) {
+  int rc = build_machine(cmd, m, kind);
+  if (rc != CLI_EXIT_OK) return rc;
+  pod_config_t *p = &m->machine.pod;
+  const unsigned w = p->size_x, h = p->size_y;
+  if ((rc = cmd_split_check(cmd, p->threads, w, h)) != CLI_EXIT_OK) return rc;
   if (m->rtl_chips) {
-    if (m->model == CHIP_MODEL_RTL)
+    if (p->chip.model == CHIP_MODEL_RTL)
       return cli_usage_error(cmd, "--rtl-chips picks chips to run the RTL among fast ones: it needs --model fast or "
                              "--model check");
-    const int rc = chip_list(cmd, "--rtl-chips", m->rtl_chips, w, h, rtl_chips);
-    if (rc != CLI_EXIT_OK) return rc;
+    if ((rc = chip_list(cmd, "--rtl-chips", m->rtl_chips, w, h, &m->rtl_flags)) != CLI_EXIT_OK) return rc;
+    p->rtl_chips = m->rtl_flags;
   }
-  if (trace_chip >= 0 && m->model == CHIP_MODEL_FAST && !(*rtl_chips && (*rtl_chips)[trace_chip])) {
-    free(*rtl_chips);
-    *rtl_chips = NULL;
+  if (trace_chip >= 0 && (uint64_t)trace_chip < (uint64_t)w * h && p->chip.model == CHIP_MODEL_FAST &&
+      !(m->rtl_flags && m->rtl_flags[trace_chip]))
     return cli_usage_error(cmd, "chip %ld runs the fast model, which has no waveform: add it to --rtl-chips to trace "
                            "it", trace_chip);
+  char err[512];
+  if (kind != CMD_LONE_MXU && pod_check(p, NULL, err, sizeof err)) {
+    if (m->machine_path) return cli_usage_error(cmd, "machine %s: %s", m->machine_path, err);
+    return cli_usage_error(cmd, "%s", err);
+  }
+  if (m->print_machine) {
+    if (machine_write(&m->machine, stdout) || fflush(stdout)) return cli_fail(cmd, "cannot write the machine");
+    return CLI_HELP;
   }
   return CLI_EXIT_OK;
 }

@@ -22,17 +22,15 @@
 #include "util/stopwatch.h"
 
 typedef struct {
-  unsigned mxu[2];
   uint64_t cycles;
   bool json;
-  int model;  /* a chip_model_t */
-  cmd_models_t shape;  /* --mxus, --cores, --chip (its model field unused: --model above) */
-  unsigned clock_mhz;  /* the profile's timestamps: the preset's clock, or the default */
+  cmd_machine_t mach;  /* the chip: mach.machine.pod.chip */
   cmd_profile_t prof;  /* --profile, --op-profile, --profile-chips, --quiet */
 } chip_opts_t;
 
 static void chip_help(void) {
-  printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3] [--mxus X] [--cores K] [--flit-words W] [--cycles N]\n"
+  printf("usage: tpusim chip [--mxu RxC | --chip small|v2|v3 | --machine FILE] [--mxus X] [--cores K] [--cycles N]\n"
+         "                   [--print-machine] [machine options]\n"
          "                   [--model rtl|fast|check] [--json] [--profile FILE.json] [--op-profile] [--quiet]\n\n"
          "Measures the host time per simulated cycle of one chip (MXU RxC, default 16x16): idle,\n"
          "running a GEMM from HBM, the same GEMM on one chip of a 4x4 pod whose 15 other chips\n"
@@ -42,29 +40,23 @@ static void chip_help(void) {
          "With --profile or --op-profile the GEMM runs once more, on a fresh chip (chip 0 of a 1x1\n"
          "pod), profiled: the trace and op profile are that run's, and its host time is reported\n"
          "apart (profiling's own cost); every other figure comes from the un-profiled runs.\n"
-         CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP,
+         CMD_MACHINE_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP,
          chip_top_sizes());
 }
 
 static int parse(int argc, char **argv, chip_opts_t *o) {
-  *o = (chip_opts_t){.mxu = {16, 16}, .cycles = 200000, .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
+  *o = (chip_opts_t){.cycles = 200000};
+  cmd_machine_init(&o->mach, 1, 1, 16, 16);
   const cli_opt_t opts[] = {
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
-      CMD_CHIP_OPTS(&o->shape),
+      CMD_MACHINE_OPTS(&o->mach),
       CLI_OPT("cycles", CLI_U64, &o->cycles, .min = 1, .max = 1000000000),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CMD_PROFILE_OPTS(&o->prof),
-      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
       {0}};
   int rc = cli_parse("chip", argc, argv, opts, chip_help);
   cli_set_quiet(o->prof.quiet);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("chip", &o->shape, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
-  chip_geometry_t g;
-  char err[512];
-  if (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g, err, sizeof err))
-    return cli_usage_error("chip", "%s", err);
-  return CLI_EXIT_OK;
+  return cmd_machine_resolve("chip", &o->mach, CMD_LONE_CHIP, -1);
 }
 
 /* The benchmark's GEMM, 4R x 4R x 4C, its inputs from seed 1 and room for its output (a, b,
@@ -151,7 +143,7 @@ out:
 static int measure_idle_pod(const chip_config_t *cfg, double *pod_ns, char *err, size_t errlen) {
   cli_note("chip: the GEMM on one chip of a 4x4 pod...");
   const size_t m = 4 * cfg->rows, k = 4 * cfg->rows, n = 4 * cfg->cols;
-  pod_config_t pc = {4, 4, 0, *cfg, NULL, NULL, NULL, 0, 0};
+  pod_config_t pc = {.size_x = 4, .size_y = 4, .link_latency = 0, .chip = *cfg, .threads = 0};
   pod_t *pod = pod_new(&pc, err, errlen);
   uint16_t *a = calloc(m * k, 2), *b = calloc(k * n, 2);  /* (zeros: the cost does not depend on the values) */
   int rc = -1;
@@ -186,7 +178,7 @@ out:
 static int measure_routers(const chip_config_t *cfg, double *router_ns, uint64_t *pod_cycles, char *err,
                            size_t errlen) {
   cli_note("chip: data through the routers of a 3x1 pod...");
-  pod_config_t pc = {3, 1, 0, *cfg, NULL, NULL, NULL, 0, 0};
+  pod_config_t pc = {.size_x = 3, .size_y = 1, .link_latency = 0, .chip = *cfg, .threads = 0};
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return -1;
   const unsigned lines = 2000;
@@ -215,15 +207,13 @@ int cmd_chip(int argc, char **argv) {
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   /* (before anything runs: a --profile-chips outside the one chip is bad usage) */
-  if ((rc = cmd_profile_begin("chip", &o.prof, 1, 1, o.clock_mhz, o.mxu[0], o.mxu[1])) != CLI_EXIT_OK) return rc;
+  chip_config_t cfg = o.mach.machine.pod.chip;
+  if ((rc = cmd_profile_begin("chip", &o.prof, 1, 1, cfg.clock_mhz, cfg.rows, cfg.cols)) != CLI_EXIT_OK) return rc;
   if (cli_check_only()) {
     cmd_profile_free(&o.prof);
     return cli_checked("chip");
   }
-  chip_config_t cfg = chip_config_default(o.mxu[0], o.mxu[1]);
-  cfg.mxus = o.shape.mxus, cfg.cores = o.shape.cores, cfg.flit_words = o.shape.flit_words;
-  cfg.hbm_bytes = 1u << 24;
-  cfg.model = (chip_model_t)o.model;
+  if (!cfg.hbm_bytes) cfg.hbm_bytes = 1u << 24; /* (the machine leaves it to the run) */
   double idle_ns = 0, gemm_ns = 0, router_ns = 0, pod_ns = 0, profiled_ns = 0;
   uint64_t gemm_cycles = 0, pod_cycles = 0;
   char err[1024];
@@ -237,8 +227,8 @@ int cmd_chip(int argc, char **argv) {
 
   report_t r;
   report_init(&r);
-  report_u64(&r, "mxu_rows", o.mxu[0]);
-  report_u64(&r, "mxu_cols", o.mxu[1]);
+  report_u64(&r, "mxu_rows", cfg.rows);
+  report_u64(&r, "mxu_cols", cfg.cols);
   report_f64(&r, "idle_ns_per_cycle", idle_ns);
   report_f64(&r, "gemm_ns_per_cycle", gemm_ns);
   report_u64(&r, "gemm_cycles", gemm_cycles);
@@ -248,7 +238,7 @@ int cmd_chip(int argc, char **argv) {
   report_f64(&r, "router_ns_per_cycle", router_ns);
   report_u64(&r, "router_cycles", pod_cycles);
   char shape[64];
-  snprintf(shape, sizeof shape, "%ux%ux%u", 4 * o.mxu[0], 4 * o.mxu[0], 4 * o.mxu[1]);
+  snprintf(shape, sizeof shape, "%ux%ux%u", 4 * cfg.rows, 4 * cfg.rows, 4 * cfg.cols);
   report_text_str(&r, "shape", shape);
   report_line(&r, "host time per simulated cycle, chip with a {mxu_rows}x{mxu_cols} MXU ({model} model)");
   report_line(&r, "  idle                     {idle_ns_per_cycle:%8.0f} ns");

@@ -20,14 +20,11 @@
 
 typedef struct {
   pod_coll_config_t cfg;
-  unsigned pod[2], mxu[2];
   int op, algo;
-  uint64_t bytes;
-  unsigned clock_mhz;
-  bool json, have_slice, have_pod, have_op, have_tchip;
+  uint64_t bytes, seed;  /* seed: the inputs' and the chips' reset randomisation */
+  bool json, have_slice, have_op, have_tchip;
   double seconds;  /* host time of the run (staging, collective, check) */
-  cmd_models_t models;
-  bool *rtl_chips;  /* --rtl-chips, resolved */
+  cmd_machine_t mach;
   cmd_profile_t prof;
 } coll_opts_t;
 
@@ -36,7 +33,8 @@ static const char *const op_names = "allreduce|reduce_scatter|all_gather|broadca
 static void coll_help(void) {
   printf("usage: tpusim collective --pod XxY [--slice X0,Y0,WxH] --op OP --bytes B [--algo ring|torus2d]\n"
          "                         [--root N] [--bf16-in] [--mxu RxC] [--chunk-lines N] [--link-latency L]\n"
-         "                         [--seed S] [--model rtl|fast|check] [--rtl-chips LIST]\n"
+         "                         [--seed S] [--model rtl|fast|check] [--rtl-chips LIST] [--threads N]\n"
+         "                         [--machine FILE | --chip small|v2|v3] [--print-machine] [machine options]\n"
          "                         [--clock-mhz F] [--trace-chip N --trace FILE.fst] [--json]\n"
          "                         [--profile FILE.json] [--profile-chips LIST] [--op-profile] [--quiet]\n\n"
          "Runs a collective as firmware on every chip of a slice (default: the whole pod): remote\n"
@@ -47,58 +45,48 @@ static void coll_help(void) {
          "widened to fp32 on the chips, reduced and returned in fp32. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
          "half the data X then Y, the other half Y then X). Every chip's result is checked\n"
          "bit-exact against the golden model. docs/collectives.md has the algorithms and the\n"
-         "bandwidth conventions (nccl-tests).\n" CMD_MODEL_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
+         "bandwidth conventions (nccl-tests).\n" CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, coll_opts_t *o) {
   memset(o, 0, sizeof *o);
-  o->mxu[0] = o->mxu[1] = 16;
-  o->cfg.seed = 1;
-  o->clock_mhz = CHIP_DEFAULT_CLOCK_MHZ;
+  o->seed = 1;
+  cmd_machine_init(&o->mach, 1, 1, 16, 16);
   const cli_opt_t opts[] = {
-      CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 255, .shape = "XxY", .given = &o->have_pod),
+      CLI_OPT("pod", CLI_DIMS, o->mach.pod, .min = 1, .max = POD_MAX_SIZE, .shape = "XxY", .given = &o->mach.pod_given),
       CLI_OPT("slice", CLI_CUSTOM, &o->cfg.slice, .given = &o->have_slice, .parse = cmd_parse_slice),
       CLI_OPT("op", CLI_CHOICE, &o->op, .shape = op_names, .given = &o->have_op),
       CLI_OPT("bytes", CLI_U64, &o->bytes, .min = 1, .max = 1ull << 34),
       CLI_OPT("algo", CLI_CHOICE, &o->algo, .shape = "ring|torus2d"),
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->models.mxu_given),
       CLI_OPT("chunk-lines", CLI_UINT, &o->cfg.args.chunk_lines, .min = 1, .max = 1u << 20),
-      CLI_OPT("link-latency", CLI_UINT, &o->cfg.link_latency, .min = 0, .max = 1000),
-      CLI_OPT("seed", CLI_U64, &o->cfg.seed, .min = 0, .max = UINT64_MAX),
-      CLI_OPT("clock-mhz", CLI_UINT, &o->clock_mhz, .min = 1, .max = 100000),
+      CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX),
       CLI_OPT("trace-chip", CLI_UINT, &o->cfg.trace_chip, .min = 0, .max = 65535, .given = &o->have_tchip),
       CLI_OPT("trace", CLI_OUTPUT, &o->cfg.trace_path),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("bf16-in", CLI_FLAG, &o->cfg.args.bf16_in),
       CLI_OPT("root", CLI_UINT, &o->cfg.args.root, .min = 0, .max = 65535),
-      CMD_MODEL_OPTS(&o->models),
+      CMD_MACHINE_OPTS(&o->mach),
+      CMD_POD_OPTS(&o->mach),
       CMD_PROFILE_OPTS(&o->prof),
       {0}};
   int rc = cli_parse("collective", argc, argv, opts, coll_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("collective", &o->models, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
   pod_coll_config_t *cfg = &o->cfg;
-  cfg->pod_w = o->pod[0], cfg->pod_h = o->pod[1];
-  cfg->mxu_rows = o->mxu[0], cfg->mxu_cols = o->mxu[1];
   cfg->args.op = (fw_coll_op_t)o->op;
   cfg->args.algo = (fw_coll_algo_t)o->algo;
-  if (!o->have_pod || !o->have_op || !o->bytes) return cli_usage_error("collective", "--pod, --op and --bytes are required");
-  if (!o->have_slice) cfg->slice = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, 0, 0};
+  /* (a machine file may give the pod) */
+  if (!(o->mach.pod_given || o->mach.machine_path) || !o->have_op || !o->bytes)
+    return cli_usage_error("collective", "--pod, --op and --bytes are required");
   if (o->have_tchip && !cfg->trace_path) return cli_usage_error("collective", "--trace-chip needs --trace FILE.fst");
-  if (cfg->trace_path && cfg->trace_chip >= cfg->pod_w * cfg->pod_h)
-    return cli_usage_error("collective", "--trace-chip %u is outside the %ux%u pod", cfg->trace_chip, cfg->pod_w,
-                           cfg->pod_h);
-  cfg->slice.pod_w = cfg->pod_w, cfg->slice.pod_h = cfg->pod_h;
-  rc = cmd_models_resolve("collective", &o->models, cfg->pod_w, cfg->pod_h,
-                          cfg->trace_path ? (long)cfg->trace_chip : -1, &o->rtl_chips);
+  rc = cmd_machine_resolve("collective", &o->mach, CMD_POD, cfg->trace_path ? (long)cfg->trace_chip : -1);
   if (rc != CLI_EXIT_OK) return rc;
-  cfg->model = (chip_model_t)o->models.model;
-  cfg->rtl_chips = o->rtl_chips;
-  cfg->threads = o->models.threads;
-  cfg->mxus = o->models.mxus;
-  cfg->cores = o->models.cores;
-  cfg->flit_words = o->models.flit_words;
-  cfg->link_bytes = o->models.link_bytes;
+  cfg->machine = o->mach.machine.pod;
+  cfg->machine.chip.seed = o->seed;
+  const unsigned pod_w = cfg->machine.size_x, pod_h = cfg->machine.size_y;
+  if (!o->have_slice) cfg->slice = (fw_slice_t){0, 0, pod_w, pod_h, 0, 0};
+  if (cfg->trace_path && cfg->trace_chip >= pod_w * pod_h)
+    return cli_usage_error("collective", "--trace-chip %u is outside the %ux%u pod", cfg->trace_chip, pod_w, pod_h);
+  cfg->slice.pod_w = pod_w, cfg->slice.pod_h = pod_h;
   const unsigned esize = cfg->args.bf16_in ? 2 : 4;
   if (o->bytes % esize)
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,
@@ -123,7 +111,7 @@ typedef struct {
 static void device_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
   const coll_opts_t *o = ((const stream_t *)ctx)->o;
   for (uint64_t k = 0; k < n; k++) {
-    const uint32_t bits = input_bits(o->cfg.seed, chip, first + k);
+    const uint32_t bits = input_bits(o->seed, chip, first + k);
     vals[k] = o->cfg.args.bf16_in ? bits >> 16 : bits;
   }
 }
@@ -131,7 +119,7 @@ static void device_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, u
 static void golden_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
   const coll_opts_t *o = ((const stream_t *)ctx)->o;
   for (uint64_t k = 0; k < n; k++) {
-    const uint32_t bits = input_bits(o->cfg.seed, chip, first + k);
+    const uint32_t bits = input_bits(o->seed, chip, first + k);
     vals[k] = o->cfg.args.bf16_in ? bits & 0xFFFF0000u : bits;
   }
 }
@@ -146,7 +134,7 @@ static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, si
   x->res = r;
   cli_note("collective: checking every chip's results against the golden model...");
   coll_golden_io_t io = {x, golden_input, device_output, 0, 0};
-  if (cmd_coll_check(&x->o->cfg.slice, &x->o->cfg.args, x->o->mxu[1], x->o->cfg.elems, &io, &x->chk)) {
+  if (cmd_coll_check(&x->o->cfg.slice, &x->o->cfg.args, x->o->cfg.machine.chip.cols, x->o->cfg.elems, &io, &x->chk)) {
     snprintf(err, errlen, "the results cannot be read, or no memory for the golden model");
     return RT_FAILED;
   }
@@ -156,7 +144,8 @@ static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, si
 static int report(coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t *chk) {
   const fw_slice_t *s = &o->cfg.slice;
   const fw_coll_op_t op = o->cfg.args.op;
-  const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->clock_mhz, cmd_link_bytes(&o->models));
+  const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->cfg.machine.chip.clock_mhz,
+                                                cmd_link_bytes(&o->cfg.machine));
   const bool reduction = op == FW_COLL_ALLREDUCE || op == FW_COLL_REDUCE_SCATTER;
   const bool correct = chk->mismatches == 0 && chk->bound_violations == 0 && st->sems_left == 0;
   static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
@@ -180,13 +169,13 @@ static int report(coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t
   report_f64(&r, "sim_seconds", o->seconds);
   report_f64(&r, "chip_memory_MB", (double)st->memory_bytes / (1 << 20));
   report_f64(&r, "peak_rss_MB", (double)stopwatch_peak_rss() / (1 << 20));
-  report_str(&r, "model", chip_model_name((chip_model_t)o->models.model));
+  report_str(&r, "model", chip_model_name(o->cfg.machine.chip.model));
   report_u64(&r, "mismatches", chk->mismatches);
   report_bool(&r, "correct", correct);
   report_text_str(&r, "op", names[op]);
   report_text_u64(&r, "w", s->w);
   report_text_u64(&r, "h", s->h);
-  report_text_u64(&r, "clock_mhz", o->clock_mhz);
+  report_text_u64(&r, "clock_mhz", o->cfg.machine.chip.clock_mhz);
   report_text_u64(&r, "links", bw.links);
   report_text_f64(&r, "float64_bound", chk->bound);
   report_text_bool(&r, "within_bound", chk->bound_violations == 0);
@@ -222,16 +211,18 @@ int cmd_collective(int argc, char **argv) {
   coll_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) {
-    free(o.rtl_chips);
+    cmd_machine_free(&o.mach);
     return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   }
   if (cli_check_only()) {
-    free(o.rtl_chips);
+    cmd_machine_free(&o.mach);
     return cli_checked("collective");
   }
-  rc = cmd_profile_begin("collective", &o.prof, o.cfg.pod_w, o.cfg.pod_h, o.clock_mhz, o.mxu[0], o.mxu[1]);
+  const pod_config_t *pc = &o.cfg.machine;
+  rc = cmd_profile_begin("collective", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows,
+                         pc->chip.cols);
   if (rc != CLI_EXIT_OK) {
-    free(o.rtl_chips);
+    cmd_machine_free(&o.mach);
     return rc;
   }
   o.cfg.profile = o.prof.prof;
@@ -243,8 +234,8 @@ int cmd_collective(int argc, char **argv) {
   const pod_coll_io_t io = {&x, device_input, check_results};
   cmd_progress_t progress;
   cmd_progress_init(&progress, "collective");
-  o.cfg.progress = cmd_progress;
-  o.cfg.progress_ctx = &progress;
+  o.cfg.machine.progress = cmd_progress;
+  o.cfg.machine.progress_ctx = &progress;
   stopwatch_t w;
   stopwatch_start(&w);
   rt_status_t run = pod_collective_io(&o.cfg, &io, &st, err, sizeof err);
@@ -258,6 +249,6 @@ int cmd_collective(int argc, char **argv) {
   rc = report(&o, &st, &chk);
 out:
   cmd_profile_free(&o.prof);
-  free(o.rtl_chips);
+  cmd_machine_free(&o.mach);
   return rc;
 }

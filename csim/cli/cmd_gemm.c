@@ -27,13 +27,10 @@
 #define GEMM_MAX_DIM (1u << 16)
 
 typedef struct {
-  unsigned mxu[2];
-  uint64_t m, k, n, seed, hbm_bw, hbm_latency, check_rows;
-  cmd_models_t shape;  /* --mxus, --cores, --chip (its model field unused: --model above) */
-  unsigned clock_mhz;
-  bool bw_given;
+  uint64_t m, k, n, seed, check_rows;
+  cmd_machine_t mach;
+  chip_config_t chip;  /* the machine's chip (mach.machine.pod.chip), its reset seed --seed */
   int level;  /* LEVEL_CHIP, LEVEL_MXU */
-  int model;  /* a chip_model_t */
   bool have_m, have_k, have_n, json, relu, bf16_out, transposed_a, transposed_b;
   const char *a_path, *b_path, *out_path, *trace;
   cmd_profile_t prof;
@@ -81,18 +78,16 @@ static void gemm_help(void) {
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
          "2-D float32 little-endian C-ordered; they are rounded to bf16 (round to nearest even)\n"
          "and --m/--k/--n are taken from them. --out writes C as float32 .npy. --mxu defaults\n"
-         "to 16x16. --hbm-latency is at most %u cycles.\n" CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP,
+         "to 16x16. --hbm-latency is at most %u cycles.\n" CMD_MACHINE_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP,
          CHIP_DEFAULT_HBM_BYTES_PER_CYCLE, CHIP_DEFAULT_CLOCK_MHZ, CHIP_DEFAULT_HBM_LATENCY, chip_top_sizes(),
          mxu_top_sizes(), CHIP_MAX_HBM_LATENCY);
 }
 
 static int parse(int argc, char **argv, gemm_opts_t *o) {
-  *o = (gemm_opts_t){.mxu = {16, 16}, .seed = 1, .level = LEVEL_CHIP, .hbm_bw = CHIP_DEFAULT_HBM_BYTES_PER_CYCLE,
-                     .hbm_latency = CHIP_DEFAULT_HBM_LATENCY,
-                     .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
+  *o = (gemm_opts_t){.seed = 1, .level = LEVEL_CHIP};
+  cmd_machine_init(&o->mach, 1, 1, 16, 16);
   const cli_opt_t opts[] = {
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
-      CMD_CHIP_OPTS(&o->shape),
+      CMD_MACHINE_OPTS(&o->mach),
       CLI_OPT("check-rows", CLI_U64, &o->check_rows, .min = 0, .max = GEMM_MAX_DIM),
       CLI_OPT("m", CLI_U64, &o->m, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_m),
       CLI_OPT("k", CLI_U64, &o->k, .min = 1, .max = GEMM_MAX_DIM, .given = &o->have_k),
@@ -109,38 +104,32 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       CLI_OPT("transposed-a", CLI_FLAG, &o->transposed_a),
       CLI_OPT("transposed-b", CLI_FLAG, &o->transposed_b),
       CLI_OPT("level", CLI_CHOICE, &o->level, .shape = "chip|mxu"),
-      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
-      CLI_OPT("hbm-bw", CLI_U64, &o->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE, .given = &o->bw_given),
-      CLI_OPT("hbm-latency", CLI_U64, &o->hbm_latency, .min = 1, .max = CHIP_MAX_HBM_LATENCY),
       {0}};
   int rc = cli_parse("gemm", argc, argv, opts, gemm_help);
   if (rc != CLI_EXIT_OK) return rc;
-  /* a preset: the MXUs, cores, clock and HBM bandwidth of docs/fidelity.md (--hbm-bw wins) */
-  if ((rc = cmd_apply_chip("gemm", &o->shape, o->mxu, &o->clock_mhz, o->bw_given ? NULL : &o->hbm_bw)) != CLI_EXIT_OK)
+  /* a preset or machine file: the MXUs, cores, clock and HBM of docs/machines.md (--hbm-bw wins) */
+  if ((rc = cmd_machine_resolve("gemm", &o->mach, o->level == LEVEL_MXU ? CMD_LONE_MXU : CMD_LONE_CHIP, -1)) !=
+      CLI_EXIT_OK)
     return rc;
-  chip_geometry_t g;
+  o->chip = o->mach.machine.pod.chip;
+  o->chip.seed = o->seed;
   if (o->level == LEVEL_MXU && (o->relu || o->bf16_out))
     return cli_usage_error("gemm", "--relu and --bf16-out need --level chip (the vector unit applies them)");
-  if (o->model == CHIP_MODEL_CHECK && o->level == LEVEL_MXU)
+  if (o->chip.model == CHIP_MODEL_CHECK && o->level == LEVEL_MXU)
     return cli_usage_error("gemm", "--model check needs --level chip (the MXU alone is held to its fast model by "
                            "tests/test_mxu_rtl.c)");
-  if (o->model == CHIP_MODEL_FAST && o->trace)
+  if (o->chip.model == CHIP_MODEL_FAST && o->trace)
     return cli_usage_error("gemm", "--trace needs --model rtl or check: a fast model has no waveform");
   if (o->level == LEVEL_MXU && o->transposed_a)
     return cli_usage_error("gemm", "--transposed-a needs --level chip (its transposing DMAs make A's lines; the MXU "
                            "alone is fed A's rows by the host)");
-  if ((o->transposed_a || o->transposed_b) && o->mxu[0] != o->mxu[1])
+  if ((o->transposed_a || o->transposed_b) && o->chip.rows != o->chip.cols)
     return cli_usage_error("gemm", "--transposed-%c needs a square MXU, not %ux%u", o->transposed_a ? 'a' : 'b',
-                           o->mxu[0], o->mxu[1]);
-  if (o->level == LEVEL_MXU && (o->shape.mxus > 1 || o->shape.cores > 1))
+                           o->chip.rows, o->chip.cols);
+  if (o->level == LEVEL_MXU && (o->chip.mxus > 1 || o->chip.cores > 1))
     return cli_usage_error("gemm", "--mxus and --cores need --level chip (the MXU alone is one MXU)");
-  char err[512];
-  if (o->level == LEVEL_CHIP &&
-      chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g,
-                        err, sizeof err))
-    return cli_usage_error("gemm", "%s (or --level mxu)", err);
-  if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->mxu[0], o->mxu[1]))
-    return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->mxu[0], o->mxu[1],
+  if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->chip.rows, o->chip.cols))
+    return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->chip.rows, o->chip.cols,
                            mxu_top_sizes());
   return CLI_EXIT_OK;
 }
@@ -173,6 +162,12 @@ static uint16_t *random_bf16(rng_t *rng, size_t count) {
   if (!out) return NULL;
   for (size_t i = 0; i < count; i++) out[i] = rng_bf16(rng, -4, 1);
   return out;
+}
+
+/* The GEMM within the machine's HBM when the machine gives its capacity (chip.hbm_bytes). */
+static int hbm_fits(const gemm_opts_t *o, char *err, size_t errlen) {
+  pod_config_t p = {.chip = o->chip};
+  return pod_hbm_fit(&p, chip_gemm_hbm_bytes(o->chip.cols, o->m, o->k, o->n), err, errlen);
 }
 
 /* A and B as bf16: from the .npy files (which also give the dimensions) or from the seed;
@@ -212,10 +207,11 @@ static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
   chip_geometry_t geo;
   const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
                                   .a_transposed = o->transposed_a};
-  int bad = o->level == LEVEL_CHIP ? (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores,
-                                                        (chip_model_t)o->model, &geo, err, sizeof err) ||
-                                      chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err))
-                                   : mxu_gemm_check(o->mxu[0], o->mxu[1], o->m, o->k, o->n, err, sizeof err);
+  int bad = o->level == LEVEL_CHIP ? (chip_geometry_for(o->chip.rows, o->chip.cols, o->chip.mxus, o->chip.cores,
+                                                        o->chip.model, &geo, err, sizeof err) ||
+                                      chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err) ||
+                                      hbm_fits(o, err, sizeof err))
+                                   : mxu_gemm_check(o->chip.rows, o->chip.cols, o->m, o->k, o->n, err, sizeof err);
   if (bad) {
     rc = cli_usage_error("gemm", "%s", err);
     goto out;
@@ -233,16 +229,9 @@ out:
 
 /* The firmware GEMM on a chip, A and B in its HBM. */
 static int run_chip(gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
-  uint64_t need = chip_gemm_hbm_bytes(o->mxu[1], o->m, o->k, o->n);
-  chip_config_t cfg = chip_config_default(o->mxu[0], o->mxu[1]);
-  cfg.mxus = o->shape.mxus;
-  cfg.cores = o->shape.cores;
-  cfg.flit_words = o->shape.flit_words;
-  cfg.hbm_bytes = need < (1u << 20) ? (1u << 20) : need;
-  cfg.hbm_bytes_per_cycle = (unsigned)o->hbm_bw;
-  cfg.hbm_latency = (unsigned)o->hbm_latency;
-  cfg.seed = o->seed;
-  cfg.model = (chip_model_t)o->model;
+  uint64_t need = chip_gemm_hbm_bytes(o->chip.cols, o->m, o->k, o->n);
+  chip_config_t cfg = o->chip;  /* (its HBM capacity, if the machine gives one, was checked with the inputs) */
+  if (!cfg.hbm_bytes) cfg.hbm_bytes = need < (1u << 20) ? (1u << 20) : need;
   char err[1024];
   int rc = CLI_EXIT_OK;
   chip_t *chip = chip_new(&cfg, err, sizeof err);
@@ -292,7 +281,7 @@ static void show_progress(void *ctx, uint64_t cycles, uint64_t expected) {
 static int run_mxu(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
   mxu_dev_t dev;
   char err[1024];
-  if (mxu_dev_open(&dev, o->mxu[0], o->mxu[1], o->seed, err, sizeof err)) return cli_fail("gemm", "%s", err);
+  if (mxu_dev_open(&dev, o->chip.rows, o->chip.cols, o->seed, err, sizeof err)) return cli_fail("gemm", "%s", err);
   int rc = CLI_EXIT_OK;
   if (o->trace && vmodel_trace_open(dev.model, o->trace, err, sizeof err)) {
     rc = cli_usage_error("gemm", "--trace: %s", err);
@@ -300,7 +289,7 @@ static int run_mxu(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, u
   }
   ticker_t ticker;
   ticker_init(&ticker, 1.0);
-  if (mxu_contract_cycles(o->mxu[0], o->mxu[1], o->m, o->k, o->n) > 20000) {
+  if (mxu_contract_cycles(o->chip.rows, o->chip.cols, o->m, o->k, o->n) > 20000) {
     dev.progress = show_progress;
     dev.progress_ctx = &ticker;
   }
@@ -327,7 +316,7 @@ static void run_mxu_fast(const gemm_opts_t *o, const uint16_t *a, const uint16_t
   stopwatch_t w;
   stopwatch_start(&w);
   mxu_fast_stats_t fs;
-  mxu_fast_run(o->mxu[0], o->mxu[1], o->m, o->k, o->n, a, b, c, &fs);
+  mxu_fast_run(o->chip.rows, o->chip.cols, o->m, o->k, o->n, a, b, c, &fs);
   st->seconds = stopwatch_seconds(&w);
   st->cycles = fs.cycles;
   st->readout_cycles = fs.readout_cycles;
@@ -353,38 +342,38 @@ static int report(gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, 
   const bool chip = o->level == LEVEL_CHIP;
   /* with X MXUs each takes every X-th column tile, with K cores each a K-th of the rows: the
    * floor is one MXU's share (the first's) */
-  const uint64_t tiles_n = (o->n + o->mxu[1] - 1) / o->mxu[1], share = (tiles_n + o->shape.mxus - 1) / o->shape.mxus;
-  const uint64_t rows = o->shape.cores == 1 ? o->m : ((o->m + o->shape.cores - 1) / o->shape.cores + 1) & ~1ull;
-  const uint64_t contract = mxu_contract_cycles(o->mxu[0], o->mxu[1], rows < o->m ? rows : o->m, o->k,
-                                                o->shape.mxus == 1 ? o->n : share * o->mxu[1]);
+  const uint64_t tiles_n = (o->n + o->chip.cols - 1) / o->chip.cols, share = (tiles_n + o->chip.mxus - 1) / o->chip.mxus;
+  const uint64_t rows = o->chip.cores == 1 ? o->m : ((o->m + o->chip.cores - 1) / o->chip.cores + 1) & ~1ull;
+  const uint64_t contract = mxu_contract_cycles(o->chip.rows, o->chip.cols, rows < o->m ? rows : o->m, o->k,
+                                                o->chip.mxus == 1 ? o->n : share * o->chip.cols);
   const double ideal = (double)o->m * (double)o->k * (double)o->n /
-                       ((double)o->mxu[0] * o->mxu[1] * (double)o->shape.mxus * (double)o->shape.cores);
+                       ((double)o->chip.rows * o->chip.cols * (double)o->chip.mxus * (double)o->chip.cores);
   const double secs = st->seconds;
   report_t r;
   report_init(&r);
   report_u64(&r, "m", o->m);
   report_u64(&r, "k", o->k);
   report_u64(&r, "n", o->n);
-  report_u64(&r, "mxu_rows", o->mxu[0]);
-  report_u64(&r, "mxu_cols", o->mxu[1]);
-  report_u64(&r, "mxus", o->shape.mxus);
-  report_u64(&r, "cores", o->shape.cores);
+  report_u64(&r, "mxu_rows", o->chip.rows);
+  report_u64(&r, "mxu_cols", o->chip.cols);
+  report_u64(&r, "mxus", o->chip.mxus);
+  report_u64(&r, "cores", o->chip.cores);
   report_str(&r, "level", chip ? "chip" : "mxu");
-  report_str(&r, "model", chip_model_name((chip_model_t)o->model));
+  report_str(&r, "model", chip_model_name(o->chip.model));
   report_bool(&r, "transposed_a", o->transposed_a);
   report_bool(&r, "transposed_b", o->transposed_b);
   report_u64(&r, "seed", o->seed);
   report_u64(&r, "cycles", st->cycles);
   report_f64(&r, "ideal_cycles", ideal);
   report_f64(&r, "utilization", ideal / (double)st->cycles);
-  report_u64(&r, "clock_mhz", o->clock_mhz);
-  report_f64(&r, "tflops", 2.0 * (double)o->m * o->k * o->n / ((double)st->cycles / (o->clock_mhz * 1e6)) / 1e12);
+  report_u64(&r, "clock_mhz", o->chip.clock_mhz);
+  report_f64(&r, "tflops", 2.0 * (double)o->m * o->k * o->n / ((double)st->cycles / (o->chip.clock_mhz * 1e6)) / 1e12);
   report_f64(&r, "peak_tflops",
-             2.0 * o->mxu[0] * o->mxu[1] * (double)o->shape.mxus * (double)o->shape.cores * o->clock_mhz * 1e6 / 1e12);
+             2.0 * o->chip.rows * o->chip.cols * (double)o->chip.mxus * (double)o->chip.cores * o->chip.clock_mhz * 1e6 / 1e12);
   if (chip) {
     report_u64(&r, "mxu_contract_cycles", contract);  /* the floor the chip-level GEMM approaches */
-    report_u64(&r, "hbm_bw", o->hbm_bw);
-    report_u64(&r, "hbm_latency", o->hbm_latency);
+    report_u64(&r, "hbm_bw", o->chip.hbm_bytes_per_cycle);
+    report_u64(&r, "hbm_latency", o->chip.hbm_latency);
     report_u64(&r, "hbm_bytes", st->hbm_bytes);
     report_u64(&r, "dma_busy_cycles", st->dma_busy);
     report_u64(&r, "mxu_busy_cycles", st->mxu_busy);
@@ -456,9 +445,9 @@ int cmd_gemm(int argc, char **argv) {
     rc = cli_usage_error("gemm", "--profile and --op-profile profile chips: they need --level chip");
     goto out;
   }
-  if ((rc = cmd_profile_begin("gemm", &o.prof, 1, 1, o.clock_mhz, o.mxu[0], o.mxu[1])) != CLI_EXIT_OK) goto out;
+  if ((rc = cmd_profile_begin("gemm", &o.prof, 1, 1, o.chip.clock_mhz, o.chip.rows, o.chip.cols)) != CLI_EXIT_OK) goto out;
   gemm_run_t st = {0};
-  if (o.model == CHIP_MODEL_FAST && o.level == LEVEL_MXU)
+  if (o.chip.model == CHIP_MODEL_FAST && o.level == LEVEL_MXU)
     run_mxu_fast(&o, a, b, c, &st), rc = CLI_EXIT_OK;
   else
     rc = o.level == LEVEL_CHIP ? run_chip(&o, a, b, c, &st) : run_mxu(&o, a, b, c, &st);
@@ -479,10 +468,10 @@ int cmd_gemm(int argc, char **argv) {
     which[0] = 0;
     if (o.check_rows > 1) which[1] = o.m - 1;
     for (size_t i = 2; i < o.check_rows; i++) which[i] = 1 + (size_t)rng_below(&pick, o.m - 2);
-    grc = gemm_golden_check_rows(o.mxu[0], o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, which, o.check_rows, &d);
+    grc = gemm_golden_check_rows(o.chip.rows, o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, which, o.check_rows, &d);
     free(which);
   } else {
-    grc = gemm_golden_check(o.mxu[0], o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, &d);
+    grc = gemm_golden_check(o.chip.rows, o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, &d);
   }
   if (grc) {
     rc = cli_fail("gemm", "out of memory for the golden model");

@@ -23,16 +23,13 @@
 #include "vmodel/chip_top.h"
 
 typedef struct {
-  unsigned pod[2], mxu[2];
   uint64_t count, seed, reset_seed;
   bool have_reset_seed;
   int kind;  /* a randprog_kind_t, or RANDPROG_KINDS for all of them in turn */
   bool print, json;
   const char *save_dir;
-  int model;  /* a chip_model_t */
-  unsigned threads;
-  cmd_models_t shape;  /* --mxus, --cores, --chip (its model field unused: --model above) */
-  unsigned clock_mhz;  /* the profile's timestamps: the preset's clock, or the default */
+  cmd_machine_t mach;
+  pod_config_t pod;    /* the machine's pod (its shape, model and threads are the bench's) */
   cmd_profile_t prof;  /* --profile, --op-profile, --profile-chips, --quiet */
 } randprog_opts_t;
 
@@ -40,7 +37,7 @@ static void randprog_help(void) {
   printf("usage: tpusim randprog [--pod XxY] [--mxu RxC] [--mxus X] [--cores K] [--chip small|v2|v3] [--count N] [--seed S] [--reset-seed R]\n"
          "                       [--kind valid|invalid|mutated|all] [--model rtl|fast|check] [--threads N]\n"
          "                       [--print] [--save DIR] [--json] [--profile FILE.json] [--op-profile]\n"
-         "                       [--profile-chips LIST] [--quiet]\n\n"
+         "                       [--profile-chips LIST] [--quiet] [--machine FILE] [--print-machine]\n\n"
          "Generates N random command-program sets (default 1000; the kinds in turn, or only\n"
          "--kind) for a pod of X x Y chips (default 1x1: a lone chip; MXU RxC, default 4x4)\n"
          "and runs each on the same pod, judging how it ended: a valid set halts, leaves every\n"
@@ -65,12 +62,12 @@ static void randprog_help(void) {
 }
 
 static int parse(int argc, char **argv, randprog_opts_t *o) {
-  *o = (randprog_opts_t){.pod = {1, 1}, .mxu = {4, 4}, .count = 1000, .seed = 1, .kind = RANDPROG_KINDS,
-                         .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
+  *o = (randprog_opts_t){.count = 1000, .seed = 1, .kind = RANDPROG_KINDS};
+  cmd_machine_init(&o->mach, 1, 1, 4, 4);
   const cli_opt_t opts[] = {
-      CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 16, .shape = "XxY"),
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->shape.mxu_given),
-      CMD_CHIP_OPTS(&o->shape),
+      CLI_OPT("pod", CLI_DIMS, o->mach.pod, .min = 1, .max = 16, .shape = "XxY", .given = &o->mach.pod_given),
+      CMD_MACHINE_OPTS(&o->mach),
+      CMD_POD_OPTS(&o->mach),
       CLI_OPT("count", CLI_U64, &o->count, .min = 1, .max = 1000000000),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX / 2),
       CLI_OPT("reset-seed", CLI_U64, &o->reset_seed, .min = 0, .max = UINT64_MAX, .given = &o->have_reset_seed),
@@ -79,8 +76,6 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
       CLI_OPT("save", CLI_STR, &o->save_dir),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CMD_PROFILE_OPTS(&o->prof),
-      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
-      CLI_OPT("threads", CLI_UINT, &o->threads, .min = 1, .max = 255),
       {0}};
   int rc = cli_parse("randprog", argc, argv, opts, randprog_help);
   cli_set_quiet(o->prof.quiet);
@@ -89,22 +84,22 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
   struct stat st;
   if (o->save_dir && (stat(o->save_dir, &st) || !S_ISDIR(st.st_mode)))
     return cli_usage_error("randprog", "--save: '%s' is not a directory", o->save_dir);
-  if (o->save_dir && (o->pod[0] != 1 || o->pod[1] != 1))
-    return cli_usage_error("randprog", "--save writes lone-chip sets (the fuzzer's input): give --pod 1x1");
-  rc = cmd_split_check("randprog", o->threads, o->pod[0], o->pod[1]);
-  if (rc != CLI_EXIT_OK) return rc;
-  if (o->save_dir && dist_active())
-    return cli_usage_error("randprog", "--save under mpirun: every rank would write the same files; run without it");
-  if (o->shape.flit_given)
+  const cmd_machine_t *m = &o->mach;
+  if (m->flit_given)
     return cli_usage_error("randprog", "--flit-words: the random programs run on 64-bit flits (their reference is the "
                            "RTL's timing)");
-  if ((rc = cmd_apply_chip("randprog", &o->shape, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
-  o->shape.flit_words = 1; /* (a preset's ICI is not the programs' subject) */
-  chip_geometry_t g;
-  char err[512];
-  if (chip_geometry_for(o->mxu[0], o->mxu[1], o->shape.mxus, o->shape.cores, (chip_model_t)o->model, &g, err,
-                        sizeof err))
-    return cli_usage_error("randprog", "%s", err);
+  if (m->link_bytes_given || m->link_latency_given || m->hbm_bw_given || m->hbm_latency_given || m->rtl_chips)
+    return cli_usage_error("randprog", "--link-bytes, --link-latency, --hbm-bw, --hbm-latency and --rtl-chips: the "
+                           "bench's pods have the default links and HBM, every chip the one model");
+  if ((rc = cmd_machine_resolve("randprog", &o->mach, CMD_POD, -1)) != CLI_EXIT_OK) return rc;
+  o->pod = o->mach.machine.pod;
+  o->pod.chip.flit_words = 1; /* (a preset's ICI is not the programs' subject) */
+  if (o->pod.size_x > 16 || o->pod.size_y > 16)
+    return cli_usage_error("randprog", "a pod of %ux%u: the bench takes up to 16x16", o->pod.size_x, o->pod.size_y);
+  if (o->save_dir && (o->pod.size_x != 1 || o->pod.size_y != 1))
+    return cli_usage_error("randprog", "--save writes lone-chip sets (the fuzzer's input): give --pod 1x1");
+  if (o->save_dir && dist_active())
+    return cli_usage_error("randprog", "--save under mpirun: every rank would write the same files; run without it");
   return CLI_EXIT_OK;
 }
 
@@ -151,11 +146,11 @@ static int report(randprog_opts_t *o, const randprog_stats_t *st, uint64_t sets,
       report_u64(&r, key, st->errors[e]);
     }
   report_object_end(&r);
-  report_text_u64(&r, "pod_x", o->pod[0]);
-  report_text_u64(&r, "pod_y", o->pod[1]);
-  report_text_u64(&r, "rows", o->mxu[0]);
-  report_text_u64(&r, "cols", o->mxu[1]);
-  report_u64(&r, "mxus", o->shape.mxus);
+  report_text_u64(&r, "pod_x", o->pod.size_x);
+  report_text_u64(&r, "pod_y", o->pod.size_y);
+  report_text_u64(&r, "rows", o->pod.chip.rows);
+  report_text_u64(&r, "cols", o->pod.chip.cols);
+  report_u64(&r, "mxus", o->pod.chip.mxus);
   report_line(&r, "random programs on a {pod_x}x{pod_y} pod of {rows}x{cols} chips ({mxus} MXU(s) per core): {sets} sets, "
                   "every one as judged");
   report_line(&r, "  kinds           {valid} valid ({cycle_checked} without RDMA, held to the reference's cycles), "
@@ -177,15 +172,15 @@ int cmd_randprog(int argc, char **argv) {
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   /* (before anything runs: a --profile-chips outside the pod is bad usage) */
-  if ((rc = cmd_profile_begin("randprog", &o.prof, o.pod[0], o.pod[1], o.clock_mhz, o.mxu[0], o.mxu[1])) != CLI_EXIT_OK)
+  if ((rc = cmd_profile_begin("randprog", &o.prof, o.pod.size_x, o.pod.size_y, o.pod.chip.clock_mhz, o.pod.chip.rows, o.pod.chip.cols)) != CLI_EXIT_OK)
     return rc;
   if (cli_check_only()) {
     cmd_profile_free(&o.prof);
     return cli_checked("randprog");
   }
   char err[512], why[2048];
-  randprog_bench_t *b = randprog_bench_new(o.pod[0], o.pod[1], o.mxu[0], o.mxu[1], o.shape.mxus, o.shape.cores, o.reset_seed,
-                                           (chip_model_t)o.model, o.threads, err, sizeof err);
+  randprog_bench_t *b = randprog_bench_new(o.pod.size_x, o.pod.size_y, o.pod.chip.rows, o.pod.chip.cols, o.pod.chip.mxus, o.pod.chip.cores, o.reset_seed,
+                                           o.pod.chip.model, o.pod.threads, err, sizeof err);
   if (!b) {
     cmd_profile_free(&o.prof);
     return cli_usage_error("randprog", "%s", err);
@@ -220,8 +215,8 @@ int cmd_randprog(int argc, char **argv) {
       judged = true;
       rc = cli_fail("randprog", "set %" PRIu64 " (%s, seed %" PRIu64 "%s%s): %s\n  reproduce: tpusim randprog --pod "
                     "%ux%u --mxu %ux%u --model %s --seed %" PRIu64 " --reset-seed %" PRIu64 " --count %" PRIu64 "%s%s",
-                    n, randprog_kind_name(kind), o.seed + n, p.what[0] ? ", " : "", p.what, why, o.pod[0], o.pod[1],
-                    o.mxu[0], o.mxu[1], chip_model_name((chip_model_t)o.model), o.seed, o.reset_seed, n + 1, o.kind == RANDPROG_KINDS ? "" : " --kind ",
+                    n, randprog_kind_name(kind), o.seed + n, p.what[0] ? ", " : "", p.what, why, o.pod.size_x, o.pod.size_y,
+                    o.pod.chip.rows, o.pod.chip.cols, chip_model_name(o.pod.chip.model), o.seed, o.reset_seed, n + 1, o.kind == RANDPROG_KINDS ? "" : " --kind ",
                     o.kind == RANDPROG_KINDS ? "" : randprog_kind_name(kind));
       randprog_free(&p);
       break;

@@ -20,12 +20,11 @@
 
 typedef struct {
   pod_step_config_t cfg;
-  unsigned pod[2], mxu[2], clock_mhz;
   int algo;
   bool json, have_tchip;
-  cmd_models_t models;
+  uint64_t seed;          /* the data's and the chips' reset randomisation */
+  cmd_machine_t mach;
   cmd_profile_t prof;
-  bool *rtl_chips;  /* --rtl-chips, resolved */
   double seconds;         /* host time of the run and its checks */
   uint64_t memory_bytes;  /* the chips' memory pages at the end */
 } step_opts_t;
@@ -33,7 +32,8 @@ typedef struct {
 static void step_help(void) {
   printf("usage: tpusim step [--pod XxY] [--mxu RxC] [--m M] [--k K] [--n N] [--algo ring|torus2d]\n"
          "                   [--link-latency L] [--seed S] [--clock-mhz F] [--trace-chip N --trace FILE.fst]\n"
-         "                   [--model rtl|fast|check] [--rtl-chips LIST] [--json]\n"
+         "                   [--machine FILE | --chip small|v2|v3] [--print-machine] [machine options]\n"
+         "                   [--model rtl|fast|check] [--rtl-chips LIST] [--threads N] [--json]\n"
          "                   [--profile FILE.json] [--profile-chips LIST] [--op-profile] [--quiet]\n\n"
          "A data-parallel training step in miniature (defaults: a 4x4 pod of 16x16-MXU chips,\n"
          "M=K=N=128, torus2d): every chip multiplies its own A (MxK: one matrix with its rows\n"
@@ -41,47 +41,38 @@ static void step_help(void) {
          "as data-parallel chips do, with the firmware GEMM from HBM, then the pod all-reduces\n"
          "the MxN fp32 results. Prints per-phase cycles, MXU utilisation, all-reduce bus\n"
          "bandwidth, host time and memory, and whether every chip's product and the sums agree\n"
-         "with the golden models (progress on stderr).\n" CMD_MODEL_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
+         "with the golden models (progress on stderr).\n" CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, step_opts_t *o) {
-  *o = (step_opts_t){.pod = {4, 4}, .mxu = {16, 16}, .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ, .algo = FW_COLL_TORUS2D,
-                     .cfg = {.m = 128, .k = 128, .n = 128, .seed = 1}};
+  *o = (step_opts_t){.algo = FW_COLL_TORUS2D, .seed = 1, .cfg = {.m = 128, .k = 128, .n = 128}};
+  cmd_machine_init(&o->mach, 4, 4, 16, 16);
   pod_step_config_t *c = &o->cfg;
   const cli_opt_t opts[] = {
-      CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 255, .shape = "XxY"),
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->models.mxu_given),
+      CLI_OPT("pod", CLI_DIMS, o->mach.pod, .min = 1, .max = POD_MAX_SIZE, .shape = "XxY", .given = &o->mach.pod_given),
       CLI_OPT("m", CLI_U64, &c->m, .min = 1, .max = 1u << 16),
       CLI_OPT("k", CLI_U64, &c->k, .min = 1, .max = 1u << 16),
       CLI_OPT("n", CLI_U64, &c->n, .min = 1, .max = 1u << 16),
       CLI_OPT("algo", CLI_CHOICE, &o->algo, .shape = "ring|torus2d"),
-      CLI_OPT("link-latency", CLI_UINT, &c->link_latency, .min = 0, .max = 1000),
-      CLI_OPT("seed", CLI_U64, &c->seed, .min = 0, .max = UINT64_MAX),
-      CLI_OPT("clock-mhz", CLI_UINT, &o->clock_mhz, .min = 1, .max = 100000),
+      CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX),
       CLI_OPT("trace-chip", CLI_UINT, &c->trace_chip, .min = 0, .max = 65535, .given = &o->have_tchip),
       CLI_OPT("trace", CLI_OUTPUT, &c->trace_path),
       CLI_OPT("json", CLI_FLAG, &o->json),
-      CMD_MODEL_OPTS(&o->models),
+      CMD_MACHINE_OPTS(&o->mach),
+      CMD_POD_OPTS(&o->mach),
       CMD_PROFILE_OPTS(&o->prof),
       {0}};
   int rc = cli_parse("step", argc, argv, opts, step_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("step", &o->models, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
-  c->pod_w = o->pod[0], c->pod_h = o->pod[1], c->mxu_rows = o->mxu[0], c->mxu_cols = o->mxu[1];
   c->algo = (fw_coll_algo_t)o->algo;
   if (o->have_tchip && !c->trace_path) return cli_usage_error("step", "--trace-chip needs --trace FILE.fst");
-  if (c->trace_chip >= c->pod_w * c->pod_h)
-    return cli_usage_error("step", "--trace-chip %u is outside the %ux%u pod", c->trace_chip, c->pod_w, c->pod_h);
-  rc = cmd_models_resolve("step", &o->models, c->pod_w, c->pod_h, c->trace_path ? (long)c->trace_chip : -1,
-                          &o->rtl_chips);
+  rc = cmd_machine_resolve("step", &o->mach, CMD_POD, c->trace_path ? (long)c->trace_chip : -1);
   if (rc != CLI_EXIT_OK) return rc;
-  c->model = (chip_model_t)o->models.model;
-  c->rtl_chips = o->rtl_chips;
-  c->threads = o->models.threads;
-  c->mxus = o->models.mxus;
-  c->cores = o->models.cores;
-  c->flit_words = o->models.flit_words;
-  c->link_bytes = o->models.link_bytes;
+  c->machine = o->mach.machine.pod;
+  c->machine.chip.seed = o->seed;
+  if (c->trace_chip >= c->machine.size_x * c->machine.size_y)
+    return cli_usage_error("step", "--trace-chip %u is outside the %ux%u pod", c->trace_chip, c->machine.size_x,
+                           c->machine.size_y);
   char err[4096];
   if (pod_step_check(c, err, sizeof err)) return cli_usage_error("step", "%s", err);
   return CLI_EXIT_OK;
@@ -110,9 +101,9 @@ static uint32_t product_value(const step_check_t *x, unsigned chip, uint64_t e) 
 static rt_status_t check_products(void *ctx, pod_step_results_t *r, char *err, size_t errlen) {
   step_check_t *x = ctx;
   const pod_step_config_t *c = &x->o->cfg;
-  const unsigned chips = c->pod_w * c->pod_h;
+  const unsigned chips = c->machine.size_x * c->machine.size_y;
   cli_note("step: checking every chip's product against the golden GEMM...");
-  gemm_golden(c->mxu_rows, c->m, c->k, c->n, x->a, x->b, false, false, x->want);
+  gemm_golden(c->machine.chip.rows, c->m, c->k, c->n, x->a, x->b, false, false, x->want);
   for (unsigned i = 0; i < chips; i++)
     for (uint64_t row = 0; row < c->m; row++) {
       if (pod_step_read(r, i, row * c->n, c->n, x->row)) {
@@ -143,9 +134,9 @@ static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_
   cli_note("step: checking every chip's sums against the golden all-reduce...");
   coll_golden_io_t io = {x, sum_input, sum_output, 0, 0};
   const pod_step_config_t *c = &x->o->cfg;
-  fw_slice_t s = {0, 0, c->pod_w, c->pod_h, c->pod_w, c->pod_h};
+  fw_slice_t s = {0, 0, c->machine.size_x, c->machine.size_y, c->machine.size_x, c->machine.size_y};
   fw_coll_args_t a = {FW_COLL_ALLREDUCE, c->algo, 0, 0, 0, 0, false};
-  if (cmd_coll_check(&s, &a, c->mxu_cols, c->m * c->n, &io, &x->coll)) {
+  if (cmd_coll_check(&s, &a, c->machine.chip.cols, c->m * c->n, &io, &x->coll)) {
     snprintf(err, errlen, "the sums cannot be read, or no memory for the golden model");
     return RT_FAILED;
   }
@@ -155,22 +146,22 @@ static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_
 static int report(step_opts_t *o, const pod_step_stats_t *st, const golden_diff_t *gemm, unsigned gemm_chip,
                   const coll_check_t *coll) {
   const pod_step_config_t *c = &o->cfg;
-  const double units = (double)(c->mxus ? c->mxus : 1) * (c->cores ? c->cores : 1);  /* MXUs a chip */
-  const double mhz = o->clock_mhz, ideal = (double)c->m * c->k * c->n / ((double)c->mxu_rows * c->mxu_cols * units);
+  const double units = (double)(c->machine.chip.mxus ? c->machine.chip.mxus : 1) * (c->machine.chip.cores ? c->machine.chip.cores : 1);  /* MXUs a chip */
+  const double mhz = c->machine.chip.clock_mhz, ideal = (double)c->m * c->k * c->n / ((double)c->machine.chip.rows * c->machine.chip.cols * units);
   /* the pod's peak and what the step sustains: its GEMM FLOPs over the GEMM phase and the whole step */
-  const double chips = (double)c->pod_w * c->pod_h, flops = 2.0 * (double)c->m * c->k * c->n * chips;
-  const double peak = 2.0 * c->mxu_rows * c->mxu_cols * units * mhz * 1e6 * chips;
+  const double chips = (double)c->machine.size_x * c->machine.size_y, flops = 2.0 * (double)c->m * c->k * c->n * chips;
+  const double peak = 2.0 * c->machine.chip.rows * c->machine.chip.cols * units * mhz * 1e6 * chips;
   const uint64_t bytes = 4 * c->m * c->n, total = st->gemm_cycles + st->allreduce_cycles;
   const pod_coll_bw_t bw = pod_coll_bandwidth(&st->slice, FW_COLL_ALLREDUCE, bytes, st->allreduce_cycles, mhz,
-                                                cmd_link_bytes(&o->models));
+                                                cmd_link_bytes(&c->machine));
   const bool ok = gemm->mismatches == 0 && coll->mismatches == 0 && coll->bound_violations == 0;
   report_t r;
   report_init(&r);
-  report_u64(&r, "chips", c->pod_w * c->pod_h);
+  report_u64(&r, "chips", c->machine.size_x * c->machine.size_y);
   report_u64(&r, "gemm_cycles", st->gemm_cycles);
   report_f64(&r, "mxu_utilization", ideal / (double)st->gemm_cycles);
-  report_u64(&r, "mxus", c->mxus ? c->mxus : 1);
-  report_u64(&r, "cores", c->cores ? c->cores : 1);
+  report_u64(&r, "mxus", c->machine.chip.mxus ? c->machine.chip.mxus : 1);
+  report_u64(&r, "cores", c->machine.chip.cores ? c->machine.chip.cores : 1);
   report_f64(&r, "peak_pflops", peak / 1e15);
   report_f64(&r, "gemm_pflops", flops / ((double)st->gemm_cycles / (mhz * 1e6)) / 1e15);
   report_u64(&r, "allreduce_cycles", st->allreduce_cycles);
@@ -184,17 +175,17 @@ static int report(step_opts_t *o, const pod_step_stats_t *st, const golden_diff_
   report_f64(&r, "sim_seconds", o->seconds);
   report_f64(&r, "chip_memory_MB", (double)o->memory_bytes / (1 << 20));
   report_f64(&r, "peak_rss_MB", (double)stopwatch_peak_rss() / (1 << 20));
-  report_str(&r, "model", chip_model_name((chip_model_t)o->models.model));
-  report_text_u64(&r, "pod_w", c->pod_w);
-  report_text_u64(&r, "pod_h", c->pod_h);
-  report_text_u64(&r, "rows", c->mxu_rows);
-  report_text_u64(&r, "cols", c->mxu_cols);
+  report_str(&r, "model", chip_model_name(c->machine.chip.model));
+  report_text_u64(&r, "pod_w", c->machine.size_x);
+  report_text_u64(&r, "pod_h", c->machine.size_y);
+  report_text_u64(&r, "rows", c->machine.chip.rows);
+  report_text_u64(&r, "cols", c->machine.chip.cols);
   report_text_u64(&r, "m", c->m);
   report_text_u64(&r, "k", c->k);
   report_text_u64(&r, "n", c->n);
   report_text_str(&r, "algo", c->algo == FW_COLL_TORUS2D ? "torus2d" : "ring");
   report_text_f64(&r, "bound", bw.bound);
-  report_text_u64(&r, "clock_mhz", o->clock_mhz);
+  report_text_u64(&r, "clock_mhz", c->machine.chip.clock_mhz);
   report_line(&r, "data-parallel step on a {pod_w}x{pod_h} pod (chips of {cores} core(s) x {mxus} {rows}x{cols} MXU(s)), "
                   "peak {peak_pflops:%.1f} PFLOPS at {clock_mhz} MHz");
   report_line(&r, "  phase 1  GEMM {m}x{k}x{n} per chip   {gemm_cycles:%8u} cycles  MXU utilisation "
@@ -227,16 +218,17 @@ int cmd_step(int argc, char **argv) {
   step_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) {
-    free(o.rtl_chips);
+    cmd_machine_free(&o.mach);
     return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   }
   if (cli_check_only()) {
-    free(o.rtl_chips);
+    cmd_machine_free(&o.mach);
     return cli_checked("step");
   }
-  rc = cmd_profile_begin("step", &o.prof, o.cfg.pod_w, o.cfg.pod_h, o.clock_mhz, o.cfg.mxu_rows, o.cfg.mxu_cols);
+  const pod_config_t *pc = &o.cfg.machine;
+  rc = cmd_profile_begin("step", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows, pc->chip.cols);
   if (rc != CLI_EXIT_OK) {
-    free(o.rtl_chips);
+    cmd_machine_free(&o.mach);
     return rc;
   }
   o.cfg.profile = o.prof.prof;
@@ -248,13 +240,13 @@ int cmd_step(int argc, char **argv) {
     goto out;
   }
   rng_t r;
-  rng_seed(&r, c->seed);
+  rng_seed(&r, o.seed);
   for (uint64_t i = 0; i < c->m * c->k; i++) a[i] = rng_bf16(&r, -3, 1);
   for (uint64_t i = 0; i < c->k * c->n; i++) b[i] = rng_bf16(&r, -3, 1);
   cmd_progress_t progress;
   cmd_progress_init(&progress, "step");
-  o.cfg.progress = cmd_progress;
-  o.cfg.progress_ctx = &progress;
+  o.cfg.machine.progress = cmd_progress;
+  o.cfg.machine.progress_ctx = &progress;
   pod_step_stats_t st;
   char err[4096];
   const pod_step_io_t io = {&x, check_products, check_sums};
@@ -272,6 +264,6 @@ int cmd_step(int argc, char **argv) {
 out:
   free(a), free(b), free(x.want), free(x.row);
   cmd_profile_free(&o.prof);
-  free(o.rtl_chips);
+  cmd_machine_free(&o.mach);
   return rc;
 }

@@ -29,7 +29,7 @@
 #include "util/stopwatch.h"
 
 typedef struct {
-  unsigned pod[2], mxu[2], dp, mp, hidden, batch, steps, examples, features, classes, clock_mhz, link_latency;
+  unsigned dp, mp, hidden, batch, steps, examples, features, classes;
   unsigned trace_chip, trace_steps, print_every;
   uint64_t seed;
   fw_slice_t slice;
@@ -38,10 +38,9 @@ typedef struct {
   int data;  /* 0 digits, 1 synthetic */
   bool json, have_slice, have_dp, have_mp, have_tchip, have_tsteps, have_examples, have_features, have_classes;
   char exe_dir[4096];
-  cmd_models_t models;
+  cmd_machine_t mach;      /* mach.machine.pod: the pod (its chips' seed: --seed) */
   cmd_profile_t prof;
   cmd_progress_t progress;
-  bool *rtl_chips;  /* --rtl-chips, resolved */
 } train_opts_t;
 
 static void train_help(void) {
@@ -63,7 +62,7 @@ static void train_help(void) {
          "TFLOPS. --export DIR writes the data in step order and the initial and final weights as\n"
          ".npy (for scripts/train_numpy.py). Synthetic data: --examples, --features, --classes.\n"
          "--trace-steps N: the FST holds the first N steps only.\n"
-         CMD_MODEL_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
+         CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static bool parse_lr(const char *cmd, const char *opt, const char *text, void *dst) {
@@ -82,11 +81,11 @@ static bool parse_lr(const char *cmd, const char *opt, const char *text, void *d
 
 static int parse(int argc, char **argv, train_opts_t *o) {
   memset(o, 0, sizeof *o);
-  o->pod[0] = o->pod[1] = 4, o->mxu[0] = o->mxu[1] = 16;
-  o->hidden = 64, o->batch = 256, o->steps = 300, o->lr = 0.5f, o->seed = 1, o->clock_mhz = CHIP_DEFAULT_CLOCK_MHZ;
+  cmd_machine_init(&o->mach, 4, 4, 16, 16);
+  o->hidden = 64, o->batch = 256, o->steps = 300, o->lr = 0.5f, o->seed = 1;
   o->examples = 4096, o->features = 64, o->classes = 10;
   const cli_opt_t opts[] = {
-      CLI_OPT("pod", CLI_DIMS, o->pod, .min = 1, .max = 255, .shape = "XxY"),
+      CLI_OPT("pod", CLI_DIMS, o->mach.pod, .min = 1, .max = POD_MAX_SIZE, .shape = "XxY", .given = &o->mach.pod_given),
       CLI_OPT("slice", CLI_CUSTOM, &o->slice, .given = &o->have_slice, .parse = cmd_parse_slice),
       CLI_OPT("dp", CLI_UINT, &o->dp, .min = 1, .max = 65025, .given = &o->have_dp),
       CLI_OPT("mp", CLI_UINT, &o->mp, .min = 1, .max = 65025, .given = &o->have_mp),
@@ -98,7 +97,6 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       CLI_OPT("examples", CLI_UINT, &o->examples, .min = 2, .max = DATASET_MAX_EXAMPLES, .given = &o->have_examples),
       CLI_OPT("features", CLI_UINT, &o->features, .min = 1, .max = 1u << 16, .given = &o->have_features),
       CLI_OPT("classes", CLI_UINT, &o->classes, .min = 2, .max = 4096, .given = &o->have_classes),
-      CLI_OPT("mxu", CLI_DIMS, o->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &o->models.mxu_given),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX),
       CLI_OPT("loss-csv", CLI_OUTPUT, &o->loss_csv),
       CLI_OPT("plot", CLI_OUTPUT, &o->plot),
@@ -108,17 +106,19 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       CLI_OPT("digits", CLI_INPUT, &o->digits),
       CLI_OPT("export", CLI_STR, &o->export_dir),
       CLI_OPT("print-every", CLI_UINT, &o->print_every, .min = 0, .max = 1u << 24),
-      CLI_OPT("clock-mhz", CLI_UINT, &o->clock_mhz, .min = 1, .max = 100000),
-      CLI_OPT("link-latency", CLI_UINT, &o->link_latency, .min = 0, .max = 1000),
       CLI_OPT("json", CLI_FLAG, &o->json),
-      CMD_MODEL_OPTS(&o->models),
+      CMD_MACHINE_OPTS(&o->mach),
+      CMD_POD_OPTS(&o->mach),
       CMD_PROFILE_OPTS(&o->prof),
       {0}};
   int rc = cli_parse("train", argc, argv, opts, train_help);
   if (rc != CLI_EXIT_OK) return rc;
-  if ((rc = cmd_apply_chip("train", &o->models, o->mxu, &o->clock_mhz, NULL)) != CLI_EXIT_OK) return rc;
   if ((o->have_tchip || o->have_tsteps) && !o->trace)
     return cli_usage_error("train", "--trace-chip and --trace-steps need --trace FILE.fst");
+  if ((rc = cmd_machine_resolve("train", &o->mach, CMD_POD, o->trace ? (long)o->trace_chip : -1)) != CLI_EXIT_OK)
+    return rc;
+  pod_config_t *pc = &o->mach.machine.pod;
+  pc->chip.seed = o->seed;
   if (o->data == 0 && (o->have_examples || o->have_features || o->have_classes))
     return cli_usage_error("train", "--examples, --features and --classes are for --data synthetic (digits has "
                            "%u examples of %u features, %u classes)", DIGITS_EXAMPLES, DIGITS_FEATURES, DIGITS_CLASSES);
@@ -128,7 +128,7 @@ static int parse(int argc, char **argv, train_opts_t *o) {
     if (stat(o->export_dir, &st) || !S_ISDIR(st.st_mode) || access(o->export_dir, W_OK))
       return cli_usage_error("train", "--export %s is not a directory this process can write into", o->export_dir);
   }
-  if (!o->have_slice) o->slice = (fw_slice_t){0, 0, o->pod[0], o->pod[1], 0, 0};
+  if (!o->have_slice) o->slice = (fw_slice_t){0, 0, pc->size_x, pc->size_y, 0, 0};
   const unsigned chips = o->slice.w * o->slice.h;
   if (!o->have_dp && !o->have_mp) o->dp = chips ? chips : 1, o->mp = 1;
   else if (!o->have_dp) o->dp = o->mp && chips % o->mp == 0 && chips >= o->mp ? chips / o->mp : 1;
@@ -138,10 +138,9 @@ static int parse(int argc, char **argv, train_opts_t *o) {
                            "files; run without mpirun to write them");
   if (o->plot || o->export_dir)
     if (!cli_exe_dir(o->exe_dir, sizeof o->exe_dir)) return cli_fail("train", "cannot find the tpusim binary's directory");
-  if (o->trace && o->trace_chip >= o->pod[0] * o->pod[1])
-    return cli_usage_error("train", "--trace-chip %u is outside the %ux%u pod", o->trace_chip, o->pod[0], o->pod[1]);
-  return cmd_models_resolve("train", &o->models, o->pod[0], o->pod[1], o->trace ? (long)o->trace_chip : -1,
-                            &o->rtl_chips);
+  if (o->trace && o->trace_chip >= pc->size_x * pc->size_y)
+    return cli_usage_error("train", "--trace-chip %u is outside the %ux%u pod", o->trace_chip, pc->size_x, pc->size_y);
+  return CLI_EXIT_OK;
 }
 
 /* The data: the digits' fixed split or synthetic examples (80/20 the same way), the training
@@ -389,11 +388,12 @@ static int report(run_t *r, uint64_t compute, uint64_t comm, double wall) {
   /* the MXU's work on each chip (replicated layers included) against its peak; the model's
    * work once (forward, weight and input gradients but the data's) per second */
   const uint64_t macs = fw_train_macs(pl);
-  const double mxus = o->models.mxus ? o->models.mxus : 1;
-  const double util = (double)macs / ((double)step * o->mxu[0] * o->mxu[1] * mxus);
+  const chip_config_t *chip = &o->mach.machine.pod.chip;
+  const double mxus = chip->mxus ? chip->mxus : 1;
+  const double util = (double)macs / ((double)step * chip->rows * chip->cols * mxus);
   const double F = r->train.features, H = o->hidden, K = r->train.classes;
   const double model_macs = (double)o->batch * (2 * F * H + 3 * H * H + 3 * H * K);
-  const double tflops = 2.0 * model_macs / ((double)step / (o->clock_mhz * 1e6)) / 1e12;
+  const double tflops = 2.0 * model_macs / ((double)step / (chip->clock_mhz * 1e6)) / 1e12;
   const double train_acc = accuracy(&r->train, o->hidden, r->final_w, r->final_b);
   const double test_acc = accuracy(&r->test, o->hidden, r->final_w, r->final_b);
   report_t rp;
@@ -424,12 +424,12 @@ static int report(run_t *r, uint64_t compute, uint64_t comm, double wall) {
   report_f64(&rp, "mxu_utilization", util);
   report_f64(&rp, "model_macs", model_macs);
   report_f64(&rp, "tflops", tflops);
-  report_u64(&rp, "clock_mhz", o->clock_mhz);
+  report_u64(&rp, "clock_mhz", chip->clock_mhz);
   report_bool(&rp, "reference_bit_exact", true);
   report_u64(&rp, "steps_checked", o->steps);
   report_f64(&rp, "wall_s", wall);
-  report_text_u64(&rp, "rows", o->mxu[0]);
-  report_text_u64(&rp, "cols", o->mxu[1]);
+  report_text_u64(&rp, "rows", chip->rows);
+  report_text_u64(&rp, "cols", chip->cols);
   report_text_u64(&rp, "sw", r->cfg.slice.w);
   report_text_u64(&rp, "sh", r->cfg.slice.h);
   report_line(&rp, "training on a {sw}x{sh} slice of {rows}x{cols}-MXU chips: dp {dp} x mp {mp}, {data} data");
@@ -459,20 +459,17 @@ int cmd_train(int argc, char **argv) {
   train_opts_t o;
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) {
-    free(o.rtl_chips);
+    cmd_machine_free(&o.mach);
     return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   }
   run_t r = {.o = &o};
   if ((rc = load_data(&o, &r.train, &r.test)) != CLI_EXIT_OK) goto out;
   const unsigned F = r.train.features, K = r.train.classes;
-  r.cfg = (pod_train_config_t){.pod_w = o.pod[0], .pod_h = o.pod[1], .slice = o.slice, .mxu_rows = o.mxu[0],
-                               .mxu_cols = o.mxu[1], .link_latency = o.link_latency, .seed = o.seed,
+  const pod_config_t *pc = &o.mach.machine.pod;
+  r.cfg = (pod_train_config_t){.machine = *pc, .slice = o.slice,
                                .net = {F, o.hidden, K, o.batch, o.dp, o.mp, bits_of_float(o.lr)},
-                               .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip,
-                               .model = (chip_model_t)o.models.model, .rtl_chips = o.rtl_chips,
-                               .threads = o.models.threads, .mxus = o.models.mxus, .cores = o.models.cores,
-                               .flit_words = o.models.flit_words, .link_bytes = o.models.link_bytes};
-  r.cfg.slice.pod_w = o.pod[0], r.cfg.slice.pod_h = o.pod[1];
+                               .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip};
+  r.cfg.slice.pod_w = pc->size_x, r.cfg.slice.pod_h = pc->size_y;
   char err[4096];
   if (pod_train_check(&r.cfg, &r.plan, err, sizeof err) != RT_OK) {
     rc = cli_usage_error("train", "%s", err);
@@ -482,13 +479,14 @@ int cmd_train(int argc, char **argv) {
     rc = cli_checked("train");
     goto out;
   }
-  if ((rc = cmd_profile_begin("train", &o.prof, o.pod[0], o.pod[1], o.clock_mhz, o.mxu[0], o.mxu[1])) != CLI_EXIT_OK)
+  if ((rc = cmd_profile_begin("train", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows,
+                              pc->chip.cols)) != CLI_EXIT_OK)
     goto out;
   r.cfg.profile = o.prof.prof;
   cmd_progress_init(&o.progress, "train");
   o.progress.step_total = o.steps;
-  r.cfg.progress = cmd_progress;
-  r.cfg.progress_ctx = &o.progress;
+  r.cfg.machine.progress = cmd_progress;
+  r.cfg.machine.progress_ctx = &o.progress;
   r.xb = malloc((size_t)r.train.count * F * sizeof *r.xb);
   const unsigned rows[3] = {F, o.hidden, o.hidden}, cols[3] = {o.hidden, o.hidden, K};
   for (unsigned l = 0; l < 3; l++)
@@ -550,6 +548,6 @@ fail:
 out:
   run_free(&r);
   cmd_profile_free(&o.prof);
-  free(o.rtl_chips);
+  cmd_machine_free(&o.mach);
   return rc;
 }

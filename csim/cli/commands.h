@@ -11,7 +11,7 @@
 #include "fw/collective_args.h"
 #include "golden/coll_golden.h"
 #include "chip/chip_core.h"
-#include "chip/chip_preset.h"
+#include "pod/machine.h"
 #include "profile/profile.h"
 #include "util/cli.h"
 #include "util/report.h"
@@ -29,59 +29,85 @@ int cmd_train(int argc, char **argv);
 /* Shared by the commands (cli_shared.c). --slice X0,Y0,WxH into an fw_slice_t (a CLI_CUSTOM
  * parser: numbers 0..255, an empty slice is refused later with the pod). */
 bool cmd_parse_slice(const char *cmd, const char *opt, const char *text, void *dst);
-/* The chips' model on the commands that run chips (docs/scale.md): --model rtl|fast|check,
- * and --rtl-chips LIST (chip indices y * w + x and ranges a-b, comma-separated): those chips
- * run the Verilated RTL inside a pod of fast (or checked) ones, e.g. to trace one. */
+/* The machine a command runs (pod/machine.h, docs/machines.md), from its options: --machine
+ * FILE or --chip NAME (a preset), then the options that set one field each, over the command's
+ * defaults (each command puts its defaults into the fields before parsing). --print-machine
+ * prints the machine the options resolve to and exits without simulating. Also the chips'
+ * model (docs/scale.md) and --rtl-chips LIST (chip indices y * w + x and ranges a-b): those
+ * chips run the Verilated RTL inside a pod of fast (or checked) ones, e.g. to trace one. */
 typedef struct {
-  int model;              /* a chip_model_t (CLI_CHOICE index) */
-  const char *rtl_chips;  /* the LIST, or NULL */
-  unsigned threads;       /* --threads N (0: not given, one thread) */
-  unsigned mxus;          /* --mxus X: MXUs per core (0: not given, one) */
-  unsigned cores;         /* --cores K: cores per chip (0: not given, one) */
-  unsigned flit_words;    /* --flit-words W: 64-bit words an ICI flit carries (0: not given; the preset's or one) */
-  bool flit_given;        /* --flit-words was given */
-  unsigned link_bytes;    /* --link-bytes B: bytes a link carries a cycle each way (0: a flit; the preset's) */
-  int chip;               /* --chip NAME: a chip_preset_at index, when chip_given */
-  bool chip_given, mxu_given;  /* --chip, and the command's --mxu, were given */
-} cmd_models_t;
-#define CMD_MODEL_OPTS(m)                                                        \
-  CLI_OPT("model", CLI_CHOICE, &(m)->model, .shape = "rtl|fast|check"),         \
-  CLI_OPT("rtl-chips", CLI_STR, &(m)->rtl_chips),                               \
-  CLI_OPT("threads", CLI_UINT, &(m)->threads, .min = 1, .max = 255),            \
-  CMD_CHIP_OPTS(m)
-/* The chip's shape, on every command that builds chips: --mxus, --cores, --chip (the command's
- * own --mxu option sets mxu_given). */
-#define CMD_CHIP_OPTS(m)                                                         \
-  CLI_OPT("mxus", CLI_UINT, &(m)->mxus, .min = 1, .max = CHIP_MAX_MXUS),          \
-  CLI_OPT("cores", CLI_UINT, &(m)->cores, .min = 1, .max = CHIP_MAX_CORES),       \
+  const char *machine_path; /* --machine FILE, or NULL */
+  bool print_machine;       /* --print-machine */
+  int chip;                 /* --chip NAME: a machine_preset index, when chip_given */
+  unsigned pod[2], mxu[2];  /* --pod XxY, --mxu RxC */
+  unsigned mxus, cores, clock_mhz, hbm_bw, hbm_latency, flit_words, link_bytes, link_latency, threads;
+  int model;                /* a chip_model_t (CLI_CHOICE index) */
+  const char *rtl_chips;    /* --rtl-chips LIST, or NULL */
+  bool chip_given, pod_given, mxu_given, mxus_given, cores_given, clock_given, hbm_bw_given, hbm_latency_given,
+      flit_given, link_bytes_given, link_latency_given, threads_given, model_given;
+  machine_t machine;        /* cmd_machine_resolve's result: machine.pod is the pod_config_t to run */
+  bool *rtl_flags;          /* --rtl-chips resolved (machine.pod.rtl_chips; freed by cmd_machine_free) */
+} cmd_machine_t;
+/* The command's defaults for the fields the options set, before cli_parse: machine_default()'s
+ * with a w x h pod of rows x cols chips. */
+void cmd_machine_init(cmd_machine_t *m, unsigned w, unsigned h, unsigned rows, unsigned cols);
+void cmd_machine_free(cmd_machine_t *m);
+/* The options every command that builds chips takes: the machine, the chip's shape, clock,
+ * HBM and ICI, the model. The pod commands add CMD_POD_OPTS and their own --pod. */
+#define CMD_MACHINE_OPTS(m)                                                                                         \
+  CLI_OPT("machine", CLI_INPUT, &(m)->machine_path), CLI_OPT("print-machine", CLI_FLAG, &(m)->print_machine),      \
+  CLI_OPT("chip", CLI_CHOICE, &(m)->chip, .shape = machine_preset_names(), .given = &(m)->chip_given),              \
+  CLI_OPT("mxu", CLI_DIMS, (m)->mxu, .min = 1, .max = 4096, .shape = "RxC", .given = &(m)->mxu_given),            \
+  CLI_OPT("mxus", CLI_UINT, &(m)->mxus, .min = 1, .max = CHIP_MAX_MXUS, .given = &(m)->mxus_given),                \
+  CLI_OPT("cores", CLI_UINT, &(m)->cores, .min = 1, .max = CHIP_MAX_CORES, .given = &(m)->cores_given),            \
+  CLI_OPT("clock-mhz", CLI_UINT, &(m)->clock_mhz, .min = 1, .max = CHIP_MAX_CLOCK_MHZ, .given = &(m)->clock_given), \
+  CLI_OPT("hbm-bw", CLI_UINT, &(m)->hbm_bw, .min = 1, .max = CHIP_MAX_HBM_BYTES_PER_CYCLE,                        \
+          .given = &(m)->hbm_bw_given),                                                                             \
+  CLI_OPT("hbm-latency", CLI_UINT, &(m)->hbm_latency, .min = 1, .max = CHIP_MAX_HBM_LATENCY,                      \
+          .given = &(m)->hbm_latency_given),                                                                        \
   CLI_OPT("flit-words", CLI_UINT, &(m)->flit_words, .min = 1, .max = NOC_FLIT_MAX_WORDS, .given = &(m)->flit_given), \
-  CLI_OPT("link-bytes", CLI_UINT, &(m)->link_bytes, .min = 1, .max = 8 * NOC_FLIT_MAX_WORDS), \
-  CLI_OPT("chip", CLI_CHOICE, &(m)->chip, .shape = chip_preset_names(), .given = &(m)->chip_given)
-#define CMD_MODEL_HELP                                                                                 \
+  CLI_OPT("link-bytes", CLI_UINT, &(m)->link_bytes, .min = 1, .max = 8 * NOC_FLIT_MAX_WORDS,                      \
+          .given = &(m)->link_bytes_given),                                                                         \
+  CLI_OPT("model", CLI_CHOICE, &(m)->model, .shape = "rtl|fast|check", .given = &(m)->model_given)
+#define CMD_POD_OPTS(m)                                                                                             \
+  CLI_OPT("link-latency", CLI_UINT, &(m)->link_latency, .min = 0, .max = POD_MAX_LINK_LATENCY,                    \
+          .given = &(m)->link_latency_given),                                                                       \
+  CLI_OPT("threads", CLI_UINT, &(m)->threads, .min = 1, .max = 255, .given = &(m)->threads_given),                \
+  CLI_OPT("rtl-chips", CLI_STR, &(m)->rtl_chips)
+#define CMD_MACHINE_HELP                                                                               \
+  "--machine FILE: the machine from a JSON file (docs/machines.md; csim/pod/machines/ holds the\n"    \
+  "presets'); --chip small|v2|v3: a preset (docs/fidelity.md): v2 two cores of one 128x128 MXU at\n" \
+  "700 MHz, v3 two cores of two at 940 MHz, both with 128-byte flits on links of 96 bytes a cycle;\n" \
+  "small one 4x4 with 64-bit flits. Either sets --mxu, --mxus and --cores (not given with them);\n" \
+  "the other options override it. --print-machine prints the machine as a file and exits.\n"       \
   "--model rtl|fast|check: the chips' model (default rtl): the Verilated RTL, the fast C model\n"      \
   "(csim/fast, cycle-equal to the RTL), or both in lockstep, compared every cycle (a difference\n"    \
-  "stops the run, exit 1, naming the cycle, chip, unit and both values). --rtl-chips LIST (chip\n"  \
-  "indices y*w+x and ranges a-b, comma-separated): those chips run the RTL in a pod of fast or\n"  \
-  "checked ones, e.g. to trace one (a fast chip has no waveform). --threads N (default 1): the\n"   \
-  "pod's rows split into N bands, each run by a thread, meeting every link latency + 1 cycles;\n"  \
-  "results and cycles identical to one thread's (N at most the pod's rows). docs/scale.md.\n"   \
+  "stops the run, exit 1, naming the cycle, chip, unit and both values).\n"                          \
   "--mxus X (default 1): X MXUs per core, the kernels' output tiles going round them; --cores K\n" \
   "(default 1): K cores per chip (the GEMM's rows split over them, training's examples too, each\n" \
   "core a data-parallel replica; the collectives run on core 0). The RTL where RxC[xX][cK] is\n" \
-  "built, the fast model up to 2 cores of 4 MXUs\n"  \
-  "(docs/isa.md, \"MXUs\", \"Cores\"). --flit-words W (default 1): ICI flits of W 64-bit words,\n" \
+  "built, the fast model up to 2 cores of 4 MXUs (docs/isa.md, \"MXUs\", \"Cores\").\n"            \
+  "--clock-mhz F (default 940): the clock reports turn cycles into time with. --hbm-bw B (bytes a\n" \
+  "cycle, default 957) and --hbm-latency L (cycles, default 100): each chip's HBM.\n"               \
+  "--flit-words W (default 1): ICI flits of W 64-bit words,\n"                                      \
   "a link moving 8W bytes a cycle each way; W > 1 on the fast model only, a power of two up to\n" \
   "16 and a VMEM line (docs/fidelity.md, \"ICI\"). --link-bytes B (default: a flit's): a link\n" \
-  "carries B bytes a cycle each way, a token bucket holding flits back (docs/timing.md). --chip\n" \
-  "small|v2|v3: a preset (docs/fidelity.md): v2 two cores of one 128x128 MXU at 700 MHz, v3 two\n" \
-  "cores of two at 940 MHz, both with 128-byte flits on links of 96 bytes a cycle; small one\n" \
-  "4x4 with 64-bit flits; it sets --mxu, --mxus, --cores, the clock and the links\n" \
-  "(--flit-words and --link-bytes override them), and cannot be given with --mxu, --mxus or\n" \
-  "--cores.\n"
-/* The per-chip flags of --rtl-chips for a w x h pod (*rtl_chips NULL when not given; the caller
- * frees it), checking that the list names chips of the pod, that it comes with a fast model,
- * that the chip to trace (trace_chip, or -1) runs the RTL, and that --threads is at most the
- * pod's rows: CLI_EXIT_OK, or a usage error. */
+  "carries B bytes a cycle each way, a token bucket holding flits back (docs/timing.md).\n"
+#define CMD_POD_HELP                                                                                   \
+  "--link-latency L (default 0): extra cycles on every link each way. --rtl-chips LIST (chip\n"       \
+  "indices y*w+x and ranges a-b, comma-separated): those chips run the RTL in a pod of fast or\n"  \
+  "checked ones, e.g. to trace one (a fast chip has no waveform). --threads N (default 1): the\n"   \
+  "pod's rows split into N bands, each run by a thread, meeting every link latency + 1 cycles;\n"  \
+  "results and cycles identical to one thread's (N at most the pod's rows). docs/scale.md.\n"
+/* What kind of command resolves the machine: one MXU alone (no chip is built, so none is
+ * checked), one chip (a machine file for a bigger pod, or more threads, is refused) or a pod. */
+typedef enum { CMD_LONE_MXU, CMD_LONE_CHIP, CMD_POD } cmd_machine_kind_t;
+/* The machine of the options (cmd_machine_t's precedence), checked (pod_check, with the chips
+ * of --rtl-chips; trace_chip, or -1, must run the RTL): CLI_EXIT_OK; a usage error naming the
+ * option or the machine file's key; or CLI_HELP when --print-machine printed it (the command
+ * then exits 0 without simulating). */
+int cmd_machine_resolve(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind, long trace_chip);
+
 /* coll_golden_check_stream as the pod commands run it: under MPI every rank fetches every
  * chip's results (reading a chip is collective: chip.h) and checks a share of them, and the
  * shares' verdicts are merged on every rank. 0, or -1 as coll_golden_check_stream. */
@@ -91,17 +117,10 @@ int cmd_coll_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes,
 /* --threads T on a w x h pod, split over the MPI job's ranks (dist.h): each rank takes whole
  * rows and each thread whole rows of its rank's. CLI_EXIT_OK, or a usage error. */
 int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h);
-/* --chip NAME over --mxu, --mxus and --cores (a usage error when given with them): the preset's
- * MXU size into mxu[], its MXUs and cores into m, its clock into *clock_mhz and its HBM
- * bandwidth into *hbm_bw (either may be NULL). Then m->mxus and m->cores are at least 1.
- * CLI_EXIT_OK, or the usage error. */
-int cmd_apply_chip(const char *cmd, cmd_models_t *m, unsigned mxu[2], unsigned *clock_mhz, uint64_t *hbm_bw);
-/* The bytes a link carries a cycle each way under these options: --link-bytes, else a flit's. */
-static inline unsigned cmd_link_bytes(const cmd_models_t *m) {
-  return m->link_bytes ? m->link_bytes : 8 * (m->flit_words ? m->flit_words : 1);
+/* The bytes a link of the pod carries a cycle each way: link_bytes, else a flit's. */
+static inline unsigned cmd_link_bytes(const pod_config_t *p) {
+  return p->link_bytes ? p->link_bytes : 8 * (p->chip.flit_words ? p->chip.flit_words : 1);
 }
-int cmd_models_resolve(const char *cmd, const cmd_models_t *m, unsigned w, unsigned h, long trace_chip,
-                       bool **rtl_chips);
 
 /* Progress of a long pod run on stderr (pod_config_t.progress; docs/profiling.md): the cycles so
  * far, the rate and, when the run's length is known (expected, 0: not), the time left; for

@@ -153,20 +153,63 @@ int pod_link_check(unsigned flit_words, unsigned link_bytes, char *err, size_t e
   return -1;
 }
 
-int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, unsigned mxus, unsigned cores,
-              unsigned flit_words, unsigned link_bytes, chip_model_t model, chip_geometry_t *g, char *err,
-              size_t errlen) {
+int pod_check(const pod_config_t *cfg, chip_geometry_t *g, char *err, size_t errlen) {
+  const chip_config_t *c = &cfg->chip;
   chip_geometry_t mine;
   if (!g) g = &mine;
-  if (chip_geometry_for(rows, cols, mxus, cores, model, g, err, errlen) ||
-      chip_flit_words_check(flit_words, cols, model, err, errlen) || pod_link_check(flit_words, link_bytes, err, errlen))
+  if (cfg->size_x < 1 || cfg->size_y < 1 || cfg->size_x > POD_MAX_SIZE || cfg->size_y > POD_MAX_SIZE) {
+    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..%u", cfg->size_x, cfg->size_y, POD_MAX_SIZE);
     return -1;
-  g->flit_words = flit_words ? flit_words : 1;
-  if (size_x < 1 || size_y < 1 || size_x > 255 || size_y > 255) {
-    snprintf(err, errlen, "pod %ux%u: each dimension must be 1..255", size_x, size_y);
+  }
+  bool any_rtl = c->model != CHIP_MODEL_FAST;
+  for (unsigned i = 0; cfg->rtl_chips && i < cfg->size_x * cfg->size_y; i++) any_rtl |= cfg->rtl_chips[i];
+  if (any_rtl && c->model == CHIP_MODEL_FAST) { /* the chips of --rtl-chips must have an RTL build too */
+    chip_geometry_t rtl;
+    char why[256];
+    if (chip_geometry_for(c->rows, c->cols, c->mxus, c->cores, CHIP_MODEL_RTL, &rtl, why, sizeof why) ||
+        chip_flit_words_check(c->flit_words, c->cols, CHIP_MODEL_RTL, why, sizeof why)) {
+      snprintf(err, errlen, "chips chosen to run the RTL: %s", why);
+      return -1;
+    }
+  }
+  if (chip_geometry_for(c->rows, c->cols, c->mxus, c->cores, c->model, g, err, errlen) ||
+      chip_flit_words_check(c->flit_words, c->cols, c->model, err, errlen) ||
+      pod_link_check(c->flit_words, cfg->link_bytes, err, errlen))
+    return -1;
+  g->flit_words = c->flit_words ? c->flit_words : 1;
+  if (cfg->link_latency > POD_MAX_LINK_LATENCY) {
+    snprintf(err, errlen, "a link latency of %u cycles: at most %u", cfg->link_latency, POD_MAX_LINK_LATENCY);
+    return -1;
+  }
+  /* with more ranks than rows (a host-side pod smaller than the job) some ranks own no chip */
+  const unsigned ranks = dist_size(), rank = dist_rank();
+  const unsigned own_rows = (rank + 1) * cfg->size_y / ranks - rank * cfg->size_y / ranks;
+  if (cfg->threads > 1 && cfg->threads > own_rows) {
+    if (ranks > 1)
+      snprintf(err, errlen, "%u threads for rank %u's %u rows of the pod: a thread takes whole rows (at most %u)",
+               cfg->threads, rank, own_rows, own_rows);
+    else
+      snprintf(err, errlen, "%u threads for a pod of %u rows: a thread takes whole rows (at most %u)", cfg->threads,
+               cfg->size_y, cfg->size_y);
     return -1;
   }
   return 0;
+}
+
+int pod_hbm_fit(pod_config_t *cfg, uint64_t need, char *err, size_t errlen) {
+  if (need > CHIP_MAX_HBM_BYTES) {
+    snprintf(err, errlen, "the run needs %llu bytes of HBM a chip: more than the %llu its 32-bit addresses reach",
+             (unsigned long long)need, (unsigned long long)CHIP_MAX_HBM_BYTES);
+    return -1;
+  }
+  if (!cfg->chip.hbm_bytes) {
+    cfg->chip.hbm_bytes = need ? need : 1;
+    return 0;
+  }
+  if (need <= cfg->chip.hbm_bytes) return 0;
+  snprintf(err, errlen, "the run needs %llu bytes of HBM a chip: the machine's chips have %llu (chip.hbm_bytes)",
+           (unsigned long long)need, (unsigned long long)cfg->chip.hbm_bytes);
+  return -1;
 }
 
 static void *band_thread(void *arg);
@@ -291,22 +334,8 @@ static int start_bands(pod_t *p, char *err, size_t errlen) {
 }
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
-  if (pod_check(cfg->size_x, cfg->size_y, cfg->chip.rows, cfg->chip.cols, cfg->chip.mxus, cfg->chip.cores,
-                cfg->chip.flit_words, cfg->link_bytes,
-                cfg->chip.model, NULL, err, errlen))
-    return NULL;
-  /* with more ranks than rows (a host-side pod smaller than the job) some ranks own no chip */
+  if (pod_check(cfg, NULL, err, errlen)) return NULL;
   const unsigned ranks = dist_size(), rank = dist_rank();
-  const unsigned own_rows = (rank + 1) * cfg->size_y / ranks - rank * cfg->size_y / ranks;
-  if (cfg->threads > 1 && cfg->threads > own_rows) {
-    if (ranks > 1)
-      snprintf(err, errlen, "%u threads for rank %u's %u rows of the pod: a thread takes whole rows (at most %u)",
-               cfg->threads, rank, own_rows, own_rows);
-    else
-      snprintf(err, errlen, "%u threads for a pod of %u rows: a thread takes whole rows (at most %u)", cfg->threads,
-               cfg->size_y, cfg->size_y);
-    return NULL;
-  }
   pod_t *p = calloc(1, sizeof *p);
   if (!p) goto oom;
   p->cfg = *cfg;

@@ -37,13 +37,20 @@ typedef struct {
 
 typedef struct pod pod_t;
 
-/* 0 when a size_x x size_y pod of chips with a rows x cols MXU can be built (1..255 chips
- * each way, a chip size in this build, flits of flit_words words on links of link_bytes bytes
- * a cycle: chip_flit_words_check, pod_link_check); *g (may be NULL) gets the chips' geometry.
- * Else -1 with a message. */
-int pod_check(unsigned size_x, unsigned size_y, unsigned rows, unsigned cols, unsigned mxus, unsigned cores,
-              unsigned flit_words, unsigned link_bytes, chip_model_t model, chip_geometry_t *g, char *err,
-              size_t errlen);
+#define POD_MAX_SIZE 255          /* chips each way */
+#define POD_MAX_LINK_LATENCY 1000 /* cycles each way: far beyond any board or cable */
+
+/* 0 when the pod of *cfg can be built: 1..255 chips each way, a chip this build has for its
+ * model (chip_geometry_for) and, when cfg->rtl_chips flags any, on the RTL too, flits of
+ * chip.flit_words words on links of link_bytes bytes a cycle (chip_flit_words_check,
+ * pod_link_check), link_latency and threads in range (threads at most the rows: a thread
+ * takes whole rows). *g (may be NULL) gets the chips' geometry. Else -1 with a message.
+ * pod_new checks its configuration with it; a job that has checked need not again. */
+int pod_check(const pod_config_t *cfg, chip_geometry_t *g, char *err, size_t errlen);
+/* The HBM each chip of cfg gets for a run that needs `need` bytes of it: cfg->chip.hbm_bytes 0
+ * (the machine leaves it to the run) becomes `need`; a capacity is kept when the run fits it.
+ * 0, or -1 with a message when it does not (or need is beyond CHIP_MAX_HBM_BYTES). */
+int pod_hbm_fit(pod_config_t *cfg, uint64_t need, char *err, size_t errlen);
 /* 0 when a link can carry link_bytes bytes a cycle with flits of flit_words words (0: a flit a
  * cycle; at most a flit's 8 x flit_words), else -1 with a message. */
 int pod_link_check(unsigned flit_words, unsigned link_bytes, char *err, size_t errlen);

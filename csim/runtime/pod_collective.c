@@ -221,16 +221,14 @@ typedef struct {
   unsigned lanes;
 } layout_t;
 
-/* The collective's arguments for cfg on chips of geometry g, or RT_INVALID with a message. */
+/* The collective's arguments for cfg on chips of geometry g and the pod to build (*pc: the
+ * machine with each chip's HBM sized), or RT_INVALID with a message. */
 static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a,
-                        layout_t *lay, char *err, size_t errlen) {
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->flit_words,
-                cfg->link_bytes, cfg->model, g, err,
-                errlen))
-    return RT_INVALID;
+                        layout_t *lay, pod_config_t *pc, char *err, size_t errlen) {
+  if (pod_check(&cfg->machine, g, err, errlen)) return RT_INVALID;
   *s = cfg->slice;
-  s->pod_w = cfg->pod_w;
-  s->pod_h = cfg->pod_h;
+  s->pod_w = cfg->machine.size_x;
+  s->pod_h = cfg->machine.size_y;
   if (fw_slice_check(s, err, errlen)) return RT_INVALID;
   const unsigned lanes = g->cols;
   if (cfg->elems == 0 || cfg->elems > (uint64_t)g->vmem_lines * lanes) {
@@ -257,7 +255,10 @@ static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_sli
   if (a->chunk_lines == 0) pod_coll_default_chunk(s, a, g->vmem_lines);
   if (a->op == FW_COLL_ALL_TO_ALL && cfg->args.chunk_lines == 0) /* pieces of one packet (docs/isa.md) */
     a->chunk_lines = isa_rdma_packet_lines_wide(lanes, isa_geometry_flit_words(g));
-  return fw_coll_check(g, s, a, err, errlen) ? RT_INVALID : RT_OK;
+  *pc = cfg->machine;
+  return fw_coll_check(g, s, a, err, errlen) || pod_hbm_fit(pc, (uint64_t)a->lines * 4 * lanes, err, errlen)
+             ? RT_INVALID
+             : RT_OK;
 }
 
 /* Where value e of a chip lives: its VMEM line (from the buffer's first) and lane. */
@@ -362,7 +363,8 @@ rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errle
   fw_slice_t s;
   fw_coll_args_t a;
   layout_t lay;
-  return plan(cfg, &g, &s, &a, &lay, err, errlen);
+  pod_config_t pc;
+  return plan(cfg, &g, &s, &a, &lay, &pc, err, errlen);
 }
 
 rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t *io, pod_coll_stats_t *st, char *err,
@@ -371,17 +373,9 @@ rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t 
   chip_geometry_t g;
   pod_coll_job_t job = {0};
   layout_t lay;
-  rt_status_t rc = plan(cfg, &g, &job.slice, &job.args, &lay, err, errlen);
+  pod_config_t pc;
+  rt_status_t rc = plan(cfg, &g, &job.slice, &job.args, &lay, &pc, err, errlen);
   if (rc != RT_OK) return rc;
-  pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips,
-                     cfg->progress, cfg->progress_ctx, cfg->threads, 0};
-  pc.chip.model = cfg->model;
-  pc.chip.mxus = cfg->mxus;
-  pc.chip.cores = cfg->cores;
-  pc.chip.flit_words = cfg->flit_words;
-  pc.link_bytes = cfg->link_bytes;
-  pc.chip.seed = cfg->seed;
-  pc.chip.hbm_bytes = (uint64_t)job.args.lines * 4 * g.cols;
   pod_t *pod = pod_new(&pc, err, errlen);
   if (!pod) return RT_FAILED;
   pod_set_profile(pod, cfg->profile);
@@ -400,8 +394,8 @@ rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t 
   } else if ((rc = stage_in(pod, &job, &lay, io, err, errlen)) != RT_OK) {
   } else if ((rc = run_jobs(pod, &job, 1, cfg->trace_path, cfg->trace_chip, false, res.from_hbm, err, errlen)) == RT_OK) {
     *st = job.stats;
-    for (unsigned y = 0; y < cfg->pod_h; y++)
-      for (unsigned x = 0; x < cfg->pod_w; x++) st->memory_bytes += chip_memory(pod_chip(pod, x, y));
+    for (unsigned y = 0; y < cfg->machine.size_y; y++)
+      for (unsigned x = 0; x < cfg->machine.size_x; x++) st->memory_bytes += chip_memory(pod_chip(pod, x, y));
     rc = io->results(io->ctx, &res, err, errlen);
   }
   free(res.line);

@@ -15,24 +15,14 @@
 #include "pod/pod.h"
 
 typedef struct {
-  unsigned pod_w, pod_h;
-  fw_slice_t slice;            /* pod_w/pod_h filled in from the pod */
+  /* the pod and its chips (the kernels beyond the GEMM use core 0); machine.chip.hbm_bytes 0:
+   * each chip's HBM sized to the buffer, else its capacity (a larger buffer is refused) */
+  pod_config_t machine;
+  fw_slice_t slice;            /* w/h filled in from the pod */
   fw_coll_args_t args;         /* data_line 0; lines from elems; chunk_lines 0 chooses */
   uint64_t elems;              /* fp32 values per chip */
-  unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
-  unsigned mxus;                /* MXU units of each chip's core (0: 1) */
-  unsigned cores;               /* cores of each chip (0: 1; the kernels beyond the GEMM use core 0) */
-  unsigned flit_words;          /* 64-bit words an ICI flit carries (0: 1; wider: fast chips, chip_config_t) */
-  unsigned link_bytes;          /* bytes a link carries a cycle each way (0: a flit; pod_config_t) */
-  unsigned link_latency;
-  uint64_t seed;               /* reset randomisation */
-  chip_model_t model;          /* the chips' model (chip_core.h) */
-  const bool *rtl_chips;       /* NULL, or pod_w * pod_h flags: those chips run the RTL (pod_config_t) */
-  unsigned threads;             /* 0 or 1: one thread; N: the pod split into N bands of rows (pod_config_t) */
   const char *trace_path;      /* FST of one chip's collective run, or NULL */
-  void (*progress)(void *ctx, uint64_t cycles);  /* NULL, or the pod's progress (pod_config_t) */
-  void *progress_ctx;
-  unsigned trace_chip;         /* index y * pod_w + x */
+  unsigned trace_chip;         /* index y * size_x + x */
   profile_t *profile;          /* NULL, or a profile of the chips (profile/profile.h; pod_config_t) */
 } pod_coll_config_t;
 

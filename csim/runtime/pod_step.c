@@ -11,15 +11,13 @@
 #include "runtime/pod_collective.h"
 #include "pod/pod.h"
 
-/* The all-reduce of the products: whole pod, the products' lines, the default chunk. */
+/* The all-reduce of the products (whole pod, the products' lines, the default chunk) and the pod
+ * to build (*pc: the machine with each chip's HBM sized to the GEMM). */
 static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *ca,
-                        char *err, size_t errlen) {
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->flit_words,
-                cfg->link_bytes, cfg->model, g, err,
-                errlen))
-    return RT_INVALID;
+                        pod_config_t *pc, char *err, size_t errlen) {
+  if (pod_check(&cfg->machine, g, err, errlen)) return RT_INVALID;
   if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, NULL, err, errlen)) return RT_INVALID;
-  *s = (fw_slice_t){0, 0, cfg->pod_w, cfg->pod_h, cfg->pod_w, cfg->pod_h};
+  *s = (fw_slice_t){0, 0, cfg->machine.size_x, cfg->machine.size_y, cfg->machine.size_x, cfg->machine.size_y};
   *ca = (fw_coll_args_t){FW_COLL_ALLREDUCE, cfg->algo, 0, (uint32_t)((cfg->m * cfg->n + g->cols - 1) / g->cols), 0,
                          0, false};
   pod_coll_default_chunk(s, ca, g->vmem_lines);
@@ -29,14 +27,16 @@ static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_sli
              (unsigned long long)(cfg->m * cfg->n), g->cols);
     return RT_INVALID;
   }
-  return RT_OK;
+  *pc = cfg->machine;
+  return pod_hbm_fit(pc, chip_gemm_hbm_bytes(g->cols, cfg->m, cfg->k, cfg->n), err, errlen) ? RT_INVALID : RT_OK;
 }
 
 rt_status_t pod_step_check(const pod_step_config_t *cfg, char *err, size_t errlen) {
   chip_geometry_t g;
   fw_slice_t s;
   fw_coll_args_t ca;
-  return plan(cfg, &g, &s, &ca, err, errlen);
+  pod_config_t pc;
+  return plan(cfg, &g, &s, &ca, &pc, err, errlen);
 }
 
 struct pod_step_results {
@@ -47,27 +47,19 @@ struct pod_step_results {
 
 int pod_step_read(pod_step_results_t *r, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
   const pod_step_config_t *c = r->cfg;
-  if (chip >= c->pod_w * c->pod_h || first > c->m * c->n || n > c->m * c->n - first) return -1;
-  return chip_hbm_read(pod_chip(r->pod, chip % c->pod_w, chip / c->pod_w), r->c_addr + 4 * first, vals, 4 * n);
+  if (chip >= c->machine.size_x * c->machine.size_y || first > c->m * c->n || n > c->m * c->n - first) return -1;
+  return chip_hbm_read(pod_chip(r->pod, chip % c->machine.size_x, chip / c->machine.size_x), r->c_addr + 4 * first, vals, 4 * n);
 }
 
 rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const uint16_t *b, const pod_step_io_t *io,
                          pod_step_stats_t *st, char *err, size_t errlen) {
   memset(st, 0, sizeof *st);
   chip_geometry_t g;
-  rt_status_t rc = plan(cfg, &g, &st->slice, &st->allreduce, err, errlen);
+  pod_config_t pc;
+  rt_status_t rc = plan(cfg, &g, &st->slice, &st->allreduce, &pc, err, errlen);
   if (rc != RT_OK) return rc;
-  const unsigned chips = cfg->pod_w * cfg->pod_h;
+  const unsigned chips = cfg->machine.size_x * cfg->machine.size_y;
   const uint64_t m = cfg->m, k = cfg->k, n = cfg->n;
-  pod_config_t pc = {cfg->pod_w, cfg->pod_h, cfg->link_latency, chip_config_default(g.rows, g.cols), cfg->rtl_chips,
-                     cfg->progress, cfg->progress_ctx, cfg->threads, 0};
-  pc.chip.model = cfg->model;
-  pc.chip.mxus = cfg->mxus;
-  pc.chip.cores = cfg->cores;
-  pc.chip.flit_words = cfg->flit_words;
-  pc.link_bytes = cfg->link_bytes;
-  pc.chip.seed = cfg->seed;
-  pc.chip.hbm_bytes = chip_gemm_hbm_bytes(g.cols, m, k, n);
   pod_t *pod = pod_new(&pc, err, errlen);
   uint16_t *mine = malloc(m * k * sizeof *mine);  /* one chip's A at a time */
   pod_step_results_t res = {pod, cfg, chip_gemm_c_addr(g.cols, m, k, n)};
@@ -83,14 +75,14 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   uint64_t limit = 0;  /* the chips share nothing but the clock: the slowest one's bound */
   pod_phase(pod, "gemm"); /* (before the loads: the programs' kernel phases are the phase's) */
   for (unsigned i = 0; i < chips; i++) {
-    chip_t *c = pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w);
+    chip_t *c = pod_chip(pod, i % cfg->machine.size_x, i / cfg->machine.size_x);
     for (uint64_t r = 0; r < m; r++) memcpy(mine + r * k, a + ((r + i) % m) * k, k * sizeof *mine);
     const chip_gemm_opts_t gopts = {.profile = cfg->profile, .profile_chip = i};
     if (chip_gemm_load(c, m, k, n, mine, b, &gopts, NULL, err, errlen)) goto out;
     if (2 * chip_cycle_bound(c) > limit) limit = 2 * chip_cycle_bound(c);
   }
   if (cfg->trace_path &&
-      chip_trace(pod_chip(pod, cfg->trace_chip % cfg->pod_w, cfg->trace_chip / cfg->pod_w), cfg->trace_path, err,
+      chip_trace(pod_chip(pod, cfg->trace_chip % cfg->machine.size_x, cfg->trace_chip / cfg->machine.size_x), cfg->trace_path, err,
                  errlen))
     goto out;
   char report[2048];
@@ -101,14 +93,14 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   if ((rc = io->products(io->ctx, &res, err, errlen)) != RT_OK) goto out;
   rc = RT_FAILED;
   for (unsigned i = 0; i < chips; i++) /* A and B are done with */
-    if (chip_hbm_zero(pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w), 0, res.c_addr)) goto out;
+    if (chip_hbm_zero(pod_chip(pod, i % cfg->machine.size_x, i / cfg->machine.size_x), 0, res.c_addr)) goto out;
   /* phase 2: the all-reduce of the products, in place in HBM (the trace continues) */
   cli_note("step: all-reduce of %llu bytes per chip (%s)...", (unsigned long long)(4 * m * n),
           cfg->algo == FW_COLL_TORUS2D ? "torus2d" : "ring");
   pod_coll_stats_t cs;
   if ((rc = pod_coll_run(pod, &st->slice, &st->allreduce, res.c_addr, NULL, 0, &cs, err, errlen)) != RT_OK) goto out;
   st->allreduce_cycles = cs.cycles;
-  for (unsigned i = 0; i < chips; i++) st->memory_bytes += chip_memory(pod_chip(pod, i % cfg->pod_w, i / cfg->pod_w));
+  for (unsigned i = 0; i < chips; i++) st->memory_bytes += chip_memory(pod_chip(pod, i % cfg->machine.size_x, i / cfg->machine.size_x));
   rc = io->sums(io->ctx, &res, err, errlen);
 out:
   free(mine);

@@ -12,27 +12,18 @@
 #include "fw/collective.h"
 #include "runtime/status.h"
 #include "chip/chip_core.h"
+#include "pod/pod.h"
 #include "profile/profile.h"
 
 typedef struct {
-  unsigned pod_w, pod_h;         /* the pod; the step runs on all of it */
-  unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
-  unsigned mxus;                /* MXU units of each chip's core (0: 1) */
-  unsigned cores;               /* cores of each chip (0: 1; the kernels beyond the GEMM use core 0) */
-  unsigned flit_words;          /* 64-bit words an ICI flit carries (0: 1; wider: fast chips, chip_config_t) */
-  unsigned link_bytes;          /* bytes a link carries a cycle each way (0: a flit; pod_config_t) */
-  unsigned link_latency;
+  /* the pod (the step runs on all of it) and its chips (the kernels beyond the GEMM use core
+   * 0); machine.chip.hbm_bytes 0: each chip's HBM sized to the step, else its capacity */
+  pod_config_t machine;
   uint64_t m, k, n;              /* each chip's GEMM: M x K times K x N */
   fw_coll_algo_t algo;           /* of the all-reduce */
-  uint64_t seed;                 /* reset randomisation */
-  chip_model_t model;            /* the chips' model (chip_core.h) */
-  const bool *rtl_chips;         /* NULL, or pod_w * pod_h flags: those chips run the RTL (pod_config_t) */
-  unsigned threads;             /* 0 or 1: one thread; N: the pod split into N bands of rows (pod_config_t) */
   const char *trace_path;        /* FST of one chip over both phases, or NULL */
-  void (*progress)(void *ctx, uint64_t cycles);  /* NULL, or the pod's progress (pod_config_t) */
-  void *progress_ctx;
-  profile_t *profile;           /* NULL, or a profile of the chips (profile/profile.h; pod_config_t) */
-  unsigned trace_chip;           /* y * pod_w + x */
+  profile_t *profile;           /* NULL, or a profile of the chips (profile/profile.h) */
+  unsigned trace_chip;           /* y * size_x + x */
 } pod_step_config_t;
 
 typedef struct {

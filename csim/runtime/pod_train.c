@@ -15,19 +15,26 @@ struct pod_train {
   pod_t *pod;
 };
 
-rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan, char *err, size_t errlen) {
+/* The plan of cfg's run and the pod to build (*pc: the machine with each chip's HBM sized to the
+ * plan), or RT_INVALID with a message. */
+static rt_status_t plan_pod(const pod_train_config_t *cfg, fw_train_plan_t *plan, pod_config_t *pc, char *err,
+                            size_t errlen) {
   chip_geometry_t g;
-  if (pod_check(cfg->pod_w, cfg->pod_h, cfg->mxu_rows, cfg->mxu_cols, cfg->mxus, cfg->cores, cfg->flit_words,
-                cfg->link_bytes, cfg->model, &g, err,
-                errlen))
-    return RT_INVALID;
+  if (pod_check(&cfg->machine, &g, err, errlen)) return RT_INVALID;
   fw_slice_t s = cfg->slice;
-  s.pod_w = cfg->pod_w, s.pod_h = cfg->pod_h;
-  if (cfg->trace_path && cfg->trace_chip >= cfg->pod_w * cfg->pod_h) {
-    snprintf(err, errlen, "chip %u to trace is outside the %ux%u pod", cfg->trace_chip, cfg->pod_w, cfg->pod_h);
+  s.pod_w = cfg->machine.size_x, s.pod_h = cfg->machine.size_y;
+  if (cfg->trace_path && cfg->trace_chip >= cfg->machine.size_x * cfg->machine.size_y) {
+    snprintf(err, errlen, "chip %u to trace is outside the %ux%u pod", cfg->trace_chip, cfg->machine.size_x, cfg->machine.size_y);
     return RT_INVALID;
   }
-  return fw_train_plan(&g, &s, &cfg->net, cfg->examples, plan, err, errlen) ? RT_INVALID : RT_OK;
+  if (fw_train_plan(&g, &s, &cfg->net, cfg->examples, plan, err, errlen)) return RT_INVALID;
+  *pc = cfg->machine;
+  return pod_hbm_fit(pc, plan->hbm_bytes, err, errlen) ? RT_INVALID : RT_OK;
+}
+
+rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan, char *err, size_t errlen) {
+  pod_config_t pc;
+  return plan_pod(cfg, plan, &pc, err, errlen);
 }
 
 const fw_train_plan_t *pod_train_plan(const pod_train_t *t) { return &t->plan; }
@@ -179,19 +186,11 @@ static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slic
     return NULL;
   }
   t->cfg = *cfg;
-  if ((*rc = pod_train_check(cfg, &t->plan, err, errlen)) != RT_OK) goto fail;
+  pod_config_t pc;
+  if ((*rc = plan_pod(cfg, &t->plan, &pc, err, errlen)) != RT_OK) goto fail;
   t->cfg.slice = *slice;
-  t->cfg.slice.pod_w = t->cfg.pod_w, t->cfg.slice.pod_h = t->cfg.pod_h;
+  t->cfg.slice.pod_w = t->cfg.machine.size_x, t->cfg.slice.pod_h = t->cfg.machine.size_y;
   *rc = RT_FAILED;
-  pod_config_t pc = {t->cfg.pod_w, t->cfg.pod_h, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols),
-                     cfg->rtl_chips, cfg->progress, cfg->progress_ctx, cfg->threads, 0};
-  pc.chip.model = cfg->model;
-  pc.chip.mxus = cfg->mxus;
-  pc.chip.cores = cfg->cores;
-  pc.chip.flit_words = cfg->flit_words;
-  pc.link_bytes = cfg->link_bytes;
-  pc.chip.seed = cfg->seed;
-  pc.chip.hbm_bytes = t->plan.hbm_bytes;
   if (!(t->pod = pod_new(&pc, err, errlen))) goto fail;
   pod_set_profile(t->pod, cfg->profile);
   t->geo = *chip_geometry(pod_chip(t->pod, 0, 0));
@@ -213,7 +212,7 @@ fail:
 pod_train_t *pod_train_new(const pod_train_config_t *cfg, rt_status_t *rc, char *err, size_t errlen) {
   pod_train_t *t = create(cfg, &cfg->slice, rc, err, errlen);
   if (t && cfg->trace_path &&
-      chip_trace(pod_chip(t->pod, cfg->trace_chip % cfg->pod_w, cfg->trace_chip / cfg->pod_w), cfg->trace_path, err,
+      chip_trace(pod_chip(t->pod, cfg->trace_chip % cfg->machine.size_x, cfg->trace_chip / cfg->machine.size_x), cfg->trace_path, err,
                  errlen)) {
     *rc = RT_FAILED;
     pod_train_free(t);
@@ -241,7 +240,7 @@ int pod_train_read(pod_train_t *t, unsigned chip, uint32_t *params, uint32_t *pr
 }
 
 void pod_train_trace_close(pod_train_t *t) {
-  if (t->cfg.trace_path) chip_trace_close(pod_chip(t->pod, t->cfg.trace_chip % t->cfg.pod_w, t->cfg.trace_chip / t->cfg.pod_w));
+  if (t->cfg.trace_path) chip_trace_close(pod_chip(t->pod, t->cfg.trace_chip % t->cfg.machine.size_x, t->cfg.trace_chip / t->cfg.machine.size_x));
 }
 
 unsigned pod_train_sems_left(pod_train_t *t) {
@@ -260,23 +259,18 @@ rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cy
    * programs of every chip have the same shape) */
   rt_status_t rc;
   fw_train_plan_t plan;
-  if ((rc = pod_train_check(cfg, &plan, err, errlen)) != RT_OK) return rc;
+  pod_config_t pc;
+  if ((rc = plan_pod(cfg, &plan, &pc, err, errlen)) != RT_OK) return rc;
   pod_train_t *t = calloc(1, sizeof *t);
   if (!t) {
     snprintf(err, errlen, "out of memory");
     return RT_FAILED;
   }
   t->cfg = *cfg;
-  t->cfg.slice.pod_w = cfg->pod_w, t->cfg.slice.pod_h = cfg->pod_h;
+  t->cfg.slice.pod_w = cfg->machine.size_x, t->cfg.slice.pod_h = cfg->machine.size_y;
   t->plan = plan;
-  pod_config_t pc = {1, 1, cfg->link_latency, chip_config_default(cfg->mxu_rows, cfg->mxu_cols), NULL, NULL, NULL, 0, 0};
-  pc.chip.model = cfg->model;
-  pc.chip.mxus = cfg->mxus;
-  pc.chip.cores = cfg->cores;
-  pc.chip.flit_words = cfg->flit_words;
-  pc.link_bytes = cfg->link_bytes;
-  pc.chip.seed = cfg->seed;
-  pc.chip.hbm_bytes = plan.hbm_bytes;
+  /* one chip of the machine, on the caller's thread, without the pod's RTL picks or progress */
+  pc.size_x = pc.size_y = 1, pc.rtl_chips = NULL, pc.progress = NULL, pc.progress_ctx = NULL, pc.threads = 0;
   rc = RT_FAILED;
   if (!(t->pod = pod_new(&pc, err, errlen))) goto out;
   t->geo = *chip_geometry(pod_chip(t->pod, 0, 0));

@@ -13,31 +13,22 @@
 #include "fw/train.h"
 #include "runtime/status.h"
 #include "chip/chip_core.h"
+#include "pod/pod.h"
 #include "profile/profile.h"
 
 typedef struct {
-  unsigned pod_w, pod_h;
-  fw_slice_t slice;             /* pod_w/pod_h filled in from the pod */
-  unsigned mxu_rows, mxu_cols;  /* chip size (a built chip) */
-  unsigned mxus;                /* MXU units of each chip's core (0: 1) */
-  unsigned cores;               /* cores of each chip (0: 1; each a data-parallel replica) */
-  unsigned flit_words;          /* 64-bit words an ICI flit carries (0: 1; wider: fast chips, chip_config_t) */
-  unsigned link_bytes;          /* bytes a link carries a cycle each way (0: a flit; pod_config_t) */
-  unsigned link_latency;
-  uint64_t seed;                /* reset randomisation */
-  chip_model_t model;           /* the chips' model (chip_core.h) */
-  const bool *rtl_chips;        /* NULL, or pod_w * pod_h flags: those chips run the RTL (pod_config_t) */
-  unsigned threads;             /* 0 or 1: one thread; N: the pod split into N bands of rows (pod_config_t) */
+  /* the pod and its chips (each core a data-parallel replica); machine.chip.hbm_bytes 0: each
+   * chip's HBM sized to the plan, else its capacity */
+  pod_config_t machine;
+  fw_slice_t slice;             /* w/h filled in from the pod */
   fw_train_net_t net;
   unsigned examples;            /* training examples, in the order the steps take them */
   const uint16_t *x;            /* examples x features bf16 bit patterns */
   const uint8_t *label;         /* examples, each below classes */
   const uint32_t *w[FW_TRAIN_LAYERS], *bias[FW_TRAIN_LAYERS];  /* the initial network (train_args.h shapes) */
   const char *trace_path;       /* FST of one chip from the first step on, or NULL */
-  unsigned trace_chip;          /* y * pod_w + x */
-  profile_t *profile;           /* NULL, or a profile of the chips (profile/profile.h; pod_config_t) */
-  void (*progress)(void *ctx, uint64_t cycles);  /* NULL, or the pod's progress (pod_config_t) */
-  void *progress_ctx;
+  unsigned trace_chip;          /* y * size_x + x */
+  profile_t *profile;           /* NULL, or a profile of the chips (profile/profile.h) */
 } pod_train_config_t;
 
 typedef struct pod_train pod_train_t;

@@ -159,11 +159,13 @@ int parse(int argc, char **argv, options *o) {
   if (!o->selftest && o->gemm && chip_gemm_check(&g, o->m, o->k, o->n, nullptr, err, sizeof err)) return bad(err);
   if (!o->selftest && o->collective) {
     pod_coll_config_t c{};
-    c.pod_w = o->pod_w, c.pod_h = o->pod_h;
+    c.machine.size_x = o->pod_w, c.machine.size_y = o->pod_h;
+    c.machine.chip = chip_config_default(o->rows, o->cols);
+    c.machine.chip.hbm_bytes = 0, c.machine.chip.model = o->model;
+    c.machine.chip.mxus = o->mxus, c.machine.chip.cores = o->cores;
     c.slice = fw_slice_t{0, 0, o->pod_w, o->pod_h, o->pod_w, o->pod_h};
     c.args.op = FW_COLL_ALLREDUCE, c.args.algo = o->algo;
-    c.elems = o->bytes / 4, c.mxu_rows = o->rows, c.mxu_cols = o->cols, c.model = o->model;
-    c.mxus = o->mxus, c.cores = o->cores;
+    c.elems = o->bytes / 4;
     if (pod_coll_check(&c, err, sizeof err)) return bad(err);
   }
   return 0;

@@ -245,7 +245,7 @@ int cli_checked(const char *cmd) {
 }
 
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, void (*help)(void)) {
-  enum { MAX_OPTS = 40, HELP = MAX_OPTS + 1, CHECK = MAX_OPTS + 2 };
+  enum { MAX_OPTS = 64, HELP = MAX_OPTS + 1, CHECK = MAX_OPTS + 2 };
   struct option longopts[MAX_OPTS + 3];
   unsigned n = 0;
   for (; opts[n].name; n++) {

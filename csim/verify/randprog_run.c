@@ -43,7 +43,9 @@ randprog_bench_t *randprog_bench_new(unsigned pod_x, unsigned pod_y, unsigned ro
     return NULL;
   }
   b->t.pod_x = pod_x, b->t.pod_y = pod_y;
-  if (pod_check(pod_x, pod_y, rows, cols, mxus, cores, 1, 0, model, &b->t.geo, err, errlen)) goto fail;
+  const pod_config_t shape = {.size_x = pod_x, .size_y = pod_y,
+                              .chip = {.rows = rows, .cols = cols, .mxus = mxus, .cores = cores, .model = model}};
+  if (pod_check(&shape, &b->t.geo, err, errlen)) goto fail;
   b->t.hbm_bytes = (randprog_hbm_bytes(&b->t.geo) + 0xFFFFF) & ~0xFFFFFull;
   b->t.hbm_latency = HBM_LATENCY;
   b->t.body_commands = BODY_COMMANDS;
