@@ -372,12 +372,12 @@ Test(tpusim_gemm, cores_mxus_and_presets) {
  * flits; the refusals. */
 Test(tpusim_collective, flit_words) {
   static const char *const bad[][2] = {
-      {"collective --pod 2x2 --mxu 16x16 --flit-words 2 --bytes 4096", "fast model only"},
-      {"collective --pod 2x2 --mxu 16x16 --flit-words 3 --bytes 4096 --model fast", "a power of two"},
-      {"collective --pod 2x2 --mxu 4x4 --flit-words 4 --bytes 4096 --model fast", "at most a VMEM line (2 words"},
-      {"collective --pod 2x2 --mxu 16x16 --flit-words 32 --bytes 4096 --model fast", "--flit-words expects"},
+      {"collective --pod 2x2 --mxu 16x16 --flit-words 2 --op allreduce --bytes 4096", "fast model only"},
+      {"collective --pod 2x2 --mxu 16x16 --flit-words 3 --op allreduce --bytes 4096 --model fast", "a power of two"},
+      {"collective --pod 2x2 --mxu 4x4 --flit-words 4 --op allreduce --bytes 4096 --model fast", "at most a VMEM line (2 words"},
+      {"collective --pod 2x2 --mxu 16x16 --flit-words 32 --op allreduce --bytes 4096 --model fast", "--flit-words expects"},
       {"randprog --mxu 16x16 --flit-words 2 --model fast --count 1", "64-bit flits"},
-      {"collective --pod 2x2 --mxu 16x16 --link-bytes 16 --bytes 4096 --model fast", "at most a flit a cycle (8 bytes"},
+      {"collective --pod 2x2 --mxu 16x16 --link-bytes 16 --op allreduce --bytes 4096 --model fast", "at most a flit a cycle (8 bytes"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_usage(bad[i][0], bad[i][1]);
   run_t r = run("collective --pod 2x2 --mxu 16x16 --flit-words 4 --op allreduce --bytes 65536 --model fast --json");

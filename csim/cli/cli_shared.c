@@ -203,9 +203,17 @@ static int build_machine(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t k
   return CLI_EXIT_OK;
 }
 
+int cmd_machine_build(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind) {
+  return build_machine(cmd, m, kind);
+}
+
 int cmd_machine_resolve(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind, long trace_chip) {
-  int rc = build_machine(cmd, m, kind);
-  if (rc != CLI_EXIT_OK) return rc;
+  const int rc = build_machine(cmd, m, kind);
+  return rc != CLI_EXIT_OK ? rc : cmd_machine_check(cmd, m, kind, trace_chip);
+}
+
+int cmd_machine_check(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind, long trace_chip) {
+  int rc;
   pod_config_t *p = &m->machine.pod;
   const unsigned w = p->size_x, h = p->size_y;
   if ((rc = cmd_split_check(cmd, p->threads, w, h)) != CLI_EXIT_OK) return rc;

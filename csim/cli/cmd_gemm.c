@@ -108,9 +108,8 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
   int rc = cli_parse("gemm", argc, argv, opts, gemm_help);
   if (rc != CLI_EXIT_OK) return rc;
   /* a preset or machine file: the MXUs, cores, clock and HBM of docs/machines.md (--hbm-bw wins) */
-  if ((rc = cmd_machine_resolve("gemm", &o->mach, o->level == LEVEL_MXU ? CMD_LONE_MXU : CMD_LONE_CHIP, -1)) !=
-      CLI_EXIT_OK)
-    return rc;
+  const cmd_machine_kind_t kind = o->level == LEVEL_MXU ? CMD_LONE_MXU : CMD_LONE_CHIP;
+  if ((rc = cmd_machine_build("gemm", &o->mach, kind)) != CLI_EXIT_OK) return rc;
   o->chip = o->mach.machine.pod.chip;
   o->chip.seed = o->seed;
   if (o->level == LEVEL_MXU && (o->relu || o->bf16_out))
@@ -128,6 +127,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
                            o->chip.rows, o->chip.cols);
   if (o->level == LEVEL_MXU && (o->chip.mxus > 1 || o->chip.cores > 1))
     return cli_usage_error("gemm", "--mxus and --cores need --level chip (the MXU alone is one MXU)");
+  if ((rc = cmd_machine_check("gemm", &o->mach, kind, -1)) != CLI_EXIT_OK) return rc;
   if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->chip.rows, o->chip.cols))
     return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->chip.rows, o->chip.cols,
                            mxu_top_sizes());

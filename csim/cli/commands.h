@@ -107,6 +107,11 @@ typedef enum { CMD_LONE_MXU, CMD_LONE_CHIP, CMD_POD } cmd_machine_kind_t;
  * option or the machine file's key; or CLI_HELP when --print-machine printed it (the command
  * then exits 0 without simulating). */
 int cmd_machine_resolve(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind, long trace_chip);
+/* cmd_machine_resolve in two halves, for a command with checks of its own between them that
+ * say more than the machine check would (gemm's square-MXU rules): the machine of the options
+ * into m->machine, then its check and --print-machine. */
+int cmd_machine_build(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind);
+int cmd_machine_check(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind, long trace_chip);
 
 /* coll_golden_check_stream as the pod commands run it: under MPI every rank fetches every
  * chip's results (reading a chip is collective: chip.h) and checks a share of them, and the
