@@ -892,3 +892,102 @@ Test(tpusim_profile, chip_and_randprog_refuse_bad_profile_options) {
   expect_usage("randprog --count 1 --model fast --profile-chips 0", "needs --profile FILE or --op-profile");
   expect_usage("chip --mxu 4x4 --model fast --profile-chips 0", "needs --profile FILE or --op-profile");
 }
+
+/* ------------------------------------------------------------------ machine files */
+
+TestSuite(tpusim_machine, .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 120);
+
+/* A path in the suite's directory that lives through a whole table (tmp() reuses 8). */
+static const char *machine_path(const char *name) {
+  static char paths[32][160];
+  static unsigned next;
+  char *p = paths[next++ % 32];
+  snprintf(p, sizeof paths[0], "%s/%s", tmpdir, name);
+  return p;
+}
+
+static const char *write_machine(const char *name, const char *text) {
+  const char *path = machine_path(name);
+  write_bytes(path, text, strlen(text));
+  return path;
+}
+
+/* --print-machine writes what --machine reads back: the same machine again, nothing simulated. */
+Test(tpusim_machine, print_machine_round_trips) {
+  run_t first = run("step --chip v3 --pod 2x4 --model fast --clock-mhz 1000 --link-latency 3 --print-machine");
+  cr_assert_eq(first.status, 0, "%s", first.err);
+  cr_assert(strstr(first.out, "\"clock_mhz\": 1000") && strstr(first.out, "\"x\": 2, \"y\": 4") &&
+                strstr(first.out, "\"link_latency\": 3") && strstr(first.out, "\"model\": \"fast\""),
+            "%s", first.out);
+  char args[512];
+  snprintf(args, sizeof args, "step --machine %s --print-machine", write_machine("m.json", first.out));
+  run_t again = run(args);
+  cr_assert_eq(again.status, 0, "%s", again.err);
+  cr_assert_str_eq(again.out, first.out);
+}
+
+/* A preset is its file: --chip v3 and --machine v3.json give the same report. */
+Test(tpusim_machine, preset_and_its_file_report_the_same) {
+  run_t by_name = run("collective --chip v3 --pod 2x2 --op allreduce --bytes 262144 --model fast --json");
+  run_t by_file =
+      run("collective --machine csim/pod/machines/v3.json --pod 2x2 --op allreduce --bytes 262144 --model fast --json");
+  cr_assert_eq(by_name.status, 0, "%s", by_name.err);
+  cr_assert_eq(by_file.status, 0, "%s", by_file.err);
+  without_host_fields(by_name.out);
+  without_host_fields(by_file.out);
+  cr_assert_str_eq(by_file.out, by_name.out);
+  cr_assert(strstr(by_name.out, "\"link_GBps\":90.2"), "%s", by_name.out);
+}
+
+/* Keys left out keep the preset's values; options override the file. */
+Test(tpusim_machine, file_then_options) {
+  char args[512];
+  const char *m = write_machine("p.json", "{\"preset\": \"v2\", \"pod\": {\"x\": 2, \"y\": 2}, \"sim\": {\"model\": \"fast\"}}");
+  snprintf(args, sizeof args, "collective --machine %s --clock-mhz 1000 --op allreduce --bytes 4096 --print-machine", m);
+  run_t r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"cores\": 2") && strstr(r.out, "\"clock_mhz\": 1000") &&
+                strstr(r.out, "\"hbm_bytes_per_cycle\": 857") && strstr(r.out, "\"x\": 2, \"y\": 2"),
+            "%s", r.out);
+}
+
+Test(tpusim_machine, bad_machine_files) {
+  char args[512];
+  const char *fifo = machine_path("fifo.json");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  const char *bad[][2] = {
+      {machine_path("missing.json"), "No such file"},
+      {tmpdir, "it is a directory"},
+      {fifo, "not a regular file"},
+      {write_machine("empty.json", ""), "not a machine file"},
+      {write_machine("trunc.json", "{\"chip\": {\"mxu_rows\": 16,"), "not a machine file: line 1"},
+      {write_machine("text.json", "mxu_rows = 16\n"), "not a machine file"},
+      {write_machine("array.json", "[1, 2]"), "a machine file is a JSON object, not an array"},
+      {write_machine("top.json", "{\"chips\": {}}"), "unknown key chips"},
+      {write_machine("key.json", "{\"chip\": {\"mxu_size\": 16}}"), "unknown key chip.mxu_size"},
+      {write_machine("type.json", "{\"chip\": {\"cores\": \"two\"}}"), "chip.cores must be an integer"},
+      {write_machine("real.json", "{\"chip\": {\"clock_mhz\": 940.5}}"), "chip.clock_mhz must be an integer"},
+      {write_machine("neg.json", "{\"pod\": {\"link_latency\": -1}}"), "pod.link_latency is -1"},
+      {write_machine("range.json", "{\"chip\": {\"mxus\": 9}}"), "chip.mxus is 9: it must be in 1..4"},
+      {write_machine("section.json", "{\"pod\": 4}"), "\"pod\" must be an object"},
+      {write_machine("model.json", "{\"sim\": {\"model\": \"gate\"}}"), "sim.model is \"gate\""},
+      {write_machine("preset.json", "{\"preset\": \"v9\"}"), "preset is \"v9\""},
+      {write_machine("rtl.json", "{\"chip\": {\"mxu_rows\": 5, \"mxu_cols\": 5}, \"sim\": {\"model\": \"rtl\"}}"),
+       "no chip with a 5x5 MXU in this build"},
+      {write_machine("flit.json", "{\"chip\": {\"flit_words\": 2}, \"sim\": {\"model\": \"rtl\"}}"), "fast model only"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(args, sizeof args, "collective --machine %s --pod 2x2 --op allreduce --bytes 4096 --json", bad[i][0]);
+    run_t r = expect_usage(args, bad[i][1]);
+    cr_expect(strstr(r.err, bad[i][0]), "'%s': the message does not name the machine file: %s", args, r.err);
+  }
+  snprintf(args, sizeof args, "collective --machine %s --chip v3 --pod 2x2 --op allreduce --bytes 4096",
+           write_machine("ok.json", "{}"));
+  expect_usage(args, "--chip");
+  snprintf(args, sizeof args, "gemm --machine %s --m 16 --k 16 --n 16",
+           write_machine("pod.json", "{\"pod\": {\"x\": 2, \"y\": 1}}"));
+  expect_usage(args, "one chip");
+  snprintf(args, sizeof args, "step --machine %s --mxu 4x4 --m 16 --k 16 --n 16",
+           write_machine("v3.json", "{\"preset\": \"v3\"}"));
+  expect_usage(args, "--machine sets the MXU size");
+}
