@@ -528,13 +528,28 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
   fw_halt(cq);
 }
 
+void fw_gemm_core_rows(uint32_t m, uint32_t cores, uint32_t c, uint32_t *lo, uint32_t *hi) {
+  /* rows split at even boundaries: an even first row keeps A^T's column offset 4-byte aligned */
+  *lo = c == 0 ? 0 : min_u32(m, (uint32_t)((uint64_t)m * c / cores) & ~1u);
+  *hi = c + 1 == cores ? m : min_u32(m, (uint32_t)((uint64_t)m * (c + 1) / cores) & ~1u);
+}
+
+uint32_t fw_gemm_max_core_rows(uint32_t m, uint32_t cores) {
+  uint32_t most = 0;
+  for (uint32_t c = 0; c < cores; c++) {
+    uint32_t lo, hi;
+    fw_gemm_core_rows(m, cores, c, &lo, &hi);
+    if (hi - lo > most) most = hi - lo;
+  }
+  return most;
+}
+
 int fw_gemm_cores(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq, fw_prog_t *dq, char *err,
                   size_t errlen) {
   const uint32_t cores = isa_geometry_cores(chip);
   for (uint32_t c = 0; c < cores; c++) {
-    /* rows split at even boundaries: an even first row keeps A^T's column offset 4-byte aligned */
-    const uint32_t lo = c == 0 ? 0 : min_u32(g->m, (uint32_t)((uint64_t)g->m * c / cores) & ~1u);
-    const uint32_t hi = c + 1 == cores ? g->m : min_u32(g->m, (uint32_t)((uint64_t)g->m * (c + 1) / cores) & ~1u);
+    uint32_t lo, hi;
+    fw_gemm_core_rows(g->m, cores, c, &lo, &hi);
     if (lo == hi) {
       fw_halt(&cq[c]);
       fw_halt(&dq[c]);

@@ -34,6 +34,11 @@ typedef struct {
 int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *compute, fw_prog_t *dma,
             char *err, size_t errlen);
 
+/* Core c's rows [*lo, *hi) of an M-row GEMM split over `cores` (fw_gemm_cores' split), and
+ * the most rows any core takes: the share that sets a multi-core GEMM's time. */
+void fw_gemm_core_rows(uint32_t m, uint32_t cores, uint32_t c, uint32_t *lo, uint32_t *hi);
+uint32_t fw_gemm_max_core_rows(uint32_t m, uint32_t cores);
+
 /* The GEMM over every core of the chip (docs/gemm.md, "Cores"): core c multiplies rows
  * [b_c, b_{c+1}) of A into the same rows of C, b_c = c M / cores rounded down to even (the
  * cores' VMEMs are their own; they share B and the HBM port). Appends core c's programs to

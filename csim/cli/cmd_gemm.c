@@ -15,6 +15,7 @@
 #include "golden/gemm_golden.h"
 #include "runtime/chip_gemm.h"
 #include "runtime/mxu_driver.h"
+#include "runtime/perf.h"
 #include "chip/chip.h"
 #include "util/bits.h"
 #include "util/cli.h"
@@ -340,14 +341,10 @@ static int write_out(const gemm_opts_t *o, const uint32_t *c) {
 
 static int report(gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, uint32_t c00) {
   const bool chip = o->level == LEVEL_CHIP;
-  /* with X MXUs each takes every X-th column tile, with K cores each a K-th of the rows: the
-   * floor is one MXU's share (the first's) */
-  const uint64_t tiles_n = (o->n + o->chip.cols - 1) / o->chip.cols, share = (tiles_n + o->chip.mxus - 1) / o->chip.mxus;
-  const uint64_t rows = o->chip.cores == 1 ? o->m : ((o->m + o->chip.cores - 1) / o->chip.cores + 1) & ~1ull;
-  const uint64_t contract = mxu_contract_cycles(o->chip.rows, o->chip.cols, rows < o->m ? rows : o->m, o->k,
-                                                o->chip.mxus == 1 ? o->n : share * o->chip.cols);
-  const double ideal = (double)o->m * (double)o->k * (double)o->n /
-                       ((double)o->chip.rows * o->chip.cols * (double)o->chip.mxus * (double)o->chip.cores);
+  const perf_chip_t pc = {.rows = o->chip.rows, .cols = o->chip.cols, .mxus = o->chip.mxus, .cores = o->chip.cores,
+                          .clock_mhz = o->chip.clock_mhz};
+  const uint64_t contract = perf_gemm_share_contract_cycles(&pc, o->m, o->k, o->n);
+  const double ideal = perf_gemm_ideal_cycles(&pc, o->m, o->k, o->n);
   const double secs = st->seconds;
   report_t r;
   report_init(&r);
@@ -367,9 +364,8 @@ static int report(gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, 
   report_f64(&r, "ideal_cycles", ideal);
   report_f64(&r, "utilization", ideal / (double)st->cycles);
   report_u64(&r, "clock_mhz", o->chip.clock_mhz);
-  report_f64(&r, "tflops", 2.0 * (double)o->m * o->k * o->n / ((double)st->cycles / (o->chip.clock_mhz * 1e6)) / 1e12);
-  report_f64(&r, "peak_tflops",
-             2.0 * o->chip.rows * o->chip.cols * (double)o->chip.mxus * (double)o->chip.cores * o->chip.clock_mhz * 1e6 / 1e12);
+  report_f64(&r, "tflops", perf_flops(&pc, (double)o->m * o->k * o->n, st->cycles) / 1e12);
+  report_f64(&r, "peak_tflops", perf_peak_flops(&pc) / 1e12);
   if (chip) {
     report_u64(&r, "mxu_contract_cycles", contract);  /* the floor the chip-level GEMM approaches */
     report_u64(&r, "hbm_bw", o->chip.hbm_bytes_per_cycle);

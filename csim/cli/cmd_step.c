@@ -12,6 +12,7 @@
 #include "golden/coll_golden.h"
 #include "golden/gemm_golden.h"
 #include "runtime/pod_collective.h"
+#include "runtime/perf.h"
 #include "runtime/pod_step.h"
 #include "chip/chip.h"
 #include "util/cli.h"
@@ -146,11 +147,13 @@ static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_
 static int report(step_opts_t *o, const pod_step_stats_t *st, const golden_diff_t *gemm, unsigned gemm_chip,
                   const coll_check_t *coll) {
   const pod_step_config_t *c = &o->cfg;
-  const double units = (double)(c->machine.chip.mxus ? c->machine.chip.mxus : 1) * (c->machine.chip.cores ? c->machine.chip.cores : 1);  /* MXUs a chip */
-  const double mhz = c->machine.chip.clock_mhz, ideal = (double)c->m * c->k * c->n / ((double)c->machine.chip.rows * c->machine.chip.cols * units);
+  const chip_config_t *chip = &c->machine.chip;
+  const perf_chip_t pc = {.rows = chip->rows, .cols = chip->cols, .mxus = chip->mxus, .cores = chip->cores,
+                          .clock_mhz = chip->clock_mhz};
+  const double mhz = chip->clock_mhz, ideal = perf_gemm_ideal_cycles(&pc, c->m, c->k, c->n);
   /* the pod's peak and what the step sustains: its GEMM FLOPs over the GEMM phase and the whole step */
   const double chips = (double)c->machine.size_x * c->machine.size_y, flops = 2.0 * (double)c->m * c->k * c->n * chips;
-  const double peak = 2.0 * c->machine.chip.rows * c->machine.chip.cols * units * mhz * 1e6 * chips;
+  const double peak = perf_peak_flops(&pc) * chips;
   const uint64_t bytes = 4 * c->m * c->n, total = st->gemm_cycles + st->allreduce_cycles;
   const pod_coll_bw_t bw = pod_coll_bandwidth(&st->slice, FW_COLL_ALLREDUCE, bytes, st->allreduce_cycles, mhz,
                                                 cmd_link_bytes(&c->machine));

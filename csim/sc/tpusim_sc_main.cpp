@@ -40,6 +40,7 @@ extern "C" {
 #include "golden/coll_golden.h"
 #include "golden/gemm_golden.h"
 #include "runtime/chip_gemm.h"
+#include "runtime/perf.h"
 #include "runtime/pod_collective.h"
 #include "chip/chip.h"
 #include "util/bits.h"
@@ -400,7 +401,9 @@ void host::gemm() {
   hbm_access(to_chip, false, l.c, c.data(), 4 * m * n);
   golden_diff_t d;
   if (gemm_golden_check(g.rows, m, k, n, a.data(), b.data(), false, false, c.data(), &d)) fail("out of memory");
-  const double ideal = (double)m * k * n / ((double)g.rows * g.cols * isa_geometry_mxus(&g) * isa_geometry_cores(&g));
+  const perf_chip_t pc = {.rows = g.rows, .cols = g.cols, .mxus = isa_geometry_mxus(&g), .cores = isa_geometry_cores(&g),
+                          .clock_mhz = (double)o_.clock_mhz};
+  const double ideal = perf_gemm_ideal_cycles(&pc, m, k, n);
   report_t r;
   report_init(&r);
   report_str(&r, "part", "gemm");
