@@ -31,8 +31,9 @@ static void add_stats(profile_phase_stats_t *a, const profile_phase_stats_t *b) 
     for (int o = 0; o < PROFILE_OPS; o++) a->queue_op[q][o] += b->queue_op[q][o];
 }
 
+static void bottleneck(profile_summary_t *s, unsigned w);
+
 void profile_summary(const profile_t *p, profile_summary_t *s) {
-  static const char *const dir[LINK_DIRS] = {"+X", "-X", "+Y", "-Y"};
   memset(s, 0, sizeof *s);
   s->clock_mhz = p->cfg.clock_mhz;
   s->rows = p->cfg.rows, s->cols = p->cfg.cols;
@@ -66,6 +67,13 @@ void profile_summary(const profile_t *p, profile_summary_t *s) {
     add_stats(&s->total, &s->phase[f]);
     s->total.cycles += s->phase[f].cycles;
   }
+  bottleneck(s, p->cfg.pod_w ? p->cfg.pod_w : 1);
+}
+
+/* The bottleneck rule (profile.h) over s's total, and its line (w: the pod's width, for the
+ * chips' x, y). */
+static void bottleneck(profile_summary_t *s, unsigned w) {
+  static const char *const dir[LINK_DIRS] = {"+X", "-X", "+Y", "-Y"};
   const profile_phase_stats_t *t = &s->total;
   const double avail = t->mxu_cycles ? (double)t->mxu_cycles : 1;
   const double util = (double)t->compute / avail;
@@ -80,7 +88,6 @@ void profile_summary(const profile_t *p, profile_summary_t *s) {
   }
   if (t->idle[PROFILE_IDLE_NOTHING] > others) most = t->idle[PROFILE_IDLE_NOTHING], s->bottleneck = PROFILE_IDLE_NOTHING;
   if (util >= 0.5 || most == 0) s->bottleneck = -1;
-  const unsigned w = p->cfg.pod_w ? p->cfg.pod_w : 1;
   char *b = s->bottleneck_line;
   const size_t bl = sizeof s->bottleneck_line;
   const double share = s->bottleneck >= 0 ? 100.0 * (double)t->idle[s->bottleneck] / avail : 0;
