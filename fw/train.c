@@ -5,14 +5,12 @@
 #include <string.h>
 
 #include "fw/collective.h"
+#include "fw/fw_util.h"
 
 /* Hand-over semaphores (fw/hal.h): ordered streams of tokens (a SEM_SIGNAL counts once the
  * queue's earlier work is done, and each side waits for them in the order they are given). */
 enum { SEM_TO_COMPUTE = FW_SEM_TRAIN_TO_COMPUTE, SEM_TO_DMA = FW_SEM_TRAIN_TO_DMA };
 
-static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-static uint32_t round_up(uint32_t a, uint32_t b) { return ceil_div(a, b) * b; }
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 static void group_of(const fw_slice_t *s, const fw_train_net_t *n, unsigned x, unsigned y, fw_train_place_t *pc) {
   const unsigned i = (y - s->y0) * s->w + (x - s->x0);
@@ -46,7 +44,7 @@ static bool torus2d_fits(const fw_slice_t *g) {
 
 static fw_coll_args_t allreduce(uint32_t line, uint32_t lines, const fw_slice_t *g) {
   const unsigned n = g->w > g->h ? g->w : g->h;
-  uint32_t seg = ceil_div(lines, 4 * n);
+  uint32_t seg = fw_ceil_div(lines, 4 * n);
   uint32_t chunk = seg < 1 ? 1 : seg > 64 ? 64 : seg;
   return (fw_coll_args_t){FW_COLL_ALLREDUCE, torus2d_fits(g) ? FW_COLL_TORUS2D : FW_COLL_RING, line, lines, chunk, 0,
                           false};
@@ -116,11 +114,11 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   }
   pl->b = net->batch / net->dp;
   pl->bc = pl->b / pl->cores;
-  pl->bp = round_up(pl->bc, C);
-  pl->fp = round_up(net->features, C);
-  pl->hp = round_up(net->hidden, C);
+  pl->bp = fw_round_up(pl->bc, C);
+  pl->fp = fw_round_up(net->features, C);
+  pl->hp = fw_round_up(net->hidden, C);
   pl->hm = net->hidden / net->mp;
-  pl->hmp = round_up(pl->hm, C);
+  pl->hmp = fw_round_up(pl->hm, C);
   const unsigned ks[3] = {net->features, net->hidden, pl->hm}, kps[3] = {pl->fp, pl->hp, pl->hmp};
   const unsigned ns[3] = {net->hidden, pl->hm, net->classes}, nbs[3] = {pl->hp / C, pl->hmp / C, 1};
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
@@ -182,7 +180,7 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     pl->v_wb[l] = take(&v, pl->layer[l].nb * pl->layer[l].kp);
     pl->v_bb[l] = take(&v, pl->layer[l].nb * bp);
   }
-  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = ceil_div(pl->bc, C);
+  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = fw_ceil_div(pl->bc, C);
   pl->v_mask = take(&v, bp);
   pl->v_x = take(&v, (pl->fp / C) * bp);
   pl->v_y = take(&v, bp);
@@ -265,7 +263,7 @@ void fw_train_unpack(const fw_train_plan_t *pl, unsigned layer, const uint32_t *
 /* Copies line `src` into `rows` lines from dst by doubling (log2 rows VEC COPYs). */
 static void broadcast_line(fw_prog_t *cq, uint32_t src, uint32_t dst, uint32_t rows) {
   fw_vec(cq, ISA_VEC_COPY, src, src, dst, 1, 0);
-  for (uint32_t have = 1; have < rows; have *= 2) fw_vec(cq, ISA_VEC_COPY, dst, dst, dst + have, min_u32(have, rows - have), 0);
+  for (uint32_t have = 1; have < rows; have *= 2) fw_vec(cq, ISA_VEC_COPY, dst, dst, dst + have, fw_min_u32(have, rows - have), 0);
 }
 
 /* A VEC over nb blocks of b lines, bp lines apart (pad rows untouched). */
@@ -284,7 +282,7 @@ static void vec_blocks(fw_prog_t *cq, const fw_train_plan_t *pl, isa_vec_op_t op
 static void vgemm(fw_prog_t *cq, unsigned mxus, unsigned m, unsigned kts, unsigned nts, uint32_t act, uint32_t astride,
                   uint32_t w, uint32_t wk, uint32_t wn, bool transposed, uint32_t out, uint32_t ostride) {
   for (unsigned g = 0; g * mxus < nts; g++) {
-    const unsigned first = g * mxus, in_group = min_u32(mxus, nts - first);
+    const unsigned first = g * mxus, in_group = fw_min_u32(mxus, nts - first);
     const uint32_t acc = (g % 2) * m;
     for (unsigned kt = 0; kt < kts; kt++)
       for (unsigned u = 0; u < in_group; u++) {
@@ -317,7 +315,7 @@ static void weight_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l
                             uint32_t dzb) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->mxus, ly->kp, ceil_div(pl->bc, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
+  vgemm(cq, pl->mxus, ly->kp, fw_ceil_div(pl->bc, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
   for (unsigned nt = 0; nt < ly->nb; nt++)
     fw_vec(cq, ISA_VEC_SUM_LINES, dz + nt * pl->bp, dz + nt * pl->bp, pl->v_grad[l] + ly->nb * ly->kp + nt, pl->bc, 0);
 }
@@ -388,7 +386,7 @@ static void hand_over(fw_prog_t *dq, const fw_train_plan_t *pl, unsigned x, unsi
                       unsigned other, uint32_t line, uint32_t hbm, uint32_t lines) {
   const uint32_t lb = 4 * pl->lanes, part = part_lines(lines);
   for (uint32_t at = 0; at < lines; at += part) {
-    const uint32_t n = min_u32(part, lines - at);
+    const uint32_t n = fw_min_u32(part, lines - at);
     fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, line + at, hbm + at * lb, lb, n, lb);
     fw_fence(dq);
     fw_rdma_core(dq, other);
@@ -402,7 +400,7 @@ static void take_over(fw_prog_t *dq, const fw_train_plan_t *pl, uint32_t hbm, ui
   const uint32_t lb = 4 * pl->lanes, part = part_lines(lines);
   for (uint32_t at = 0; at < lines; at += part) {
     fw_sem_wait(dq, FW_SEM_TRAIN_PEER, 1);
-    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, hbm + at * lb, lb, line + at, min_u32(part, lines - at), lb);
+    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, hbm + at * lb, lb, line + at, fw_min_u32(part, lines - at), lb);
   }
 }
 
@@ -425,7 +423,7 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
                      char *err, size_t errlen) {
   fw_train_place_t pc;
   group_of(s, &pl->net, x, y, &pc);
-  const unsigned C = pl->lanes, b = pl->bc, bp = pl->bp, bts = ceil_div(b, C), lb = 4 * C;
+  const unsigned C = pl->lanes, b = pl->bc, bp = pl->bp, bts = fw_ceil_div(b, C), lb = 4 * C;
   const fw_train_layer_t *L = pl->layer;
   const bool compute = mode != FW_TRAIN_COMM_ONLY, comm = mode != FW_TRAIN_COMPUTE_ONLY;
   /* core 0 combines the cores' gradients, all-reduces them over the data-parallel group and
@@ -469,8 +467,8 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
       for (unsigned bt = 0; bt < bts; bt++)
         for (unsigned f = 0; f < tr[t].width; f += 2 * C)
           fw_dma_hbm_to_vmem_transposed(dq, ISA_SEM_NONE, 0, tr[t].hbm + bt * C * tr[t].pitch + 2 * f, tr[t].pitch,
-                                        tr[t].line + bt * tr[t].width + f, min_u32(C, b - bt * C),
-                                        2 * min_u32(2 * C, tr[t].width - f));
+                                        tr[t].line + bt * tr[t].width + f, fw_min_u32(C, b - bt * C),
+                                        2 * fw_min_u32(2 * C, tr[t].width - f));
       fw_sem_signal(dq, SEM_TO_COMPUTE, 1); /* tokens 1, 2, 3: X^T, A1^T, A2^T */
     }
   }
@@ -603,16 +601,8 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
   fw_fence(cq);
   fw_halt(cq);
 done:
-  if (!fw_prog_ok(cq) || !fw_prog_ok(dq) || work.oom) {
-    snprintf(err, errlen, "out of memory building the training programs");
-    goto out;
-  }
-  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "the step's programs have %zu and %zu commands; a queue holds %u (a smaller batch or hidden "
-             "size per chip fits)", cq->count, dq->count, chip->queue_depth);
-    goto out;
-  }
-  rc = 0;
+  /* (`work` was interleaved into cq, which carries its out-of-memory flag) */
+  rc = fw_programs_fit(chip, cq, dq, "the training step", " (a smaller batch or hidden size per chip fits)", err, errlen);
 out:
   fw_prog_free(&c_mpf), fw_prog_free(&c_mpb), fw_prog_free(&work);
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_free(&c_dp[l]);
