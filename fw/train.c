@@ -57,10 +57,9 @@ static uint32_t take(uint32_t *next, uint32_t lines) {
   return at;
 }
 
-int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, unsigned examples,
-                  fw_train_plan_t *pl, char *err, size_t errlen) {
-  memset(pl, 0, sizeof *pl);
-  pl->net = *net;
+/* The layout's rules: what the network, the slice and the chip must satisfy. */
+static int check_run(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, unsigned examples,
+                     char *err, size_t errlen) {
   const unsigned C = chip->cols, chips = s->w * s->h;
   if (chip->rows != chip->cols) {
     snprintf(err, errlen, "training needs a square MXU (its backward pass loads weights transposed), not %ux%u",
@@ -104,6 +103,14 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     snprintf(err, errlen, "%u training examples are fewer than one batch of %u", examples, net->batch);
     return -1;
   }
+  return 0;
+}
+
+/* The sizes: examples per chip and core, padded dimensions, each layer's parameter lines; a
+ * GEMM's two output tiles must fit the accumulator. */
+static int plan_sizes(const chip_geometry_t *chip, const fw_train_net_t *net, unsigned examples, fw_train_plan_t *pl,
+                      char *err, size_t errlen) {
+  const unsigned C = chip->cols;
   pl->lanes = C;
   pl->mxus = isa_geometry_mxus(chip);
   pl->examples = examples;
@@ -137,8 +144,12 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
                gemms[i].what, gemms[i].rows, 2 * gemms[i].rows, chip->acc_depth, chip->acc_depth / 2 / C * C);
       return -1;
     }
+  return 0;
+}
 
-  /* HBM, in bytes: each region a whole number of lines; 64-bit sums, checked before use */
+/* HBM, in bytes: each region a whole number of lines; 64-bit sums, checked before use. */
+static int plan_hbm(const fw_train_net_t *net, unsigned examples, fw_train_plan_t *pl, char *err, size_t errlen) {
+  const unsigned C = pl->lanes;
   const uint64_t lb = 4ull * C;
   uint64_t at = 0, addr[9];
   const uint64_t sizes[9] = {lb, lb, (uint64_t)pl->param_lines * lb, (uint64_t)pl->b * lb,
@@ -158,9 +169,15 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   pl->hbm_zero = (uint32_t)addr[0], pl->hbm_consts = (uint32_t)addr[1], pl->hbm_params = (uint32_t)addr[2];
   pl->hbm_probs = (uint32_t)addr[3], pl->hbm_a1 = (uint32_t)addr[4], pl->hbm_a2 = (uint32_t)addr[5];
   pl->hbm_x = (uint32_t)addr[6], pl->hbm_y = (uint32_t)addr[7], pl->hbm_peer = (uint32_t)addr[8];
+  return 0;
+}
 
-  /* VMEM, in lines. Batch-indexed blocks are bp lines apart (rows b .. bp - 1 stay zero, as
-   * the MXU reads whole tiles of the gradients); weight blocks kp lines apart. */
+/* VMEM, in lines. Batch-indexed blocks are bp lines apart (rows b .. bp - 1 stay zero, as
+ * the MXU reads whole tiles of the gradients); weight blocks kp lines apart. The all-reduces'
+ * buffers are followed by their scratch lines, and must suit their groups. */
+static int plan_vmem(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, fw_train_plan_t *pl,
+                     char *err, size_t errlen) {
+  const unsigned C = pl->lanes;
   uint32_t v = 0;
   const unsigned dpn = net->dp, mpn = net->mp, bp = pl->bp;
   fw_train_place_t pc;
@@ -223,7 +240,13 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   if (mpn > 1 && (fw_coll_check(chip, &pc.mp_group, &pl->mp_fwd, err, errlen) ||
                   fw_coll_check(chip, &pc.mp_group, &pl->mp_bwd, err, errlen)))
     return -1;
-  /* every chip's step programs must fit its queues: build them once now, before anything runs */
+  return 0;
+}
+
+/* Every chip's step programs must fit its queues: build them once now, before anything runs. */
+static int trial_build(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_plan_t *pl, char *err,
+                       size_t errlen) {
+  const unsigned chips = s->w * s->h;
   int rc = 0;
   for (unsigned i = 0; i < chips && rc == 0; i++) {
     fw_prog_t cq[FW_TRAIN_MAX_CORES], dq[FW_TRAIN_MAX_CORES];
@@ -232,6 +255,16 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
   }
   return rc;
+}
+
+int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, unsigned examples,
+                  fw_train_plan_t *pl, char *err, size_t errlen) {
+  memset(pl, 0, sizeof *pl);
+  pl->net = *net;
+  if (check_run(chip, s, net, examples, err, errlen) || plan_sizes(chip, net, examples, pl, err, errlen) ||
+      plan_hbm(net, examples, pl, err, errlen) || plan_vmem(chip, s, net, pl, err, errlen))
+    return -1;
+  return trial_build(chip, s, pl, err, errlen);
 }
 
 uint64_t fw_train_macs(const fw_train_plan_t *pl) {
