@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fw/fw_util.h"
+
 /* Streams: the four directed rings through a chip, +X -X +Y -Y. A stream's sends go to
  * the next chip of its ring, its receives come from the previous one. */
 /* Per stream: NSLOTS receive slots (units in flight), and semaphores: slot i filled (the
@@ -21,8 +23,6 @@ enum {
 };
 
 static unsigned sem_of(unsigned s, unsigned which) { return FW_SEMS_COLLECTIVE + s * SEMS_PER_STREAM + which; }
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
-static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 typedef struct {
   bool active;
@@ -224,21 +224,6 @@ int fw_coll_check(const chip_geometry_t *chip, const fw_slice_t *s, const fw_col
   return 0;
 }
 
-/* 0 when the programs were built and fit the queues, else -1 with a message. */
-static int programs_fit(const chip_geometry_t *chip, const fw_prog_t *cq, const fw_prog_t *dq, const char *what, char *err,
-                        size_t errlen) {
-  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
-    snprintf(err, errlen, "out of memory building the %s programs", what);
-    return -1;
-  }
-  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "the %s needs %zu compute and %zu DMA commands; a queue holds %u (use larger chunks: "
-             "--chunk-lines)", what, cq->count, dq->count, chip->queue_depth);
-    return -1;
-  }
-  return 0;
-}
-
 /* ---- Streams for the kernels below: unit q of stream st goes to slot q % NSLOTS of the
  * receiver; the sender waits for the receiver's ack of unit q - NSLOTS first. */
 typedef struct {
@@ -278,7 +263,7 @@ static void st_recv(streams_t *t, unsigned st, uint32_t dst, uint32_t lines, boo
 
 static void st_drain(streams_t *t) {
   for (unsigned st = 0; st < NSTREAMS; st++) {
-    if (t->sends[st]) fw_sem_wait(t->dq, sem_of(st, S_ACK), min_u32(NSLOTS, t->sends[st]));
+    if (t->sends[st]) fw_sem_wait(t->dq, sem_of(st, S_ACK), fw_min_u32(NSLOTS, t->sends[st]));
     st_wait_done(t, st, t->recvs[st]);
   }
   fw_fence(t->dq);
@@ -345,12 +330,12 @@ static int broadcast(const chip_geometry_t *chip, const fw_slice_t *s, const fw_
     out[2] = chy.dir > 0 && chy.more_plus;
     out[3] = chy.dir < 0 && chy.more_minus;
   }
-  const uint32_t chunks = ceil_div(a->lines, a->chunk_lines);
+  const uint32_t chunks = fw_ceil_div(a->lines, a->chunk_lines);
   bool ack_prev = false;
   for (uint32_t r = 0; r <= chunks + depth; r++) {
     /* sends of chunk r - depth, once it is here */
     if (r >= depth && r - depth < chunks) {
-      uint32_t c = r - depth, lo = c * a->chunk_lines, n = min_u32(a->chunk_lines, a->lines - lo);
+      uint32_t c = r - depth, lo = c * a->chunk_lines, n = fw_min_u32(a->chunk_lines, a->lines - lo);
       if (in >= 0) st_wait_done(&t, (unsigned)in, c + 1);
       for (unsigned st = 0; st < NSTREAMS; st++)
         if (out[st]) st_send(&t, st, a->data_line + lo, n);
@@ -359,14 +344,14 @@ static int broadcast(const chip_geometry_t *chip, const fw_slice_t *s, const fw_
     ack_prev = false;
     /* receive of chunk r - depth + 1 */
     if (in >= 0 && r + 1 >= depth && r + 1 - depth < chunks) {
-      uint32_t c = r + 1 - depth, lo = c * a->chunk_lines, n = min_u32(a->chunk_lines, a->lines - lo);
+      uint32_t c = r + 1 - depth, lo = c * a->chunk_lines, n = fw_min_u32(a->chunk_lines, a->lines - lo);
       st_recv(&t, (unsigned)in, a->data_line + lo, n, false);
       ack_prev = true;
     }
   }
   if (ack_prev) ack(dq, &t.ring[in], (unsigned)in, t.ack_line);
   st_drain(&t);
-  return programs_fit(chip, cq, dq, "broadcast", err, errlen);
+  return fw_programs_fit(chip, cq, dq, "the broadcast", " (use larger chunks: --chunk-lines)", err, errlen);
 }
 
 /* The link a packet from slice chip `from` to `to` leaves on (0 +X, 1 -X, 2 +Y, 3 -Y), by
@@ -404,7 +389,7 @@ static int all_to_all(const chip_geometry_t *chip, const fw_slice_t *s, const fw
   for (uint32_t lo = 0; lo < bl; lo += piece)
     for (unsigned k = 1; k < n; k++) {
       unsigned j = (me + k) % n;
-      uint32_t m = min_u32(piece, bl - lo);
+      uint32_t m = fw_min_u32(piece, bl - lo);
       fw_rdma_on(dq, first_hop(s, me, j), s->x0 + j % s->w, s->y0 + j / s->w, a->data_line + j * bl + lo,
                  out + me * bl + lo, m, SEM_ARRIVED, 1, ISA_SEM_NONE, 0);
     }
@@ -413,7 +398,7 @@ static int all_to_all(const chip_geometry_t *chip, const fw_slice_t *s, const fw
   fw_fence(dq);  /* every send has left: the buffer may be overwritten */
   fw_dma_vmem_to_vmem(dq, ISA_SEM_NONE, 0, out, a->data_line, a->lines);
   fw_fence(dq);
-  return programs_fit(chip, cq, dq, "all-to-all", err, errlen);
+  return fw_programs_fit(chip, cq, dq, "the all-to-all", " (use larger chunks: --chunk-lines)", err, errlen);
 }
 
 int fw_barrier(const fw_slice_t *s, unsigned x, unsigned y, uint32_t scratch_line, fw_prog_t *cq, fw_prog_t *dq,
@@ -468,8 +453,8 @@ int fw_collective(const chip_geometry_t *chip, const fw_slice_t *s, const fw_col
     for (unsigned st = 0; st < NSTREAMS; st++) {
       const stream_phase_t *p = &pl.ph[k][st];
       if (!p->active) continue;
-      uint32_t n = pl.ring[st].n, maxseg = ceil_div(p->len, n);
-      cn[k][st] = maxseg ? ceil_div(maxseg, a->chunk_lines) : 0;
+      uint32_t n = pl.ring[st].n, maxseg = fw_ceil_div(p->len, n);
+      cn[k][st] = maxseg ? fw_ceil_div(maxseg, a->chunk_lines) : 0;
       if ((n - 1) * cn[k][st] > longest) longest = (n - 1) * cn[k][st];
     }
     start[k + 1] = start[k] + longest;
@@ -538,7 +523,7 @@ int fw_collective(const chip_geometry_t *chip, const fw_slice_t *s, const fw_col
   st_drain(&t);
   for (unsigned i = 0; i < MAX_PHASES; i++)
     for (unsigned st = 0; st < NSTREAMS; st++) free(recv_seq[i][st]);
-  return programs_fit(chip, cq, dq, "collective", err, errlen);
+  return fw_programs_fit(chip, cq, dq, "the collective", " (use larger chunks: --chunk-lines)", err, errlen);
 oom:
   for (unsigned i = 0; i < MAX_PHASES; i++)
     for (unsigned st = 0; st < NSTREAMS; st++) free(recv_seq[i][st]);

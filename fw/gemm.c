@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "fw/fw_util.h"
+
 /* Weight tiles are small and needed every tile: NW buffers let their loads run that many
  * tiles ahead and hide HBM latency. Activation panels and output blocks are double-buffered. */
 #define NW 4
@@ -28,15 +30,13 @@ enum {
   SEM_OUT_FREE = SEM_OUT_READY + 1, SEM_A_READY = SEM_OUT_FREE + 2, SEM_A_FREE = SEM_A_READY + 2
 };
 
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
-static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t round4(uint32_t x) { return (x + 3) & ~3u; }
 
 /* Several MXUs (docs/gemm.md, "Several MXUs"): the kernel works in column groups, one column
  * tile per MXU side by side; nts below counts groups. Each MXU has its own accumulator, so the
  * accumulator's layout is the same in every MXU. */
 static uint32_t mxus_of(const chip_geometry_t *chip) { return isa_geometry_mxus(chip); }
-static uint32_t groups_of(const chip_geometry_t *chip, uint32_t n) { return ceil_div(ceil_div(n, chip->cols), mxus_of(chip)); }
+static uint32_t groups_of(const chip_geometry_t *chip, uint32_t n) { return fw_ceil_div(fw_ceil_div(n, chip->cols), mxus_of(chip)); }
 
 /* Row-block height for K panels of kp tiles. VMEM: NW weight tiles per MXU (NW X R lines),
  * two activation panels (2 kp Mt lines, each `spare` more) and two output blocks (2 X Mt
@@ -48,14 +48,14 @@ static uint32_t block_rows_for(const chip_geometry_t *chip, uint32_t m, uint32_t
   uint32_t fixed = NW * mx * chip->rows + 2 * spare;
   uint32_t by_vmem = chip->vmem_lines > fixed ? (chip->vmem_lines - fixed) / (2 * kp + 2 * mx) : 0;
   uint32_t by_acc = kp == kts ? chip->acc_depth / 2 : chip->acc_depth / (2 * nts);
-  return min_u32(m, min_u32(by_vmem, by_acc));
+  return fw_min_u32(m, fw_min_u32(by_vmem, by_acc));
 }
 
 /* K tiles per panel: all of K when a row block can still be at least min(M, R) rows high
  * (every output block then finishes on its own and write-backs spread evenly), else the
  * largest panel that allows it, else one K tile. */
 static uint32_t choose_panel(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t spare) {
-  uint32_t want = min_u32(m, chip->rows);
+  uint32_t want = fw_min_u32(m, chip->rows);
   for (uint32_t kp = kts; kp > 1; kp--)
     if (block_rows_for(chip, m, kts, nts, kp, spare) >= want) return kp;
   return 1;
@@ -63,16 +63,16 @@ static uint32_t choose_panel(const chip_geometry_t *chip, uint32_t m, uint32_t k
 
 static uint32_t balanced_rows(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp,
                               uint32_t spare, uint32_t cap) {
-  uint32_t mt = min_u32(cap, block_rows_for(chip, m, kts, nts, kp, spare));
-  return mt ? ceil_div(m, ceil_div(m, mt)) : 0;  /* balanced: blocks differ by at most a row */
+  uint32_t mt = fw_min_u32(cap, block_rows_for(chip, m, kts, nts, kp, spare));
+  return mt ? fw_ceil_div(m, fw_ceil_div(m, mt)) : 0;  /* balanced: blocks differ by at most a row */
 }
 
 uint32_t fw_gemm_panel_tiles(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n) {
-  return choose_panel(chip, m, ceil_div(k, chip->rows), groups_of(chip, n), 0);
+  return choose_panel(chip, m, fw_ceil_div(k, chip->rows), groups_of(chip, n), 0);
 }
 
 uint32_t fw_gemm_block_rows(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp) {
-  uint32_t kts = ceil_div(k, chip->rows), nts = groups_of(chip, n);
+  uint32_t kts = fw_ceil_div(k, chip->rows), nts = groups_of(chip, n);
   return balanced_rows(chip, m, kts, nts, kp ? kp : choose_panel(chip, m, kts, nts, 0), 0, UINT32_MAX);
 }
 
@@ -96,7 +96,7 @@ typedef struct {
   uint32_t i;       /* index of the tile in its panel: nt * kpn + kk */
 } tile_t;
 
-static uint32_t panel_tiles(const plan_t *pl, uint32_t p) { return min_u32(pl->kp, pl->kts - p * pl->kp); }
+static uint32_t panel_tiles(const plan_t *pl, uint32_t p) { return fw_min_u32(pl->kp, pl->kts - p * pl->kp); }
 
 static tile_t tile_of(const plan_t *pl, uint64_t t) {
   tile_t tl;
@@ -121,7 +121,7 @@ static tile_t tile_of(const plan_t *pl, uint64_t t) {
 }
 
 /* MXUs at work in column group nt: one per column tile of it (the last group may have fewer). */
-static uint32_t active(const plan_t *pl, uint32_t nt) { return min_u32(pl->mx, pl->ncts - nt * pl->mx); }
+static uint32_t active(const plan_t *pl, uint32_t nt) { return fw_min_u32(pl->mx, pl->ncts - nt * pl->mx); }
 
 /* The GEMM as planned for one chip: the tiling and where its buffers live in VMEM (MXU u's
  * weight tile at w_line[i] + u R, its output rows at o_line[b] + u Mt). */
@@ -136,19 +136,19 @@ typedef struct {
 
 /* A panel is loaded in pieces, each adding 1 to its buffer's ready semaphore: every K tile
  * of it (a sub-block of Mt lines) in `per_sub` row chunks, sub-blocks in order. */
-static uint32_t rows_of(const gemm_t *x, const tile_t *tl) { return min_u32(x->pl.mt, x->g->m - tl->mc * x->pl.mt); }
+static uint32_t rows_of(const gemm_t *x, const tile_t *tl) { return fw_min_u32(x->pl.mt, x->g->m - tl->mc * x->pl.mt); }
 
 /* Rows per chunk of a sub-block of `rows` rows. A transposing DMA writes an even number of
  * lines (its bytes are a multiple of 4), so its chunks are even: only a sub-block's last
  * chunk can write a line past it, into the sub-block's unused rows, the next sub-block
  * (loaded after it) or the spare line after the panel buffer. */
 static uint32_t chunk_rows(const gemm_t *x, uint32_t rows) {
-  uint32_t chunk = ceil_div(rows, x->per_sub);
+  uint32_t chunk = fw_ceil_div(rows, x->per_sub);
   return x->g->a_transposed ? (chunk + 1) & ~1u : chunk;
 }
 
 /* Non-empty chunks per sub-block of `rows` rows: the pieces that signal its buffer. */
-static uint32_t chunks(const gemm_t *x, uint32_t rows) { return ceil_div(rows, chunk_rows(x, rows)); }
+static uint32_t chunks(const gemm_t *x, uint32_t rows) { return fw_ceil_div(rows, chunk_rows(x, rows)); }
 
 /* DMA of piece `piece` (sub-block piece / per_sub, chunk piece % per_sub) of the panel
  * that tile `tl` starts, waiting for its buffer to be free before the first piece. */
@@ -159,7 +159,7 @@ static void load_panel_piece(fw_prog_t *dq, const gemm_t *x, const tile_t *tl, u
   uint32_t rows = rows_of(x, tl), chunk = chunk_rows(x, rows);
   uint32_t kk = piece / x->per_sub, lo = (piece % x->per_sub) * chunk;
   if (lo >= rows) return;
-  uint32_t n = min_u32(chunk, rows - lo), kt = tl->p * pl->kp + kk, krows = min_u32(R, g->k - kt * R);
+  uint32_t n = fw_min_u32(chunk, rows - lo), kt = tl->p * pl->kp + kk, krows = fw_min_u32(R, g->k - kt * R);
   uint32_t line = x->a_line[buf] + kk * mt + lo;
   if (piece == 0 && tl->ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + buf, 1);
   if (g->a_transposed) /* line m of the chunk: element mc Mt + lo + m of A^T's rows kt R .., zero past K */
@@ -225,17 +225,17 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
   plan_t *pl = &x->pl;
   x->g = g;
   pl->r = R;
-  pl->kts = ceil_div(g->k, R);
+  pl->kts = fw_ceil_div(g->k, R);
   pl->mx = mxus_of(chip);
-  pl->ncts = ceil_div(g->n, chip->cols);
-  pl->nts = ceil_div(pl->ncts, pl->mx);
+  pl->ncts = fw_ceil_div(g->n, chip->cols);
+  pl->nts = fw_ceil_div(pl->ncts, pl->mx);
   if (g->k_panel > pl->kts) {
     snprintf(err, errlen, "a K panel of %u tiles is more than K has (%u)", g->k_panel, pl->kts);
     return -1;
   }
   const uint32_t spare = g->a_transposed ? 1 : 0;  /* a line after each panel buffer (chunk_rows) */
   pl->kp = g->k_panel ? g->k_panel : choose_panel(chip, g->m, pl->kts, pl->nts, spare);
-  pl->kps = ceil_div(pl->kts, pl->kp);
+  pl->kps = fw_ceil_div(pl->kts, pl->kp);
   x->one_panel = pl->kp == pl->kts;
   /* A^T: the first pass over the first panel, which follows the transposing DMAs, takes
    * `lead` column tiles side by side. With one panel over K the accumulator then holds lead + 1
@@ -244,8 +244,8 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
    * finishes, and before the end. */
   pl->lead = 1;
   if (g->a_transposed) {
-    pl->lead = min_u32(pl->nts, lead_max);
-    if (x->one_panel && pl->nts > LEAD_ALL) pl->lead = min_u32(pl->lead, min_u32(pl->kp, pl->nts - 1));
+    pl->lead = fw_min_u32(pl->nts, lead_max);
+    if (x->one_panel && pl->nts > LEAD_ALL) pl->lead = fw_min_u32(pl->lead, fw_min_u32(pl->kp, pl->nts - 1));
     if (pl->lead == 0) pl->lead = 1;
   }
   const uint32_t acc_cap = x->one_panel && pl->lead > 1 ? chip->acc_depth / (pl->lead + 1) : UINT32_MAX;
@@ -255,7 +255,7 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
              "(VMEM %u lines, accumulator %u rows)", g->n, pl->kp, chip->vmem_lines, chip->acc_depth);
     return -1;
   }
-  pl->mcs = ceil_div(g->m, pl->mt);
+  pl->mcs = fw_ceil_div(g->m, pl->mt);
   pl->tiles = (uint64_t)pl->mcs * pl->kts * pl->nts;
   const uint32_t per_tile = 2 * pl->mx + 1; /* a tile's compute commands: a load and a matmul per MXU, a wait */
   if (pl->tiles * per_tile > chip->queue_depth) {
@@ -269,12 +269,12 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
   x->o_line[0] = x->a_line[1] + pl->kp * mt + spare, x->o_line[1] = x->o_line[0] + pl->mx * mt;
   /* A transposing DMA is slow to start (it waits for the queue to drain, then for its HBM
    * rows), so A^T comes in as few as can be: 2C rows of the panel each. */
-  x->per_sub = g->a_transposed ? ceil_div(mt, 2 * chip->cols) : pl->nts;
+  x->per_sub = g->a_transposed ? fw_ceil_div(mt, 2 * chip->cols) : pl->nts;
   x->ldc = (g->n + 1) & ~1u;
   /* While sub-block 0 comes in, the MXU has nothing else to do: the first tiles take each
    * of its chunks in turn (their weights stay in VMEM, one buffer left for the DMA to fill).
    * Worth it when the sub-block takes several DMAs and the panel several K tiles. */
-  pl->pro = g->a_transposed && x->per_sub >= 2 && panel_tiles(pl, 0) >= 2 ? min_u32(pl->lead, NW - 1) : 1;
+  pl->pro = g->a_transposed && x->per_sub >= 2 && panel_tiles(pl, 0) >= 2 ? fw_min_u32(pl->lead, NW - 1) : 1;
   return 0;
 }
 
@@ -285,7 +285,7 @@ static void write_back(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *ch
   const fw_gemm_args_t *g = x->g;
   const uint32_t C = chip->cols, mt = x->pl.mt, act = active(&x->pl, b->nt);
   for (uint32_t u = 0; u < act; u++) {
-    const uint32_t ct = b->nt * x->pl.mx + u, cols_out = min_u32(C, g->n - ct * C);
+    const uint32_t ct = b->nt * x->pl.mx + u, cols_out = fw_min_u32(C, g->n - ct * C);
     const uint32_t line = x->o_line[b->oblock % 2] + u * mt + lo;
     const unsigned s = u + 1 == act ? sem : ISA_SEM_NONE;
     if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
@@ -311,7 +311,7 @@ static uint32_t first_pass_due(const gemm_t *x, int64_t i) {
   const uint32_t subs = panel_tiles(pl, 0), per = x->per_sub;
   if (i + 1 < (int64_t)pl->pro) return 0;
   const uint32_t kk = (uint32_t)i / pl->lead, j = (uint32_t)i % pl->lead;
-  return min_u32(subs * per, (kk + 1) * per + (uint32_t)spread(j + 1, per, pl->lead, T_BATCH));
+  return fw_min_u32(subs * per, (kk + 1) * per + (uint32_t)spread(j + 1, per, pl->lead, T_BATCH));
 }
 
 /* The pieces [lo, hi) of the next panel (its first tile: next) that iteration t loads: they
@@ -325,7 +325,7 @@ static bool next_panel_share(const gemm_t *x, uint64_t t, const tile_t *tl, tile
   if (next_start >= pl->tiles) return false;
   *next = tile_of(pl, next_start);
   const uint64_t pieces = (uint64_t)next->kpn * x->per_sub, here = (uint64_t)tl->kpn * pl->nts;
-  const uint64_t skip = x->g->a_transposed ? min_u32(NW, (uint32_t)here - 1) : 0;
+  const uint64_t skip = x->g->a_transposed ? fw_min_u32(NW, (uint32_t)here - 1) : 0;
   if (tl->i < skip) return false;
   *lo = spread(tl->i - skip, pieces, here - skip, 1);
   *hi = spread(tl->i + 1 - skip, pieces, here - skip, 1);
@@ -362,14 +362,14 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
   const plan_t *pl = &x->pl;
   const uint32_t R = chip->rows, C = chip->cols;
   const uint32_t spacing = panel_tiles(pl, pl->kps - 1);
-  const uint32_t wb_delay = spacing == 1 ? 2 : min_u32(NW + 1, spacing + 1);
+  const uint32_t wb_delay = spacing == 1 ? 2 : fw_min_u32(NW + 1, spacing + 1);
   for (uint64_t t = 0; t < pl->tiles + wb_delay; t++) {
     if (t >= NW && t < pl->tiles) fw_sem_wait(dq, SEM_W_FREE + t % NW, 1);
     if (t < pl->tiles) {
       tile_t tl = tile_of(pl, t);
       for (uint32_t u = 0; u < active(pl, tl.nt); u++) { /* a weight tile per MXU, each signalling once */
         const uint32_t ct = tl.nt * pl->mx + u, w_line = x->w_line[t % NW] + u * R;
-        uint32_t krows = min_u32(R, g->k - tl.kt * R), cols = min_u32(C, g->n - ct * C);
+        uint32_t krows = fw_min_u32(R, g->k - tl.kt * R), cols = fw_min_u32(C, g->n - ct * C);
         if (g->b_transposed) {
           /* line j is weight column j: B^T's row ct C + j, its K elements from kt R (the DMA
            * zero-fills past them); columns beyond N are zero lines */
@@ -389,9 +389,9 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
     if (t >= wb_delay) {
       tile_t b;
       if (!stored_block(x, t - wb_delay, &b)) continue;
-      uint32_t rows = rows_of(x, &b), step = t - wb_delay + 1 == pl->tiles ? ceil_div(rows, LAST_PIECES) : rows;
+      uint32_t rows = rows_of(x, &b), step = t - wb_delay + 1 == pl->tiles ? fw_ceil_div(rows, LAST_PIECES) : rows;
       for (uint32_t lo = 0; lo < rows; lo += step) {
-        uint32_t n = min_u32(step, rows - lo);
+        uint32_t n = fw_min_u32(step, rows - lo);
         fw_sem_wait(dq, SEM_OUT_READY, 1);
         write_back(dq, x, chip, &b, lo, n, lo + n == rows ? SEM_OUT_FREE + b.oblock % 2 : ISA_SEM_NONE);
       }
@@ -414,9 +414,9 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
 static void store_block(fw_prog_t *cq, const gemm_t *x, const tile_t *tl, bool last) {
   const fw_gemm_args_t *g = x->g;
   if (tl->oblock >= 2) fw_sem_wait(cq, SEM_OUT_FREE + tl->oblock % 2, 1);
-  const uint32_t rows = rows_of(x, tl), step = last ? ceil_div(rows, LAST_PIECES) : rows, act = active(&x->pl, tl->nt);
+  const uint32_t rows = rows_of(x, tl), step = last ? fw_ceil_div(rows, LAST_PIECES) : rows, act = active(&x->pl, tl->nt);
   for (uint32_t lo = 0; lo < rows; lo += step) {
-    uint32_t n = min_u32(step, rows - lo), line = x->o_line[tl->oblock % 2] + lo;
+    uint32_t n = fw_min_u32(step, rows - lo), line = x->o_line[tl->oblock % 2] + lo;
     for (uint32_t u = 0; u < act; u++) { /* every MXU's rows first: a VEC waits for the stores before it */
       fw_mxu_select(cq, u);
       fw_mxu_store(cq, acc_of(x, tl) + lo, n, line + u * x->pl.mt);
@@ -464,7 +464,7 @@ static void first_sub_block(fw_prog_t *cq, const gemm_t *x) {
     for (uint32_t j = 0; j < pl->pro; j++) {
       tile_t tl = tile_of(pl, j);
       load_weights(cq, x, j, &tl);
-      matmul(cq, x, &tl, x->a_line[0] + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, false);
+      matmul(cq, x, &tl, x->a_line[0] + lo, fw_min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, false);
     }
   }
   for (uint32_t j = 0; j + 1 < pl->pro; j++) fw_sem_signal(cq, SEM_W_FREE + j, 1);
@@ -515,7 +515,7 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
       uint32_t rows = rows_of(x, &tl), chunk = chunk_rows(x, rows);
       for (uint32_t lo = 0; lo < rows; lo += chunk) {
         fw_sem_wait(cq, SEM_A_READY, 1);
-        matmul(cq, x, &tl, x->a_line[0] + tl.kk * mt + lo, min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, tl.kt > 0);
+        matmul(cq, x, &tl, x->a_line[0] + tl.kk * mt + lo, fw_min_u32(chunk, rows - lo), acc_of(x, &tl) + lo, tl.kt > 0);
       }
     } else {
       matmul(cq, x, &tl, x->a_line[tl.ablock % 2] + tl.kk * mt, rows_of(x, &tl), acc_of(x, &tl), tl.kt > 0);
@@ -530,8 +530,8 @@ static void compute_program(fw_prog_t *cq, const gemm_t *x) {
 
 void fw_gemm_core_rows(uint32_t m, uint32_t cores, uint32_t c, uint32_t *lo, uint32_t *hi) {
   /* rows split at even boundaries: an even first row keeps A^T's column offset 4-byte aligned */
-  *lo = c == 0 ? 0 : min_u32(m, (uint32_t)((uint64_t)m * c / cores) & ~1u);
-  *hi = c + 1 == cores ? m : min_u32(m, (uint32_t)((uint64_t)m * (c + 1) / cores) & ~1u);
+  *lo = c == 0 ? 0 : fw_min_u32(m, (uint32_t)((uint64_t)m * c / cores) & ~1u);
+  *hi = c + 1 == cores ? m : fw_min_u32(m, (uint32_t)((uint64_t)m * (c + 1) / cores) & ~1u);
 }
 
 uint32_t fw_gemm_max_core_rows(uint32_t m, uint32_t cores) {
@@ -576,13 +576,8 @@ int fw_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_t *cq,
     if (rc == 0) {
       dma_program(dq, &x, chip);
       compute_program(cq, &x);
-      if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
-        snprintf(err, errlen, "out of memory building the GEMM programs");
-        return -1;
-      }
-      if (cq->count <= chip->queue_depth && dq->count <= chip->queue_depth) return 0;
-      snprintf(err, errlen, "the GEMM needs %zu compute and %zu DMA commands; a queue holds %u",
-               cq->count - cq0, dq->count - dq0, chip->queue_depth);
+      if (fw_programs_fit(chip, cq, dq, "the GEMM", "", err, errlen) == 0) return 0;
+      if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) return -1;
       cq->count = cq0, dq->count = dq0;  /* drop them: the next try, or the caller's program as it was */
       cq->nmarks = marks0;
     }

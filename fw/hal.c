@@ -1,6 +1,7 @@
 /* hal: see hal.h. Every command is built field by field from the command table (fw/isa.def). */
 #include "fw/hal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,24 @@ void fw_prog_free(fw_prog_t *p) {
 }
 
 bool fw_prog_ok(const fw_prog_t *p) { return !p->oom; }
+
+int fw_programs_fit(const chip_geometry_t *chip, const fw_prog_t *compute, const fw_prog_t *dma, const char *what,
+                    const char *hint, char *err, size_t errlen) {
+  if ((compute && !fw_prog_ok(compute)) || !fw_prog_ok(dma)) {
+    snprintf(err, errlen, "out of memory building %s", what);
+    return -1;
+  }
+  if (compute && (compute->count > chip->queue_depth || dma->count > chip->queue_depth)) {
+    snprintf(err, errlen, "%s needs %zu compute and %zu DMA commands; a queue holds %u%s", what, compute->count,
+             dma->count, chip->queue_depth, hint);
+    return -1;
+  }
+  if (!compute && dma->count > chip->queue_depth) {
+    snprintf(err, errlen, "%s needs %zu DMA commands; a queue holds %u%s", what, dma->count, chip->queue_depth, hint);
+    return -1;
+  }
+  return 0;
+}
 
 void fw_prog_mark(fw_prog_t *p, const char *name) {
   if (p->nmarks && p->marks[p->nmarks - 1].at == p->count) p->nmarks--;

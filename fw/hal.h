@@ -54,6 +54,14 @@ void fw_prog_init(fw_prog_t *p);
 void fw_prog_free(fw_prog_t *p);
 bool fw_prog_ok(const fw_prog_t *p);
 
+/* The one check every kernel builder makes of what it built: 0 when no allocation failed and
+ * each program fits a queue of the chip; else -1 with "out of memory building <what>" or
+ * "<what> needs N compute and M DMA commands; a queue holds D<hint>" (hint: how to make it fit,
+ * e.g. " (use larger chunks)", or ""). `compute` may be NULL (a DMA-only kernel): then
+ * "<what> needs M DMA commands". Counts are the programs' whole lengths (what the queue holds). */
+int fw_programs_fit(const chip_geometry_t *chip, const fw_prog_t *compute, const fw_prog_t *dma, const char *what,
+                    const char *hint, char *err, size_t errlen);
+
 /* The commands appended from here on are phase `name` of the kernel (up to FW_PROG_MARKS a
  * program; a mark at the same place replaces the one before). No command: the profile reads it. */
 void fw_prog_mark(fw_prog_t *p, const char *name);

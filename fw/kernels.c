@@ -3,12 +3,13 @@
 
 #include <stdio.h>
 
+#include "fw/fw_util.h"
+
 enum {
   SEM_IN_READY = FW_SEMS_STREAM, SEM_IN_FREE = SEM_IN_READY + 2, SEM_OUT_READY = SEM_IN_FREE + 2,
   SEM_OUT_FREE = SEM_OUT_READY + 1, SEM_DONE = SEM_OUT_FREE + 2
 };
 
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 /* Chunk c of a stream of `bytes` bytes in lines of `line` bytes, `chunk_lines` lines a chunk:
  * full lines, then the last line's bytes (0 if none). */
@@ -19,7 +20,7 @@ typedef struct {
 static chunk_t chunk_of(uint32_t bytes, uint32_t line, uint32_t chunk_lines, uint32_t c) {
   chunk_t k;
   k.first_byte = c * chunk_lines * line;
-  uint32_t left = bytes - k.first_byte, span = min_u32(left, chunk_lines * line);
+  uint32_t left = bytes - k.first_byte, span = fw_min_u32(left, chunk_lines * line);
   k.full_lines = span / line;
   k.tail_bytes = span % line;
   return k;
@@ -48,11 +49,7 @@ int fw_elementwise(const chip_geometry_t *chip, isa_vec_op_t op, uint32_t a, uin
     return -1;
   }
   /* VMEM: two chunks of a, b and out each */
-  const uint32_t cl = min_u32(256, chip->vmem_lines / 6), chunks = (bytes + cl * line - 1) / (cl * line);
-  if (4 * (uint64_t)chunks + 8 > chip->queue_depth) {
-    snprintf(err, errlen, "%u elements need %u chunks; the queues hold %u commands", count, chunks, chip->queue_depth);
-    return -1;
-  }
+  const uint32_t cl = fw_min_u32(256, chip->vmem_lines / 6), chunks = (bytes + cl * line - 1) / (cl * line);
   for (uint32_t c = 0; c < chunks; c++) {
     chunk_t k = chunk_of(bytes, line, cl, c);
     uint32_t buf = c % 2, lines = k.full_lines + (k.tail_bytes != 0);
@@ -83,25 +80,19 @@ int fw_elementwise(const chip_geometry_t *chip, isa_vec_op_t op, uint32_t a, uin
   fw_sem_wait(dq, SEM_OUT_FREE, chunks >= 2 ? 2 : 1);
   fw_halt(dq);
   fw_halt(cq);
-  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
-    snprintf(err, errlen, "out of memory building the programs");
-    return -1;
-  }
-  return 0;
+  char what[64];
+  snprintf(what, sizeof what, "the element-wise kernel of %u elements (%u chunks)", count, chunks);
+  return fw_programs_fit(chip, cq, dq, what, "", err, errlen);
 }
 
 int fw_copy_local(const chip_geometry_t *chip, uint32_t src, uint32_t dst, uint32_t bytes, fw_prog_t *dq, char *err,
                   size_t errlen) {
-  const uint32_t line = 4 * chip->cols, cl = min_u32(256, chip->vmem_lines / 2);
+  const uint32_t line = 4 * chip->cols, cl = fw_min_u32(256, chip->vmem_lines / 2);
   if (bytes == 0 || bytes % 4 || (src | dst) % 4) {
     snprintf(err, errlen, "copies move a nonzero multiple of 4 bytes between 4-byte aligned addresses");
     return -1;
   }
   const uint32_t chunks = (bytes + cl * line - 1) / (cl * line);
-  if (2 * (uint64_t)chunks + 4 > chip->queue_depth) {
-    snprintf(err, errlen, "%u bytes need %u chunks; the queue holds %u commands", bytes, chunks, chip->queue_depth);
-    return -1;
-  }
   /* DMAs of one queue take effect in order, so a chunk's store follows its load, and the
    * next load into the same lines waits until that store has read them. */
   for (uint32_t c = 0; c < chunks; c++) {
@@ -111,21 +102,19 @@ int fw_copy_local(const chip_geometry_t *chip, uint32_t src, uint32_t dst, uint3
   }
   fw_fence(dq);
   fw_halt(dq);
-  return fw_prog_ok(dq) ? 0 : -1;
+  char what[64];
+  snprintf(what, sizeof what, "the copy of %u bytes (%u chunks)", bytes, chunks);
+  return fw_programs_fit(chip, NULL, dq, what, "", err, errlen);
 }
 
 int fw_copy_remote(const chip_geometry_t *chip, unsigned sx, unsigned sy, unsigned x, unsigned y, uint32_t src,
                    uint32_t dst, uint32_t bytes, fw_prog_t *sender, fw_prog_t *receiver, char *err, size_t errlen) {
-  const uint32_t line = 4 * chip->cols, cl = min_u32(256, (chip->vmem_lines - 1) / 2), ack_line = 2 * cl;
+  const uint32_t line = 4 * chip->cols, cl = fw_min_u32(256, (chip->vmem_lines - 1) / 2), ack_line = 2 * cl;
   if (bytes == 0 || bytes % 4 || (src | dst) % 4) {
     snprintf(err, errlen, "copies move a nonzero multiple of 4 bytes between 4-byte aligned addresses");
     return -1;
   }
   const uint32_t chunks = (bytes + cl * line - 1) / (cl * line);
-  if (4 * (uint64_t)chunks + 4 > chip->queue_depth) {
-    snprintf(err, errlen, "%u bytes need %u chunks; the queues hold %u commands", bytes, chunks, chip->queue_depth);
-    return -1;
-  }
   /* Lines travel whole; the receiver writes back only the bytes that belong to the copy.
    * Per chunk (two buffers on each side): the sender loads it, waits until the receiver has
    * acknowledged the chunk that last used this buffer, sends it (every line adds 1 on the
@@ -149,5 +138,9 @@ int fw_copy_remote(const chip_geometry_t *chip, unsigned sx, unsigned sy, unsign
   fw_halt(sender);
   fw_fence(receiver);
   fw_halt(receiver);
-  return fw_prog_ok(sender) && fw_prog_ok(receiver) ? 0 : -1;
+  char what[64];
+  snprintf(what, sizeof what, "the remote copy of %u bytes (%u chunks): the sender", bytes, chunks);
+  if (fw_programs_fit(chip, NULL, sender, what, "", err, errlen)) return -1;
+  snprintf(what, sizeof what, "the remote copy of %u bytes (%u chunks): the receiver", bytes, chunks);
+  return fw_programs_fit(chip, NULL, receiver, what, "", err, errlen);
 }

@@ -3,16 +3,17 @@
 
 #include <stdio.h>
 
+#include "fw/fw_util.h"
+
 /* Semaphores: a chunk landed in buffer b (DMA -> compute), buffer b read (compute -> DMA),
  * the result ready (compute -> DMA). */
 enum { SEM_LOADED = FW_SEMS_STREAM, SEM_FREE = SEM_LOADED + 2, SEM_DONE = SEM_FREE + 2 };
 
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 uint32_t fw_line_sum_chunk(const chip_geometry_t *chip, const fw_line_sum_args_t *a) {
   if (a->chunk_lines) return a->chunk_lines;
   uint32_t room = chip->vmem_lines > a->vmem_line + 1 ? (chip->vmem_lines - a->vmem_line - 1) / 2 : 0;
-  return min_u32(min_u32(256, room), a->rows);
+  return fw_min_u32(fw_min_u32(256, room), a->rows);
 }
 
 uint32_t fw_line_sum_result_line(const chip_geometry_t *chip, const fw_line_sum_args_t *a) {
@@ -46,7 +47,7 @@ int fw_line_sum(const chip_geometry_t *chip, const fw_line_sum_args_t *a, fw_pro
   }
   const uint32_t chunks = (a->rows + chunk - 1) / chunk;
   for (uint32_t c = 0; c < chunks; c++) {
-    const uint32_t b = c % 2, buf = a->vmem_line + b * chunk, n = min_u32(chunk, a->rows - c * chunk);
+    const uint32_t b = c % 2, buf = a->vmem_line + b * chunk, n = fw_min_u32(chunk, a->rows - c * chunk);
     /* DMA queue: load chunk c into buffer b once the chunk before it there has been summed */
     if (c >= 2) fw_sem_wait(dq, SEM_FREE + b, 1);
     fw_dma_hbm_to_vmem(dq, SEM_LOADED + b, 1, a->src + c * chunk * line_bytes, line_bytes, buf, n, line_bytes);
@@ -64,14 +65,7 @@ int fw_line_sum(const chip_geometry_t *chip, const fw_line_sum_args_t *a, fw_pro
    * chunks'), so every semaphore is back at zero */
   fw_sem_wait(dq, SEM_DONE, 1);
   for (uint32_t c = chunks >= 2 ? chunks - 2 : 0; c < chunks; c++) fw_sem_wait(dq, SEM_FREE + c % 2, 1);
-  if (!fw_prog_ok(cq) || !fw_prog_ok(dq)) {
-    snprintf(err, errlen, "out of memory building the line_sum programs");
-    return -1;
-  }
-  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "line_sum of %u rows needs %zu compute and %zu DMA commands; a queue holds %u (use larger "
-             "chunks)", a->rows, cq->count, dq->count, chip->queue_depth);
-    return -1;
-  }
-  return 0;
+  char what[48];
+  snprintf(what, sizeof what, "line_sum of %u rows", a->rows);
+  return fw_programs_fit(chip, cq, dq, what, " (use larger chunks)", err, errlen);
 }

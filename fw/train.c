@@ -5,14 +5,12 @@
 #include <string.h>
 
 #include "fw/collective.h"
+#include "fw/fw_util.h"
 
 /* Hand-over semaphores (fw/hal.h): ordered streams of tokens (a SEM_SIGNAL counts once the
  * queue's earlier work is done, and each side waits for them in the order they are given). */
 enum { SEM_TO_COMPUTE = FW_SEM_TRAIN_TO_COMPUTE, SEM_TO_DMA = FW_SEM_TRAIN_TO_DMA };
 
-static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-static uint32_t round_up(uint32_t a, uint32_t b) { return ceil_div(a, b) * b; }
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 static void group_of(const fw_slice_t *s, const fw_train_net_t *n, unsigned x, unsigned y, fw_train_place_t *pc) {
   const unsigned i = (y - s->y0) * s->w + (x - s->x0);
@@ -46,7 +44,7 @@ static bool torus2d_fits(const fw_slice_t *g) {
 
 static fw_coll_args_t allreduce(uint32_t line, uint32_t lines, const fw_slice_t *g) {
   const unsigned n = g->w > g->h ? g->w : g->h;
-  uint32_t seg = ceil_div(lines, 4 * n);
+  uint32_t seg = fw_ceil_div(lines, 4 * n);
   uint32_t chunk = seg < 1 ? 1 : seg > 64 ? 64 : seg;
   return (fw_coll_args_t){FW_COLL_ALLREDUCE, torus2d_fits(g) ? FW_COLL_TORUS2D : FW_COLL_RING, line, lines, chunk, 0,
                           false};
@@ -59,10 +57,9 @@ static uint32_t take(uint32_t *next, uint32_t lines) {
   return at;
 }
 
-int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, unsigned examples,
-                  fw_train_plan_t *pl, char *err, size_t errlen) {
-  memset(pl, 0, sizeof *pl);
-  pl->net = *net;
+/* The layout's rules: what the network, the slice and the chip must satisfy. */
+static int check_run(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, unsigned examples,
+                     char *err, size_t errlen) {
   const unsigned C = chip->cols, chips = s->w * s->h;
   if (chip->rows != chip->cols) {
     snprintf(err, errlen, "training needs a square MXU (its backward pass loads weights transposed), not %ux%u",
@@ -106,6 +103,14 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     snprintf(err, errlen, "%u training examples are fewer than one batch of %u", examples, net->batch);
     return -1;
   }
+  return 0;
+}
+
+/* The sizes: examples per chip and core, padded dimensions, each layer's parameter lines; a
+ * GEMM's two output tiles must fit the accumulator. */
+static int plan_sizes(const chip_geometry_t *chip, const fw_train_net_t *net, unsigned examples, fw_train_plan_t *pl,
+                      char *err, size_t errlen) {
+  const unsigned C = chip->cols;
   pl->lanes = C;
   pl->mxus = isa_geometry_mxus(chip);
   pl->examples = examples;
@@ -116,11 +121,11 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   }
   pl->b = net->batch / net->dp;
   pl->bc = pl->b / pl->cores;
-  pl->bp = round_up(pl->bc, C);
-  pl->fp = round_up(net->features, C);
-  pl->hp = round_up(net->hidden, C);
+  pl->bp = fw_round_up(pl->bc, C);
+  pl->fp = fw_round_up(net->features, C);
+  pl->hp = fw_round_up(net->hidden, C);
   pl->hm = net->hidden / net->mp;
-  pl->hmp = round_up(pl->hm, C);
+  pl->hmp = fw_round_up(pl->hm, C);
   const unsigned ks[3] = {net->features, net->hidden, pl->hm}, kps[3] = {pl->fp, pl->hp, pl->hmp};
   const unsigned ns[3] = {net->hidden, pl->hm, net->classes}, nbs[3] = {pl->hp / C, pl->hmp / C, 1};
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
@@ -139,8 +144,12 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
                gemms[i].what, gemms[i].rows, 2 * gemms[i].rows, chip->acc_depth, chip->acc_depth / 2 / C * C);
       return -1;
     }
+  return 0;
+}
 
-  /* HBM, in bytes: each region a whole number of lines; 64-bit sums, checked before use */
+/* HBM, in bytes: each region a whole number of lines; 64-bit sums, checked before use. */
+static int plan_hbm(const fw_train_net_t *net, unsigned examples, fw_train_plan_t *pl, char *err, size_t errlen) {
+  const unsigned C = pl->lanes;
   const uint64_t lb = 4ull * C;
   uint64_t at = 0, addr[9];
   const uint64_t sizes[9] = {lb, lb, (uint64_t)pl->param_lines * lb, (uint64_t)pl->b * lb,
@@ -160,9 +169,15 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   pl->hbm_zero = (uint32_t)addr[0], pl->hbm_consts = (uint32_t)addr[1], pl->hbm_params = (uint32_t)addr[2];
   pl->hbm_probs = (uint32_t)addr[3], pl->hbm_a1 = (uint32_t)addr[4], pl->hbm_a2 = (uint32_t)addr[5];
   pl->hbm_x = (uint32_t)addr[6], pl->hbm_y = (uint32_t)addr[7], pl->hbm_peer = (uint32_t)addr[8];
+  return 0;
+}
 
-  /* VMEM, in lines. Batch-indexed blocks are bp lines apart (rows b .. bp - 1 stay zero, as
-   * the MXU reads whole tiles of the gradients); weight blocks kp lines apart. */
+/* VMEM, in lines. Batch-indexed blocks are bp lines apart (rows b .. bp - 1 stay zero, as
+ * the MXU reads whole tiles of the gradients); weight blocks kp lines apart. The all-reduces'
+ * buffers are followed by their scratch lines, and must suit their groups. */
+static int plan_vmem(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, fw_train_plan_t *pl,
+                     char *err, size_t errlen) {
+  const unsigned C = pl->lanes;
   uint32_t v = 0;
   const unsigned dpn = net->dp, mpn = net->mp, bp = pl->bp;
   fw_train_place_t pc;
@@ -182,7 +197,7 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     pl->v_wb[l] = take(&v, pl->layer[l].nb * pl->layer[l].kp);
     pl->v_bb[l] = take(&v, pl->layer[l].nb * bp);
   }
-  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = ceil_div(pl->bc, C);
+  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = fw_ceil_div(pl->bc, C);
   pl->v_mask = take(&v, bp);
   pl->v_x = take(&v, (pl->fp / C) * bp);
   pl->v_y = take(&v, bp);
@@ -225,7 +240,13 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
   if (mpn > 1 && (fw_coll_check(chip, &pc.mp_group, &pl->mp_fwd, err, errlen) ||
                   fw_coll_check(chip, &pc.mp_group, &pl->mp_bwd, err, errlen)))
     return -1;
-  /* every chip's step programs must fit its queues: build them once now, before anything runs */
+  return 0;
+}
+
+/* Every chip's step programs must fit its queues: build them once now, before anything runs. */
+static int trial_build(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_plan_t *pl, char *err,
+                       size_t errlen) {
+  const unsigned chips = s->w * s->h;
   int rc = 0;
   for (unsigned i = 0; i < chips && rc == 0; i++) {
     fw_prog_t cq[FW_TRAIN_MAX_CORES], dq[FW_TRAIN_MAX_CORES];
@@ -234,6 +255,16 @@ int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_tra
     for (unsigned c = 0; c < FW_TRAIN_MAX_CORES; c++) fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
   }
   return rc;
+}
+
+int fw_train_plan(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, unsigned examples,
+                  fw_train_plan_t *pl, char *err, size_t errlen) {
+  memset(pl, 0, sizeof *pl);
+  pl->net = *net;
+  if (check_run(chip, s, net, examples, err, errlen) || plan_sizes(chip, net, examples, pl, err, errlen) ||
+      plan_hbm(net, examples, pl, err, errlen) || plan_vmem(chip, s, net, pl, err, errlen))
+    return -1;
+  return trial_build(chip, s, pl, err, errlen);
 }
 
 uint64_t fw_train_macs(const fw_train_plan_t *pl) {
@@ -265,7 +296,7 @@ void fw_train_unpack(const fw_train_plan_t *pl, unsigned layer, const uint32_t *
 /* Copies line `src` into `rows` lines from dst by doubling (log2 rows VEC COPYs). */
 static void broadcast_line(fw_prog_t *cq, uint32_t src, uint32_t dst, uint32_t rows) {
   fw_vec(cq, ISA_VEC_COPY, src, src, dst, 1, 0);
-  for (uint32_t have = 1; have < rows; have *= 2) fw_vec(cq, ISA_VEC_COPY, dst, dst, dst + have, min_u32(have, rows - have), 0);
+  for (uint32_t have = 1; have < rows; have *= 2) fw_vec(cq, ISA_VEC_COPY, dst, dst, dst + have, fw_min_u32(have, rows - have), 0);
 }
 
 /* A VEC over nb blocks of b lines, bp lines apart (pad rows untouched). */
@@ -284,7 +315,7 @@ static void vec_blocks(fw_prog_t *cq, const fw_train_plan_t *pl, isa_vec_op_t op
 static void vgemm(fw_prog_t *cq, unsigned mxus, unsigned m, unsigned kts, unsigned nts, uint32_t act, uint32_t astride,
                   uint32_t w, uint32_t wk, uint32_t wn, bool transposed, uint32_t out, uint32_t ostride) {
   for (unsigned g = 0; g * mxus < nts; g++) {
-    const unsigned first = g * mxus, in_group = min_u32(mxus, nts - first);
+    const unsigned first = g * mxus, in_group = fw_min_u32(mxus, nts - first);
     const uint32_t acc = (g % 2) * m;
     for (unsigned kt = 0; kt < kts; kt++)
       for (unsigned u = 0; u < in_group; u++) {
@@ -317,7 +348,7 @@ static void weight_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l
                             uint32_t dzb) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->mxus, ly->kp, ceil_div(pl->bc, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
+  vgemm(cq, pl->mxus, ly->kp, fw_ceil_div(pl->bc, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
   for (unsigned nt = 0; nt < ly->nb; nt++)
     fw_vec(cq, ISA_VEC_SUM_LINES, dz + nt * pl->bp, dz + nt * pl->bp, pl->v_grad[l] + ly->nb * ly->kp + nt, pl->bc, 0);
 }
@@ -388,7 +419,7 @@ static void hand_over(fw_prog_t *dq, const fw_train_plan_t *pl, unsigned x, unsi
                       unsigned other, uint32_t line, uint32_t hbm, uint32_t lines) {
   const uint32_t lb = 4 * pl->lanes, part = part_lines(lines);
   for (uint32_t at = 0; at < lines; at += part) {
-    const uint32_t n = min_u32(part, lines - at);
+    const uint32_t n = fw_min_u32(part, lines - at);
     fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, line + at, hbm + at * lb, lb, n, lb);
     fw_fence(dq);
     fw_rdma_core(dq, other);
@@ -402,7 +433,7 @@ static void take_over(fw_prog_t *dq, const fw_train_plan_t *pl, uint32_t hbm, ui
   const uint32_t lb = 4 * pl->lanes, part = part_lines(lines);
   for (uint32_t at = 0; at < lines; at += part) {
     fw_sem_wait(dq, FW_SEM_TRAIN_PEER, 1);
-    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, hbm + at * lb, lb, line + at, min_u32(part, lines - at), lb);
+    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, hbm + at * lb, lb, line + at, fw_min_u32(part, lines - at), lb);
   }
 }
 
@@ -420,104 +451,118 @@ static void take_peer_grads(fw_prog_t *p, const fw_train_plan_t *pl, unsigned l)
   fw_vec(p, ISA_VEC_ADD, pl->v_grad[l], pl->v_peer[l], pl->v_grad[l], pl->layer[l].lines, 0);
 }
 
-static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, const fw_slice_t *s, unsigned x,
-                     unsigned y, unsigned core, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
-                     char *err, size_t errlen) {
-  fw_train_place_t pc;
-  group_of(s, &pl->net, x, y, &pc);
-  const unsigned C = pl->lanes, b = pl->bc, bp = pl->bp, bts = ceil_div(b, C), lb = 4 * C;
-  const fw_train_layer_t *L = pl->layer;
-  const bool compute = mode != FW_TRAIN_COMM_ONLY, comm = mode != FW_TRAIN_COMPUTE_ONLY;
-  /* core 0 combines the cores' gradients, all-reduces them over the data-parallel group and
-   * updates the parameters, which it then hands to core 1 */
-  const bool lead = core == 0, peer = comm && pl->cores > 1;
-  const bool dp = comm && lead && pl->net.dp > 1, mp = comm && pl->net.mp > 1;
-  const bool grad_token = lead ? dp : peer; /* the DMA queue acts on each layer's gradients */
-  const unsigned ex = first + (pc.dp_rank * pl->cores + core) * b;
-  const uint32_t hbm_a1 = pl->hbm_a1 + core * b * 2 * pl->hp, hbm_a2 = pl->hbm_a2 + core * b * 2 * pl->hmp;
-  if (first > pl->examples - pl->net.batch) {
-    snprintf(err, errlen, "examples %u .. %u are not all in HBM (%u)", first, first + pl->net.batch - 1, pl->examples);
-    return -1;
-  }
-  fw_rdma_core(dq, core); /* the model-parallel all-reduces are among the chips' same cores */
-  /* collectives: built into side programs; their compute parts are placed below */
-  fw_prog_t c_mpf, c_dp[FW_TRAIN_LAYERS], c_mpb, work;
-  fw_prog_init(&c_mpf), fw_prog_init(&c_mpb), fw_prog_init(&work);
-  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_init(&c_dp[l]);
-  int rc = -1;
+/* One core's step, as its builders share it: where it is, what it does this step, and the
+ * collectives' side programs (built with the DMA queue; their compute parts placed by the
+ * compute queue's phases). */
+typedef struct {
+  const chip_geometry_t *chip;
+  const fw_train_plan_t *pl;
+  fw_train_place_t place;
+  unsigned x, y, core;
+  unsigned examples_per_core, batch_tiles;  /* pl->bc, and its tiles of C examples */
+  uint32_t line_bytes;
+  bool compute, lead, peer;                  /* computes; is core 0; hands lines to the other core */
+  bool dp, mp, grad_token;                   /* all-reduces over dp, over mp; the DMA queue acts on gradients */
+  unsigned first_example;                    /* this core's first example in HBM */
+  uint32_t hbm_a1, hbm_a2;                   /* this core's activations' bf16 copies */
+  fw_prog_t mp_forward, dp_layer[FW_TRAIN_LAYERS], mp_backward, work;
+} core_step_t;
 
-  /* ---- DMA queue: this step's examples, their transpose, the activations' transposes */
-  if (compute) {
-    for (unsigned kt = 0; kt < pl->fp / C; kt++)
-      fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_x + ex * 2 * pl->fp + kt * 2 * C, 2 * pl->fp, pl->v_x + kt * bp, b,
-                         2 * C);
-    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_y + ex * lb, lb, pl->v_y, b, lb);
-    fw_sem_signal(dq, SEM_TO_COMPUTE, 1); /* token 0: X and Y */
-    /* transposes: a batch tile of C examples at a time, 2C features (a line's bytes) a DMA */
-    const struct { uint32_t hbm, pitch, width, line; } tr[3] = {
-        {pl->hbm_x + ex * 2 * pl->fp, 2 * pl->fp, pl->fp, pl->v_xt},
-        {hbm_a1, 2 * pl->hp, pl->hp, pl->v_a1t},
-        {hbm_a2, 2 * pl->hmp, pl->hmp, pl->v_a2t}};
-    for (unsigned t = 0; t < 3; t++) {
-      if (t > 0) { /* token from compute: the activations' bf16 lines exist; write them as rows */
-        const uint32_t src = t == 1 ? pl->v_a1b : pl->v_a2b;
-        const unsigned nb = t == 1 ? L[0].nb : L[1].nb;
-        fw_sem_wait(dq, SEM_TO_DMA, 1);
-        for (unsigned nt = 0; nt < nb; nt++)
-          fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, src + nt * bp, tr[t].hbm + nt * 2 * C, tr[t].pitch, b, 2 * C);
-      }
-      for (unsigned bt = 0; bt < bts; bt++)
-        for (unsigned f = 0; f < tr[t].width; f += 2 * C)
-          fw_dma_hbm_to_vmem_transposed(dq, ISA_SEM_NONE, 0, tr[t].hbm + bt * C * tr[t].pitch + 2 * f, tr[t].pitch,
-                                        tr[t].line + bt * tr[t].width + f, min_u32(C, b - bt * C),
-                                        2 * min_u32(2 * C, tr[t].width - f));
-      fw_sem_signal(dq, SEM_TO_COMPUTE, 1); /* tokens 1, 2, 3: X^T, A1^T, A2^T */
+/* DMA queue: this step's examples, their transpose, the activations' transposes. */
+static void dma_inputs(const core_step_t *st, fw_prog_t *dq) {
+  const fw_train_plan_t *pl = st->pl;
+  const unsigned C = pl->lanes, b = st->examples_per_core, bp = pl->bp, ex = st->first_example;
+  const uint32_t lb = st->line_bytes;
+  for (unsigned kt = 0; kt < pl->fp / C; kt++)
+    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_x + ex * 2 * pl->fp + kt * 2 * C, 2 * pl->fp, pl->v_x + kt * bp, b,
+                       2 * C);
+  fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_y + ex * lb, lb, pl->v_y, b, lb);
+  fw_sem_signal(dq, SEM_TO_COMPUTE, 1); /* token 0: X and Y */
+  /* transposes: a batch tile of C examples at a time, 2C features (a line's bytes) a DMA */
+  const struct { uint32_t hbm, pitch, width, line; } tr[3] = {
+      {pl->hbm_x + ex * 2 * pl->fp, 2 * pl->fp, pl->fp, pl->v_xt},
+      {st->hbm_a1, 2 * pl->hp, pl->hp, pl->v_a1t},
+      {st->hbm_a2, 2 * pl->hmp, pl->hmp, pl->v_a2t}};
+  for (unsigned t = 0; t < 3; t++) {
+    if (t > 0) { /* token from compute: the activations' bf16 lines exist; write them as rows */
+      const uint32_t src = t == 1 ? pl->v_a1b : pl->v_a2b;
+      const unsigned nb = t == 1 ? pl->layer[0].nb : pl->layer[1].nb;
+      fw_sem_wait(dq, SEM_TO_DMA, 1);
+      for (unsigned nt = 0; nt < nb; nt++)
+        fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, src + nt * bp, tr[t].hbm + nt * 2 * C, tr[t].pitch, b, 2 * C);
     }
+    for (unsigned bt = 0; bt < st->batch_tiles; bt++)
+      for (unsigned f = 0; f < tr[t].width; f += 2 * C)
+        fw_dma_hbm_to_vmem_transposed(dq, ISA_SEM_NONE, 0, tr[t].hbm + bt * C * tr[t].pitch + 2 * f, tr[t].pitch,
+                                      tr[t].line + bt * tr[t].width + f, fw_min_u32(C, b - bt * C),
+                                      2 * fw_min_u32(2 * C, tr[t].width - f));
+    fw_sem_signal(dq, SEM_TO_COMPUTE, 1); /* tokens 1, 2, 3: X^T, A1^T, A2^T */
   }
-  /* then the collectives, in the order the compute queue runs them */
+}
+
+/* DMA queue: the collectives, in the order the compute queue runs them, and the hand-overs
+ * of core 1's gradients; then the results for the host once the update is done (core 0's new
+ * parameters, in HBM for the host, are core 1's too). */
+static int dma_collectives_and_results(core_step_t *st, fw_prog_t *dq, char *err, size_t errlen) {
+  const fw_train_plan_t *pl = st->pl;
+  const fw_train_place_t *pc = &st->place;
+  const unsigned x = st->x, y = st->y, core = st->core;
+  const bool lead = st->lead, peer = st->peer;
   for (int l = 2; l >= 0; l--) {
-    if (l == 2 && mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_fwd, x, y, &c_mpf, dq, err, errlen)) goto out;
-    if (l == 1 && mp && coll_dma_part(chip, &pc.mp_group, &pl->mp_bwd, x, y, &c_mpb, dq, err, errlen)) goto out;
+    if (l == 2 && st->mp && coll_dma_part(st->chip, &pc->mp_group, &pl->mp_fwd, x, y, &st->mp_forward, dq, err, errlen))
+      return -1;
+    if (l == 1 && st->mp && coll_dma_part(st->chip, &pc->mp_group, &pl->mp_bwd, x, y, &st->mp_backward, dq, err, errlen))
+      return -1;
     if (lead && peer) { /* core 1's gradients of layer l, once in HBM, into VMEM beside core 0's */
-      take_over(dq, pl, peer_hbm(pl, l), pl->v_peer[l], L[l].lines);
+      take_over(dq, pl, peer_hbm(pl, l), pl->v_peer[l], pl->layer[l].lines);
       fw_sem_signal(dq, SEM_TO_COMPUTE, 1);
     }
-    if (dp && coll_dma_part(chip, &pc.dp_group, &pl->dp_coll[l], x, y, &c_dp[l], dq, err, errlen)) goto out;
+    if (st->dp && coll_dma_part(st->chip, &pc->dp_group, &pl->dp_coll[l], x, y, &st->dp_layer[l], dq, err, errlen))
+      return -1;
     if (!lead && peer) { /* core 1: its gradients of layer l to core 0, through HBM */
       fw_sem_wait(dq, SEM_TO_DMA, 1);
-      hand_over(dq, pl, x, y, core, 0, pl->v_grad[l], peer_hbm(pl, l), L[l].lines);
+      hand_over(dq, pl, x, y, core, 0, pl->v_grad[l], peer_hbm(pl, l), pl->layer[l].lines);
     }
   }
-  /* the results for the host, once the update is done; core 0's new parameters (in HBM for the
-   * host) are core 1's too */
+  const uint32_t lb = st->line_bytes;
   fw_sem_wait(dq, SEM_TO_DMA, 1);
   if (lead && peer) /* the parameters for the host, and for core 1 */
     hand_over(dq, pl, x, y, core, 1, pl->v_params[0], pl->hbm_params, pl->param_lines);
-  else if (lead && compute)
+  else if (lead && st->compute)
     fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_params[0], pl->hbm_params, lb, pl->param_lines, lb);
-  if (compute) fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_p, pl->hbm_probs + core * b * lb, lb, b, lb);
+  if (st->compute)
+    fw_dma_vmem_to_hbm(dq, ISA_SEM_NONE, 0, pl->v_p, pl->hbm_probs + core * st->examples_per_core * lb, lb,
+                       st->examples_per_core, lb);
   if (peer && !lead) take_over(dq, pl, pl->hbm_params, pl->v_params[0], pl->param_lines);
   fw_fence(dq);
   fw_halt(dq);
+  return 0;
+}
 
-  /* ---- compute queue */
-  if (!compute) { /* the collectives alone, each handed its (stale) buffer */
-    const fw_prog_t *parts[5] = {&c_mpf, &c_dp[2], &c_mpb, &c_dp[1], &c_dp[0]};
-    const bool on[5] = {mp, grad_token, mp, grad_token, grad_token};
-    const int layer[5] = {-1, 2, -1, 1, 0};
-    for (unsigned i = 0; i < 5; i++) {
-      if (lead && peer && layer[i] >= 0) fw_sem_wait(cq, SEM_TO_COMPUTE, 1); /* core 1's gradients are here */
-      if (on[i]) {
-        fw_sem_signal(cq, SEM_TO_DMA, 1);
-        fw_prog_append(cq, parts[i], 0, parts[i]->count);
-      }
+/* Compute queue of the communication-only run: the collectives alone, each handed its (stale)
+ * buffer. */
+static void compute_collectives_only(const core_step_t *st, fw_prog_t *cq) {
+  const fw_prog_t *parts[5] = {&st->mp_forward, &st->dp_layer[2], &st->mp_backward, &st->dp_layer[1], &st->dp_layer[0]};
+  const bool on[5] = {st->mp, st->grad_token, st->mp, st->grad_token, st->grad_token};
+  const int layer[5] = {-1, 2, -1, 1, 0};
+  for (unsigned i = 0; i < 5; i++) {
+    if (st->lead && st->peer && layer[i] >= 0) fw_sem_wait(cq, SEM_TO_COMPUTE, 1); /* core 1's gradients are here */
+    if (on[i]) {
+      fw_sem_signal(cq, SEM_TO_DMA, 1);
+      fw_prog_append(cq, parts[i], 0, parts[i]->count);
     }
-    fw_sem_signal(cq, SEM_TO_DMA, 1);
-    fw_fence(cq);
-    fw_halt(cq);
-    goto done;
   }
-  /* bf16 weights for the MXU, biases broadcast over the batch */
+  fw_sem_signal(cq, SEM_TO_DMA, 1);
+  fw_fence(cq);
+  fw_halt(cq);
+}
+
+/* Compute queue, forward pass: bf16 weights for the MXU, biases broadcast over the batch;
+ * layer 1 (replicated over mp), layer 2 (this chip's columns), layer 3 (its rows), softmax. */
+static void compute_forward(const core_step_t *st, fw_prog_t *cq) {
+  const fw_train_plan_t *pl = st->pl;
+  const fw_train_layer_t *L = pl->layer;
+  const unsigned b = st->examples_per_core, bp = pl->bp;
   fw_prog_mark(cq, "forward");
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
     fw_vec(cq, ISA_VEC_TO_BF16, pl->v_params[l], pl->v_params[l], pl->v_wb[l], L[l].nb * L[l].kp, 0);
@@ -525,7 +570,6 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
       broadcast_line(cq, pl->v_params[l] + L[l].nb * L[l].kp + nt, pl->v_bb[l] + nt * bp, b);
   }
   fw_sem_wait(cq, SEM_TO_COMPUTE, 1); /* X, Y */
-  /* forward: layer 1 (replicated over mp), layer 2 (this chip's columns), layer 3 (its rows) */
   forward_gemm(cq, pl, 0, pl->v_x, pl->v_z1);
   vec_blocks(cq, pl, ISA_VEC_ADD, pl->v_z1, pl->v_bb[0], pl->v_z1, L[0].nb, 0);
   vec_blocks(cq, pl, ISA_VEC_RELU, pl->v_z1, pl->v_z1, pl->v_tmp, L[0].nb, 0);
@@ -537,9 +581,9 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
   vec_blocks(cq, pl, ISA_VEC_TO_BF16, pl->v_tmp, pl->v_tmp, pl->v_a2b, L[1].nb, 0);
   fw_sem_signal(cq, SEM_TO_DMA, 1); /* A2 */
   forward_gemm(cq, pl, 2, pl->v_a2b, pl->v_zp);
-  if (mp) { /* the partial logits summed over the model-parallel group */
+  if (st->mp) { /* the partial logits summed over the model-parallel group */
     fw_sem_signal(cq, SEM_TO_DMA, 1);
-    fw_prog_append(cq, &c_mpf, 0, c_mpf.count);
+    fw_prog_append(cq, &st->mp_forward, 0, st->mp_forward.count);
   }
   fw_vec(cq, ISA_VEC_ADD, pl->v_zp, pl->v_bb[2], pl->v_z3, b, 0);
   /* softmax; pad classes get -Inf from the mask */
@@ -550,7 +594,16 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
   fw_vec(cq, ISA_VEC_SUM_LANES, pl->v_e, pl->v_e, pl->v_sum, b, 0);
   fw_vec(cq, ISA_VEC_RECIP, pl->v_sum, pl->v_sum, pl->v_rcp, b, 0);
   fw_vec(cq, ISA_VEC_MUL, pl->v_e, pl->v_rcp, pl->v_p, b, 0);
-  /* backward: dZ3 = (P - Y) / batch */
+}
+
+/* Compute queue, backward pass: dZ3 = (P - Y) / batch, then each layer's input and weight
+ * gradients, the previous layer's all-reduce spread among its commands. */
+static void compute_backward(core_step_t *st, fw_prog_t *cq) {
+  const fw_train_plan_t *pl = st->pl;
+  const fw_train_layer_t *L = pl->layer;
+  const unsigned b = st->examples_per_core;
+  const bool combine = st->lead && st->peer; /* core 0 adds core 1's gradients */
+  fw_prog_t *work = &st->work;
   fw_prog_mark(cq, "backward");
   float inv = 1.0f / (float)pl->net.batch;
   uint32_t inv_bits;
@@ -562,60 +615,93 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
   /* layer 3: its input gradient first (the critical path), then its weight gradient */
   input_gradient(cq, pl, 2, pl->v_dz3b, pl->v_da2);
   weight_gradient(cq, pl, 2, pl->v_a2t, pl->v_dz3, pl->v_dz3b);
-  if (lead && peer) take_peer_grads(cq, pl, 2);
-  if (grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 3's gradients: their all-reduce (or hand-over) starts */
+  if (combine) take_peer_grads(cq, pl, 2);
+  if (st->grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 3's gradients: their all-reduce (or hand-over) starts */
   /* layer 2, with layer 3's all-reduce spread among its commands */
-  vec_blocks(&work, pl, ISA_VEC_RELU_GRAD, pl->v_z2, pl->v_da2, pl->v_dz2, L[1].nb, 0);
-  vec_blocks(&work, pl, ISA_VEC_TO_BF16, pl->v_dz2, pl->v_dz2, pl->v_dz2b, L[1].nb, 0);
-  input_gradient(&work, pl, 1, pl->v_dz2b, pl->v_da1);
-  if (mp) fw_sem_signal(&work, SEM_TO_DMA, 1); /* partial dA1 for the model-parallel all-reduce */
-  weight_gradient(&work, pl, 1, pl->v_a1t, pl->v_dz2, pl->v_dz2b);
-  interleave(cq, &work, &c_dp[2]);
-  if (mp) fw_prog_append(cq, &c_mpb, 0, c_mpb.count);
+  vec_blocks(work, pl, ISA_VEC_RELU_GRAD, pl->v_z2, pl->v_da2, pl->v_dz2, L[1].nb, 0);
+  vec_blocks(work, pl, ISA_VEC_TO_BF16, pl->v_dz2, pl->v_dz2, pl->v_dz2b, L[1].nb, 0);
+  input_gradient(work, pl, 1, pl->v_dz2b, pl->v_da1);
+  if (st->mp) fw_sem_signal(work, SEM_TO_DMA, 1); /* partial dA1 for the model-parallel all-reduce */
+  weight_gradient(work, pl, 1, pl->v_a1t, pl->v_dz2, pl->v_dz2b);
+  interleave(cq, work, &st->dp_layer[2]);
+  if (st->mp) fw_prog_append(cq, &st->mp_backward, 0, st->mp_backward.count);
   /* (not inside `work`: the DMA queue hands core 1's lines over only after the collectives
    * interleaved with it) */
-  if (lead && peer) take_peer_grads(cq, pl, 1);
-  if (grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 2's gradients */
+  if (combine) take_peer_grads(cq, pl, 1);
+  if (st->grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 2's gradients */
   /* layer 1 (its input is the data: no input gradient), with layer 2's all-reduce */
-  work.count = 0;
-  vec_blocks(&work, pl, ISA_VEC_RELU_GRAD, pl->v_z1, pl->v_da1, pl->v_dz1, L[0].nb, 0);
-  vec_blocks(&work, pl, ISA_VEC_TO_BF16, pl->v_dz1, pl->v_dz1, pl->v_dz1b, L[0].nb, 0);
-  weight_gradient(&work, pl, 0, pl->v_xt, pl->v_dz1, pl->v_dz1b);
-  interleave(cq, &work, &c_dp[1]);
-  if (lead && peer) take_peer_grads(cq, pl, 0);
-  if (grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 1's gradients */
-  /* SGD: w = w - lr g; layers 3 and 2 while layer 1's gradients are reduced */
+  work->count = 0;
+  vec_blocks(work, pl, ISA_VEC_RELU_GRAD, pl->v_z1, pl->v_da1, pl->v_dz1, L[0].nb, 0);
+  vec_blocks(work, pl, ISA_VEC_TO_BF16, pl->v_dz1, pl->v_dz1, pl->v_dz1b, L[0].nb, 0);
+  weight_gradient(work, pl, 0, pl->v_xt, pl->v_dz1, pl->v_dz1b);
+  interleave(cq, work, &st->dp_layer[1]);
+  if (combine) take_peer_grads(cq, pl, 0);
+  if (st->grad_token) fw_sem_signal(cq, SEM_TO_DMA, 1); /* layer 1's gradients */
+}
+
+/* Compute queue, SGD update: w = w - lr g; layers 3 and 2 while layer 1's gradients are
+ * reduced. */
+static void compute_update(core_step_t *st, fw_prog_t *cq) {
+  const fw_train_plan_t *pl = st->pl;
   float neg_lr;
   memcpy(&neg_lr, &pl->net.lr, 4);
   neg_lr = -neg_lr;
-  uint32_t nlr;
-  memcpy(&nlr, &neg_lr, 4);
-  work.count = 0;
+  uint32_t neg_lr_bits;
+  memcpy(&neg_lr_bits, &neg_lr, 4);
+  st->work.count = 0;
   fw_prog_mark(cq, "update");
-  if (lead || !peer) { /* (core 1 updates only in the compute-only timing run; else its DMA
-                          * queue loads core 0's new parameters) */
+  if (st->lead || !st->peer) { /* (core 1 updates only in the compute-only timing run; else its DMA
+                                * queue loads core 0's new parameters) */
     for (int l = 2; l >= 1; l--)
-      fw_vec(&work, ISA_VEC_AXPY, pl->v_params[l], pl->v_grad[l], pl->v_params[l], L[l].lines, nlr);
-    interleave(cq, &work, &c_dp[0]);
-    fw_vec(cq, ISA_VEC_AXPY, pl->v_params[0], pl->v_grad[0], pl->v_params[0], L[0].lines, nlr);
+      fw_vec(&st->work, ISA_VEC_AXPY, pl->v_params[l], pl->v_grad[l], pl->v_params[l], pl->layer[l].lines, neg_lr_bits);
+    interleave(cq, &st->work, &st->dp_layer[0]);
+    fw_vec(cq, ISA_VEC_AXPY, pl->v_params[0], pl->v_grad[0], pl->v_params[0], pl->layer[0].lines, neg_lr_bits);
   }
   fw_sem_signal(cq, SEM_TO_DMA, 1); /* the step is done: results out */
   fw_fence(cq);
   fw_halt(cq);
-done:
-  if (!fw_prog_ok(cq) || !fw_prog_ok(dq) || work.oom) {
-    snprintf(err, errlen, "out of memory building the training programs");
-    goto out;
+}
+
+static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, const fw_slice_t *s, unsigned x,
+                     unsigned y, unsigned core, unsigned first, fw_train_mode_t mode, fw_prog_t *cq, fw_prog_t *dq,
+                     char *err, size_t errlen) {
+  if (first > pl->examples - pl->net.batch) {
+    snprintf(err, errlen, "examples %u .. %u are not all in HBM (%u)", first, first + pl->net.batch - 1, pl->examples);
+    return -1;
   }
-  if (cq->count > chip->queue_depth || dq->count > chip->queue_depth) {
-    snprintf(err, errlen, "the step's programs have %zu and %zu commands; a queue holds %u (a smaller batch or hidden "
-             "size per chip fits)", cq->count, dq->count, chip->queue_depth);
-    goto out;
+  core_step_t st = {.chip = chip, .pl = pl, .x = x, .y = y, .core = core};
+  group_of(s, &pl->net, x, y, &st.place);
+  const bool comm = mode != FW_TRAIN_COMPUTE_ONLY;
+  st.examples_per_core = pl->bc;
+  st.batch_tiles = fw_ceil_div(pl->bc, pl->lanes);
+  st.line_bytes = 4 * pl->lanes;
+  st.compute = mode != FW_TRAIN_COMM_ONLY;
+  /* core 0 combines the cores' gradients, all-reduces them over the data-parallel group and
+   * updates the parameters, which it then hands to core 1 */
+  st.lead = core == 0, st.peer = comm && pl->cores > 1;
+  st.dp = comm && st.lead && pl->net.dp > 1, st.mp = comm && pl->net.mp > 1;
+  st.grad_token = st.lead ? st.dp : st.peer;
+  st.first_example = first + (st.place.dp_rank * pl->cores + core) * pl->bc;
+  st.hbm_a1 = pl->hbm_a1 + core * pl->bc * 2 * pl->hp, st.hbm_a2 = pl->hbm_a2 + core * pl->bc * 2 * pl->hmp;
+  fw_prog_init(&st.mp_forward), fw_prog_init(&st.mp_backward), fw_prog_init(&st.work);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_init(&st.dp_layer[l]);
+  fw_rdma_core(dq, core); /* the model-parallel all-reduces are among the chips' same cores */
+  if (st.compute) dma_inputs(&st, dq);
+  int rc = dma_collectives_and_results(&st, dq, err, errlen);
+  if (rc == 0) {
+    if (!st.compute) {
+      compute_collectives_only(&st, cq);
+    } else {
+      compute_forward(&st, cq);
+      compute_backward(&st, cq);
+      compute_update(&st, cq);
+    }
+    /* (`work` was interleaved into cq, which carries its out-of-memory flag) */
+    rc = fw_programs_fit(chip, cq, dq, "the training step", " (a smaller batch or hidden size per chip fits)", err,
+                         errlen);
   }
-  rc = 0;
-out:
-  fw_prog_free(&c_mpf), fw_prog_free(&c_mpb), fw_prog_free(&work);
-  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_free(&c_dp[l]);
+  fw_prog_free(&st.mp_forward), fw_prog_free(&st.mp_backward), fw_prog_free(&st.work);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_free(&st.dp_layer[l]);
   return rc;
 }
 
