@@ -406,46 +406,36 @@ static void core_decide(chip_fast_t *c, unsigned k, core_cycle_t *y) {
   }
 }
 
-int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const *answer, chip_obs_t *obs) {
-  if (c->error[0]) return -1;
-  const unsigned V = CHIP_FAST_VCS, nk = c->ncore, nm = c->nmxu;
-  core_cycle_t cy[CHIP_MAX_CORES];
-  bool fp = false;
-  const bool lite = obs && obs->lite;
-  if (obs) {
-    if (!lite) memset(obs, 0, sizeof *obs);  /* (lite: every field it fills is written below) */
-    obs->lite = lite;
-    for (unsigned k = 0; k < nk; k++) obs->core[k].issue = 0;
-    chip_fast_counters(c, obs->counters);
-  }
-  if (obs && !lite) {
-    obs->mxu_error = chip_fast_mxu_error(c);
-    obs->idle = chip_fast_idle(c);
-    for (unsigned k = 0; k < nk; k++) {
-      chip_obs_core_t *oc = &obs->core[k];
-      bool w = false;
-      uint32_t a = 0, b = 0;
-      const uint32_t *d = NULL;
-      oc->hbm_req_valid = chip_fast_hbm_request(c, k, &w, &a, &b, &d);
-      if (oc->hbm_req_valid) {
-        oc->hbm_req_write = w, oc->hbm_req_addr = a, oc->hbm_req_bytes = b;
-        uint32_t *line = c->obs_line + (size_t)k * c->cfg.geo.cols;
-        if (w) memcpy(line, d, 4ull * c->cfg.geo.cols);
-        oc->hbm_req_data = w ? line : NULL;
-      }
+/* The observation's fields known before the cycle: counters, errors, idleness, the HBM
+ * requests (a write's data copied, as the RTL's port holds it). */
+static inline void observe_begin(chip_fast_t *c, chip_obs_t *obs, bool lite) {
+  const unsigned nk = c->ncore;
+  if (!lite) memset(obs, 0, sizeof *obs);  /* (lite: every field it fills is written below) */
+  obs->lite = lite;
+  for (unsigned k = 0; k < nk; k++) obs->core[k].issue = 0;
+  chip_fast_counters(c, obs->counters);
+  if (lite) return;
+  obs->mxu_error = chip_fast_mxu_error(c);
+  obs->idle = chip_fast_idle(c);
+  for (unsigned k = 0; k < nk; k++) {
+    chip_obs_core_t *oc = &obs->core[k];
+    bool w = false;
+    uint32_t a = 0, b = 0;
+    const uint32_t *d = NULL;
+    oc->hbm_req_valid = chip_fast_hbm_request(c, k, &w, &a, &b, &d);
+    if (oc->hbm_req_valid) {
+      oc->hbm_req_write = w, oc->hbm_req_addr = a, oc->hbm_req_bytes = b;
+      uint32_t *line = c->obs_line + (size_t)k * c->cfg.geo.cols;
+      if (w) memcpy(line, d, 4ull * c->cfg.geo.cols);
+      oc->hbm_req_data = w ? line : NULL;
     }
   }
-  unsigned rdma_busy = 0; /* (the chip's remote-DMA engines, in every core's busy word) */
-  for (unsigned e = 0; obs && e < NE; e++) rdma_busy |= (unsigned)rdma_fast_busy(&c->rdma[e]) << e;
-  for (unsigned k = 0; k < nk; k++) {
-    core_begin(c, k, &cy[k], obs ? &obs->core[k] : NULL, lite, rdma_busy);
-    fp = fp || cy[k].mxu_busy_n || vec_unit_fast_busy(&c->core[k].vec);
-  }
-  const unsigned saved_mode = fp ? fast_fpmode_enter() : 0;
+}
 
-  /* ---- the remote-DMA engines take RDMAs: the lowest core first when several offer one to an
-   * engine in a cycle */
-  int take_from[NE];
+/* The remote-DMA engines take RDMAs: the lowest core first when several offer one to an
+ * engine in a cycle. take_from[e] is the core engine e takes from, or -1. */
+static inline void rdma_arbitrate(chip_fast_t *c, core_cycle_t *cy, int *take_from) {
+  const unsigned nk = c->ncore;
   for (unsigned e = 0; e < NE; e++) {
     take_from[e] = -1;
     for (int k = (int)nk - 1; k >= 0; k--)
@@ -456,75 +446,175 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
       const unsigned e = ISA_GET(cy[k].qv[1].cmd, RDMA, engine);
       cy[k].issue_ready[1] = take_from[e] == (int)k && rdma_fast_ready(&c->rdma[e]);
     }
+}
+
+/* Each core's DMA, MXUs and vector unit: each reads the state before the edge and moves to
+ * the edge's. Nonzero when one ran out of memory. */
+static inline int units_cycle(chip_fast_t *c, core_cycle_t *cy, const bool *hbm_ready,
+                              const uint32_t *const *answer) {
+  int rc = 0;
+  for (unsigned k = 0; k < c->ncore; k++) {
+    core_t *o = &c->core[k];
+    core_cycle_t *y = &cy[k];
+    const uint32_t *cmd0 = y->qv[0].cmd, *cmd1 = y->qv[1].cmd;
+    rc |= dma_fast_cycle(&o->dma, &o->vmem, y->qv[1].issue_valid && !y->is_rdma, cmd1, hbm_ready && hbm_ready[k],
+                         answer ? answer[k] : NULL, &y->dout);
+    for (unsigned m = 0; m < c->nmxu; m++)
+      rc |= mxu_unit_fast_cycle(&o->mxu[m], &o->vmem, y->qv[0].issue_valid && !y->is_vec && y->sel == m, cmd0,
+                                y->vecs_issued, y->vecs_done, &y->mout[m]);
+    vec_unit_fast_cycle(&o->vec, &o->vmem, y->qv[0].issue_valid && y->is_vec, cmd0, &y->prog, &y->vout);
+  }
+  return rc;
+}
+
+/* What the router takes at its edge: the engines' injections (their cycles run here, taking
+ * the RDMAs arbitrated) and the links' flits and credits. */
+typedef struct {
+  noc_flit_t in[PORTS];
+  noc_wide_t in_hi[PORTS]; /* (filled only with wide flits) */
+  uint32_t credit_in;
+} router_inputs_t;
+
+static inline void rdma_cycle(chip_fast_t *c, const core_cycle_t *cy, const int *take_from, const noc_flit_t *rtr_out,
+                              uint32_t rtr_credit_out, router_inputs_t *ri, rdma_fast_out_t *rout) {
+  const unsigned V = CHIP_FAST_VCS;
+  ri->credit_in = 0;
+  for (unsigned e = 0; e < NE; e++) {
+    const unsigned p = rdma_port(e);
+    const int from = take_from[e];
+    ri->credit_in |= c->rdma[e].credit_q << (p * V);  /* registered: read before the engine's edge */
+    rdma_fast_cycle(&c->rdma[e], c->vmems, from >= 0, from >= 0 ? cy[from].qv[1].cmd : NULL, from >= 0 ? (unsigned)from : 0,
+                    &rtr_out[p], c->flit_words > 1 ? &noc_fast_out_wide(c->router)[p] : NULL,
+                    (rtr_credit_out >> (p * V)) & 1, &rout[e]);
+    ri->in[p] = rout[e].inj;
+    if (c->flit_words > 1) ri->in_hi[p] = rout[e].inj_hi;
+  }
+  memcpy(ri->in + 1, c->net_in, sizeof c->net_in);
+  if (c->flit_words > 1) {
+    memcpy(ri->in_hi + 1, c->net_in_hi, sizeof c->net_in_hi);
+    noc_fast_wide_in(c->router, ri->in_hi);
+  }
+  ri->credit_in |= (uint32_t)c->credit_in << V;
+}
+
+/* The observation's fields of the edge: VMEM writes, the engines' writes, the router's ports. */
+static inline void observe_edge(const chip_fast_t *c, chip_obs_t *obs, bool lite, const core_cycle_t *cy,
+                                const rdma_fast_out_t *rout, const router_inputs_t *ri, const noc_flit_t *rtr_out,
+                                uint32_t rtr_credit_out) {
+  for (unsigned k = 0; k < c->ncore && !lite; k++) {
+    chip_obs_core_t *oc = &obs->core[k];
+    const core_cycle_t *y = &cy[k];
+    oc->vmem_we = (uint8_t)(y->dout.vmem_we | y->vout.we << 2);
+    oc->vmem_waddr[0] = y->dout.vmem_waddr, oc->vmem_wdata[0] = y->dout.vmem_wdata;
+    oc->vmem_waddr[2] = y->vout.waddr, oc->vmem_wdata[2] = y->vout.wdata;
+    for (unsigned m = 0; m < c->nmxu; m++) {
+      const unsigned p = chip_obs_store_port(m);
+      oc->vmem_we |= (uint8_t)(y->mout[m].vmem_we << p);
+      oc->vmem_waddr[p] = y->mout[m].vmem_waddr, oc->vmem_wdata[p] = y->mout[m].vmem_wdata;
+    }
+  }
+  _Static_assert(NE == 4, "the engines' write enables, unrolled");
+  obs->rdma_we = (uint8_t)(rout[0].vmem_we | rout[1].vmem_we << 1 | rout[2].vmem_we << 2 | rout[3].vmem_we << 3);
+  obs->rtr_out_valid = (uint16_t)noc_fast_out_ports(c->router); /* (rtr_in_valid: with the router's edge) */
+  if (lite) return;
+  for (unsigned e = 0; e < NE; e++) {
+    obs->rdma_waddr[e] = rout[e].vmem_we ? (uint32_t)rout[e].vmem_wcore << 30 | rout[e].vmem_wword << 24 |
+                                               rout[e].vmem_waddr
+                                         : 0;
+    obs->rdma_wdata[e] = rout[e].vmem_wdata;
+  }
+  memcpy(obs->rtr_in, ri->in, sizeof ri->in);
+  memcpy(obs->rtr_out, rtr_out, sizeof obs->rtr_out);
+  obs->rtr_credit_in = ri->credit_in, obs->rtr_credit_out = rtr_credit_out;
+}
+
+/* Core k's semaphores at the edge: waits, then the signals in chip_core's order; then its
+ * release fences (the compute queue's SEM_SIGNAL records what must finish first). */
+static inline void core_sems_edge(chip_fast_t *c, unsigned k, const core_cycle_t *y, const rdma_fast_out_t *rout) {
+  core_t *o = &c->core[k];
+  const release_t *rh = &o->rel[o->rel_head];
+  sem_events_t se = {0};
+  sem_event(&se, y->grant[0], y->qv[0].sem_idx, y->qv[0].sem_value, true);
+  sem_event(&se, y->grant[1], y->qv[1].sem_idx, y->qv[1].sem_value, true);
+  sem_event(&se, y->rel_fire, rh->sem, rh->value, false);
+  sem_event(&se, y->sem_signal[1], y->qv[1].sem_idx, y->qv[1].sem_value, false);
+  sem_event(&se, y->dout.sem_signal, y->dout.sem_idx, y->dout.sem_value, false);
+  for (unsigned e = 0; e < NE; e++) {
+    sem_event(&se, rout[e].lsig && rout[e].lcore == k, rout[e].lsem, rout[e].lvalue, false);
+    sem_event(&se, rout[e].rsig && rout[e].vmem_wcore == k, rout[e].rsem, rout[e].rvalue, false);
+  }
+  for (unsigned i = 0; i < se.n; i++) o->sems[se.ev[i].idx] += se.ev[i].sub ? -se.ev[i].value : se.ev[i].value;
+  o->sem_epoch += se.n != 0;
+
+  if (y->sem_signal[0]) {
+    release_t *t = &o->rel[(o->rel_head + o->rel_count) % REL_DEPTH];
+    t->sem = (uint8_t)y->qv[0].sem_idx, t->value = y->qv[0].sem_value, t->vecs = y->vecs_issued;
+    for (unsigned m = 0; m < c->nmxu; m++)
+      t->loads[m] = o->mxu[m].loads_issued, t->matmuls[m] = o->mxu[m].matmuls_issued,
+      t->stores[m] = o->mxu[m].stores_issued;
+  }
+  if (y->rel_fire) o->rel_head = (o->rel_head + 1) % REL_DEPTH;
+  o->rel_count = o->rel_count + y->sem_signal[0] - y->rel_fire;
+}
+
+/* Core k's VMEM at the edge: every write, later ports winning as in chip_core. Nonzero when a
+ * page could not be had. */
+static inline int core_vmem_edge(chip_fast_t *c, unsigned k, const core_cycle_t *y, const rdma_fast_out_t *rout) {
+  core_t *o = &c->core[k];
+  int rc = 0;
+  if (y->dout.vmem_we && write_line(c, k, y->dout.vmem_waddr, y->dout.vmem_wdata)) rc = -1;
+  for (unsigned m = 0; m < c->nmxu; m++)
+    if (y->mout[m].vmem_we && write_line(c, k, y->mout[m].vmem_waddr, y->mout[m].vmem_wdata)) rc = -1;
+  if (y->vout.we && write_line(c, k, y->vout.waddr, y->vout.wdata)) rc = -1;
+  for (unsigned e = 0; e < NE; e++)
+    if (rout[e].vmem_we && rout[e].vmem_wcore == k) {
+      uint32_t *line = paged_write(&o->vmem, rout[e].vmem_waddr);
+      if (!line) {
+        rc = -1;
+        continue;
+      }
+      const unsigned fw = c->rdma[e].fw, at = 2 * fw * rout[e].vmem_wword;
+      line[at] = (uint32_t)rout[e].vmem_wdata;
+      line[at + 1] = (uint32_t)(rout[e].vmem_wdata >> 32);
+      for (unsigned j = 1; j < fw; j++) { /* a wide flit's other words */
+        const uint64_t v = rout[e].vmem_whi[j - 1];
+        line[at + 2 * j] = (uint32_t)v, line[at + 2 * j + 1] = (uint32_t)(v >> 32);
+      }
+      line_written(c, k, rout[e].vmem_waddr);
+    }
+  return rc;
+}
+
+int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const *answer, chip_obs_t *obs) {
+  if (c->error[0]) return -1;
+  const unsigned nk = c->ncore;
+  core_cycle_t cy[CHIP_MAX_CORES];
+  bool fp = false;
+  const bool lite = obs && obs->lite;
+  if (obs) observe_begin(c, obs, lite);
+  unsigned rdma_busy = 0; /* (the chip's remote-DMA engines, in every core's busy word) */
+  for (unsigned e = 0; obs && e < NE; e++) rdma_busy |= (unsigned)rdma_fast_busy(&c->rdma[e]) << e;
+  for (unsigned k = 0; k < nk; k++) {
+    core_begin(c, k, &cy[k], obs ? &obs->core[k] : NULL, lite, rdma_busy);
+    fp = fp || cy[k].mxu_busy_n || vec_unit_fast_busy(&c->core[k].vec);
+  }
+  const unsigned saved_mode = fp ? fast_fpmode_enter() : 0;
+
+  int take_from[NE];
+  rdma_arbitrate(c, cy, take_from);
   for (unsigned k = 0; k < nk; k++) core_decide(c, k, &cy[k]);
   if (obs)
     for (unsigned k = 0; k < nk; k++)
       obs->core[k].issue = (uint8_t)((cy[k].qv[0].issue_valid && cy[k].issue_ready[0]) |
                                      (cy[k].qv[1].issue_valid && cy[k].issue_ready[1]) << 1);
 
-  /* ---- the units' cycles: each reads the state before the edge and moves to the edge's */
-  int rc = 0;
-  for (unsigned k = 0; k < nk; k++) {
-    core_t *o = &c->core[k];
-    core_cycle_t *y = &cy[k];
-    const uint32_t *cmd0 = y->qv[0].cmd, *cmd1 = y->qv[1].cmd;
-    rc |= dma_fast_cycle(&o->dma, &o->vmem, y->qv[1].issue_valid && !y->is_rdma, cmd1, hbm_ready && hbm_ready[k],
-                         answer ? answer[k] : NULL, &y->dout);
-    for (unsigned m = 0; m < nm; m++)
-      rc |= mxu_unit_fast_cycle(&o->mxu[m], &o->vmem, y->qv[0].issue_valid && !y->is_vec && y->sel == m, cmd0,
-                                y->vecs_issued, y->vecs_done, &y->mout[m]);
-    vec_unit_fast_cycle(&o->vec, &o->vmem, y->qv[0].issue_valid && y->is_vec, cmd0, &y->prog, &y->vout);
-  }
+  int rc = units_cycle(c, cy, hbm_ready, answer);
   const noc_flit_t *rtr_out = noc_fast_out(c->router);
   const uint32_t rtr_credit_out = noc_fast_credit_out(c->router);
-  noc_flit_t rtr_in[PORTS];
-  noc_wide_t rtr_in_hi[PORTS]; /* (filled only with wide flits) */
-  uint32_t rtr_credit_in = 0;
+  router_inputs_t ri;
   rdma_fast_out_t rout[NE];
-  for (unsigned e = 0; e < NE; e++) {
-    const unsigned p = rdma_port(e);
-    const int from = take_from[e];
-    rtr_credit_in |= c->rdma[e].credit_q << (p * V);  /* registered: read before the engine's edge */
-    rdma_fast_cycle(&c->rdma[e], c->vmems, from >= 0, from >= 0 ? cy[from].qv[1].cmd : NULL, from >= 0 ? (unsigned)from : 0,
-                    &rtr_out[p], c->flit_words > 1 ? &noc_fast_out_wide(c->router)[p] : NULL,
-                    (rtr_credit_out >> (p * V)) & 1, &rout[e]);
-    rtr_in[p] = rout[e].inj;
-    if (c->flit_words > 1) rtr_in_hi[p] = rout[e].inj_hi;
-  }
-  memcpy(rtr_in + 1, c->net_in, sizeof c->net_in);
-  if (c->flit_words > 1) {
-    memcpy(rtr_in_hi + 1, c->net_in_hi, sizeof c->net_in_hi);
-    noc_fast_wide_in(c->router, rtr_in_hi);
-  }
-  rtr_credit_in |= (uint32_t)c->credit_in << V;
-  if (obs) {
-    for (unsigned k = 0; k < nk && !lite; k++) {
-      chip_obs_core_t *oc = &obs->core[k];
-      const core_cycle_t *y = &cy[k];
-      oc->vmem_we = (uint8_t)(y->dout.vmem_we | y->vout.we << 2);
-      oc->vmem_waddr[0] = y->dout.vmem_waddr, oc->vmem_wdata[0] = y->dout.vmem_wdata;
-      oc->vmem_waddr[2] = y->vout.waddr, oc->vmem_wdata[2] = y->vout.wdata;
-      for (unsigned m = 0; m < nm; m++) {
-        const unsigned p = chip_obs_store_port(m);
-        oc->vmem_we |= (uint8_t)(y->mout[m].vmem_we << p);
-        oc->vmem_waddr[p] = y->mout[m].vmem_waddr, oc->vmem_wdata[p] = y->mout[m].vmem_wdata;
-      }
-    }
-    _Static_assert(NE == 4, "the engines' write enables, unrolled");
-    obs->rdma_we = (uint8_t)(rout[0].vmem_we | rout[1].vmem_we << 1 | rout[2].vmem_we << 2 | rout[3].vmem_we << 3);
-    obs->rtr_out_valid = (uint16_t)noc_fast_out_ports(c->router); /* (rtr_in_valid: with the router's edge) */
-    if (!lite) {
-      for (unsigned e = 0; e < NE; e++) {
-        obs->rdma_waddr[e] = rout[e].vmem_we ? (uint32_t)rout[e].vmem_wcore << 30 | rout[e].vmem_wword << 24 |
-                                                   rout[e].vmem_waddr
-                                             : 0;
-        obs->rdma_wdata[e] = rout[e].vmem_wdata;
-      }
-      memcpy(obs->rtr_in, rtr_in, sizeof rtr_in);
-      memcpy(obs->rtr_out, rtr_out, sizeof obs->rtr_out);
-      obs->rtr_credit_in = rtr_credit_in, obs->rtr_credit_out = rtr_credit_out;
-    }
-  }
+  rdma_cycle(c, cy, take_from, rtr_out, rtr_credit_out, &ri, rout);
+  if (obs) observe_edge(c, obs, lite, cy, rout, &ri, rtr_out, rtr_credit_out);
   /* flits per router output port: ejected on every local port, then the links */
   for (unsigned e = 0; e < NE; e++) c->rtr_flits[0] += rtr_out[rdma_port(e)].valid;
   for (unsigned p = 1; p < 5; p++) c->rtr_flits[p] += rtr_out[p].valid;
@@ -532,70 +622,25 @@ int chip_fast_step(chip_fast_t *c, const bool *hbm_ready, const uint32_t *const 
   for (unsigned k = 0; k < nk; k++) {
     core_t *o = &c->core[k];
     core_cycle_t *y = &cy[k];
-    /* ---- the semaphores: waits, then the signals in chip_core's order */
-    const release_t *rh = &o->rel[o->rel_head];
-    sem_events_t se = {0};
-    sem_event(&se, y->grant[0], y->qv[0].sem_idx, y->qv[0].sem_value, true);
-    sem_event(&se, y->grant[1], y->qv[1].sem_idx, y->qv[1].sem_value, true);
-    sem_event(&se, y->rel_fire, rh->sem, rh->value, false);
-    sem_event(&se, y->sem_signal[1], y->qv[1].sem_idx, y->qv[1].sem_value, false);
-    sem_event(&se, y->dout.sem_signal, y->dout.sem_idx, y->dout.sem_value, false);
-    for (unsigned e = 0; e < NE; e++) {
-      sem_event(&se, rout[e].lsig && rout[e].lcore == k, rout[e].lsem, rout[e].lvalue, false);
-      sem_event(&se, rout[e].rsig && rout[e].vmem_wcore == k, rout[e].rsem, rout[e].rvalue, false);
-    }
-    for (unsigned i = 0; i < se.n; i++) o->sems[se.ev[i].idx] += se.ev[i].sub ? -se.ev[i].value : se.ev[i].value;
-    o->sem_epoch += se.n != 0;
-
-    /* ---- release fences: the compute queue's SEM_SIGNAL records what must finish first */
-    if (y->sem_signal[0]) {
-      release_t *t = &o->rel[(o->rel_head + o->rel_count) % REL_DEPTH];
-      t->sem = (uint8_t)y->qv[0].sem_idx, t->value = y->qv[0].sem_value, t->vecs = y->vecs_issued;
-      for (unsigned m = 0; m < nm; m++)
-        t->loads[m] = o->mxu[m].loads_issued, t->matmuls[m] = o->mxu[m].matmuls_issued,
-        t->stores[m] = o->mxu[m].stores_issued;
-    }
-    if (y->rel_fire) o->rel_head = (o->rel_head + 1) % REL_DEPTH;
-    o->rel_count = o->rel_count + y->sem_signal[0] - y->rel_fire;
+    core_sems_edge(c, k, y, rout);
     o->dma_busy_cnt += y->dma_busy;
     o->mxu_busy_cnt += y->mxu_busy_n;
-
-    /* ---- VMEM: every write of the edge, later ports winning as in chip_core */
-    if (y->dout.vmem_we && write_line(c, k, y->dout.vmem_waddr, y->dout.vmem_wdata)) rc = -1;
-    for (unsigned m = 0; m < nm; m++)
-      if (y->mout[m].vmem_we && write_line(c, k, y->mout[m].vmem_waddr, y->mout[m].vmem_wdata)) rc = -1;
-    if (y->vout.we && write_line(c, k, y->vout.waddr, y->vout.wdata)) rc = -1;
-    for (unsigned e = 0; e < NE; e++)
-      if (rout[e].vmem_we && rout[e].vmem_wcore == k) {
-        uint32_t *line = paged_write(&o->vmem, rout[e].vmem_waddr);
-        if (!line) {
-          rc = -1;
-          continue;
-        }
-        const unsigned fw = c->rdma[e].fw, at = 2 * fw * rout[e].vmem_wword;
-        line[at] = (uint32_t)rout[e].vmem_wdata;
-        line[at + 1] = (uint32_t)(rout[e].vmem_wdata >> 32);
-        for (unsigned j = 1; j < fw; j++) { /* a wide flit's other words */
-          const uint64_t v = rout[e].vmem_whi[j - 1];
-          line[at + 2 * j] = (uint32_t)v, line[at + 2 * j + 1] = (uint32_t)(v >> 32);
-        }
-        line_written(c, k, rout[e].vmem_waddr);
-      }
-
-    /* ---- the queues' edge, the host's command write */
+    if (core_vmem_edge(c, k, y, rout)) rc = -1;
+    /* ---- the queues' edge */
     for (unsigned q = 0; q < NQ; q++) {
       const unsigned bit = k * NQ + q;
       cmdq_fast_commit(&o->q[q], &y->qv[q], (c->abort >> bit) & 1, (c->start >> bit) & 1, c->start_len[bit],
                        y->advance[q]);
     }
   }
+  /* ---- the host's command write */
   if (c->host_we && c->host_queue / NQ < nk &&
       cmdq_fast_write(&c->core[c->host_queue / NQ].q[c->host_queue % NQ], c->host_addr, c->host_data))
     rc = -1;
   /* ---- the router (an idle one with nothing arriving returns at once) */
   unsigned in_ports = 0;
-  for (unsigned p = 0; p < PORTS; p++) in_ports |= (unsigned)rtr_in[p].valid << p;
-  noc_fast_step_ports(c->router, rtr_in, in_ports, rtr_credit_in);
+  for (unsigned p = 0; p < PORTS; p++) in_ports |= (unsigned)ri.in[p].valid << p;
+  noc_fast_step_ports(c->router, ri.in, in_ports, ri.credit_in);
   if (obs) obs->rtr_in_valid = (uint16_t)in_ports;
   if (fp) fast_fpmode_leave(saved_mode);
   c->start = c->abort = 0;  /* start_i and abort_i are high for one cycle */

@@ -100,6 +100,66 @@ typedef struct {
   uint32_t acc_addr, rows;
 } mxu_cmd_t;
 
+/* Weight row w_i of the program (tile w_i / R, its row w_i % R) onto the weight port: B's row
+ * of the K tile, or with B transposed its column (MXU_LOAD's transpose), zero past the edges. */
+static void drive_weight_row(mxu_dev_t *d, size_t w_i, size_t kt, size_t k, size_t n, const uint16_t *b,
+                             uint16_t *row, uint32_t *words) {
+  const unsigned R = d->rows, C = d->cols;
+  const size_t t = w_i / R, r = w_i % R, ntile = t / kt, ktile = t % kt, kk = ktile * R + r;
+  if (d->b_transposed) {
+    /* load row r is weight column r: element e is B[ktile R + e][ntile C + r] */
+    const size_t col = ntile * C + r;
+    for (unsigned e = 0; e < R; e++) {
+      const size_t ke = ktile * R + e;
+      row[e] = (ke < k && col < n) ? b[ke * n + col] : 0;
+    }
+  } else {
+    for (unsigned j = 0; j < C; j++) {
+      const size_t col = ntile * C + j;
+      row[j] = (kk < k && col < n) ? b[kk * n + col] : 0;
+    }
+  }
+  pack16(words, row, C);
+  vmodel_poke_words(d->model, d->p_w_row, words);
+}
+
+/* Activation row a_i (tile a_i / m, A's row a_i % m) onto the activation port: the K tile's
+ * slice of the row, zero past K. */
+static void drive_activation_row(mxu_dev_t *d, size_t a_i, size_t m, size_t kt, size_t k, const uint16_t *a,
+                                 uint16_t *row, uint32_t *words) {
+  const unsigned R = d->rows;
+  const size_t t = a_i / m, i = a_i % m, ktile = t % kt;
+  for (unsigned r = 0; r < R; r++) {
+    const size_t kk = ktile * R + r;
+    row[r] = kk < k ? a[i * k + kk] : 0;
+  }
+  pack16(words, row, R);
+  vmodel_poke_words(d->model, d->p_a_row, words);
+}
+
+/* Read back: one accumulator row per cycle, data a cycle after the address, into C. */
+static int read_back(mxu_dev_t *d, size_t m, size_t n, size_t nt, uint32_t *c, char *err, size_t errlen) {
+  const unsigned C = d->cols;
+  vmodel_t *mdl = d->model;
+  uint32_t *acc_row = calloc(C, sizeof *acc_row);
+  if (!acc_row) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (size_t ntile = 0; ntile < nt; ntile++) {
+    for (size_t i = 0; i < m; i++) {
+      vmodel_poke(mdl, d->p_rd_en, 1);
+      vmodel_poke(mdl, d->p_rd_addr, ntile * m + i);
+      vmodel_step(mdl, 1);
+      vmodel_peek_words(mdl, d->p_rd_data, acc_row);
+      for (unsigned j = 0; j < C && ntile * C + j < n; j++) c[i * n + ntile * C + j] = acc_row[j];
+    }
+  }
+  vmodel_poke(mdl, d->p_rd_en, 0);
+  free(acc_row);
+  return 0;
+}
+
 int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
              uint32_t *c, mxu_gemm_stats_t *stats, char *err, size_t errlen) {
   if (mxu_gemm_check_shape(d, m, k, n, err, errlen)) return -1;
@@ -153,34 +213,9 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
       vmodel_poke(mdl, d->p_cmd_accum, cmds[cmd_i].accumulate);
     }
     vmodel_poke(mdl, d->p_w_valid, w_v);
-    if (w_v) {
-      size_t t = w_i / R, r = w_i % R, ntile = t / kt, ktile = t % kt, kk = ktile * R + r;
-      if (d->b_transposed) {
-        /* load row r is weight column r: element e is B[ktile R + e][ntile C + r] */
-        const size_t col = ntile * C + r;
-        for (unsigned e = 0; e < R; e++) {
-          const size_t ke = ktile * R + e;
-          row[e] = (ke < k && col < n) ? b[ke * n + col] : 0;
-        }
-      } else {
-        for (unsigned j = 0; j < C; j++) {
-          size_t col = ntile * C + j;
-          row[j] = (kk < k && col < n) ? b[kk * n + col] : 0;
-        }
-      }
-      pack16(words, row, C);
-      vmodel_poke_words(mdl, d->p_w_row, words);
-    }
+    if (w_v) drive_weight_row(d, w_i, kt, k, n, b, row, words);
     vmodel_poke(mdl, d->p_a_valid, a_v);
-    if (a_v) {
-      size_t t = a_i / m, i = a_i % m, ktile = t % kt;
-      for (unsigned r = 0; r < R; r++) {
-        size_t kk = ktile * R + r;
-        row[r] = kk < k ? a[i * k + kk] : 0;
-      }
-      pack16(words, row, R);
-      vmodel_poke_words(mdl, d->p_a_row, words);
-    }
+    if (a_v) drive_activation_row(d, a_i, m, kt, k, a, row, words);
     bool cmd_fire = cmd_v && vmodel_peek(mdl, d->p_cmd_ready);
     bool w_fire = w_v && vmodel_peek(mdl, d->p_w_ready);
     bool a_fire = a_v && vmodel_peek(mdl, d->p_a_ready);
@@ -217,26 +252,9 @@ int mxu_gemm(mxu_dev_t *d, size_t m, size_t k, size_t n, const uint16_t *a, cons
     stats->tiles = tiles;
     stats->readout_cycles = 0;
   }
-
-  /* Read back: one accumulator row per cycle, data a cycle after the address. */
   if (rc == 0) {
-    uint32_t *acc_row = calloc(C, sizeof *acc_row);
-    if (!acc_row) {
-      snprintf(err, errlen, "out of memory");
-      rc = -1;
-    }
-    for (size_t ntile = 0; rc == 0 && ntile < nt; ntile++) {
-      for (size_t i = 0; i < m; i++) {
-        vmodel_poke(mdl, d->p_rd_en, 1);
-        vmodel_poke(mdl, d->p_rd_addr, ntile * m + i);
-        vmodel_step(mdl, 1);
-        vmodel_peek_words(mdl, d->p_rd_data, acc_row);
-        for (unsigned j = 0; j < C && ntile * C + j < n; j++) c[i * n + ntile * C + j] = acc_row[j];
-      }
-    }
-    vmodel_poke(mdl, d->p_rd_en, 0);
-    if (stats) stats->readout_cycles = (uint64_t)nt * m;
-    free(acc_row);
+    rc = read_back(d, m, n, nt, c, err, errlen);
+    if (rc == 0 && stats) stats->readout_cycles = (uint64_t)nt * m;
   }
   free(cmds), free(row), free(words);
   return rc;
