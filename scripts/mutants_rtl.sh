@@ -17,11 +17,11 @@
 #   (the Makefile's `mutants` target passes its own Verilator flags, the 4x4 chip's parameters
 #   and its libraries)
 set -euo pipefail
-build=$1 verilator=$2 vflags=$3 gflags=$4 cxx=$5 libs=$6
+build_arg=$1 build=$(cd "$1" && pwd) verilator=$2 vflags=$3 gflags=$4 cxx=$5 libs=$6
 top=chip_top_4x4
-lib=$build/vlt/$top/V${top}__ALL.a
+lib=vlt/$top/V${top}__ALL.a  # (LINK_LIBS names it under the build directory as given)
 cli_obj=$build/obj/csim/cli/tpusim.o
-out=$(cd "$build" && pwd)/mutants_rtl
+out=$build/mutants_rtl
 mkdir -p "$out"
 
 # name | file | what it plants | the assertion's message (a grep pattern) | sed expression
@@ -57,7 +57,7 @@ build_chip() {
 
 link() {  # DIR: DIR/tpusim against DIR's chip library
   # shellcheck disable=SC2086  # the libraries are a word list
-  $cxx -o "$1/tpusim" "$cli_obj" ${libs//$lib/$1/vlt/V${top}__ALL.a}
+  $cxx -o "$1/tpusim" "$cli_obj" ${libs//$build_arg\/$lib/$1/vlt/V${top}__ALL.a}
 }
 
 echo "mutants_rtl: the unmutated RTL first (it must pass)" >&2
