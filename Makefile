@@ -42,8 +42,9 @@ VLT_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -faligned-new -fcf-protection=no
                 -DVM_COVERAGE=0 -DVM_SC=0 -DVM_TRACE=1 -DVM_TRACE_FST=1 -DVM_TRACE_VCD=0
 SHIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -isystem $(VLT_ROOT) -isystem $(VLT_ROOT)/vltstd -Icsim -I. \
                  -DVM_TRACE=1 -DVM_TRACE_FST=1
+# --assert: the RTL's assertions (docs/architecture.md, "Assertions") run in every model.
 VFLAGS     := --cc --trace-fst --x-assign unique --x-initial unique -O3 --timescale 1ns/1ns \
-              -Wall -y rtl
+              -Wall --assert -y rtl
 # Open MPI (csim/util/dist.c, mpirun -np R build/tpusim ...): looked up when used, so that
 # `make deps` can install it first.
 MPI_CFLAGS  = $(shell pkg-config --cflags ompi-c 2>/dev/null)
@@ -52,8 +53,12 @@ LDLIBS      = -lz -ljansson -lpthread -latomic -lm $(shell pkg-config --libs omp
 # ---------------------------------------------------------------- sources
 # The chip's command format lives in one table, fw/isa.def; its RTL package is generated from it.
 ISA_PKG    := $(BUILD)/gen/chip_isa_pkg.sv
-RTL_PKGS   := $(ISA_PKG) $(sort $(wildcard rtl/*_pkg.sv))
-RTL_ALL    := $(ISA_PKG) $(sort $(wildcard rtl/*.sv))
+# The layouts of the chip's HBM port, counters and observation words live in rtl/chip_obs.def;
+# their RTL package is generated from it (the C side includes the table).
+OBS_PKG    := $(BUILD)/gen/chip_obs_pkg.sv
+GEN_PKGS   := $(ISA_PKG) $(OBS_PKG)
+RTL_PKGS   := $(GEN_PKGS) $(sort $(wildcard rtl/*_pkg.sv))
+RTL_ALL    := $(GEN_PKGS) $(sort $(wildcard rtl/*.sv))
 RTL_MODULES := $(filter-out $(RTL_PKGS),$(RTL_ALL))
 # Parameterised tops are verilated once per size; the others once.
 MXU_SIZES  ?= 4x4 8x8 16x16 32x32 4x8 8x4 128x128
@@ -157,10 +162,11 @@ soak: $(TPUSIM) $(FUZZ_BINS) ## The long runs: SOAK_PROGRAMS random program sets
 	@scripts/soak.sh $(TPUSIM) $(FUZZ) $(SOAK_PROGRAMS)
 
 .PHONY: mutants
-mutants: $(BUILD)/tests/test_noc_fast $(BUILD)/tests/test_chip_rtl $(BUILD)/tests/test_chip_cores $(BUILD)/tests/test_pod_threads $(BUILD)/tests/pod_probe $(TPUSIM) ## Plant one-bit and one-cycle errors in each fast model (the router, the chip's units) and in the pod's threads and MPI ranks, and check the lockstep or the comparisons catch each (not part of 'make test')
+mutants: $(OBS_PKG) $(BUILD)/tests/test_noc_fast $(BUILD)/tests/test_chip_rtl $(BUILD)/tests/test_chip_cores $(BUILD)/tests/test_pod_threads $(BUILD)/tests/pod_probe $(TPUSIM) ## Plant one-bit and one-cycle errors in each fast model (the router, the chip's units) and in the pod's threads and MPI ranks, and check the lockstep or the comparisons catch each; plant one violation per RTL assertion class and check the assertion fires (not part of 'make test')
 	@scripts/mutants.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $$(pkg-config --libs criterion) $(LDLIBS)"
 	@scripts/mutants_chip.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)" "$$(pkg-config --libs criterion)"
 	@scripts/mutants_pod.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)" "$$(pkg-config --libs criterion)"
+	@scripts/mutants_rtl.sh $(BUILD) $(VERILATOR) "$(VFLAGS)" "$(call CHIP_GFLAGS,4x4)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)"
 
 memcheck: $(TPUSIM) $(BUILD)/tests/test_tpusim_cli ## Run the CLI tests with tpusim under valgrind: no leaks, no memory errors (part of 'make test')
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
@@ -172,7 +178,7 @@ check-layers: ## Check that every C include names its layer and no layer include
 check-waves: $(TPUSIM) ## Check that every .gtkw session's signals exist in a fresh trace (part of 'make test')
 	@scripts/check_waves.sh $(BUILD)/wavecheck
 
-lint: $(ISA_PKG) ## Verilator -Wall lint of every RTL module; waivers live in rtl/lint.vlt
+lint: $(GEN_PKGS) ## Verilator -Wall lint of every RTL module; waivers live in rtl/lint.vlt
 	$(call need,$(VERILATOR))
 	@for f in $(RTL_MODULES); do \
 	  m=$$(basename $$f .sv); \
@@ -217,6 +223,13 @@ $(BUILD)/tools/gen_chip_isa_pkg: scripts/gen_chip_isa_pkg.c fw/isa.def | check-b
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. $< -o $@
 $(ISA_PKG): $(BUILD)/tools/gen_chip_isa_pkg
+	@mkdir -p $(dir $@)
+	$< > $@.tmp && mv $@.tmp $@
+# The RTL package of the port layouts, generated from rtl/chip_obs.def (docs/architecture.md).
+$(BUILD)/tools/gen_chip_obs_pkg: scripts/gen_chip_obs_pkg.c rtl/chip_obs.def | check-build-tools
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. $< -o $@
+$(OBS_PKG): $(BUILD)/tools/gen_chip_obs_pkg
 	@mkdir -p $(dir $@)
 	$< > $@.tmp && mv $@.tmp $@
 
@@ -310,16 +323,18 @@ $(BUILD)/obj/csim/vmodel/noc_router.o: $(BUILD)/gen/noc_variants.h
 # their buffers there. 32768 commands per queue.
 CHIP_VMEM_LINES = $(if $(filter 128x128,$(call chip_base,$(1))),32768,$(if $(filter 16x16,$(call chip_base,$(1))),131072,262144))
 CHIP_QUEUE_DEPTH = 32768
+# The chip's parameters for Verilator, per chip size (also scripts/mutants_rtl.sh's).
+CHIP_GFLAGS = -GRows=$(call mxu_r,$(1)) -GCols=$(call chip_c,$(1)) -GAccDepth=$(call MXU_ACC_DEPTH,$(call chip_base,$(1))) \
+  -GVmemLines=$(call CHIP_VMEM_LINES,$(1)) -GQueueDepth=$(CHIP_QUEUE_DEPTH) -GMxus=$(call chip_m,$(1)) -GCores=$(call chip_k,$(1))
 define CHIP_VARIANT
 $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a: $(RTL_ALL) rtl/lint.vlt Makefile | check-build-tools
 	@mkdir -p $(ABS_BUILD)/vlt/chip_top_$(1)
-	$(VERILATOR) $(VFLAGS) -GRows=$(call mxu_r,$(1)) -GCols=$(call chip_c,$(1)) -GAccDepth=$(call MXU_ACC_DEPTH,$(call chip_base,$(1))) \
-	  -GVmemLines=$(call CHIP_VMEM_LINES,$(1)) -GQueueDepth=$(CHIP_QUEUE_DEPTH) -GMxus=$(call chip_m,$(1)) -GCores=$(call chip_k,$(1)) \
+	$(VERILATOR) $(VFLAGS) $(call CHIP_GFLAGS,$(1)) \
 	  --Mdir $(ABS_BUILD)/vlt/chip_top_$(1) --prefix Vchip_top_$(1) --top-module chip_top rtl/lint.vlt $(RTL_PKGS) rtl/chip_top.sv
 	+$(MAKE) -s -C $(BUILD)/vlt/chip_top_$(1) -f Vchip_top_$(1).mk Vchip_top_$(1)__ALL.a OPT_FAST=-O2 OPT_SLOW=-O1 OBJCACHE=$$(CCACHE) >/dev/null
 	@touch $$@  # the sub-make leaves an unchanged archive old: stamp it, or every make redoes it
 
-$(BUILD)/obj/csim/vmodel/chip_top_$(1)_shim.o: csim/vmodel/chip_top_shim.cpp $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/chip_top.h csim/vmodel/noc_router.h fw/isa.h fw/isa.def
+$(BUILD)/obj/csim/vmodel/chip_top_$(1)_shim.o: csim/vmodel/chip_top_shim.cpp $(BUILD)/vlt/chip_top_$(1)/Vchip_top_$(1)__ALL.a $(VMODEL_HDRS) csim/vmodel/chip_top.h csim/vmodel/noc_router.h fw/isa.h fw/isa.def rtl/chip_obs.def
 	@mkdir -p $$(dir $$@)
 	$$(CCACHE) $(CXX) $(SHIM_CXXFLAGS) -isystem $(BUILD)/vlt/chip_top_$(1) -DCHIP_ROWS=$(call mxu_r,$(1)) -DCHIP_COLS=$(call chip_c,$(1)) \
 	  -DCHIP_ACC_DEPTH=$(call MXU_ACC_DEPTH,$(call chip_base,$(1))) -DCHIP_VMEM_LINES=$(call CHIP_VMEM_LINES,$(1)) -DCHIP_QUEUE_DEPTH=$(CHIP_QUEUE_DEPTH) \

@@ -212,6 +212,19 @@ module chip_cmdq #(
     end
   end
 
+  // invariants (docs/architecture.md, "Assertions"): the queue looks only at commands of its
+  // program, and hands a semaphore command on only with its index in range
+  // (clocked like the state, reset included: a synchronous use of rst_ni here would mix the
+  // two kinds of reset on one net, SYNCASYNCNET)
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      assert (!running_q || err == ErrEnd || {1'b0, pc_q} < len_q)
+        else $error("chip_cmdq: pc %0d outside the program (%0d commands)", pc_q, len_q);
+      assert (!(sem_wait_o || sem_signal_o) || 32'(cmd.sem_wait.sem) < NumSems)
+        else $error("chip_cmdq: semaphore %0d out of range", cmd.sem_wait.sem);
+    end
+  end
+
   assign running_o = running_q;
   assign halted_o  = halted_q;
   assign error_o   = error_q;

@@ -39,15 +39,11 @@ module chip_core #(
   output logic [NumQueues*8-1:0] q_opcode_o,
   input  logic [4:0]             sem_rd_idx_i,
   output logic [31:0]            sem_rd_value_o,
-  // the DMA engine's HBM port (chip_top arbitrates the cores' ports)
-  output logic                   hbm_req_valid_o,
-  input  logic                   hbm_req_ready_i,
-  output logic                   hbm_req_write_o,
-  output logic [31:0]            hbm_req_addr_o,
-  output logic [15:0]            hbm_req_bytes_o,
+  // the DMA engine's HBM port (chip_dma's; chip_top gives each core a port of its own)
+  output chip_obs_pkg::hbm_req_t hbm_req_o,
   output logic [LineW-1:0]       hbm_req_data_o,
-  input  logic                   hbm_resp_valid_i,
-  input  logic [LineW-1:0]       hbm_resp_data_i,
+  input  chip_obs_pkg::hbm_rsp_t hbm_rsp_i,
+  input  logic [LineW-1:0]       hbm_rsp_data_i,
   // RDMA commands to the chip's remote-DMA engines, and what the engines do for this core
   output logic                   rdma_valid_o,
   output chip_isa_pkg::cmd_u     rdma_cmd_o,
@@ -68,13 +64,7 @@ module chip_core #(
   input  logic [NumRdma*5-1:0]   rdma_rsem_i,
   input  logic [NumRdma*32-1:0]  rdma_rval_i,
   // counters (the MXU's summed over the MXUs)
-  output logic [63:0]            cnt_dma_busy_o,
-  output logic [63:0]            cnt_mxu_busy_o,
-  output logic [63:0]            cnt_compute_o,
-  output logic [63:0]            cnt_weight_load_o,
-  output logic [63:0]            cnt_weight_stall_o,
-  output logic [63:0]            cnt_input_stall_o,
-  output logic [63:0]            cnt_idle_o,
+  output chip_obs_pkg::counters_t cnt_o,
   output logic                   mxu_error_o,
   output logic                   idle_o,            // no queue running, no unit of the core busy
   // visible events (chip_top's obs_* ports, for this core)
@@ -84,7 +74,7 @@ module chip_core #(
   output logic [(2+Mxus)*LineW-1:0] obs_vmem_wdata_o,
   output logic [(6*Mxus+2)*32-1:0] obs_progress_o,
   output logic [NumQueues-1:0]   obs_issue_o,
-  output logic [15:0]            obs_busy_o,
+  output chip_obs_pkg::busy_t    obs_busy_o,        // (the remote-DMA fields 0: chip_top's)
   output logic [Mxus-1:0]        obs_mxu_busy_o,
   output logic [Mxus-1:0]        obs_mxu_drained_o,
   output logic [Mxus-1:0]        obs_acc_we_o,
@@ -263,11 +253,7 @@ module chip_core #(
   logic [4:0]  dma_sem_idx;
   logic [31:0] dma_sem_value;
   logic [$clog2(AccDepth)-1:0] acc_waddr [Mxus];
-  logic [63:0] cnt_compute [Mxus];
-  logic [63:0] cnt_weight_load [Mxus];
-  logic [63:0] cnt_weight_stall [Mxus];
-  logic [63:0] cnt_input_stall [Mxus];
-  logic [63:0] cnt_idle [Mxus];
+  chip_obs_pkg::counters_t mxu_cnt [Mxus];  // each MXU unit's counters (DMA and busy 0)
 
   chip_dma #(
     .Cols      (Cols),
@@ -284,14 +270,10 @@ module chip_core #(
     .vmem_we_o       (dma_we),
     .vmem_waddr_o    (dma_waddr),
     .vmem_wdata_o    (dma_wdata),
-    .hbm_req_valid_o,
-    .hbm_req_ready_i,
-    .hbm_req_write_o,
-    .hbm_req_addr_o,
-    .hbm_req_bytes_o,
+    .hbm_req_o,
     .hbm_req_data_o,
-    .hbm_resp_valid_i,
-    .hbm_resp_data_i,
+    .hbm_rsp_i,
+    .hbm_rsp_data_i,
     .sem_signal_o    (dma_sem_signal),
     .sem_idx_o       (dma_sem_idx),
     .sem_value_o     (dma_sem_value),
@@ -299,6 +281,7 @@ module chip_core #(
   );
 
   for (genvar m = 0; m < Mxus; m++) begin : g_mxu
+    logic [63:0] compute, weight_load, weight_stall, input_stall, idle;
     chip_mxu_unit #(
       .Rows      (Rows),
       .Cols      (Cols),
@@ -330,27 +313,14 @@ module chip_core #(
       .mxu_error_o        (mxu_error[m]),
       .acc_we_o           (acc_we[m]),
       .acc_waddr_o        (acc_waddr[m]),
-      .cnt_compute_o      (cnt_compute[m]),
-      .cnt_weight_load_o  (cnt_weight_load[m]),
-      .cnt_weight_stall_o (cnt_weight_stall[m]),
-      .cnt_input_stall_o  (cnt_input_stall[m]),
-      .cnt_idle_o         (cnt_idle[m])
+      .cnt_compute_o      (compute),
+      .cnt_weight_load_o  (weight_load),
+      .cnt_weight_stall_o (weight_stall),
+      .cnt_input_stall_o  (input_stall),
+      .cnt_idle_o         (idle)
     );
-  end
-  // the MXU counters summed over the MXUs: MXU-cycles (docs/isa.md, "Counters")
-  always_comb begin
-    cnt_compute_o      = '0;
-    cnt_weight_load_o  = '0;
-    cnt_weight_stall_o = '0;
-    cnt_input_stall_o  = '0;
-    cnt_idle_o         = '0;
-    for (int m = 0; m < Mxus; m++) begin
-      cnt_compute_o      = cnt_compute_o + cnt_compute[m];
-      cnt_weight_load_o  = cnt_weight_load_o + cnt_weight_load[m];
-      cnt_weight_stall_o = cnt_weight_stall_o + cnt_weight_stall[m];
-      cnt_input_stall_o  = cnt_input_stall_o + cnt_input_stall[m];
-      cnt_idle_o         = cnt_idle_o + cnt_idle[m];
-    end
+    assign mxu_cnt[m] = '{dma_busy: '0, mxu_busy: '0, compute: compute, weight_load: weight_load,
+                          weight_stall: weight_stall, input_stall: input_stall, idle: idle};
   end
 
   chip_vec_unit #(
@@ -429,8 +399,15 @@ module chip_core #(
       // (nothing to do in most cycles: an idle chip skips the bank)
       for (int i = 0; i < NumSems; i++) begin
         automatic logic [31:0] v = sems_q[i];
-        if (sem_grant[0] && sem_idx[0] == 5'(i)) v = v - sem_value[0];
-        if (sem_grant[1] && sem_idx[1] == 5'(i)) v = v - sem_value[1];
+        // a semaphore never goes below zero: a wait is granted only against what is there
+        if (sem_grant[0] && sem_idx[0] == 5'(i)) begin
+          assert (v >= sem_value[0]) else $error("chip_core: semaphore %0d taken below zero", i);
+          v = v - sem_value[0];
+        end
+        if (sem_grant[1] && sem_idx[1] == 5'(i)) begin
+          assert (v >= sem_value[1]) else $error("chip_core: semaphore %0d taken below zero", i);
+          v = v - sem_value[1];
+        end
         if (rel_fire && rel_sem_q[rel_head_q] == 5'(i)) v = v + rel_value_q[rel_head_q];
         if (sem_signal[1] && sem_idx[1] == 5'(i)) v = v + sem_value[1];
         if (dma_sem_signal && dma_sem_idx == 5'(i)) v = v + dma_sem_value;
@@ -522,9 +499,9 @@ module chip_core #(
     obs_progress_o[192 * Mxus +: 64] = {vecs_done, vecs_issued};
   end
   assign obs_issue_o    = issue_valid & issue_ready;
-  // [0] DMA busy, [1] an MXU busy, [2] vector unit busy, [3] every MXU unit drained, [11:4]
-  // 0 (chip_top puts the remote-DMA engines' flags there), [14:12] release fences pending
-  assign obs_busy_o     = {1'b0, rel_count_q, 8'd0, mxu_drained, vec_busy, (mxu_busy != '0), dma_busy};
+  // (chip_top puts the remote-DMA engines' flags in)
+  assign obs_busy_o     = '{zero: '0, fences: rel_count_q, sending: '0, rdma: '0, mxu_drained: mxu_drained,
+                            vec: vec_busy, mxu: (mxu_busy != '0), dma: dma_busy};
   assign obs_mxu_busy_o    = mxu_busy;
   assign obs_mxu_drained_o = mxu_drained_m;
   always_comb begin
@@ -533,7 +510,13 @@ module chip_core #(
       obs_acc_waddr_o[32 * m +: 32] = 32'(acc_waddr[m]);
     end
   end
-  assign cnt_dma_busy_o = dma_busy_q;
-  assign cnt_mxu_busy_o = mxu_busy_q;
+  // the core's own busy counters, then the MXU counters summed over the MXUs: MXU-cycles
+  // (docs/isa.md, "Counters")
+  always_comb begin
+    cnt_o          = '0;
+    cnt_o.dma_busy = dma_busy_q;
+    cnt_o.mxu_busy = mxu_busy_q;
+    for (int m = 0; m < Mxus; m++) cnt_o = chip_obs_pkg::counters_add(cnt_o, mxu_cnt[m]);
+  end
   assign idle_o = (q_running_o == 2'b00) && (drained == 2'b11);
 endmodule

@@ -33,15 +33,12 @@ module chip_dma #(
   output logic                         vmem_we_o,
   output logic [$clog2(VmemLines)-1:0] vmem_waddr_o,
   output logic [LineW-1:0]             vmem_wdata_o,
-  // HBM port
-  output logic                         hbm_req_valid_o,
-  input  logic                         hbm_req_ready_i,
-  output logic                         hbm_req_write_o,
-  output logic [31:0]                  hbm_req_addr_o,
-  output logic [15:0]                  hbm_req_bytes_o,
+  // HBM port (chip_obs_pkg, from rtl/chip_obs.def); the lines ride beside the structs, as
+  // their width is a parameter
+  output chip_obs_pkg::hbm_req_t       hbm_req_o,
   output logic [LineW-1:0]             hbm_req_data_o,
-  input  logic                         hbm_resp_valid_i,
-  input  logic [LineW-1:0]             hbm_resp_data_i,
+  input  chip_obs_pkg::hbm_rsp_t       hbm_rsp_i,
+  input  logic [LineW-1:0]             hbm_rsp_data_i,
   // completion
   output logic                         sem_signal_o,
   output logic [4:0]                   sem_idx_o,
@@ -109,12 +106,10 @@ module chip_dma #(
   assign cur_last   = (cur_row_q + 32'd1 == cur_q.rows);
   assign pend_full  = (pend_count_q == ($clog2(Depth) + 1)'(Depth));
   // HBM requests of the current descriptor (its completion entry exists already).
-  assign hbm_req_valid_o = cur_active_q && !cur_is_v2v;
-  assign hbm_req_write_o = (cur_q.kind == DmaVmemToHbm);
-  assign hbm_req_addr_o  = cur_q.hbm_addr + cur_row_q * cur_q.stride;
-  assign hbm_req_bytes_o = cur_q.bytes;
-  assign hbm_req_data_o  = vmem_rdata_i;
-  assign issue_fire      = hbm_req_valid_o && hbm_req_ready_i;
+  assign hbm_req_o = '{valid: cur_active_q && !cur_is_v2v, write: (cur_q.kind == DmaVmemToHbm),
+                       addr: cur_q.hbm_addr + cur_row_q * cur_q.stride, bytes: cur_q.bytes};
+  assign hbm_req_data_o = vmem_rdata_i;
+  assign issue_fire     = hbm_req_o.valid && hbm_rsp_i.ready;
   // VMEM -> VMEM copies wait for earlier HBM transfers, then move a line per cycle.
   assign v2v_step = cur_active_q && cur_is_v2v && (pend_count_q == '0);
   assign cur_done = (issue_fire || v2v_step) && cur_last;
@@ -149,7 +144,7 @@ module chip_dma #(
   pending_t head;
   logic     answer_last;
   assign head        = pend_q[pend_head_q];
-  assign answer_last = hbm_resp_valid_i && (head.left == 32'd1);
+  assign answer_last = hbm_rsp_i.valid && (head.left == 32'd1);
 
   logic [LineW-1:0] keep_mask;
   assign keep_mask = {LineW{1'b1}} >> (LineW - 8 * int'(head.bytes));
@@ -158,9 +153,9 @@ module chip_dma #(
     vmem_we_o    = 1'b0;
     vmem_waddr_o = head.line;
     vmem_wdata_o = '0;
-    if (hbm_resp_valid_i && head.read) begin
+    if (hbm_rsp_i.valid && head.read) begin
       vmem_we_o    = 1'b1;
-      vmem_wdata_o = hbm_resp_data_i & keep_mask;  // zero beyond the bytes copied
+      vmem_wdata_o = hbm_rsp_data_i & keep_mask;  // zero beyond the bytes copied
     end else if (drain_q) begin
       vmem_we_o    = 1'b1;
       vmem_waddr_o = t_line_q;
@@ -228,8 +223,8 @@ module chip_dma #(
         t_sem_q   <= next_desc.sem;
         t_value_q <= next_desc.value;
       end
-      if (hbm_resp_valid_i && head.tr) begin
-        tbuf_q[head.line[$clog2(Cols)-1:0]] <= hbm_resp_data_i;
+      if (hbm_rsp_i.valid && head.tr) begin
+        tbuf_q[head.line[$clog2(Cols)-1:0]] <= hbm_rsp_data_i;
         if (answer_last) drain_q <= 1'b1;
       end
       if (drain_q) begin
@@ -242,7 +237,7 @@ module chip_dma #(
         end
       end
       // completion FIFO
-      if (hbm_resp_valid_i && !answer_last) begin
+      if (hbm_rsp_i.valid && !answer_last) begin
         pend_q[pend_head_q].left <= head.left - 32'd1;
         pend_q[pend_head_q].line <= head.line + LineAw'(1);
       end
@@ -255,6 +250,12 @@ module chip_dma #(
       end
       if (pend_pop) pend_head_q <= pend_head_q + $clog2(Depth)'(1);
       pend_count_q <= pend_count_q + ($clog2(Depth) + 1)'(pend_push) - ($clog2(Depth) + 1)'(pend_pop);
+      // invariants (docs/architecture.md, "Assertions")
+      assert (!(desc_valid_i && desc_ready_o) || fifo_count_q != 2'd2)
+        else $error("chip_dma: descriptor FIFO written when full");
+      assert (!start || fifo_count_q != '0) else $error("chip_dma: descriptor FIFO read when empty");
+      assert (!pend_push || !pend_full) else $error("chip_dma: completion FIFO written when full");
+      assert (!hbm_rsp_i.valid || pend_count_q != '0) else $error("chip_dma: an HBM answer with no request pending");
     end
   end
 

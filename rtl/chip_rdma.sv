@@ -163,6 +163,12 @@ module chip_rdma #(
         end
       end
       credits_q <= credits_q - 4'(send) + 4'(inj_credit_i);
+      // invariants (docs/architecture.md, "Assertions")
+      assert (!send || credits_q != '0) else $error("chip_rdma: a flit sent without a credit");
+      assert ({1'b0, credits_q} - 5'(send) + 5'(inj_credit_i) <= 5'(buf_depth_i))
+        else $error("chip_rdma: credits above the buffer depth %0d", buf_depth_i);
+      assert (!push || fifo_count_q != (FAw + 1)'(FifoDepth)) else $error("chip_rdma: descriptor FIFO written when full");
+      assert (!start || fifo_count_q != '0) else $error("chip_rdma: descriptor FIFO read when empty");
     end
   end
   assign local_signal_o = send && last_flit && last_pkt && (cur_q.lsem != SemNone);

@@ -41,7 +41,7 @@ module chip_top #(
   input  logic [3:0]             buf_depth_i,
   input  logic [31:0]            slice_i,           // the chip's slice {h, w, y0, x0}; w = 0: the pod
   output logic [15:0]            cnt_slice_drops_o, // packets dropped for leaving the slice
-  // the four network ports (+X, -X, +Y, -Y at index 0..3), wired to the neighbours by csim/pod.c
+  // the four network ports (+X, -X, +Y, -Y at index 0..3), wired to the neighbours by csim/pod/pod.c
   input  logic [4*FlitW-1:0]     net_in_flit_i,
   output logic [4*FlitW-1:0]     net_out_flit_o,
   input  logic [4*NumVcs-1:0]    net_credit_in_i,
@@ -58,7 +58,8 @@ module chip_top #(
   input  logic [4:0]             sem_rd_idx_i,
   input  logic [7:0]             sem_rd_core_i,
   output logic [31:0]            sem_rd_value_o,
-  // HBM ports, core c's at [c] (served by csim/hbm.c, one memory behind them all)
+  // HBM ports, core c's at [c] (served by csim/chip/hbm.c, one memory behind them all): a
+  // core's chip_obs_pkg::hbm_req_t and hbm_rsp_t, field by field (the ports C pokes stay flat)
   output logic [Cores-1:0]       hbm_req_valid_o,
   input  logic [Cores-1:0]       hbm_req_ready_i,
   output logic [Cores-1:0]       hbm_req_write_o,
@@ -67,7 +68,8 @@ module chip_top #(
   output logic [Cores*LineW-1:0] hbm_req_data_o,
   input  logic [Cores-1:0]       hbm_resp_valid_i,
   input  logic [Cores*LineW-1:0] hbm_resp_data_i,
-  // counters, summed over the cores (the MXU's over every MXU: MXU-cycles)
+  // counters, summed over the cores (the MXU's over every MXU: MXU-cycles): the fields of
+  // chip_obs_pkg::counters_t (rtl/chip_obs.def), a port each
   output logic [63:0]            cnt_dma_busy_o,
   output logic [63:0]            cnt_mxu_busy_o,
   output logic [63:0]            cnt_compute_o,
@@ -86,7 +88,7 @@ module chip_top #(
   output logic [Cores*(2+Mxus)*32-1:0] obs_vmem_waddr_o,
   output logic [Cores*(2+Mxus)*LineW-1:0] obs_vmem_wdata_o,
   output logic [NumRdma-1:0]     obs_rdma_we_o,       // VMEM word writes of the remote-DMA receivers
-  output logic [NumRdma*32-1:0]  obs_rdma_waddr_o,    // {core [31:30], word [29:24], line [23:0]}
+  output logic [NumRdma*chip_obs_pkg::RdmaWaddrW-1:0] obs_rdma_waddr_o,  // chip_obs_pkg::rdma_waddr_t each
   output logic [NumRdma*64-1:0]  obs_rdma_wdata_o,
   output logic [(4+NumRdma)*FlitW-1:0]  obs_rtr_in_o,  // flits into and out of every router port
   output logic [(4+NumRdma)*FlitW-1:0]  obs_rtr_out_o,
@@ -94,10 +96,9 @@ module chip_top #(
   output logic [(4+NumRdma)*NumVcs-1:0] obs_rtr_credit_out_o,
   output logic [Cores*(6*Mxus+2)*32-1:0] obs_progress_o,
   output logic [NumQueues-1:0]   obs_issue_o,         // a queue hands a command to its unit
-  // per core: [0] DMA busy, [1] an MXU busy, [2] vector unit busy, [3] every MXU drained,
-  // [7:4] the remote-DMA engines busy, [11:8] sending (the chip's, in every core's word),
-  // [14:12] release fences pending, [15] 0
-  output logic [Cores*16-1:0]    obs_busy_o,
+  // per core a chip_obs_pkg::busy_t (rtl/chip_obs.def): its units' busy flags, and the
+  // remote-DMA engines' (the chip's, in every core's word)
+  output logic [Cores*chip_obs_pkg::BusyW-1:0] obs_busy_o,
   output logic [Cores*Mxus-1:0]  obs_mxu_busy_o,      // each MXU's busy and drained flags
   output logic [Cores*Mxus-1:0]  obs_mxu_drained_o,
   output logic [Cores*Mxus-1:0]  obs_acc_we_o,        // an accumulator row written, per MXU
@@ -132,7 +133,7 @@ module chip_top #(
   cmd_u              core_rdma_cmd [Cores];
   logic [NumRdma*64-1:0] core_rdma_rdata [Cores];
   logic [31:0]       core_sem_value [Cores];
-  logic [63:0]       core_cnt [Cores][7];
+  chip_obs_pkg::counters_t core_cnt [Cores];
 
   for (genvar c = 0; c < Cores; c++) begin : g_core
     logic [NumRdma-1:0]        rd_en, we, lsig, rsig;
@@ -141,7 +142,12 @@ module chip_top #(
     logic [NumRdma*64-1:0]     wdata;
     logic [NumRdma*5-1:0]      lsem, rsem;
     logic [NumRdma*32-1:0]     lval, rval;
-    logic [15:0]               busy;
+    chip_obs_pkg::busy_t       busy, busy_word;
+    chip_obs_pkg::hbm_req_t    hbm_req;
+    assign hbm_req_valid_o[c]          = hbm_req.valid;
+    assign hbm_req_write_o[c]          = hbm_req.write;
+    assign hbm_req_addr_o[32 * c +: 32] = hbm_req.addr;
+    assign hbm_req_bytes_o[16 * c +: 16] = hbm_req.bytes;
     // what each engine does for this core: reads while sending its lines, writes and
     // signals what arrives for it
     always_comb begin
@@ -190,14 +196,10 @@ module chip_top #(
       .q_opcode_o         (q_opcode_o[Nq * 8 * c +: Nq * 8]),
       .sem_rd_idx_i,
       .sem_rd_value_o     (core_sem_value[c]),
-      .hbm_req_valid_o    (hbm_req_valid_o[c]),
-      .hbm_req_ready_i    (hbm_req_ready_i[c]),
-      .hbm_req_write_o    (hbm_req_write_o[c]),
-      .hbm_req_addr_o     (hbm_req_addr_o[32 * c +: 32]),
-      .hbm_req_bytes_o    (hbm_req_bytes_o[16 * c +: 16]),
+      .hbm_req_o          (hbm_req),
       .hbm_req_data_o     (hbm_req_data_o[LineW * c +: LineW]),
-      .hbm_resp_valid_i   (hbm_resp_valid_i[c]),
-      .hbm_resp_data_i    (hbm_resp_data_i[LineW * c +: LineW]),
+      .hbm_rsp_i          ('{ready: hbm_req_ready_i[c], valid: hbm_resp_valid_i[c]}),
+      .hbm_rsp_data_i     (hbm_resp_data_i[LineW * c +: LineW]),
       .rdma_valid_o       (core_rdma_valid[c]),
       .rdma_cmd_o         (core_rdma_cmd[c]),
       .rdma_ready_i       (core_rdma_ready[c]),
@@ -216,13 +218,7 @@ module chip_top #(
       .rdma_rsig_i        (rsig),
       .rdma_rsem_i        (rsem),
       .rdma_rval_i        (rval),
-      .cnt_dma_busy_o     (core_cnt[c][0]),
-      .cnt_mxu_busy_o     (core_cnt[c][1]),
-      .cnt_compute_o      (core_cnt[c][2]),
-      .cnt_weight_load_o  (core_cnt[c][3]),
-      .cnt_weight_stall_o (core_cnt[c][4]),
-      .cnt_input_stall_o  (core_cnt[c][5]),
-      .cnt_idle_o         (core_cnt[c][6]),
+      .cnt_o              (core_cnt[c]),
       .mxu_error_o        (core_mxu_error[c]),
       .idle_o             (core_idle[c]),
       .obs_sems_o         (obs_sems_o[NumSems * 32 * c +: NumSems * 32]),
@@ -237,32 +233,31 @@ module chip_top #(
       .obs_acc_we_o       (obs_acc_we_o[Mxus * c +: Mxus]),
       .obs_acc_waddr_o    (obs_acc_waddr_o[Mxus * 32 * c +: Mxus * 32])
     );
-    assign obs_busy_o[16 * c +: 16] = {busy[15:12], rdma_send_busy_e, rdma_busy_e, busy[3:0]};
-    logic [7:0] unused_busy;  // the core leaves the remote-DMA flags to chip_top
-    assign unused_busy = busy[11:4];
+    always_comb begin
+      busy_word         = busy;
+      busy_word.rdma    = rdma_busy_e;       // the core leaves the remote-DMA flags to chip_top
+      busy_word.sending = rdma_send_busy_e;
+    end
+    assign obs_busy_o[chip_obs_pkg::BusyW * c +: chip_obs_pkg::BusyW] = busy_word;
   end
 
   // semaphore read-back, counters and status over the cores
+  chip_obs_pkg::counters_t cnt;
   always_comb begin
-    sem_rd_value_o     = '0;
-    cnt_dma_busy_o     = '0;
-    cnt_mxu_busy_o     = '0;
-    cnt_compute_o      = '0;
-    cnt_weight_load_o  = '0;
-    cnt_weight_stall_o = '0;
-    cnt_input_stall_o  = '0;
-    cnt_idle_o         = '0;
+    sem_rd_value_o = '0;
+    cnt            = '0;
     for (int c = 0; c < Cores; c++) begin
       if (sem_rd_core_i == 8'(c)) sem_rd_value_o = core_sem_value[c];
-      cnt_dma_busy_o     = cnt_dma_busy_o + core_cnt[c][0];
-      cnt_mxu_busy_o     = cnt_mxu_busy_o + core_cnt[c][1];
-      cnt_compute_o      = cnt_compute_o + core_cnt[c][2];
-      cnt_weight_load_o  = cnt_weight_load_o + core_cnt[c][3];
-      cnt_weight_stall_o = cnt_weight_stall_o + core_cnt[c][4];
-      cnt_input_stall_o  = cnt_input_stall_o + core_cnt[c][5];
-      cnt_idle_o         = cnt_idle_o + core_cnt[c][6];
+      cnt = chip_obs_pkg::counters_add(cnt, core_cnt[c]);
     end
   end
+  assign cnt_dma_busy_o     = cnt.dma_busy;
+  assign cnt_mxu_busy_o     = cnt.mxu_busy;
+  assign cnt_compute_o      = cnt.compute;
+  assign cnt_weight_load_o  = cnt.weight_load;
+  assign cnt_weight_stall_o = cnt.weight_stall;
+  assign cnt_input_stall_o  = cnt.input_stall;
+  assign cnt_idle_o         = cnt.idle;
   assign mxu_error_o = |core_mxu_error;
   assign idle_o      = (&core_idle) && !(|rdma_busy_e);
 
@@ -326,7 +321,8 @@ module chip_top #(
     .NumVcs   (NumVcs),
     .MaxDepth (8),
     .DataW    (64),
-    .NumLocal (NumRdma)
+    .NumLocal (NumRdma),
+    .CheckNeighbours (1'b1)  // the engines and csim/pod/pod.c's links keep the credit protocol
   ) u_router (
     .clk_i,
     .rst_ni,
@@ -412,7 +408,8 @@ module chip_top #(
   always_comb begin
     for (int e = 0; e < NumRdma; e++) begin
       obs_rdma_we_o[e]               = rdma_we[e];
-      obs_rdma_waddr_o[32 * e +: 32] = {rdma_wcore[e], 6'(rdma_wword[e]), 24'(rdma_waddr[e])};
+      obs_rdma_waddr_o[chip_obs_pkg::RdmaWaddrW * e +: chip_obs_pkg::RdmaWaddrW] =
+          chip_obs_pkg::rdma_waddr_t'{core: rdma_wcore[e], word: 6'(rdma_wword[e]), line: 24'(rdma_waddr[e])};
       obs_rdma_wdata_o[64 * e +: 64] = rdma_wdata[e];
     end
   end

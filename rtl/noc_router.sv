@@ -37,6 +37,10 @@ module noc_router #(
   parameter int unsigned MaxDepth = 8,
   parameter int unsigned DataW    = 64,
   parameter int unsigned NumLocal = 1,   // 1 or 4
+  // Assert that the neighbours keep the credit protocol too (no flit into a full VC, no
+  // credit beyond the buffer depth). The chip sets it; the router's own tests leave it off,
+  // as they drive senders that break the protocol on purpose to see overflow_o flagged.
+  parameter bit          CheckNeighbours = 1'b0,
   localparam int unsigned P       = 4 + NumLocal,
   localparam int unsigned VcW     = $clog2(NumVcs),
   localparam int unsigned FlitW   = DataW + VcW + 3  // {valid, head, tail, vc, data}
@@ -218,6 +222,8 @@ module noc_router #(
                   begin
                     automatic logic [PortW-1:0] ip = PortW'(pick >> VcW);
                     automatic logic [VcW-1:0]   iv = VcW'(pick);
+                    assert (!ivc_active[ip][iv])
+                      else $error("noc_router: input %0d VC %0d granted a second output VC", ip, iv);
                     granted[pick]      = 1'b1;
                     ivc_active[ip][iv] = 1'b1;
                     ivc_port[ip][iv]   = PortW'(o);
@@ -269,6 +275,12 @@ module noc_router #(
                   automatic logic [VcW-1:0] v = in_vc[p];
                   automatic logic [PtrW-1:0] r = rd_ptr[p][v];
                   automatic logic [VcW-1:0] w = ivc_vc[p][v];
+                  assert (!out_won[o] && !in_done[p])
+                    else $error("noc_router: switch grant not one-hot (output %0d, input %0d)", o, p);
+                  assert (credits[o][w] != '0)
+                    else $error("noc_router: output %0d VC %0d sent a flit without a credit", o, w);
+                  assert (count[p][v] != '0)
+                    else $error("noc_router: input %0d VC %0d read when empty", p, v);
                   out_won[o] = 1'b1;
                   in_done[p] = 1'b1;
                   out_w[o] = {1'b1, buf_head[p][v][r], buf_tail[p][v][r], w, buf_data[p][v][r]};
@@ -298,7 +310,11 @@ module noc_router #(
       if (credit_in_i != '0) begin
         for (int p = 0; p < P; p++) begin
           for (int v = 0; v < V; v++) begin
-            if (credit_in_i[p * V + v]) credits[p][v] = credits[p][v] + CntW'(1);
+            if (credit_in_i[p * V + v]) begin
+              assert (!CheckNeighbours || credits[p][v] < depth_q)
+                else $error("noc_router: output %0d VC %0d credits above the buffer depth %0d", p, v, depth_q);
+              credits[p][v] = credits[p][v] + CntW'(1);
+            end
           end
         end
       end
@@ -334,6 +350,8 @@ module noc_router #(
             if (f[FlitW-3]) dropping[p][v] = 1'b0;
           end else if (count[p][v] == depth_q) begin
             overflow_q = 1'b1;  // the sender ignored its credits: drop and flag
+            assert (!CheckNeighbours)
+              else $error("noc_router: input %0d VC %0d written when full (the sender ignored its credits)", p, v);
           end else begin
             buf_data[p][v][wr_ptr[p][v]] = f[DataW-1:0];
             buf_head[p][v][wr_ptr[p][v]] = f[FlitW-2];

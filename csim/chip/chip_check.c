@@ -40,6 +40,9 @@ static void say(char *why, size_t len, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* Field CORE, LINE or WORD of an obs_rdma_waddr_o word (rtl/chip_obs.def). */
+#define RDMA_WADDR(word, field) ((unsigned)CHIP_OBS_FIELD(word, CHIP_RDMA_WADDR, field))
+
 static const char *const qname[ISA_NUM_QUEUES] = {"compute", "DMA"};
 static const char *const progress_name[6] = {"loads issued", "loads done", "matmuls issued", "matmuls done",
                                              "stores issued", "stores done"};
@@ -164,9 +167,9 @@ int chip_obs_compare(const chip_obs_t *r, const chip_obs_t *f, unsigned cols, ch
   for (unsigned e = 0; e < ISA_NUM_RDMA_ENGINES; e++)
     if (((r->rdma_we >> e) & 1) && (r->rdma_waddr[e] != f->rdma_waddr[e] || r->rdma_wdata[e] != f->rdma_wdata[e])) {
       say(why, len, "remote-DMA engine %u receiving: RTL core %u line %u word %u data 0x%016" PRIx64 ", fast core %u "
-          "line %u word %u data 0x%016" PRIx64, e, r->rdma_waddr[e] >> 30, r->rdma_waddr[e] & 0xFFFFFFu,
-          (r->rdma_waddr[e] >> 24) & 63, r->rdma_wdata[e], f->rdma_waddr[e] >> 30, f->rdma_waddr[e] & 0xFFFFFFu,
-          (f->rdma_waddr[e] >> 24) & 63, f->rdma_wdata[e]);
+          "line %u word %u data 0x%016" PRIx64, e, RDMA_WADDR(r->rdma_waddr[e], CORE), RDMA_WADDR(r->rdma_waddr[e], LINE),
+          RDMA_WADDR(r->rdma_waddr[e], WORD), r->rdma_wdata[e], RDMA_WADDR(f->rdma_waddr[e], CORE),
+          RDMA_WADDR(f->rdma_waddr[e], LINE), RDMA_WADDR(f->rdma_waddr[e], WORD), f->rdma_wdata[e]);
       return -1;
     }
   static const char *const port_name[CHIP_OBS_ROUTER_PORTS] = {"local 0", "+X", "-X", "+Y", "-Y",

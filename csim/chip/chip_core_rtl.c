@@ -1,5 +1,6 @@
 /* chip_core_rtl: the chip_core (chip_core.h) of the Verilated RTL, rtl/chip_top.sv through
  * csim/vmodel/chip_top.h: each operation pokes and peeks the model's ports. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,7 @@
 
 enum { P_HOST_WE, P_HOST_Q, P_HOST_ADDR, P_HOST_DATA, P_START, P_HBM_BYTES, P_RUNNING, P_HALTED,
        P_ERROR, P_PC, P_OPCODE, P_SEM_IDX, P_SEM_VALUE, P_REQ_VALID, P_REQ_READY, P_REQ_WRITE,
-       P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_DMA_BUSY, P_MXU_BUSY,
-       P_COMPUTE, P_WLOAD, P_WSTALL, P_ISTALL, P_IDLE_CNT, P_MXU_ERROR, P_IDLE, P_MY_X, P_MY_Y,
+       P_REQ_ADDR, P_REQ_BYTES, P_REQ_DATA, P_RESP_VALID, P_RESP_DATA, P_MXU_ERROR, P_IDLE, P_MY_X, P_MY_Y,
        P_SIZE_X, P_SIZE_Y, P_BUF_DEPTH, P_NET_IN, P_NET_OUT, P_NET_CIN, P_NET_COUT, P_NET_OCC, P_RTR_FLITS, P_SLICE,
        P_DROPS, P_START_LEN, P_ABORT,
        P_OBS_SEMS, P_OBS_VMEM_WE, P_OBS_VMEM_WADDR, P_OBS_VMEM_WDATA, P_OBS_RDMA_WE, P_OBS_RDMA_WADDR,
@@ -23,9 +23,7 @@ static const char *const port_names[P_COUNT] = {
     "host_we_i", "host_queue_i", "host_addr_i", "host_data_i", "start_i", "hbm_bytes_i",
     "q_running_o", "q_halted_o", "q_error_o", "q_pc_o", "q_opcode_o", "sem_rd_idx_i",
     "sem_rd_value_o", "hbm_req_valid_o", "hbm_req_ready_i", "hbm_req_write_o", "hbm_req_addr_o",
-    "hbm_req_bytes_o", "hbm_req_data_o", "hbm_resp_valid_i", "hbm_resp_data_i", "cnt_dma_busy_o",
-    "cnt_mxu_busy_o", "cnt_compute_o", "cnt_weight_load_o", "cnt_weight_stall_o",
-    "cnt_input_stall_o", "cnt_idle_o", "mxu_error_o", "idle_o", "my_x_i", "my_y_i", "size_x_i",
+    "hbm_req_bytes_o", "hbm_req_data_o", "hbm_resp_valid_i", "hbm_resp_data_i", "mxu_error_o", "idle_o", "my_x_i", "my_y_i", "size_x_i",
     "size_y_i", "buf_depth_i", "net_in_flit_i", "net_out_flit_o", "net_credit_in_i",
     "net_credit_out_o", "net_occupancy_o", "cnt_router_flits_o", "slice_i", "cnt_slice_drops_o", "start_len_i",
     "abort_i",
@@ -34,14 +32,26 @@ static const char *const port_names[P_COUNT] = {
     "obs_progress_o", "obs_issue_o", "obs_busy_o", "obs_acc_we_o", "obs_acc_waddr_o", "obs_mxu_busy_o",
     "obs_mxu_drained_o", "sem_rd_core_i"};
 
-static const int counter_ports[CHIP_OBS_COUNTERS] = {P_DMA_BUSY, P_MXU_BUSY, P_COMPUTE, P_WLOAD,
-                                                     P_WSTALL,   P_ISTALL,   P_IDLE_CNT};
+/* The counters (rtl/chip_obs.def), a port each: counter DMA_BUSY is cnt_dma_busy_o. */
+static const char *const counter_names[CHIP_OBS_COUNTERS] = {
+#define CHIP_COUNTER(name, doc) #name,
+#include "rtl/chip_obs.def"
+};
+
+static int counter_port(vmodel_t *m, unsigned i) {
+  char port[64] = "cnt_";
+  size_t n = strlen(port);
+  for (const char *s = counter_names[i]; *s && n < sizeof port - 3; s++) port[n++] = (char)tolower((unsigned char)*s);
+  memcpy(port + n, "_o", 3);
+  return vmodel_port(m, port);
+}
 
 typedef struct {
   chip_core_t core;
   chip_geometry_t geo;
   vmodel_t *m;
   int p[P_COUNT];
+  int cnt_port[CHIP_OBS_COUNTERS];
   uint32_t *line, *resp;       /* scratch: a VMEM line per core, out and in */
   unsigned mxus, cores;        /* MXU units of each core; cores */
   uint32_t *vmem_wdata;        /* obs: the line writers' data */
@@ -120,8 +130,9 @@ static void rtl_hbm_request(chip_core_t *c, unsigned k, chip_hbm_req_t *q) {
   if (!q->valid) return;
   const unsigned cols = r->geo.cols;
   q->write = (vmodel_peek(r->m, r->p[P_REQ_WRITE]) >> k) & 1;
-  q->addr = (uint32_t)(vmodel_peek(r->m, r->p[P_REQ_ADDR]) >> (32 * k));
-  q->bytes = (uint32_t)(vmodel_peek(r->m, r->p[P_REQ_BYTES]) >> (16 * k)) & 0xFFFF;
+  q->addr = (uint32_t)(vmodel_peek(r->m, r->p[P_REQ_ADDR]) >> (CHIP_HBM_REQ_WIDTH_ADDR * k));
+  q->bytes = (uint32_t)(vmodel_peek(r->m, r->p[P_REQ_BYTES]) >> (CHIP_HBM_REQ_WIDTH_BYTES * k)) &
+             ((1u << CHIP_HBM_REQ_WIDTH_BYTES) - 1);
   q->data = NULL;
   if (q->write) {
     vmodel_peek_words(r->m, r->p[P_REQ_DATA], r->line);  /* every core's line */
@@ -202,7 +213,7 @@ static uint32_t rtl_sem(chip_core_t *c, unsigned idx) {
 }
 
 static void rtl_counters(chip_core_t *c, uint64_t cnt[CHIP_OBS_COUNTERS]) {
-  for (int i = 0; i < CHIP_OBS_COUNTERS; i++) cnt[i] = vmodel_peek(rtl(c)->m, rtl(c)->p[counter_ports[i]]);
+  for (int i = 0; i < CHIP_OBS_COUNTERS; i++) cnt[i] = vmodel_peek(rtl(c)->m, rtl(c)->cnt_port[i]);
 }
 
 static bool rtl_mxu_error(chip_core_t *c) { return vmodel_peek(rtl(c)->m, rtl(c)->p[P_MXU_ERROR]) != 0; }
@@ -291,7 +302,7 @@ static void rtl_observe(chip_core_t *c, chip_obs_t *o) {
     const uint32_t *pg = progress + k * (6 * nm + 2);  /* six words per MXU, then the VECs' two */
     memcpy(oc->progress, pg, sizeof(uint32_t) * 6 * nm);
     memcpy(oc->vec_progress, pg + 6 * nm, sizeof oc->vec_progress);
-    oc->busy = (uint16_t)(busy >> (16 * k));
+    oc->busy = (uint16_t)(busy >> (CHIP_OBS_BUSY_BITS * k));
     oc->mxu_busy = (uint8_t)((mxu_busy >> (nm * k)) & mmask);
     oc->mxu_drained = (uint8_t)((mxu_drained >> (nm * k)) & mmask);
     oc->acc_we = (uint8_t)((acc_we >> (nm * k)) & mmask);
@@ -387,6 +398,7 @@ chip_core_t *chip_core_rtl_new(const chip_core_config_t *cfg, bool zero_init, ch
   r->m = chip_top_new(cfg->geo.rows, cfg->geo.cols, r->mxus, r->cores, cfg->seed, zero_init);
   if (!r->m) goto oom;
   for (int i = 0; i < P_COUNT; i++) r->p[i] = vmodel_port(r->m, port_names[i]);
+  for (unsigned i = 0; i < CHIP_OBS_COUNTERS; i++) r->cnt_port[i] = counter_port(r->m, i);
   vmodel_poke(r->m, r->p[P_HBM_BYTES], cfg->hbm_bytes);
   vmodel_poke(r->m, r->p[P_SEM_IDX], 0);
   vmodel_poke(r->m, r->p[P_SEM_CORE], 0);

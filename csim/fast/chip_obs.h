@@ -20,20 +20,47 @@ enum {
   CHIP_MAX_CORES = 2,                               /* cores of a chip the models take */
   CHIP_MAX_QUEUES = ISA_NUM_QUEUES * CHIP_MAX_CORES, /* queue 2c + q: queue q of core c */
   /* the line writers: DMA, MXU 0's stores, vector unit, then MXU m's stores at 2 + m */
-  CHIP_OBS_VMEM_PORTS = 2 + CHIP_MAX_MXUS,
-  CHIP_OBS_COUNTERS = 7
+  CHIP_OBS_VMEM_PORTS = 2 + CHIP_MAX_MXUS
 };
 /* The VMEM line writer that is MXU m's store port. */
 static inline unsigned chip_obs_store_port(unsigned m) { return m == 0 ? 1 : 2 + m; }
-/* obs_busy_o's bits (a word per core; the remote-DMA engines' are the chip's, in every word) */
+/* The port layouts below come from rtl/chip_obs.def, the table the RTL package chip_obs_pkg
+ * is generated from. obs_busy_o's fields (a word per core; the remote-DMA engines' are the
+ * chip's, in every word): CHIP_BUSY_LSB_<field>, CHIP_BUSY_WIDTH_<field>. */
 enum {
-  CHIP_BUSY_DMA = 1u << 0, CHIP_BUSY_MXU = 1u << 1, CHIP_BUSY_VEC = 1u << 2, CHIP_MXU_DRAINED = 1u << 3,
-  CHIP_BUSY_RDMA_SHIFT = 4, CHIP_SENDING_RDMA_SHIFT = 8, CHIP_FENCES_SHIFT = 12
+#define CHIP_BUSY_FIELD(name, lsb, width, doc) CHIP_BUSY_LSB_##name = lsb, CHIP_BUSY_WIDTH_##name = width,
+#include "rtl/chip_obs.def"
+#define CHIP_OBS_WORD(name, bits, doc) CHIP_OBS_##name##_BITS = bits,
+#include "rtl/chip_obs.def"
 };
+/* (the names the models use) */
+enum {
+  CHIP_BUSY_DMA = 1u << CHIP_BUSY_LSB_DMA, CHIP_BUSY_MXU = 1u << CHIP_BUSY_LSB_MXU,
+  CHIP_BUSY_VEC = 1u << CHIP_BUSY_LSB_VEC, CHIP_MXU_DRAINED = 1u << CHIP_BUSY_LSB_MXU_DRAINED,
+  CHIP_BUSY_RDMA_SHIFT = CHIP_BUSY_LSB_RDMA, CHIP_SENDING_RDMA_SHIFT = CHIP_BUSY_LSB_SENDING,
+  CHIP_FENCES_SHIFT = CHIP_BUSY_LSB_FENCES
+};
+/* obs_rdma_waddr_o's fields: CHIP_RDMA_WADDR_LSB_<field>, CHIP_RDMA_WADDR_WIDTH_<field>. */
+enum {
+#define CHIP_RDMA_WADDR_FIELD(name, lsb, width, doc) CHIP_RDMA_WADDR_LSB_##name = lsb, CHIP_RDMA_WADDR_WIDTH_##name = width,
+#include "rtl/chip_obs.def"
+};
+/* The HBM request's fields (chip_top's hbm_req_<field>_o ports, a field per port, core k's at
+ * [k * width]): CHIP_HBM_REQ_WIDTH_<field>. */
+enum {
+#define CHIP_HBM_REQ_FIELD(name, lsb, width, doc) CHIP_HBM_REQ_WIDTH_##name = width,
+#include "rtl/chip_obs.def"
+};
+/* Field `name` of a word whose fields are PREFIX_LSB_name and PREFIX_WIDTH_name. */
+#define CHIP_OBS_FIELD(word, prefix, name) \
+  (((word) >> prefix##_LSB_##name) & ((1ull << prefix##_WIDTH_##name) - 1))
 /* Counter order (chip_top's cnt_* ports); summed over the cores, the MXU's over the MXUs
  * (MXU-cycles). */
-enum { CHIP_CNT_DMA_BUSY, CHIP_CNT_MXU_BUSY, CHIP_CNT_COMPUTE, CHIP_CNT_WEIGHT_LOAD, CHIP_CNT_WEIGHT_STALL,
-       CHIP_CNT_INPUT_STALL, CHIP_CNT_IDLE };
+enum {
+#define CHIP_COUNTER(name, doc) CHIP_CNT_##name,
+#include "rtl/chip_obs.def"
+  CHIP_OBS_COUNTERS
+};
 
 /* What one core shows (chip_core's obs_* ports): registered state as the cycle starts, then
  * the cycle's events. */

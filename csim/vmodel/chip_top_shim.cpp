@@ -5,6 +5,13 @@
 
 extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init);
 
+// The widths of the typed ports' words and fields, from the table the RTL's chip_obs_pkg is
+// generated from: obs_<WORD>_bits, hbm_req_<FIELD>_bits.
+#define CHIP_OBS_WORD(name, bits, doc) constexpr unsigned obs_##name##_bits = bits;
+#include "rtl/chip_obs.def"
+#define CHIP_HBM_REQ_FIELD(name, lsb, width, doc) constexpr unsigned hbm_req_##name##_bits = width;
+#include "rtl/chip_obs.def"
+
 extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
   return vmodel_create<CHIP_CLASS>("chip_top", seed, [](VModelOf<CHIP_CLASS> *m) {
     constexpr unsigned qaw = __builtin_ctz(CHIP_QUEUE_DEPTH);
@@ -29,18 +36,18 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
     VMODEL_PORT(m, hbm_req_valid_o, cores, false);  // a port per core
     VMODEL_PORT(m, hbm_req_ready_i, cores, true);
     VMODEL_PORT(m, hbm_req_write_o, cores, false);
-    VMODEL_PORT(m, hbm_req_addr_o, cores * 32, false);
-    VMODEL_PORT(m, hbm_req_bytes_o, cores * 16, false);
+    VMODEL_PORT(m, hbm_req_addr_o, cores * hbm_req_ADDR_bits, false);
+    VMODEL_PORT(m, hbm_req_bytes_o, cores * hbm_req_BYTES_bits, false);
     VMODEL_PORT(m, hbm_req_data_o, cores * line, false);
     VMODEL_PORT(m, hbm_resp_valid_i, cores, true);
     VMODEL_PORT(m, hbm_resp_data_i, cores * line, true);
-    VMODEL_PORT(m, cnt_dma_busy_o, 64, false);
-    VMODEL_PORT(m, cnt_mxu_busy_o, 64, false);
-    VMODEL_PORT(m, cnt_compute_o, 64, false);
-    VMODEL_PORT(m, cnt_weight_load_o, 64, false);
-    VMODEL_PORT(m, cnt_weight_stall_o, 64, false);
-    VMODEL_PORT(m, cnt_input_stall_o, 64, false);
-    VMODEL_PORT(m, cnt_idle_o, 64, false);
+    VMODEL_PORT(m, cnt_dma_busy_o, obs_COUNTER_bits, false);
+    VMODEL_PORT(m, cnt_mxu_busy_o, obs_COUNTER_bits, false);
+    VMODEL_PORT(m, cnt_compute_o, obs_COUNTER_bits, false);
+    VMODEL_PORT(m, cnt_weight_load_o, obs_COUNTER_bits, false);
+    VMODEL_PORT(m, cnt_weight_stall_o, obs_COUNTER_bits, false);
+    VMODEL_PORT(m, cnt_input_stall_o, obs_COUNTER_bits, false);
+    VMODEL_PORT(m, cnt_idle_o, obs_COUNTER_bits, false);
     VMODEL_PORT(m, mxu_error_o, 1, false);
     VMODEL_PORT(m, idle_o, 1, false);
     constexpr unsigned flit = CHIP_FLIT_BITS;
@@ -65,7 +72,7 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
     VMODEL_PORT(m, obs_vmem_waddr_o, cores * (2 + mxus) * 32, false);
     VMODEL_PORT(m, obs_vmem_wdata_o, cores * (2 + mxus) * line, false);
     VMODEL_PORT(m, obs_rdma_we_o, ISA_NUM_RDMA_ENGINES, false);
-    VMODEL_PORT(m, obs_rdma_waddr_o, ISA_NUM_RDMA_ENGINES * 32, false);
+    VMODEL_PORT(m, obs_rdma_waddr_o, ISA_NUM_RDMA_ENGINES * obs_RDMA_WADDR_bits, false);
     VMODEL_PORT(m, obs_rdma_wdata_o, ISA_NUM_RDMA_ENGINES * 64, false);
     VMODEL_PORT(m, obs_rtr_in_o, rports * flit, false);
     VMODEL_PORT(m, obs_rtr_out_o, rports * flit, false);
@@ -73,7 +80,7 @@ extern "C" vmodel_t *CHIP_NEW(uint64_t seed, int zero_init) {
     VMODEL_PORT(m, obs_rtr_credit_out_o, rports * CHIP_ROUTER_VCS, false);
     VMODEL_PORT(m, obs_progress_o, cores * (6 * mxus + 2) * 32, false);
     VMODEL_PORT(m, obs_issue_o, nq, false);
-    VMODEL_PORT(m, obs_busy_o, cores * 16, false);
+    VMODEL_PORT(m, obs_busy_o, cores * obs_BUSY_bits, false);
     VMODEL_PORT(m, obs_mxu_busy_o, cores * mxus, false);
     VMODEL_PORT(m, obs_mxu_drained_o, cores * mxus, false);
     VMODEL_PORT(m, obs_acc_we_o, cores * mxus, false);
