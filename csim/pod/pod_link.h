@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "chip/chip.h"
 
@@ -85,7 +86,7 @@ static inline unsigned pod_link_take(pod_link_t *l, unsigned rd, unsigned i, uns
   if (l->slot_hi && s->flit.valid) in->hi[at] = *pod_link_slot_hi(l, rd, i, d);
   in->credits = (uint8_t)(in->credits | s->credits << (at * CHIP_ROUTER_VCS));
   if (!s->flit.valid && !s->credits) return 0;
-  *s = (pod_link_slot_t){0};
+  memset(s, 0, sizeof *s);
   return 1;
 }
 
@@ -124,7 +125,9 @@ static inline unsigned pod_link_put(pod_link_t *l, uint64_t t, unsigned wr, unsi
                                     uint8_t cr, bool *held) {
   if (l->ser) *held |= pod_link_serialise(l, i, d, t, out);
   if (!out->flit[d].valid && !cr) return 0;
-  *pod_link_slot(l, wr, i, d) = (pod_link_slot_t){out->flit[d], cr};
+  pod_link_slot_t *s = pod_link_slot(l, wr, i, d);
+  s->flit = out->flit[d];
+  s->credits = cr;
   if (l->slot_hi && out->flit[d].valid) *pod_link_slot_hi(l, wr, i, d) = out->hi[d];
   return 1;
 }
