@@ -197,7 +197,7 @@ int parse_option(const std::string &a, const char *v, options *o) {
       {"--flit-words", &c->flit_words, 1, NOC_FLIT_MAX_WORDS},
       {"--clock-mhz", &c->clock_mhz, 1, 100000},
       {"--link-latency", &pod->link_latency, 0, 1000},
-      {"--link-bytes", &pod->link_bytes, 0, 1u << 16},
+      {"--link-bytes", &pod->link_bytes, 1, 8 * NOC_FLIT_MAX_WORDS},
   };
   for (const auto &f : numbers) {
     if (a != f.name) continue;
