@@ -451,7 +451,7 @@ class host : public sc_module {
   };
 
   void gemm();
-  void gemm_inputs_to_hbm(const chip_gemm_layout_t &l, const uint16_t *a, const uint16_t *b, unsigned cols);
+  static int hbm_write_chip(void *self, uint64_t addr, const void *data, size_t len);
   void gemm_report(const gemm_result &res, double seconds);
   void collective();
   void coll_stage_in(std::vector<uint32_t> &in);
@@ -468,22 +468,11 @@ class host : public sc_module {
   int passed_ = 0, total_ = 0;
 };
 
-/* A and B into HBM row by row in chip_gemm's layout (lda, ldb: padded with zeros), and the zero line. */
-void host::gemm_inputs_to_hbm(const chip_gemm_layout_t &l, const uint16_t *a, const uint16_t *b, unsigned cols) {
-  const size_t k = o_.k, n = o_.n;
-  std::vector<uint16_t> row(std::max(l.lda, l.ldb), 0);
-  for (size_t i = 0; i < o_.m; i++) {
-    std::fill(row.begin(), row.end(), 0);
-    std::copy(a + i * k, a + (i + 1) * k, row.begin());
-    hbm_access(to_chip, true, l.a + 2 * i * l.lda, row.data(), 2 * l.lda);
-  }
-  for (size_t i = 0; i < k; i++) {
-    std::fill(row.begin(), row.end(), 0);
-    std::copy(b + i * n, b + (i + 1) * n, row.begin());
-    hbm_access(to_chip, true, l.b + 2 * i * l.ldb, row.data(), 2 * l.ldb);
-  }
-  std::vector<uint8_t> zero(4 * cols, 0);
-  hbm_access(to_chip, true, l.zero, zero.data(), zero.size());
+/* chip_gemm_place's writer: HBM bytes into the lone chip over TLM (a refusal ends the example). */
+int host::hbm_write_chip(void *self, uint64_t addr, const void *data, size_t len) {
+  host *h = static_cast<host *>(self);
+  h->hbm_access(h->to_chip, true, addr, const_cast<void *>(data), len);
+  return 0;
 }
 
 void host::gemm() {
@@ -499,7 +488,7 @@ void host::gemm() {
   res.g = geometry(to_chip, 0);
   const chip_gemm_layout_t l = chip_gemm_layout(res.g.cols, m, k, n);
   fprintf(stderr, "tpusim_sc: GEMM: A and B into HBM over TLM (%s)...\n", o_.dmi ? "DMI" : "b_transport");
-  gemm_inputs_to_hbm(l, a.data(), b.data(), res.g.cols);
+  if (chip_gemm_place(res.g.cols, m, k, n, a.data(), b.data(), nullptr, hbm_write_chip, this)) fail("out of memory");
   /* the driver builds the firmware's programs and hands them to the chip */
   fw_prog_t cq[CHIP_MAX_CORES], dq[CHIP_MAX_CORES];
   char err[512];
