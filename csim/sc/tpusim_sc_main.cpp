@@ -456,6 +456,7 @@ class host : public sc_module {
   void collective();
   void coll_stage_in(std::vector<uint32_t> &in);
   coll_result coll_run();
+  void coll_copy(bool store);
   void coll_copy_back(std::vector<uint32_t> &out);
   void coll_report(const coll_result &res, double seconds);
   void run_slice(uint32_t mask, const char *what);
@@ -593,14 +594,21 @@ void host::coll_stage_in(std::vector<uint32_t> &in) {
     std::fill(buf.begin(), buf.end(), 0);
     for (uint64_t e = 0; e < elems; e++) buf[e] = in[i * elems + e] = rng_coll_input(o_.seed, i, e);
     hbm_access(to_slice, true, win(i), buf.data(), buf.size() * 4);
+  }
+  coll_copy(false);
+}
+
+/* Every chip's buffer copied by DMA between HBM address 0 and VMEM line 0 (store: to HBM). */
+void host::coll_copy(bool store) {
+  for (unsigned i = 0; i < o_.slice.w * o_.slice.h; i++) {
     fw_prog_t p;
     fw_prog_init(&p);
-    pod_coll_copy_program(&p, o_.args.lines, 0, 4 * lanes, false);
+    pod_coll_copy_program(&p, o_.args.lines, 0, 4 * o_.slice_geo.cols, store);
     fw_halt(&p);
     load(to_slice, win(i), ISA_QUEUE_DMA, p);
     fw_prog_free(&p);
   }
-  run_slice(ISA_QMASK_DMA, "the copy into VMEM");
+  run_slice(ISA_QMASK_DMA, store ? "the copy back to HBM" : "the copy into VMEM");
 }
 
 /* 2. the slice in every chip's router, the collective's programs on every chip; one START for all */
@@ -630,17 +638,7 @@ host::coll_result host::coll_run() {
 void host::coll_copy_back(std::vector<uint32_t> &out) {
   const unsigned chips = o_.slice.w * o_.slice.h, lanes = o_.slice_geo.cols;
   const uint64_t elems = o_.bytes / 4;
-  for (unsigned i = 0; i < chips; i++) {
-    fw_prog_t p;
-    fw_prog_init(&p);
-    pod_coll_copy_program(&p, o_.args.lines, 0, 4 * lanes, true);
-    fw_halt(&p);
-    load(to_slice, win(i), ISA_QUEUE_DMA, p);
-    fw_prog_free(&p);
-  }
-  run(to_slice, SLICE_REG_BASE + SREG_START, ISA_QMASK_DMA, slice_irq);
-  wr(to_slice, SLICE_REG_BASE + SREG_IRQ, 1);
-  if (rd(to_slice, SLICE_REG_BASE + SREG_STATUS) & STATUS_FAILED) fail("the copy back to HBM failed");
+  coll_copy(true);
   std::vector<uint32_t> buf((size_t)o_.args.lines * lanes);
   for (unsigned i = 0; i < chips; i++) {
     hbm_access(to_slice, false, win(i), buf.data(), buf.size() * 4);
