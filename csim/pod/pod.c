@@ -111,8 +111,12 @@ struct pod {
 };
 
 /* The slot at ring position pos of chip i's link in direction d, and its wide words. */
-static pod_link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) { return pod_link_slot(p->link, pos, i, d); }
-static noc_wide_t *slot_hi(pod_t *p, unsigned pos, unsigned i, unsigned d) { return pod_link_slot_hi(p->link, pos, i, d); }
+static pod_link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) {
+  return pod_link_slot(p->link, pos, i, d);
+}
+static noc_wide_t *slot_hi(pod_t *p, unsigned pos, unsigned i, unsigned d) {
+  return pod_link_slot_hi(p->link, pos, i, d);
+}
 
 /* Spinning, then yielding the core: the other bands are usually a few microseconds away. With
  * more threads than cores (pod.spin_limit 0) a waiting thread yields at once: spinning would
@@ -213,7 +217,7 @@ static int make_exchange(pod_t *p) {
         p->recv_buf[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_buf);
         if (!p->send_list[k] || !p->recv_list[k] || !p->send_buf[k] || !p->recv_buf[k]) return -1;
         if (p->link->slot_hi && (!(p->send_hi[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_hi)) ||
-                           !(p->recv_hi[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_hi))))
+                                 !(p->recv_hi[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_hi))))
           return -1;
         p->send_count[k] = p->recv_count[k] = 0;
       }

@@ -110,7 +110,9 @@ out:
   return rc;
 }
 
-static int hbm_write(void *chip, uint64_t addr, const void *data, size_t len) { return chip_hbm_write(chip, addr, data, len); }
+static int hbm_write(void *chip, uint64_t addr, const void *data, size_t len) {
+  return chip_hbm_write(chip, addr, data, len);
+}
 
 int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
                    const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen) {

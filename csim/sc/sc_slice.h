@@ -2,7 +2,8 @@
  * sc_slice: a W x H slice of TPU chips as a SystemC module (issue 16; docs/systemc.md, "The
  * slice"): W x H sc_chip modules wired as a 2-D torus (wraparound in both dimensions, as the
  * C pod, csim/pod/pod.h) through sc_link channels over the pod's link model (pod/pod_link.h:
- * its latency, link rate and flit width), bound to the chips' link ports; one run control, so the chips are clocked together and a run ends when
+ * its latency, link rate and flit width), bound to the chips' link ports; one run control, so
+ * the chips are clocked together and a run ends when
  * every chip is quiet and every link empty, the cycle pod_run ends.
  *
  * One TLM-2.0 target socket: chip (x, y)'s map (sc_map.h) in its window at

@@ -578,7 +578,8 @@ void host::run_slice(uint32_t mask, const char *what) {
   if (!(rd(to_slice, SLICE_REG_BASE + SREG_STATUS) & STATUS_FAILED)) return;
   std::string why;
   for (unsigned i = 0; i < o_.slice.w * o_.slice.h; i++)
-    if (rd(to_slice, win(i) + REG_BASE + REG_STATUS) & STATUS_FAILED) why += " chip " + std::to_string(i) + ": " + report(to_slice, win(i));
+    if (rd(to_slice, win(i) + REG_BASE + REG_STATUS) & STATUS_FAILED)
+      why += " chip " + std::to_string(i) + ": " + report(to_slice, win(i));
   fail(std::string(what) + " failed:" + why);
 }
 
@@ -708,7 +709,8 @@ void host::coll_report(const coll_result &res, double seconds) {
 
 bool host::expect(const char *name, tlm_response_status got, tlm_response_status want) {
   const bool ok = got == want;
-  printf("selftest %-28s %-32s %s\n", name, status_name(got), ok ? "ok" : (std::string("FAILED (want ") + status_name(want) + ")").c_str());
+  const std::string verdict = ok ? "ok" : std::string("FAILED (want ") + status_name(want) + ")";
+  printf("selftest %-28s %-32s %s\n", name, status_name(got), verdict.c_str());
   fflush(stdout);
   passed_ += ok, ++total_;
   return ok;
