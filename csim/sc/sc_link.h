@@ -37,10 +37,17 @@ class link : public sc_core::sc_prim_channel, public link_if {
   link(const char *name, pod_link_t *l, unsigned i, unsigned d)
       : sc_core::sc_prim_channel(name), l_(l), chip_(i), dir_(d) {}
   void put(uint64_t cycle, chip_net_t *out, uint8_t cr) override {
+    /* nothing to send and nothing held back: the link is left alone (a bucket that is not used
+     * fills the same whether it is looked at every cycle or later, as pod.c's sleeping chips) */
+    if (!out->flit[dir_].valid && !cr && !pod_link_queued(l_, chip_, dir_)) return;
     bool held = false;  /* (in_flight counts what is held: pod_link_queued) */
     in_flight_ += pod_link_put(l_, cycle, pod_link_write_pos(l_, cycle), chip_, dir_, out, cr, &held);
   }
   void take(uint64_t cycle, chip_net_t *in, unsigned at) override {
+    if (!in_flight_) {  /* no slot holds anything: what an empty slot gives */
+      in->flit[at] = noc_flit_t{};
+      return;
+    }
     in_flight_ -= pod_link_take(l_, pod_link_read_pos(l_, cycle), chip_, dir_, in, at);
   }
   unsigned in_flight() const override { return in_flight_ + pod_link_queued(l_, chip_, dir_); }
