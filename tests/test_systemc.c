@@ -6,7 +6,8 @@
  * and the memory map's error paths (--selftest) must answer as docs/systemc.md says: out-of-map
  * addresses, bursts across a region's end, register accesses of the wrong size or alignment or
  * with byte enables, commands to a running chip, a run that times out and the chip running
- * again after it. Inputs and reset seeds follow TPU_SEED.
+ * again after it. At --chip v3 the slice's collectives take `tpusim collective`'s cycles: the
+ * two share the pod's link model (link rate, wide flits). Inputs and reset seeds follow TPU_SEED.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -81,6 +82,50 @@ Test(systemc, lockstep_same_results_and_cycles_as_c) {
   same_as_c("check", "--mxu 4x4", 20, 24, 28, 2048, "torus2d", 0);
 }
 
+/* The slice carries its flits through the pod's link model (pod/pod_link.h), so at --chip v3
+ * (two cores of two 128x128 MXUs, 128-byte flits on links of 96 bytes a cycle, the fast model)
+ * its collective takes the cycles of `tpusim collective` with the same machine, op and size, and
+ * every chip agrees with the golden model. extra: more machine options for both. Returns the
+ * cycles. */
+static long long same_collective_as_c(const char *machine, const char *op, unsigned bytes, const char *algo,
+                                      const char *extra) {
+  const unsigned long long seed = (unsigned long long)test_seed();
+  char args[512];
+  snprintf(args, sizeof args, "collective %s --pod 2x2 --op %s --bytes %u --algo %s --seed %llu --model fast %s --json",
+           machine, op, bytes, algo, seed, extra);
+  run_t c = run(args);
+  cr_assert_eq(c.status, 0, "tpusim %s: %s", args, c.err);
+  cr_assert_not_null(strstr(c.out, "\"correct\":true"), "%s", c.out);
+  snprintf(args, sizeof args, "%s --only collective --op %s --bytes %u --algo %s --seed %llu --model fast %s --json",
+           machine, op, bytes, algo, seed, extra);
+  run_t s = run_sc(args);
+  cr_assert_eq(s.status, 0, "tpusim_sc %s: %s\n%s", args, s.out, s.err);
+  cr_assert_not_null(strstr(s.out, "\"correct\":true"), "%s", s.out);
+  cr_assert_eq(json_int(s.out, "semaphores_left"), 0, "%s", s.out);
+  cr_assert_eq(json_int(s.out, "cycles"), json_int(c.out, "cycles"), "%s %s %u bytes: SystemC %lld cycles, C %lld",
+               machine, op, bytes, json_int(s.out, "cycles"), json_int(c.out, "cycles"));
+  return json_int(c.out, "cycles");
+}
+
+/* An all-reduce where the flit width and the link rate decide the cycles: the same machine with
+ * a flit a cycle (no serialiser), and with the 64-bit flits a flit a cycle the slice had before it
+ * shared the pod's links, take other cycles, and the slice follows the C path in each. */
+Test(systemc, v3_allreduce_same_cycles_as_c) {
+  const long long v3 = same_collective_as_c("--chip v3", "allreduce", 65536, "ring", "");
+  const long long flit_a_cycle = same_collective_as_c("--chip v3", "allreduce", 65536, "ring", "--link-bytes 128");
+  const long long narrow = same_collective_as_c("--chip v3", "allreduce", 65536, "ring", "--flit-words 1 --link-bytes 8");
+  cr_assert_lt(flit_a_cycle, v3, "96 bytes a cycle must be slower than 128: %lld, %lld", v3, flit_a_cycle);
+  cr_assert_lt(v3, narrow, "128-byte flits must be faster than 8-byte ones: %lld, %lld", v3, narrow);
+  same_collective_as_c("--chip v3", "allreduce", 4096, "torus2d", "--link-latency 3");
+  same_collective_as_c("--machine csim/pod/machines/v3.json", "allreduce", 16384, "torus2d", "");
+}
+
+Test(systemc, v3_other_collectives_same_cycles_as_c) {
+  same_collective_as_c("--chip v3", "reduce_scatter", 32768, "ring", "");
+  same_collective_as_c("--chip v3", "all_gather", 8192, "ring", "");
+  same_collective_as_c("--chip v3", "broadcast", 65536, "ring", "");
+}
+
 /* b_transport instead of DMI for HBM: the same results (the way the host moves data is not timed
  * into the chip's cycles). */
 Test(systemc, without_dmi_the_same) {
@@ -143,6 +188,10 @@ Test(systemc, bad_command_lines) {
       {"--model slow", "--model takes rtl, fast or check"},
       {"--only both", "--only takes gemm or collective"},
       {"--pod 2x2 --bytes 1073741824", "VMEM"},
+      {"--chip v4", "--chip takes small|v2|v3"},
+      {"--machine /nonexistent.json", "--machine"},
+      {"--op all_to_all", "--op takes allreduce, reduce_scatter, all_gather or broadcast"},
+      {"--model fast --flit-words 1 --link-bytes 9", "a link of 9 bytes a cycle"},
   };
   for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     run_t r = run_sc(bad[i][0]);

@@ -161,7 +161,7 @@ static uint16_t *to_bf16(const npy_matrix_t *mat) {
 static uint16_t *random_bf16(rng_t *rng, size_t count) {
   uint16_t *out = malloc((count ? count : 1) * sizeof *out);
   if (!out) return NULL;
-  for (size_t i = 0; i < count; i++) out[i] = rng_bf16(rng, -4, 1);
+  rng_gemm_inputs(rng, out, count);
   return out;
 }
 

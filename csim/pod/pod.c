@@ -7,12 +7,12 @@
  * a link, the pod jumps to the next cycle a chip wakes. A Verilated chip always says it may act,
  * so a pod of RTL chips runs every chip every cycle, as before.
  *
- * Links: each chip has a ring of D = latency + 2 slots per direction (on bands, below, more).
- * What it sends at cycle t goes into slot t mod D, and the neighbour reads slot
- * (t - latency - 1) mod D, which was written latency + 1 cycles earlier: the two never touch the same slot in a cycle, so the chips can be visited in
- * any order. A slot is cleared when it is read, so a link's slots hold only what is in flight.
- * The slots of one cycle position are kept together for every link of the pod, so a cycle's
- * reads and writes stay within one plane of slots however many chips there are.
+ * Links (pod_link.h, the link model the SystemC slice shares): each chip has a ring of
+ * D = latency + 2 slots per direction (on bands, below, more). What it sends at cycle t goes
+ * into slot t mod D, and the neighbour reads slot (t - latency - 1) mod D, which was written
+ * latency + 1 cycles earlier: the two never touch the same slot in a cycle, so the chips can be
+ * visited in any order. A slot is cleared when it is read, so a link's slots hold only what is
+ * in flight; with a link rate a serialiser ahead of the ring holds flits back.
  *
  * Threads (pod_config_t.threads > 1; docs/scale.md "Threads"): the pod's rows are split into
  * bands, one per thread, and the bands run a quantum of latency + 1 cycles between two meetings.
@@ -42,22 +42,6 @@
 
 #define DIRS TORUS_DIRS /* +X, -X, +Y, -Y: the chip's net port index */
 #define NEVER UINT64_MAX
-
-typedef struct {
-  noc_flit_t flit;
-  uint8_t credits;       /* the credit bits of this direction (CHIP_ROUTER_VCS) */
-} link_slot_t;
-
-/* A link's serialiser (pod_config_t.link_bytes): the flits its sender has put out and the link
- * has not yet taken, and the bucket's bytes. At most the receiver's buffers' worth of flits wait
- * (the sender's credits bound them). */
-#define SER_CAP 32u
-typedef struct {
-  noc_flit_t flit[SER_CAP];
-  noc_wide_t *hi;        /* [SER_CAP] with wide flits */
-  uint32_t head, count, tokens;
-  uint64_t last;         /* the tick the bucket was last filled for */
-} link_ser_t;
 
 typedef struct {
   chip_t *chip;
@@ -93,10 +77,7 @@ struct pod {
   profile_t *profile;           /* pod_set_profile, or NULL */
   unsigned n, depth;
   pod_node_t *node;
-  link_slot_t *slots;           /* depth x n x DIRS: at (position, chip, direction) what the chip sends that way */
-  noc_wide_t *slot_hi;          /* the same for wide flits' other words (NULL with 64-bit flits) */
-  link_ser_t *ser;              /* n x DIRS serialisers (NULL: a link carries a flit a cycle) */
-  uint32_t flit_bytes;          /* a flit's bytes (the bucket's price of a flit) */
+  pod_link_t *link;             /* every chip's links (pod_link.h) */
   uint64_t tick;                /* cycles the pod has run, ever: the links' slot positions */
   uint64_t in_flight;           /* link slots holding a flit or a credit */
   unsigned *checked, nchecked;  /* the chips in lockstep (CHIP_MODEL_CHECK) */
@@ -125,16 +106,16 @@ struct pod {
    * every quantum */
   uint32_t **send_list, **recv_list;
   size_t *send_count, *recv_count;
-  link_slot_t **send_buf, **recv_buf;
+  pod_link_slot_t **send_buf, **recv_buf;
   noc_wide_t **send_hi, **recv_hi;  /* wide flits' other words, beside them (slot_hi pods only) */
 };
 
-/* The slot at ring position pos of chip i's link in direction d. */
-static link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) {
-  return &p->slots[((size_t)pos * p->n + i) * DIRS + d];
+/* The slot at ring position pos of chip i's link in direction d, and its wide words. */
+static pod_link_slot_t *slot(pod_t *p, unsigned pos, unsigned i, unsigned d) {
+  return pod_link_slot(p->link, pos, i, d);
 }
 static noc_wide_t *slot_hi(pod_t *p, unsigned pos, unsigned i, unsigned d) {
-  return &p->slot_hi[((size_t)pos * p->n + i) * DIRS + d];
+  return pod_link_slot_hi(p->link, pos, i, d);
 }
 
 /* Spinning, then yielding the core: the other bands are usually a few microseconds away. With
@@ -143,14 +124,6 @@ static noc_wide_t *slot_hi(pod_t *p, unsigned pos, unsigned i, unsigned d) {
 static void relax(unsigned *spins, unsigned limit) {
   if (++*spins < limit) __builtin_ia32_pause();
   else sched_yield();
-}
-
-int pod_link_check(unsigned flit_words, unsigned link_bytes, char *err, size_t errlen) {
-  const unsigned flit = 8u * (flit_words ? flit_words : 1);
-  if (link_bytes <= flit) return 0;
-  snprintf(err, errlen, "a link of %u bytes a cycle: a link carries at most a flit a cycle (%u bytes with %u-word flits)",
-           link_bytes, flit, flit / 8);
-  return -1;
 }
 
 int pod_check(const pod_config_t *cfg, chip_geometry_t *g, char *err, size_t errlen) {
@@ -243,8 +216,8 @@ static int make_exchange(pod_t *p) {
         p->send_buf[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_buf);
         p->recv_buf[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_buf);
         if (!p->send_list[k] || !p->recv_list[k] || !p->send_buf[k] || !p->recv_buf[k]) return -1;
-        if (p->slot_hi && (!(p->send_hi[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_hi)) ||
-                           !(p->recv_hi[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_hi))))
+        if (p->link->slot_hi && (!(p->send_hi[k] = calloc(p->send_count[k] * q + 1, sizeof **p->send_hi)) ||
+                                 !(p->recv_hi[k] = calloc(p->recv_count[k] * q + 1, sizeof **p->recv_hi))))
           return -1;
         p->send_count[k] = p->recv_count[k] = 0;
       }
@@ -263,20 +236,20 @@ static void exchange(pod_t *p) {
     for (uint64_t t = p->q_start; t < p->q_start + p->q_len; t++) {
       const unsigned pos = (unsigned)(t % p->depth);
       for (size_t e = 0; e < p->send_count[k]; e++) {
-        link_slot_t *sl = slot(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
-        if (p->slot_hi) p->send_hi[k][m] = *slot_hi(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
+        pod_link_slot_t *sl = slot(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
+        if (p->link->slot_hi) p->send_hi[k][m] = *slot_hi(p, pos, p->send_list[k][e] / DIRS, p->send_list[k][e] % DIRS);
         p->send_buf[k][m++] = *sl;
-        *sl = (link_slot_t){0}; /* the copy on this rank is never read */
+        *sl = (pod_link_slot_t){0}; /* the copy on this rank is never read */
       }
     }
-    send[k] = p->send_buf[k], send_len[k] = m * sizeof(link_slot_t);
-    recv[k] = p->recv_buf[k], recv_len[k] = p->recv_count[k] * p->q_len * sizeof(link_slot_t);
+    send[k] = p->send_buf[k], send_len[k] = m * sizeof(pod_link_slot_t);
+    recv[k] = p->recv_buf[k], recv_len[k] = p->recv_count[k] * p->q_len * sizeof(pod_link_slot_t);
   }
   dist_exchange(send, send_len, recv, recv_len);
-  if (p->slot_hi) { /* and the wide flits' other words, in the same order */
+  if (p->link->slot_hi) { /* and the wide flits' other words, in the same order */
     for (unsigned k = 0; k < R; k++) {
-      send[k] = p->send_hi[k], send_len[k] = send_len[k] / sizeof(link_slot_t) * sizeof(noc_wide_t);
-      recv[k] = p->recv_hi[k], recv_len[k] = recv_len[k] / sizeof(link_slot_t) * sizeof(noc_wide_t);
+      send[k] = p->send_hi[k], send_len[k] = send_len[k] / sizeof(pod_link_slot_t) * sizeof(noc_wide_t);
+      recv[k] = p->recv_hi[k], recv_len[k] = recv_len[k] / sizeof(pod_link_slot_t) * sizeof(noc_wide_t);
     }
     dist_exchange(send, send_len, recv, recv_len);
   }
@@ -286,8 +259,8 @@ static void exchange(pod_t *p) {
       const unsigned pos = (unsigned)(t % p->depth);
       for (size_t e = 0; e < p->recv_count[k]; e++) {
         const unsigned i = p->recv_list[k][e] / DIRS, d = p->recv_list[k][e] % DIRS;
-        if (p->slot_hi) *slot_hi(p, pos, i, d) = p->recv_hi[k][m];
-        const link_slot_t *in = &p->recv_buf[k][m++];
+        if (p->link->slot_hi) *slot_hi(p, pos, i, d) = p->recv_hi[k][m];
+        const pod_link_slot_t *in = &p->recv_buf[k][m++];
         *slot(p, pos, i, d) = *in;
         if (in->flit.valid || in->credits) p->node[p->node[i].nb[d]].incoming++;
       }
@@ -345,19 +318,10 @@ pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
   p->depth = cfg->threads > 1 || ranks > 1 ? 2 * (cfg->link_latency + 1) : cfg->link_latency + 2;
   p->node = calloc(p->n, sizeof *p->node);
   p->checked = calloc(p->n, sizeof *p->checked);
-  p->slots = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slots);
+  p->link = pod_link_new(p->n, cfg->link_latency, p->depth, cfg->chip.flit_words, cfg->link_bytes);
   p->owner = calloc(p->n, sizeof *p->owner);
   p->totals = calloc(3 * (cfg->link_latency + 1) + 1, sizeof *p->totals);
-  if (!p->node || !p->checked || !p->slots || !p->owner || !p->totals) goto oom;
-  if (cfg->chip.flit_words > 1 &&
-      !(p->slot_hi = calloc((size_t)p->depth * p->n * DIRS, sizeof *p->slot_hi))) goto oom;
-  p->flit_bytes = 8u * (cfg->chip.flit_words > 1 ? cfg->chip.flit_words : 1);
-  if (cfg->link_bytes && cfg->link_bytes < p->flit_bytes) {
-    if (!(p->ser = calloc((size_t)p->n * DIRS, sizeof *p->ser))) goto oom;
-    for (size_t k = 0; p->slot_hi && k < (size_t)p->n * DIRS; k++)
-      if (!(p->ser[k].hi = calloc(SER_CAP, sizeof *p->ser[k].hi))) goto oom;
-    for (size_t k = 0; k < (size_t)p->n * DIRS; k++) p->ser[k].tokens = p->flit_bytes;
-  }
+  if (!p->node || !p->checked || !p->link || !p->owner || !p->totals) goto oom;
   p->cfg.rtl_chips = NULL;  /* the caller's array is not kept */
   p->dist = ranks > 1;
   for (unsigned r = 0; r < ranks; r++)
@@ -426,10 +390,7 @@ void pod_free(pod_t *p) {
   free(p->totals);
   profile_forget_chips(p->profile);
   for (unsigned i = 0; p->node && i < p->n; i++) chip_free(p->node[i].chip);
-  free(p->slots);
-  free(p->slot_hi);
-  for (size_t k = 0; p->ser && k < (size_t)p->n * DIRS; k++) free(p->ser[k].hi);
-  free(p->ser);
+  pod_link_free(p->link);
   free(p->node);
   free(p->checked);
   free(p);
@@ -454,34 +415,6 @@ static void catch_up(pod_node_t *nd, uint64_t t, uint64_t run_start) {
 
 static bool no_end_before(pod_t *p, pod_band_t *b, uint64_t t);
 
-/* Chip i's link d at tick t (pod_config_t.link_bytes): the bucket gains link_bytes a tick since
- * it was last filled, the chip's new flit joins the link's queue, and the flit at the queue's
- * front leaves when the bucket holds a flit's bytes, which it spends. out->flit[d] (and its
- * words) becomes what the link takes this tick (not valid: nothing). True while flits wait. */
-static bool serialise(pod_t *p, unsigned i, unsigned d, uint64_t t, chip_net_t *out) {
-  link_ser_t *z = &p->ser[(size_t)i * DIRS + d];
-  /* an idle link's bucket holds at most a flit (a flit starts at once, no burst after); a busy
-   * one keeps what a flit did not use, so the flits leave at link_bytes a tick on average */
-  const uint64_t filled = (uint64_t)z->tokens + (t - z->last) * p->cfg.link_bytes;
-  z->tokens = !z->count && filled > p->flit_bytes ? p->flit_bytes : (uint32_t)filled;
-  z->last = t;
-  if (out->flit[d].valid) { /* (the credits bound the queue: SER_CAP is twice what they allow) */
-    const uint32_t at = (z->head + z->count) % SER_CAP;
-    z->flit[at] = out->flit[d];
-    if (z->hi) z->hi[at] = out->hi[d];
-    z->count++;
-  }
-  out->flit[d].valid = false;
-  if (z->count && z->tokens >= p->flit_bytes) {
-    out->flit[d] = z->flit[z->head];
-    if (z->hi) out->hi[d] = z->hi[z->head];
-    z->head = (z->head + 1) % SER_CAP;
-    z->count--;
-    z->tokens -= p->flit_bytes;
-  }
-  return z->count != 0;
-}
-
 /* One tick t of band b's chips: every chip with something arriving or something to do (its
  * wake is due) is stepped, its outputs put on its links; a chip nothing is on its way to and
  * that sleeps costs a comparison. *flight gets the slots written minus those read, *stepped
@@ -489,8 +422,8 @@ static bool serialise(pod_t *p, unsigned i, unsigned d, uint64_t t, chip_net_t *
  * (no_end_before): the pod was quiet before t, or under MPI only the meeting can tell; the band
  * stops there, its done at t. */
 static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsigned *stepped) {
-  const unsigned V = CHIP_ROUTER_VCS, L1 = p->cfg.link_latency + 1, shared = b->threaded;
-  const unsigned rd = (unsigned)((t + p->depth - L1) % p->depth), wr = (unsigned)(t % p->depth);
+  const unsigned V = CHIP_ROUTER_VCS, shared = b->threaded;
+  const unsigned rd = pod_link_read_pos(p->link, t), wr = pod_link_write_pos(p->link, t);
   *flight = 0;
   *stepped = 0;
   for (unsigned i = b->first; i < b->end; i++) {
@@ -499,16 +432,9 @@ static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsi
     /* (the counts of slots coming are atomic only when a neighbour may be another band's) */
     chip_net_t in;
     unsigned arrived = 0;
-    for (unsigned d = 0; d < DIRS; d++) {
-      link_slot_t *s = slot(p, rd, nd->nb[d], torus_opposite((torus_dir_t)d));
-      in.flit[d] = s->flit;
-      if (p->slot_hi && s->flit.valid) in.hi[d] = *slot_hi(p, rd, nd->nb[d], torus_opposite((torus_dir_t)d));
-      in.credits = (uint8_t)((d ? in.credits : 0) | s->credits << (d * V));
-      if (s->flit.valid || s->credits) {
-        *s = (link_slot_t){0};
-        arrived++;
-      }
-    }
+    in.credits = 0;
+    for (unsigned d = 0; d < DIRS; d++)
+      arrived += pod_link_take(p->link, rd, nd->nb[d], torus_opposite((torus_dir_t)d), &in, d);
     if (!arrived && nd->wake > t) continue;
     /* a quiet chip woken by its own timer is the one step that could fall after the pod's end */
     if (!arrived && nd->quiet && b->threaded && !no_end_before(p, b, t)) return false;
@@ -527,10 +453,7 @@ static bool band_tick(pod_t *p, pod_band_t *b, uint64_t t, int64_t *flight, unsi
     bool held = false; /* a serialiser still holds flits: the chip's link is busy */
     for (unsigned d = 0; d < DIRS; d++) {
       const uint8_t cr = (out.credits >> (d * V)) & ((1u << V) - 1);
-      if (p->ser) held |= serialise(p, i, d, t, &out);
-      if (!out.flit[d].valid && !cr) continue;
-      *slot(p, wr, i, d) = (link_slot_t){out.flit[d], cr};
-      if (p->slot_hi && out.flit[d].valid) *slot_hi(p, wr, i, d) = out.hi[d];
+      if (!pod_link_put(p->link, t, wr, i, d, &out, cr, &held)) continue;
       ++*flight;
       b->last_write = t;
       if (shared) __atomic_fetch_add(&p->node[nd->nb[d]].incoming, 1, __ATOMIC_RELAXED);
@@ -720,9 +643,7 @@ void pod_reset(pod_t *p) {
     nd->wake = p->tick;
   }
   for (unsigned i = 0; i < p->n; i++) p->node[i].incoming = 0; /* the links are emptied */
-  memset(p->slots, 0, (size_t)p->depth * p->n * DIRS * sizeof *p->slots);
-  for (size_t k = 0; p->ser && k < (size_t)p->n * DIRS; k++) /* the serialisers emptied, their buckets full */
-    p->ser[k].head = p->ser[k].count = 0, p->ser[k].tokens = p->flit_bytes, p->ser[k].last = p->tick;
+  pod_link_clear(p->link, p->n, 0, p->tick); /* the serialisers emptied, their buckets full */
   p->in_flight = 0;
   for (unsigned k = 0; k < p->nbands; k++) p->band[k].last_write = NEVER;
 }

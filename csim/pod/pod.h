@@ -1,5 +1,5 @@
 /*
- * pod: X x Y chips (chip.h) wired as a 2-D torus through links (rings of latency + 2 slots, pod.c): each chip's
+ * pod: X x Y chips (chip.h) wired as a 2-D torus through links (pod_link.h: rings of latency + 2 slots): each chip's
  * four router ports connect to its neighbours', flits and credits each way with the
  * same latency. The host loads each chip's HBM and programs, then runs the pod until every
  * chip is idle and the network is empty, with a timeout that names what is stuck.
@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "chip/chip.h"
+#include "pod/pod_link.h"
 #include "profile/profile.h"
 
 typedef struct {
@@ -51,9 +52,6 @@ int pod_check(const pod_config_t *cfg, chip_geometry_t *g, char *err, size_t err
  * (the machine leaves it to the run) becomes `need`; a capacity is kept when the run fits it.
  * 0, or -1 with a message when it does not (or need is beyond CHIP_MAX_HBM_BYTES). */
 int pod_hbm_fit(pod_config_t *cfg, uint64_t need, char *err, size_t errlen);
-/* 0 when a link can carry link_bytes bytes a cycle with flits of flit_words words (0: a flit a
- * cycle; at most a flit's 8 x flit_words), else -1 with a message. */
-int pod_link_check(unsigned flit_words, unsigned link_bytes, char *err, size_t errlen);
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
 void pod_free(pod_t *p);

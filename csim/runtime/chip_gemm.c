@@ -62,6 +62,58 @@ int chip_gemm_check(const chip_geometry_t *g, size_t m, size_t k, size_t n, cons
   return rc;
 }
 
+int chip_gemm_place(unsigned cols, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                    const chip_gemm_opts_t *opts, chip_gemm_write_t write, void *ctx) {
+  const chip_gemm_opts_t none = {0};
+  if (!opts) opts = &none;
+  const layout_t l = layout(cols, m, k, n);
+  const size_t widest = max_u64(max_u64(l.lda, l.ldb), max_u64(even(m), even(k)));
+  uint16_t *row = calloc(widest, sizeof *row);
+  uint8_t *zero = calloc(4 * (size_t)cols, 1);
+  int rc = -1;
+  if (!row || !zero) goto out;
+  rc = -2;
+  /* rows padded to an even number of bf16 with zeros */
+  if (opts->a_transposed) { /* A^T: row i is A's column i, pitch M rounded up to even */
+    const size_t ldat = even(m);
+    memset(row, 0, ldat * sizeof *row);
+    for (size_t i = 0; i < k; i++) {
+      for (size_t j = 0; j < m; j++) row[j] = a[j * k + i];
+      if (write(ctx, l.a + 2 * i * ldat, row, 2 * ldat)) goto out;
+    }
+  } else {
+    memset(row, 0, l.lda * sizeof *row);
+    for (size_t i = 0; i < m; i++) {
+      memcpy(row, a + i * k, k * sizeof *row);
+      if (write(ctx, l.a + 2 * i * l.lda, row, 2 * l.lda)) goto out;
+    }
+  }
+  if (opts->b_transposed) { /* B^T: row j is B's column j, pitch K rounded up to even */
+    const size_t ldbt = even(k);
+    memset(row, 0, ldbt * sizeof *row);
+    for (size_t j = 0; j < n; j++) {
+      for (size_t i = 0; i < k; i++) row[i] = b[i * n + j];
+      if (write(ctx, l.b + 2 * j * ldbt, row, 2 * ldbt)) goto out;
+    }
+  } else {
+    memset(row, 0, l.ldb * sizeof *row);
+    for (size_t i = 0; i < k; i++) {
+      memcpy(row, b + i * n, n * sizeof *row);
+      if (write(ctx, l.b + 2 * i * l.ldb, row, 2 * l.ldb)) goto out;
+    }
+  }
+  if (write(ctx, l.zero, zero, 4 * (size_t)cols)) goto out;
+  rc = 0;
+out:
+  free(row);
+  free(zero);
+  return rc;
+}
+
+static int hbm_write(void *chip, uint64_t addr, const void *data, size_t len) {
+  return chip_hbm_write(chip, addr, data, len);
+}
+
 int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
                    const chip_gemm_opts_t *opts, size_t cmds[2], char *err, size_t errlen) {
   const chip_gemm_opts_t none = {0};
@@ -70,49 +122,19 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
     snprintf(err, errlen, "matrix sizes must be 1 .. 2^32-1 (M=%zu K=%zu N=%zu)", m, k, n);
     return -1;
   }
-  layout_t l = layout(chip_geometry(c)->cols, m, k, n);
   const chip_geometry_t *g = chip_geometry(c);
-  const size_t widest = max_u64(max_u64(l.lda, l.ldb), max_u64(even(m), even(k)));
-  uint16_t *row = calloc(widest, sizeof *row);
-  uint8_t *zero = calloc(chip_line_bytes(c), 1);
+  const layout_t l = layout(g->cols, m, k, n);
+  /* Host: tensors into HBM. */
+  const int placed = chip_gemm_place(g->cols, m, k, n, a, b, opts, hbm_write, c);
+  if (placed) {
+    if (placed == -1) snprintf(err, errlen, "out of memory");
+    else snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; the chip has less", (unsigned long long)l.end);
+    return -1;
+  }
+  /* Firmware: the programs, a pair per core (its rows of A and C). */
   fw_prog_t cq[CHIP_MAX_CORES], dq[CHIP_MAX_CORES];
   for (unsigned core = 0; core < CHIP_MAX_CORES; core++) fw_prog_init(&cq[core]), fw_prog_init(&dq[core]);
   int rc = -1;
-  if (!row || !zero) {
-    snprintf(err, errlen, "out of memory");
-    goto out;
-  }
-  /* Host: tensors into HBM (rows padded to an even number of bf16 with zeros). */
-  if (opts->a_transposed) { /* A^T: row i is A's column i, pitch M rounded up to even */
-    const size_t ldat = even(m);
-    memset(row, 0, ldat * sizeof *row);
-    for (size_t i = 0; i < k; i++) {
-      for (size_t j = 0; j < m; j++) row[j] = a[j * k + i];
-      if (chip_hbm_write(c, l.a + 2 * i * ldat, row, 2 * ldat)) goto too_big;
-    }
-  } else {
-    memset(row, 0, l.lda * sizeof *row);
-    for (size_t i = 0; i < m; i++) {
-      memcpy(row, a + i * k, k * sizeof *row);
-      if (chip_hbm_write(c, l.a + 2 * i * l.lda, row, 2 * l.lda)) goto too_big;
-    }
-  }
-  if (opts->b_transposed) { /* B^T: row j is B's column j, pitch K rounded up to even */
-    const size_t ldbt = even(k);
-    memset(row, 0, ldbt * sizeof *row);
-    for (size_t j = 0; j < n; j++) {
-      for (size_t i = 0; i < k; i++) row[i] = b[i * n + j];
-      if (chip_hbm_write(c, l.b + 2 * j * ldbt, row, 2 * ldbt)) goto too_big;
-    }
-  } else {
-    memset(row, 0, l.ldb * sizeof *row);
-    for (size_t i = 0; i < k; i++) {
-      memcpy(row, b + i * n, n * sizeof *row);
-      if (chip_hbm_write(c, l.b + 2 * i * l.ldb, row, 2 * l.ldb)) goto too_big;
-    }
-  }
-  if (chip_hbm_write(c, l.zero, zero, chip_line_bytes(c))) goto too_big;
-  /* Firmware: the programs, a pair per core (its rows of A and C). */
   fw_gemm_args_t args = gemm_args(&l, m, k, n, opts);
   if (fw_gemm_cores(g, &args, cq, dq, err, errlen)) goto out;
   rt_profile_marks(opts->profile, opts->profile_chip, &cq[0]); /* (core 0's: the lead compute queue) */
@@ -122,13 +144,8 @@ int chip_gemm_load(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, c
     if (cmds) cmds[0] += cq[core].count, cmds[1] += dq[core].count;
   }
   rc = 0;
-  goto out;
-too_big:
-  snprintf(err, errlen, "the GEMM needs %llu bytes of HBM; the chip has less", (unsigned long long)l.end);
 out:
   for (unsigned core = 0; core < CHIP_MAX_CORES; core++) fw_prog_free(&cq[core]), fw_prog_free(&dq[core]);
-  free(row);
-  free(zero);
   return rc;
 }
 

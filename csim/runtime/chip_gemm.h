@@ -67,7 +67,7 @@ uint64_t chip_gemm_c_addr(unsigned cols, size_t m, size_t k, size_t n);
 /* For a host that reaches the chip some other way (the SystemC host model, docs/systemc.md):
  * where chip_gemm_load puts A, B, C and the zero line in HBM (the layout above; lda and ldb
  * are the pitches in bf16 of A's and B's rows as written, K and N rounded up to even, the
- * padding zeros), and the programs it loads, a compute and a DMA program per core (cq[c],
+ * padding zeros; chip_gemm_place writes them), and the programs it loads, a compute and a DMA program per core (cq[c],
  * dq[c] for the chip's cores, initialised by the call; the caller frees them with
  * fw_prog_free). 0, or -1 with a message. */
 typedef struct {
@@ -75,6 +75,12 @@ typedef struct {
   size_t lda, ldb;
 } chip_gemm_layout_t;
 chip_gemm_layout_t chip_gemm_layout(unsigned cols, size_t m, size_t k, size_t n);
+/* What chip_gemm_load writes into HBM, A and B in the layout above (opts' transposes; NULL:
+ * none) and the zero line, written row by row through write(ctx, addr, data, len), which
+ * returns 0 (or non-zero to stop). 0, -1 when out of memory, -2 when a write was refused. */
+typedef int (*chip_gemm_write_t)(void *ctx, uint64_t addr, const void *data, size_t len);
+int chip_gemm_place(unsigned cols, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                    const chip_gemm_opts_t *opts, chip_gemm_write_t write, void *ctx);
 int chip_gemm_programs(const chip_geometry_t *g, size_t m, size_t k, size_t n, const chip_gemm_opts_t *opts,
                        fw_prog_t cq[CHIP_MAX_CORES], fw_prog_t dq[CHIP_MAX_CORES], char *err, size_t errlen);
 

@@ -51,11 +51,7 @@ static int copy_stage(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, un
       fw_prog_init(&p);
       if (j >= 0) {
         const pod_coll_job_t *jb = &jobs[j];
-        if (store)
-          fw_dma_vmem_to_hbm(&p, ISA_SEM_NONE, 0, 0, (uint32_t)jb->hbm_addr, lb, jb->args.lines, lb);
-        else
-          fw_dma_hbm_to_vmem(&p, ISA_SEM_NONE, 0, (uint32_t)jb->hbm_addr, lb, 0, jb->args.lines, lb);
-        fw_fence(&p);
+        pod_coll_copy_program(&p, jb->args.lines, jb->hbm_addr, lb, store);
         if (jb->args.lines > most) most = jb->args.lines;
       }
       fw_halt(&p);
@@ -71,6 +67,22 @@ static int copy_stage(pod_t *pod, const pod_coll_job_t *jobs, unsigned njobs, un
     snprintf(err, errlen, "HBM copy failed: %s", report);
     return -1;
   }
+  return 0;
+}
+
+void pod_coll_copy_program(fw_prog_t *p, uint32_t lines, uint64_t hbm_addr, unsigned lb, bool store) {
+  if (store)
+    fw_dma_vmem_to_hbm(p, ISA_SEM_NONE, 0, 0, (uint32_t)hbm_addr, lb, lines, lb);
+  else
+    fw_dma_hbm_to_vmem(p, ISA_SEM_NONE, 0, (uint32_t)hbm_addr, lb, 0, lines, lb);
+  fw_fence(p);
+}
+
+int pod_coll_programs(const chip_geometry_t *g, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+                      fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen) {
+  if (fw_collective(g, s, a, x, y, cq, dq, err, errlen)) return -1;
+  fw_halt(cq);
+  fw_halt(dq);
   return 0;
 }
 
@@ -113,16 +125,17 @@ static rt_status_t load_programs(pod_t *pod, const pod_coll_job_t *jobs, unsigne
     fw_prog_init(&cq), fw_prog_init(&dq);
     if (j >= 0) {
       const pod_coll_job_t *jb = &jobs[j];
-      if (fw_collective(g, &jb->slice, &jb->args, x, y, &cq, &dq, err, errlen)) {
+      if (pod_coll_programs(g, &jb->slice, &jb->args, x, y, &cq, &dq, err, errlen)) {
         /* the programs do not fit the queues (the chunk is too small), unless memory ran out */
         rc = fw_prog_ok(&cq) && fw_prog_ok(&dq) ? RT_INVALID : RT_FAILED;
         break;
       }
       uint64_t l = 200000 + 400ull * jb->args.lines * (jb->slice.w + jb->slice.h);
       if (l > *limit) *limit = l;
+    } else {
+      fw_halt(&cq);
+      fw_halt(&dq);
     }
-    fw_halt(&cq);
-    fw_halt(&dq);
     rc = rt_load_programs(pod_chip(pod, x, y), &cq, &dq, err, errlen);
     rt_pod_marks(pod, x, y, &cq);
   }
@@ -362,9 +375,14 @@ rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errle
   chip_geometry_t g;
   fw_slice_t s;
   fw_coll_args_t a;
+  return pod_coll_plan(cfg, &g, &s, &a, err, errlen);
+}
+
+rt_status_t pod_coll_plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a, char *err,
+                          size_t errlen) {
   layout_t lay;
   pod_config_t pc;
-  return plan(cfg, &g, &s, &a, &lay, &pc, err, errlen);
+  return plan(cfg, g, s, a, &lay, &pc, err, errlen);
 }
 
 rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t *io, pod_coll_stats_t *st, char *err,

@@ -44,6 +44,20 @@ typedef struct {
  * later, when the programs turn out not to fit the queues. */
 rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errlen);
 
+/* For a host that reaches the chips another way (the SystemC host model, docs/systemc.md): the
+ * pieces pod_collective runs. pod_coll_plan gives the chips' geometry (*g), the slice (w/h and
+ * the pod's size filled in) and the arguments (lines, chunk_lines chosen) of cfg's collective,
+ * as pod_coll_check checks them: RT_OK, or RT_INVALID with a message. */
+rt_status_t pod_coll_plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a, char *err,
+                          size_t errlen);
+/* Appends to a DMA program the copy of a chip's buffer, `lines` VMEM lines of lb bytes at HBM
+ * address hbm_addr, into VMEM line 0 on (store: from VMEM back to HBM), and a fence. */
+void pod_coll_copy_program(fw_prog_t *p, uint32_t lines, uint64_t hbm_addr, unsigned lb, bool store);
+/* Chip (x, y)'s programs of the collective (fw_collective), each ended with HALT; cq and dq
+ * initialised by the caller. 0, or -1 with a message. */
+int pod_coll_programs(const chip_geometry_t *g, const fw_slice_t *s, const fw_coll_args_t *a, unsigned x, unsigned y,
+                      fw_prog_t *cq, fw_prog_t *dq, char *err, size_t errlen);
+
 rt_status_t pod_collective(const pod_coll_config_t *cfg, const uint32_t *in, uint32_t *out, pod_coll_stats_t *st,
                            char *err, size_t errlen);
 

@@ -111,7 +111,7 @@ void sc_run_control::stepped() {
       end(" (every queue was aborted; the chips are quiet)");
     } else if (tick_ - drain_start_ >= CHIP_DRAIN_CYCLES) {
       for (sc_chip *c : chips_) chip_reset(c->c_chip());
-      for (link *l : links_) l->clear();
+      for (link *l : links_) l->clear(tick_);
       end(" (every queue was aborted and the chips did not drain: they were reset)");
     }
   }
@@ -204,13 +204,9 @@ void sc_chip::step() {
     run_start_ = t;
   }
   if (linked_) {
-    const unsigned V = CHIP_ROUTER_VCS;
-    chip_net_t in{};
-    for (unsigned d = 0; d < 4; d++) {
-      const link_slot s = rx[d]->take(t);
-      in.flit[d] = s.flit;
-      in.credits = (uint8_t)(in.credits | s.credits << (d * V));
-    }
+    chip_net_t in;
+    in.credits = 0;
+    for (unsigned d = 0; d < 4; d++) rx[d]->take(t, &in, d);
     chip_net_in(chip_, &in);
   }
   chip_tick(chip_);
@@ -218,10 +214,7 @@ void sc_chip::step() {
     const unsigned V = CHIP_ROUTER_VCS;
     chip_net_t out;
     chip_net_out(chip_, &out);
-    for (unsigned d = 0; d < 4; d++) {
-      const uint8_t cr = (uint8_t)((out.credits >> (d * V)) & ((1u << V) - 1));
-      if (out.flit[d].valid || cr) tx[d]->put(t, link_slot{out.flit[d], cr});
-    }
+    for (unsigned d = 0; d < 4; d++) tx[d]->put(t, &out, (uint8_t)((out.credits >> (d * V)) & ((1u << V) - 1)));
   }
 }
 

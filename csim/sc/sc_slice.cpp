@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 extern "C" {
 #include "network/torus.h"
@@ -15,10 +16,11 @@ using sc_core::sc_time;
 using tlm::tlm_generic_payload;
 using tlm::tlm_response_status;
 
-sc_slice::sc_slice(sc_core::sc_module_name name, unsigned w, unsigned h, unsigned link_latency,
-                   const chip_config_t &chip, double clock_mhz)
-    : sc_core::sc_module(name), socket("socket"), clk("clk"), irq("irq"), w_(w), h_(h), latency_(link_latency),
-      ctl_((std::string(this->name()) + "_run").c_str()) {
+sc_slice::sc_slice(sc_core::sc_module_name name, const pod_config_t &machine, double clock_mhz)
+    : sc_core::sc_module(name), socket("socket"), clk("clk"), irq("irq"), w_(machine.size_x), h_(machine.size_y),
+      latency_(machine.link_latency), ctl_((std::string(this->name()) + "_run").c_str()) {
+  const unsigned w = w_, h = h_;
+  const chip_config_t &chip = machine.chip;
   socket.register_b_transport(this, &sc_slice::b_transport);
   socket.register_transport_dbg(this, &sc_slice::transport_dbg);
   socket.register_get_direct_mem_ptr(this, &sc_slice::get_direct_mem_ptr);
@@ -37,13 +39,20 @@ sc_slice::sc_slice(sc_core::sc_module_name name, unsigned w, unsigned h, unsigne
     to_chip_.back()->register_invalidate_direct_mem_ptr(this, &sc_slice::invalidate, (int)i);
     to_chip_.back()->bind(chips_.back()->socket);
   }
-  /* link (i, d): what chip i sends in direction d, arriving at its neighbour from the opposite side */
-  for (unsigned i = 0; i < n; i++)
+  /* link (i, d): what chip i sends in direction d, arriving at its neighbour from the opposite side;
+   * a ring of latency + 2 slots each, as a pod run by one thread has */
+  char err[256];
+  if (pod_link_check(chip.flit_words, machine.link_bytes, err, sizeof err)) {
+    if (error_.empty()) error_ = err;
+  } else if (!(link_ = pod_link_new(n, latency_, latency_ + 2, chip.flit_words, machine.link_bytes))) {
+    throw std::bad_alloc();
+  }
+  for (unsigned i = 0; i < n && link_; i++)
     for (unsigned d = 0; d < TORUS_DIRS; d++) {
-      links_.emplace_back(new link(("link_" + std::to_string(i) + "_" + std::to_string(d)).c_str(), link_latency));
+      links_.emplace_back(new link(("link_" + std::to_string(i) + "_" + std::to_string(d)).c_str(), link_, i, d));
       ctl_.add_link(links_.back().get());
     }
-  for (unsigned i = 0; i < n; i++)
+  for (unsigned i = 0; i < n && link_; i++)
     for (unsigned d = 0; d < TORUS_DIRS; d++) {
       const unsigned nb = torus_neighbour(w, h, i, (torus_dir_t)d);
       chips_[i]->tx[d](*links_[i * TORUS_DIRS + d]);
@@ -55,6 +64,8 @@ sc_slice::sc_slice(sc_core::sc_module_name name, unsigned w, unsigned h, unsigne
   SC_METHOD(irq_update);
   sensitive << irq_ev_;
 }
+
+sc_slice::~sc_slice() { pod_link_free(link_); }
 
 void sc_slice::on_end() {
   if (!started_) return;  /* a run of single chips' STARTs: each chip raises its own interrupt */

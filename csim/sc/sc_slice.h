@@ -1,8 +1,9 @@
 /*
  * sc_slice: a W x H slice of TPU chips as a SystemC module (issue 16; docs/systemc.md, "The
  * slice"): W x H sc_chip modules wired as a 2-D torus (wraparound in both dimensions, as the
- * C pod, csim/pod/pod.h) through sc_link channels of the pod's link latency, bound to the
- * chips' link ports; one run control, so the chips are clocked together and a run ends when
+ * C pod, csim/pod/pod.h) through sc_link channels over the pod's link model (pod/pod_link.h:
+ * its latency, link rate and flit width), bound to the chips' link ports; one run control, so
+ * the chips are clocked together and a run ends when
  * every chip is quiet and every link empty, the cycle pod_run ends.
  *
  * One TLM-2.0 target socket: chip (x, y)'s map (sc_map.h) in its window at
@@ -26,6 +27,10 @@
 #include "sc/sc_chip.h"
 #include "sc/sc_link.h"
 
+extern "C" {
+#include "pod/pod.h"
+}
+
 namespace tpu_sc {
 
 class sc_slice : public sc_core::sc_module {
@@ -35,10 +40,11 @@ class sc_slice : public sc_core::sc_module {
   sc_core::sc_out<bool> irq;
 
   SC_HAS_PROCESS(sc_slice);
-  /* chip: every chip's configuration (position and reset seed are filled in per chip as
-   * pod_new does); ok() says whether every chip could be built. */
-  sc_slice(sc_core::sc_module_name name, unsigned w, unsigned h, unsigned link_latency, const chip_config_t &chip,
-           double clock_mhz);
+  /* machine: the slice's size (size_x x size_y), its links (link_latency, link_bytes) and every
+   * chip's configuration (position and reset seed are filled in per chip as pod_new does; the
+   * flits are machine.chip.flit_words wide); ok() says whether every chip could be built. */
+  sc_slice(sc_core::sc_module_name name, const pod_config_t &machine, double clock_mhz);
+  ~sc_slice() override;
   bool ok() const { return error_.empty(); }
   const std::string &error() const { return error_; }
   sc_chip &chip(unsigned x, unsigned y) { return *chips_[y * w_ + x]; }
@@ -56,6 +62,7 @@ class sc_slice : public sc_core::sc_module {
   unsigned w_, h_, latency_;
   sc_run_control ctl_;
   std::vector<std::unique_ptr<sc_chip>> chips_;
+  pod_link_t *link_ = nullptr;  /* every chip's links, the pod's model; links_ are channels over it */
   std::vector<std::unique_ptr<link>> links_;
   std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> chip_irq_;
   std::vector<std::unique_ptr<tlm_utils::simple_initiator_socket_tagged<sc_slice>>> to_chip_;

@@ -42,6 +42,10 @@ uint16_t rng_bf16(rng_t *r, int emin, int emax) {
   return (uint16_t)(((x & 1) << 15) | (exp << 7) | ((x >> 1) & 0x7F));
 }
 
+void rng_gemm_inputs(rng_t *r, uint16_t *out, size_t count) {
+  for (size_t i = 0; i < count; i++) out[i] = rng_bf16(r, -4, 1);
+}
+
 uint32_t rng_coll_input(uint64_t seed, unsigned chip, uint64_t e) {
   uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)chip << 40 | e) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
