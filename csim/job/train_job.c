@@ -186,7 +186,7 @@ rt_status_t train_job_train(train_job_t *j, profile_t *profile, char *err, size_
     j->res.w_init[l] = j->w[l], j->res.b_init[l] = j->bias[l];
     j->res.w_final[l] = j->final_w[l], j->res.b_final[l] = j->final_b[l];
   }
-  if (!(j->pt = pod_train_new(&j->pod_cfg, &rs, err, errlen))) return rs;
+  if (!(j->pt = pod_train_build(&j->pod_cfg, &j->plan, &rs, err, errlen))) return rs;
   const uint32_t *wc[FW_TRAIN_LAYERS] = {j->w[0], j->w[1], j->w[2]}, *bc[FW_TRAIN_LAYERS] = {j->bias[0], j->bias[1], j->bias[2]};
   if (!(j->ref = train_golden_new(&j->pod_cfg.net, &j->pod_cfg.slice, pl->lanes, pl->cores, wc, bc, err, errlen)))
     return RT_FAILED;
@@ -255,7 +255,7 @@ rt_status_t train_job_measure(train_job_t *j, char *err, size_t errlen) {
   train_job_result_t *r = &j->res;
   pod_train_trace_close(j->pt); /* the trace holds the training steps, not the measurements */
   rt_status_t rs;
-  if ((rs = pod_train_compute_cycles(&j->pod_cfg, &r->compute_cycles, err, errlen)) != RT_OK) return rs;
+  if ((rs = pod_train_compute_cycles(j->pt, &r->compute_cycles, err, errlen)) != RT_OK) return rs;
   if ((c->dp > 1 || c->mp > 1) && (rs = pod_train_comm_cycles(j->pt, &r->comm_cycles, err, errlen)) != RT_OK)
     return rs;
   uint64_t *cyc = malloc(c->steps * sizeof *cyc);

@@ -60,7 +60,7 @@ rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const 
   if (rc != RT_OK) return rc;
   const unsigned chips = cfg->machine.size_x * cfg->machine.size_y;
   const uint64_t m = cfg->m, k = cfg->k, n = cfg->n;
-  pod_t *pod = pod_new(&pc, err, errlen);
+  pod_t *pod = pod_build(&pc, err, errlen);  /* plan checked it */
   uint16_t *mine = malloc(m * k * sizeof *mine);  /* one chip's A at a time */
   pod_step_results_t res = {pod, cfg, chip_gemm_c_addr(g.cols, m, k, n)};
   rc = RT_FAILED;
