@@ -54,6 +54,10 @@ int pod_hbm_fit(pod_config_t *cfg, uint64_t need, char *err, size_t errlen);
 /* 0 when a link can carry link_bytes bytes a cycle with flits of flit_words words (0: a flit a
  * cycle; at most a flit's 8 x flit_words), else -1 with a message. */
 int pod_link_check(unsigned flit_words, unsigned link_bytes, char *err, size_t errlen);
+/* The bytes a link of the pod carries a cycle each way: link_bytes, else a flit's. */
+static inline unsigned pod_link_bytes_per_cycle(const pod_config_t *p) {
+  return p->link_bytes ? p->link_bytes : 8 * (p->chip.flit_words ? p->chip.flit_words : 1);
+}
 
 /* pod_check, then pod_build: NULL with a message when cfg is refused or building fails. */
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
