@@ -105,13 +105,13 @@ SAN_REPLAY_BINS := $(patsubst %,$(SAN)/tests/replay_%,$(FUZZERS))
 # starts, and Make runs goals in parallel (--jobs above). Everything that needs a tool waits
 # for deps when deps is one of the goals; without deps a missing tool gets the message below.
 AFTER_DEPS := $(filter deps,$(MAKECMDGOALS))
-check-build-tools check-test-tools check-fuzz-tools lint view test check-waves check-layers memcheck screenshot: | $(AFTER_DEPS)
+check-build-tools check-test-tools check-fuzz-tools lint view test check-waves check-layers check-functions memcheck screenshot: | $(AFTER_DEPS)
 
 # $(call need,TOOL): fail with a clear message when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is not installed; run 'make deps' to install it" >&2; exit 127; }
 need_pkg = @pkg-config --exists $(1) 2>/dev/null || { echo "error: the '$(1)' library (Debian package $(2)) is not installed; run 'make deps' to install it" >&2; exit 127; }
 
-.PHONY: check-layers check-waves memcheck help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools \
+.PHONY: check-layers check-functions check-waves memcheck help deps sim test lint bench waves view screenshot clean check-build-tools check-test-tools \
         sanitize fuzz soak check-fuzz-tools
 
 help: ## List the targets
@@ -140,7 +140,7 @@ MODELS     ?= fast check fast/3
 MODEL_SUITES := test_chip_rtl test_chip_mxus test_chip_cores test_pod_rtl test_collective test_line_sum_rtl test_train test_randprog \
                 test_profile
 
-test: lint check-layers $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
+test: lint check-layers check-functions $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
 	@MODELS="$(MODELS)" MODEL_SUITES="$(MODEL_SUITES)" scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
 	@scripts/replay_corpus.sh $(BUILD)/tests $(FUZZERS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
@@ -174,6 +174,10 @@ memcheck: $(TPUSIM) $(BUILD)/tests/test_tpusim_cli ## Run the CLI tests with tpu
 check-layers: ## Check that every C include names its layer and no layer includes one above it (part of 'make test')
 	$(call need,python3)
 	@scripts/check_layers.py
+
+check-functions: ## Check that no C or C++ function in csim/ or fw/ is over 120 lines (part of 'make test')
+	$(call need,python3)
+	@scripts/function_lengths.py --max 120
 
 check-waves: $(TPUSIM) ## Check that every .gtkw session's signals exist in a fresh trace (part of 'make test')
 	@scripts/check_waves.sh $(BUILD)/wavecheck

@@ -29,11 +29,14 @@ ALLOWED = {
     "pod": {"util", "vmodel", "fast", "network", "chip", "profile", "fw/isa.h"},
     "runtime": {"util", "vmodel", "fast", "network", "chip", "profile", "pod", "fw"},
     "verify": {"util", "vmodel", "fast", "golden", "network", "chip", "profile", "pod", "runtime", "fw"},
-    "cli": {"util", "vmodel", "fast", "golden", "network", "chip", "profile", "pod", "runtime", "verify", "fw"},
+    # experiments as jobs (config -> check -> build -> run -> golden check -> measure) the
+    # clients only parse for and report: above the runtime and the golden models
+    "job": {"util", "vmodel", "fast", "golden", "network", "chip", "profile", "pod", "runtime", "fw"},
+    "cli": {"util", "vmodel", "fast", "golden", "network", "chip", "profile", "pod", "runtime", "verify", "job", "fw"},
     # the SystemC modules and their example (C++: docs/systemc.md), above the runtime
-    "sc": {"util", "vmodel", "fast", "golden", "network", "chip", "profile", "pod", "runtime", "fw"},
-    "tests": {"util", "vmodel", "fast", "golden", "network", "chip", "profile", "pod", "runtime", "verify", "fw",
-              "cli"},
+    "sc": {"util", "vmodel", "fast", "golden", "network", "chip", "profile", "pod", "runtime", "job", "fw"},
+    "tests": {"util", "vmodel", "fast", "golden", "network", "chip", "profile", "pod", "runtime", "verify", "job",
+              "fw", "cli"},
 }
 # Tables of the RTL that C includes directly (X-macro files without code): below every layer,
 # as fw/isa.h is. rtl/chip_obs.def: the layouts of the chip's HBM, counter and observation ports.

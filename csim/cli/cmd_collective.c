@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "golden/coll_golden.h"
+#include "job/coll_check.h"
 #include "runtime/pod_collective.h"
 #include "chip/chip.h"
 #include "util/cli.h"
@@ -134,7 +135,7 @@ static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, si
   x->res = r;
   cli_note("collective: checking every chip's results against the golden model...");
   coll_golden_io_t io = {x, golden_input, device_output, 0, 0};
-  if (cmd_coll_check(&x->o->cfg.slice, &x->o->cfg.args, x->o->cfg.machine.chip.cols, x->o->cfg.elems, &io, &x->chk)) {
+  if (job_coll_check(&x->o->cfg.slice, &x->o->cfg.args, x->o->cfg.machine.chip.cols, x->o->cfg.elems, &io, &x->chk)) {
     snprintf(err, errlen, "the results cannot be read, or no memory for the golden model");
     return RT_FAILED;
   }
@@ -145,7 +146,7 @@ static int report(coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t
   const fw_slice_t *s = &o->cfg.slice;
   const fw_coll_op_t op = o->cfg.args.op;
   const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->cfg.machine.chip.clock_mhz,
-                                                cmd_link_bytes(&o->cfg.machine));
+                                                pod_link_bytes_per_cycle(&o->cfg.machine));
   const bool reduction = op == FW_COLL_ALLREDUCE || op == FW_COLL_REDUCE_SCATTER;
   const bool correct = chk->mismatches == 0 && chk->bound_violations == 0 && st->sems_left == 0;
   static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};

@@ -1,23 +1,18 @@
 /*
- * cmd_step: `tpusim step`, a data-parallel training step in miniature on a pod of RTL chips
- * (what `make sim` runs): parse, run the GEMMs and the all-reduce (runtime/pod_step), check
- * both phases on every chip against the golden models (golden/gemm_golden, coll_golden),
- * report.
+ * cmd_step: `tpusim step`, a data-parallel training step in miniature on a pod of RTL chips:
+ * parse, run the step job (job/step_job: the GEMMs and the all-reduce, both phases checked on
+ * every chip against the golden models, measured), report.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/commands.h"
-#include "golden/coll_golden.h"
-#include "golden/gemm_golden.h"
-#include "runtime/pod_collective.h"
-#include "runtime/perf.h"
-#include "runtime/pod_step.h"
+#include "job/step_job.h"
 #include "chip/chip.h"
 #include "util/cli.h"
 #include "util/report.h"
-#include "util/rng.h"
+#include "util/stopwatch.h"
 
 typedef struct {
   pod_step_config_t cfg;
@@ -74,107 +69,32 @@ static int parse(int argc, char **argv, step_opts_t *o) {
   if (c->trace_chip >= c->machine.size_x * c->machine.size_y)
     return cli_usage_error("step", "--trace-chip %u is outside the %ux%u pod", c->trace_chip, c->machine.size_x,
                            c->machine.size_y);
-  char err[4096];
-  if (pod_step_check(c, err, sizeof err)) return cli_usage_error("step", "%s", err);
   return CLI_EXIT_OK;
 }
 
-/* The checks, as the runs hand out their results: the golden product of a and b once (every
- * chip's product is it with its rows turned by the chip's index, pod_step.h), each chip's
- * product against it, then the sums against the golden all-reduce of the products. */
-typedef struct {
-  const step_opts_t *o;
-  const uint16_t *a, *b;
-  uint32_t *want;            /* the golden product of a and b, M x N */
-  uint32_t *row;             /* one chip's row, read back */
-  pod_step_results_t *res;
-  golden_diff_t gemm;
-  unsigned gemm_chip;        /* the chip of the first product mismatch */
-  coll_check_t coll;
-} step_check_t;
-
-/* Value e of chip's product: row r of it is row (r + chip) mod M of the golden product. */
-static uint32_t product_value(const step_check_t *x, unsigned chip, uint64_t e) {
-  const uint64_t m = x->o->cfg.m, n = x->o->cfg.n;
-  return x->want[((e / n + chip) % m) * n + e % n];
-}
-
-static rt_status_t check_products(void *ctx, pod_step_results_t *r, char *err, size_t errlen) {
-  step_check_t *x = ctx;
-  const pod_step_config_t *c = &x->o->cfg;
-  const unsigned chips = c->machine.size_x * c->machine.size_y;
-  cli_note("step: checking every chip's product against the golden GEMM...");
-  gemm_golden(c->machine.chip.rows, c->m, c->k, c->n, x->a, x->b, false, false, x->want);
-  for (unsigned i = 0; i < chips; i++)
-    for (uint64_t row = 0; row < c->m; row++) {
-      if (pod_step_read(r, i, row * c->n, c->n, x->row)) {
-        snprintf(err, errlen, "chip %u's product cannot be read", i);
-        return RT_FAILED;
-      }
-      for (uint64_t j = 0; j < c->n; j++) {
-        const uint64_t e = row * c->n + j;
-        const uint32_t want = product_value(x, i, e);
-        if (x->row[j] != want && x->gemm.mismatches++ == 0)
-          x->gemm.first = e, x->gemm.got = x->row[j], x->gemm.want = want, x->gemm_chip = i;
-      }
-    }
-  return RT_OK;
-}
-
-static void sum_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
-  for (uint64_t k = 0; k < n; k++) vals[k] = product_value(ctx, chip, first + k);
-}
-
-static int sum_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
-  return pod_step_read(((step_check_t *)ctx)->res, chip, first, n, vals);
-}
-
-static rt_status_t check_sums(void *ctx, pod_step_results_t *r, char *err, size_t errlen) {
-  step_check_t *x = ctx;
-  x->res = r;
-  cli_note("step: checking every chip's sums against the golden all-reduce...");
-  coll_golden_io_t io = {x, sum_input, sum_output, 0, 0};
-  const pod_step_config_t *c = &x->o->cfg;
-  fw_slice_t s = {0, 0, c->machine.size_x, c->machine.size_y, c->machine.size_x, c->machine.size_y};
-  fw_coll_args_t a = {FW_COLL_ALLREDUCE, c->algo, 0, 0, 0, 0, false};
-  if (cmd_coll_check(&s, &a, c->machine.chip.cols, c->m * c->n, &io, &x->coll)) {
-    snprintf(err, errlen, "the sums cannot be read, or no memory for the golden model");
-    return RT_FAILED;
-  }
-  return RT_OK;
-}
-
-static int report(step_opts_t *o, const pod_step_stats_t *st, const golden_diff_t *gemm, unsigned gemm_chip,
-                  const coll_check_t *coll) {
+static int report(step_opts_t *o, const step_job_result_t *res) {
   const pod_step_config_t *c = &o->cfg;
-  const chip_config_t *chip = &c->machine.chip;
-  const perf_chip_t pc = {.rows = chip->rows, .cols = chip->cols, .mxus = chip->mxus, .cores = chip->cores,
-                          .clock_mhz = chip->clock_mhz};
-  const double mhz = chip->clock_mhz, ideal = perf_gemm_ideal_cycles(&pc, c->m, c->k, c->n);
-  /* the pod's peak and what the step sustains: its GEMM FLOPs over the GEMM phase and the whole step */
-  const double chips = (double)c->machine.size_x * c->machine.size_y, flops = 2.0 * (double)c->m * c->k * c->n * chips;
-  const double peak = perf_peak_flops(&pc) * chips;
-  const uint64_t bytes = 4 * c->m * c->n, total = st->gemm_cycles + st->allreduce_cycles;
-  const pod_coll_bw_t bw = pod_coll_bandwidth(&st->slice, FW_COLL_ALLREDUCE, bytes, st->allreduce_cycles, mhz,
-                                                cmd_link_bytes(&c->machine));
-  const bool ok = gemm->mismatches == 0 && coll->mismatches == 0 && coll->bound_violations == 0;
+  const pod_step_stats_t *st = &res->stats;
+  const golden_diff_t *gemm = &res->gemm;
+  const coll_check_t *coll = &res->sums;
+  const pod_coll_bw_t bw = res->allreduce_bw;
   report_t r;
   report_init(&r);
   report_u64(&r, "chips", c->machine.size_x * c->machine.size_y);
   report_u64(&r, "gemm_cycles", st->gemm_cycles);
-  report_f64(&r, "mxu_utilization", ideal / (double)st->gemm_cycles);
+  report_f64(&r, "mxu_utilization", res->mxu_utilization);
   report_u64(&r, "mxus", c->machine.chip.mxus ? c->machine.chip.mxus : 1);
   report_u64(&r, "cores", c->machine.chip.cores ? c->machine.chip.cores : 1);
-  report_f64(&r, "peak_pflops", peak / 1e15);
-  report_f64(&r, "gemm_pflops", flops / ((double)st->gemm_cycles / (mhz * 1e6)) / 1e15);
+  report_f64(&r, "peak_pflops", res->peak_flops / 1e15);
+  report_f64(&r, "gemm_pflops", res->gemm_flops / 1e15);
   report_u64(&r, "allreduce_cycles", st->allreduce_cycles);
-  report_u64(&r, "allreduce_bytes", bytes);
+  report_u64(&r, "allreduce_bytes", res->allreduce_bytes);
   report_f64(&r, "busbw_GBps", bw.busbw);
   report_f64(&r, "busbw_fraction", bw.busbw / bw.bound);
-  report_u64(&r, "total_cycles", total);
-  report_f64(&r, "time_us", (double)total / mhz);
-  report_f64(&r, "sustained_pflops", flops / ((double)total / (mhz * 1e6)) / 1e15);
-  report_bool(&r, "correct", ok);
+  report_u64(&r, "total_cycles", res->total_cycles);
+  report_f64(&r, "time_us", (double)res->total_cycles / c->machine.chip.clock_mhz);
+  report_f64(&r, "sustained_pflops", res->sustained_flops / 1e15);
+  report_bool(&r, "correct", res->correct);
   report_f64(&r, "sim_seconds", o->seconds);
   report_f64(&r, "chip_memory_MB", (double)o->memory_bytes / (1 << 20));
   report_f64(&r, "peak_rss_MB", (double)stopwatch_peak_rss() / (1 << 20));
@@ -210,7 +130,7 @@ static int report(step_opts_t *o, const pod_step_stats_t *st, const golden_diff_
   if (report_print(&r, o->json, stdout)) return cli_fail("step", "cannot write the report");
   if (gemm->mismatches)
     return cli_fail("step", "%zu products differ from the golden GEMM; the first: chip %u value %zu is 0x%08x, golden "
-                    "0x%08x", gemm->mismatches, gemm_chip, gemm->first, gemm->got, gemm->want);
+                    "0x%08x", gemm->mismatches, res->gemm_chip, gemm->first, gemm->got, gemm->want);
   if (coll->mismatches || coll->bound_violations)
     return cli_fail("step", "%" PRIu64 " sums differ from the golden all-reduce, %" PRIu64 " outside the float64 bound",
                     coll->mismatches, coll->bound_violations);
@@ -224,48 +144,38 @@ int cmd_step(int argc, char **argv) {
     cmd_machine_free(&o.mach);
     return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   }
-  if (cli_check_only()) {
-    cmd_machine_free(&o.mach);
-    return cli_checked("step");
-  }
-  const pod_config_t *pc = &o.cfg.machine;
-  rc = cmd_profile_begin("step", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows, pc->chip.cols);
-  if (rc != CLI_EXIT_OK) {
-    cmd_machine_free(&o.mach);
-    return rc;
-  }
-  o.cfg.profile = o.prof.prof;
-  const pod_step_config_t *c = &o.cfg;
-  uint16_t *a = malloc(c->m * c->k * 2), *b = malloc(c->k * c->n * 2);
-  step_check_t x = {.o = &o, .a = a, .b = b, .want = malloc(c->m * c->n * 4), .row = malloc(c->n * 4)};
-  if (!a || !b || !x.want || !x.row) {
-    rc = cli_fail("step", "out of memory");
-    goto out;
-  }
-  rng_t r;
-  rng_seed(&r, o.seed);
-  for (uint64_t i = 0; i < c->m * c->k; i++) a[i] = rng_bf16(&r, -3, 1);
-  for (uint64_t i = 0; i < c->k * c->n; i++) b[i] = rng_bf16(&r, -3, 1);
   cmd_progress_t progress;
   cmd_progress_init(&progress, "step");
   o.cfg.machine.progress = cmd_progress;
   o.cfg.machine.progress_ctx = &progress;
-  pod_step_stats_t st;
   char err[4096];
-  const pod_step_io_t io = {&x, check_products, check_sums};
-  stopwatch_t w;
-  stopwatch_start(&w);
-  rt_status_t run = pod_step_run(c, a, b, &io, &st, err, sizeof err);
-  o.seconds = stopwatch_seconds(&w);
-  if (run != RT_OK) {
-    rc = run == RT_INVALID ? cli_usage_error("step", "%s", err) : cli_fail("step", "%s", err);
-    cli_remove_output(c->trace_path);  /* the run did not finish */
+  rt_status_t rs;
+  step_job_t *j = step_job_new(&(step_job_config_t){.run = o.cfg, .seed = o.seed}, &rs, err, sizeof err);
+  if (!j) {
+    rc = rs == RT_INVALID ? cli_usage_error("step", "%s", err) : cli_fail("step", "%s", err);
     goto out;
   }
-  o.memory_bytes = st.memory_bytes;
-  rc = report(&o, &st, &x.gemm, x.gemm_chip, &x.coll);
+  if (cli_check_only()) {
+    rc = cli_checked("step");
+    goto out;
+  }
+  const pod_config_t *pc = &o.cfg.machine;
+  rc = cmd_profile_begin("step", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows, pc->chip.cols);
+  if (rc != CLI_EXIT_OK) goto out;
+  step_job_config(j)->run.profile = o.prof.prof;
+  stopwatch_t w;
+  stopwatch_start(&w);
+  rs = step_job_run(j, err, sizeof err);
+  o.seconds = stopwatch_seconds(&w);
+  if (rs != RT_OK) {
+    rc = rs == RT_INVALID ? cli_usage_error("step", "%s", err) : cli_fail("step", "%s", err);
+    cli_remove_output(o.cfg.trace_path);  /* the run did not finish */
+    goto out;
+  }
+  o.memory_bytes = step_job_result(j)->stats.memory_bytes;
+  rc = report(&o, step_job_result(j));
 out:
-  free(a), free(b), free(x.want), free(x.row);
+  step_job_free(j);
   cmd_profile_free(&o.prof);
   cmd_machine_free(&o.mach);
   return rc;

@@ -17,8 +17,7 @@
 #include "cli/commands.h"
 #include "util/dist.h"
 #include "golden/arith_golden.h"
-#include "golden/train_golden.h"
-#include "runtime/pod_train.h"
+#include "job/train_job.h"
 #include "chip/chip.h"
 #include "util/bits.h"
 #include "util/cli.h"
@@ -143,8 +142,8 @@ static int parse(int argc, char **argv, train_opts_t *o) {
   return CLI_EXIT_OK;
 }
 
-/* The data: the digits' fixed split or synthetic examples (80/20 the same way), the training
- * examples shuffled once from the seed (the steps take them in that order). */
+/* The data: the digits' fixed split or synthetic examples (80/20 the same way); the job
+ * shuffles the training set from the seed. */
 static int load_data(const train_opts_t *o, dataset_t *train, dataset_t *test) {
   dataset_t all = {0};
   char err[1024];
@@ -152,69 +151,7 @@ static int load_data(const train_opts_t *o, dataset_t *train, dataset_t *test) {
                          : dataset_synthetic(o->examples, o->features, o->classes, o->seed, &all, err, sizeof err);
   if (!bad) bad = dataset_split(&all, train, test, err, sizeof err);
   dataset_free(&all);
-  if (bad) return cli_usage_error("train", "%s", err);
-  rng_t r;
-  rng_seed(&r, o->seed ^ 0x5eedda7aull);
-  float *row = malloc(train->features * sizeof *row + 4);
-  if (!row) return cli_fail("train", "out of memory");
-  for (unsigned i = train->count - 1; i > 0; i--) { /* Fisher-Yates */
-    unsigned j = (unsigned)rng_below(&r, i + 1);
-    memcpy(row, train->x + (size_t)i * train->features, train->features * sizeof *row);
-    memcpy(train->x + (size_t)i * train->features, train->x + (size_t)j * train->features, train->features * sizeof *row);
-    memcpy(train->x + (size_t)j * train->features, row, train->features * sizeof *row);
-    uint8_t t = train->label[i];
-    train->label[i] = train->label[j], train->label[j] = t;
-  }
-  free(row);
-  return CLI_EXIT_OK;
-}
-
-
-/* He-uniform initial weights (U(-a, a), a = sqrt(6 / fan_in)), zero biases. */
-static int init_network(const train_opts_t *o, unsigned features, unsigned classes, uint32_t *w[3], uint32_t *bias[3]) {
-  const unsigned rows[3] = {features, o->hidden, o->hidden}, cols[3] = {o->hidden, o->hidden, classes};
-  rng_t r;
-  rng_seed(&r, o->seed);
-  for (unsigned l = 0; l < 3; l++) {
-    w[l] = malloc((size_t)rows[l] * cols[l] * 4), bias[l] = calloc(cols[l], 4);
-    if (!w[l] || !bias[l]) return -1;
-    const double a = sqrt(6.0 / rows[l]);
-    for (size_t i = 0; i < (size_t)rows[l] * cols[l]; i++)
-      w[l][i] = bits_of_float((float)(a * (2.0 * (double)(rng_next(&r) >> 11) / 9007199254740992.0 - 1.0)));
-  }
-  return 0;
-}
-
-/* Host-side evaluation of the network (fp32 weights, float arithmetic): the fraction of
- * examples whose largest logit is their label. */
-static double accuracy(const dataset_t *d, unsigned hidden, uint32_t *const w[3], uint32_t *const bias[3]) {
-  const unsigned F = d->features, H = hidden, K = d->classes;
-  float *a1 = malloc(H * sizeof *a1), *a2 = malloc(H * sizeof *a2);
-  unsigned right = 0;
-  for (unsigned e = 0; a1 && a2 && e < d->count; e++) {
-    const float *x = d->x + (size_t)e * F;
-    for (unsigned n = 0; n < H; n++) {
-      float s = bits_to_float(bias[0][n]);
-      for (unsigned k = 0; k < F; k++) s += x[k] * bits_to_float(w[0][(size_t)k * H + n]);
-      a1[n] = s > 0 ? s : 0;
-    }
-    for (unsigned n = 0; n < H; n++) {
-      float s = bits_to_float(bias[1][n]);
-      for (unsigned k = 0; k < H; k++) s += a1[k] * bits_to_float(w[1][(size_t)k * H + n]);
-      a2[n] = s > 0 ? s : 0;
-    }
-    unsigned best = 0;
-    float best_z = -INFINITY;
-    for (unsigned n = 0; n < K; n++) {
-      float s = bits_to_float(bias[2][n]);
-      for (unsigned k = 0; k < H; k++) s += a2[k] * bits_to_float(w[2][(size_t)k * K + n]);
-      if (s > best_z) best_z = s, best = n;
-    }
-    right += best == d->label[e];
-  }
-  const bool ok = a1 && a2;
-  free(a1), free(a2);
-  return ok && d->count ? (double)right / d->count : NAN;  /* NAN (JSON null) when out of memory */
+  return bad ? cli_usage_error("train", "%s", err) : CLI_EXIT_OK;
 }
 
 /* Writes a .npy of rows x cols fp32 bit patterns into dir. */
@@ -224,18 +161,8 @@ static int export_npy(const char *dir, const char *name, const uint32_t *bits, s
   return npy_write_f32_2d(path, (const float *)(const void *)bits, rows, cols, err, sizeof err);
 }
 
-typedef struct {
-  double loss, wall_s;
-  uint64_t cycles;
-} step_record_t;
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Writes the loss curve (step, loss, cycles) atomically. */
-static int write_csv(const char *path, const step_record_t *rec, unsigned steps) {
+static int write_csv(const char *path, const train_job_step_t *rec, unsigned steps) {
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
@@ -247,62 +174,6 @@ static int write_csv(const char *path, const step_record_t *rec, unsigned steps)
     return -1;
   }
   return 0;
-}
-
-typedef struct {
-  train_opts_t *o;
-  dataset_t train, test;
-  uint16_t *xb;
-  uint32_t *w[3], *bias[3], *final_w[3], *final_b[3];
-  pod_train_config_t cfg;
-  fw_train_plan_t plan;
-  pod_train_t *pt;
-  train_golden_t *ref;
-  uint32_t *params, *probs;
-  step_record_t *rec;
-} run_t;
-
-static void run_free(run_t *r) {
-  pod_train_free(r->pt);
-  train_golden_free(r->ref);
-  dataset_free(&r->train), dataset_free(&r->test);
-  free(r->xb), free(r->params), free(r->probs), free(r->rec);
-  for (unsigned l = 0; l < 3; l++) free(r->w[l]), free(r->bias[l]), free(r->final_w[l]), free(r->final_b[l]);
-}
-
-/* Compares every slice chip with the reference after step s; adds the loss of its examples. */
-static int check_step(run_t *r, unsigned s, unsigned batch_first, double *loss) {
-  const fw_train_plan_t *pl = &r->plan;
-  const unsigned C = pl->lanes, chips = r->cfg.slice.w * r->cfg.slice.h;
-  const size_t plines = (size_t)pl->param_lines * C;
-  double sum = 0;
-  for (unsigned i = 0; i < chips; i++) {
-    if (pod_train_read(r->pt, i, r->params, r->probs)) return cli_fail("train", "cannot read chip %u's HBM", i);
-    size_t n;
-    const uint32_t *want = train_golden_params(r->ref, i, &n), *wantp = train_golden_probs(r->ref, i);
-    for (size_t j = 0; j < plines; j++)
-      if (r->params[j] != want[j])
-        return cli_fail("train", "step %u: chip %u's parameter line %zu lane %zu is 0x%08x, the reference trainer's "
-                        "0x%08x", s + 1, i, j / C, j % C, r->params[j], want[j]);
-    for (size_t j = 0; j < (size_t)pl->b * C; j++)
-      if (r->probs[j] != wantp[j])
-        return cli_fail("train", "step %u: chip %u's probability line %zu lane %zu is 0x%08x, the reference "
-                        "trainer's 0x%08x", s + 1, i, j / C, j % C, r->probs[j], wantp[j]);
-    for (size_t j = 0; j < plines; j++)
-      if ((r->params[j] & 0x7F800000u) == 0x7F800000u)
-        return cli_fail("train", "the weights became non-finite at step %u (chip %u, parameter line %zu): the "
-                        "learning rate %g is too large", s + 1, i, j / C, (double)r->o->lr);
-    fw_train_place_t pc;
-    fw_train_place(pl, &r->cfg.slice, r->cfg.slice.x0 + i % r->cfg.slice.w, r->cfg.slice.y0 + i / r->cfg.slice.w, &pc);
-    if (pc.mp_rank != 0) continue;
-    const unsigned first = batch_first + pc.dp_rank * pl->b;
-    for (unsigned e = 0; e < pl->b; e++) {
-      double p = bits_to_float(r->probs[(size_t)e * C + r->train.label[first + e]]);
-      sum += -log(p > 1e-30 ? p : 1e-30);
-    }
-  }
-  *loss = sum / r->o->batch;
-  return CLI_EXIT_OK;
 }
 
 /* The files --export writes into its directory. */
@@ -317,121 +188,82 @@ static void remove_exports(const char *dir) {
   }
 }
 
-static int do_export(run_t *r) {
-  const char *d = r->o->export_dir;
-  const unsigned F = r->train.features, H = r->o->hidden, K = r->train.classes;
-  const unsigned rows[3] = {F, H, H}, cols[3] = {H, H, K};
-  uint32_t *xf = malloc((size_t)r->train.count * F * 4), *lab = malloc((size_t)r->train.count * 4);
+static int do_export(const char *d, const train_job_t *j) {
+  const train_job_result_t *r = train_job_result(j);
+  const dataset_t *train = &train_job_config(j)->train;
+  const unsigned F = train->features;
+  uint32_t *xf = malloc((size_t)train->count * F * 4), *lab = malloc((size_t)train->count * 4);
   int bad = !xf || !lab;
-  for (size_t i = 0; !bad && i < (size_t)r->train.count * F; i++) xf[i] = arith_golden_bf16_to_fp32(r->xb[i]);
-  for (unsigned i = 0; !bad && i < r->train.count; i++) lab[i] = bits_of_float((float)r->train.label[i]);
-  bad = bad || export_npy(d, EXPORTS[0], xf, r->train.count, F) || export_npy(d, EXPORTS[1], lab, r->train.count, 1);
-  for (unsigned l = 0; l < 3 && !bad; l++) {
+  for (size_t i = 0; !bad && i < (size_t)train->count * F; i++) xf[i] = arith_golden_bf16_to_fp32(r->x_bf16[i]);
+  for (unsigned i = 0; !bad && i < train->count; i++) lab[i] = bits_of_float((float)train->label[i]);
+  bad = bad || export_npy(d, EXPORTS[0], xf, train->count, F) || export_npy(d, EXPORTS[1], lab, train->count, 1);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS && !bad; l++) {
     const char *const *n = EXPORTS + 2 + 4 * l;
-    bad = export_npy(d, n[0], r->w[l], rows[l], cols[l]) || export_npy(d, n[1], r->bias[l], 1, cols[l]) ||
-          export_npy(d, n[2], r->final_w[l], rows[l], cols[l]) || export_npy(d, n[3], r->final_b[l], 1, cols[l]);
+    unsigned rows, cols;
+    train_job_layer_shape(j, l, &rows, &cols);
+    bad = export_npy(d, n[0], r->w_init[l], rows, cols) || export_npy(d, n[1], r->b_init[l], 1, cols) ||
+          export_npy(d, n[2], r->w_final[l], rows, cols) || export_npy(d, n[3], r->b_final[l], 1, cols);
   }
   free(xf), free(lab);
   if (bad) remove_exports(d);
   return bad ? cli_fail("train", "cannot write the export files into %s", d) : CLI_EXIT_OK;
 }
 
-static int train(run_t *r) {
-  train_opts_t *o = r->o;
-  const fw_train_plan_t *pl = &r->plan;
-  const unsigned chips = r->cfg.slice.w * r->cfg.slice.h, steps = o->steps;
-  const unsigned every = o->print_every ? o->print_every : (steps >= 10 ? steps / 10 : 1);
-  char err[4096];
-  rt_status_t rs;
-  stopwatch_t sw;
-  stopwatch_start(&sw);
-  cli_note("train: %u chips (dp %u x mp %u), %u-%u-%u-%u, batch %u (%u a chip), %u steps, lr %g", chips,
-          o->dp, o->mp, r->train.features, o->hidden, o->hidden, r->train.classes, o->batch, pl->b, steps, (double)o->lr);
-  if (!(r->pt = pod_train_new(&r->cfg, &rs, err, sizeof err)))
-    return rs == RT_INVALID ? cli_usage_error("train", "%s", err) : cli_fail("train", "%s", err);
-  const uint32_t *wc[3] = {r->w[0], r->w[1], r->w[2]}, *bc[3] = {r->bias[0], r->bias[1], r->bias[2]};
-  if (!(r->ref = train_golden_new(&r->cfg.net, &r->cfg.slice, pl->lanes, pl->cores, wc, bc, err, sizeof err)))
-    return cli_fail("train", "%s", err);
-  const unsigned batches = r->train.count / o->batch;
-  for (unsigned s = 0; s < steps; s++) {
-    const unsigned first = (s % batches) * o->batch;
-    o->progress.step = s;
-    if ((rs = pod_train_step(r->pt, first, &r->rec[s].cycles, err, sizeof err)) != RT_OK)
-      return cli_fail("train", "step %u: %s", s + 1, err);
-    if (train_golden_step(r->ref, r->xb, r->train.label, first)) return cli_fail("train", "out of memory");
-    int rc = check_step(r, s, first, &r->rec[s].loss);
-    if (rc != CLI_EXIT_OK) return rc;
-    o->progress.loss = r->rec[s].loss;
-    o->progress.base += r->rec[s].cycles;
-    o->progress.step = s + 1;
-    cmd_progress(&o->progress, 0);
-    r->rec[s].wall_s = stopwatch_seconds(&sw);
-    if (o->trace_steps && s + 1 == o->trace_steps) pod_train_trace_close(r->pt);
-    if ((s + 1) % every == 0 || s + 1 == steps)
-      cli_note("train: step %u/%u  loss %.4f  %" PRIu64 " cycles  (%.1f s)", s + 1, steps, r->rec[s].loss,
-              r->rec[s].cycles, r->rec[s].wall_s);
-  }
-  return CLI_EXIT_OK;
+/* The job's callbacks around each step: the progress line and, every so many steps, the loss. */
+static void before_step(void *ctx, unsigned s) { ((train_opts_t *)ctx)->progress.step = s; }
+
+static void on_step(void *ctx, unsigned s, const train_job_step_t *rec) {
+  train_opts_t *o = ctx;
+  const unsigned steps = o->steps, every = o->print_every ? o->print_every : (steps >= 10 ? steps / 10 : 1);
+  o->progress.loss = rec->loss;
+  o->progress.base += rec->cycles;
+  o->progress.step = s + 1;
+  cmd_progress(&o->progress, 0);
+  if ((s + 1) % every == 0 || s + 1 == steps)
+    cli_note("train: step %u/%u  loss %.4f  %" PRIu64 " cycles  (%.1f s)", s + 1, steps, rec->loss, rec->cycles,
+             rec->wall_s);
 }
 
-static int report(run_t *r, uint64_t compute, uint64_t comm, double wall) {
-  train_opts_t *o = r->o;
-  const fw_train_plan_t *pl = &r->plan;
-  const unsigned chips = r->cfg.slice.w * r->cfg.slice.h;
-  uint64_t *cyc = malloc(o->steps * sizeof *cyc);
-  if (!cyc) return cli_fail("train", "out of memory");
-  for (unsigned s = 0; s < o->steps; s++) cyc[s] = r->rec[s].cycles;
-  qsort(cyc, o->steps, sizeof *cyc, cmp_u64);
-  const uint64_t step = cyc[o->steps / 2];
-  free(cyc);
-  const uint64_t exposed = step > compute ? step - compute : 0;
-  /* the MXU's work on each chip (replicated layers included) against its peak; the model's
-   * work once (forward, weight and input gradients but the data's) per second */
-  const uint64_t macs = fw_train_macs(pl);
+static int report(train_opts_t *o, const train_job_t *j, double wall) {
+  const train_job_result_t *r = train_job_result(j);
+  const train_job_config_t *c = train_job_config(j);
   const chip_config_t *chip = &o->mach.machine.pod.chip;
-  const double mxus = chip->mxus ? chip->mxus : 1;
-  const double util = (double)macs / ((double)step * chip->rows * chip->cols * mxus);
-  const double F = r->train.features, H = o->hidden, K = r->train.classes;
-  const double model_macs = (double)o->batch * (2 * F * H + 3 * H * H + 3 * H * K);
-  const double tflops = 2.0 * model_macs / ((double)step / (chip->clock_mhz * 1e6)) / 1e12;
-  const double train_acc = accuracy(&r->train, o->hidden, r->final_w, r->final_b);
-  const double test_acc = accuracy(&r->test, o->hidden, r->final_w, r->final_b);
   report_t rp;
   report_init(&rp);
-  report_u64(&rp, "chips", chips);
+  report_u64(&rp, "chips", r->chips);
   report_u64(&rp, "dp", o->dp);
   report_u64(&rp, "mp", o->mp);
   report_str(&rp, "data", o->data ? "synthetic" : "digits");
-  report_u64(&rp, "features", r->train.features);
+  report_u64(&rp, "features", c->train.features);
   report_u64(&rp, "hidden", o->hidden);
-  report_u64(&rp, "classes", r->train.classes);
+  report_u64(&rp, "classes", c->train.classes);
   report_u64(&rp, "batch", o->batch);
-  report_u64(&rp, "batch_per_chip", pl->b);
+  report_u64(&rp, "batch_per_chip", r->batch_per_chip);
   report_u64(&rp, "steps", o->steps);
   report_f64(&rp, "lr", o->lr);
-  report_u64(&rp, "train_examples", r->train.count);
-  report_u64(&rp, "test_examples", r->test.count);
-  report_f64(&rp, "first_loss", r->rec[0].loss);
-  report_f64(&rp, "final_loss", r->rec[o->steps - 1].loss);
-  report_f64(&rp, "train_accuracy", train_acc);
-  report_f64(&rp, "test_accuracy", test_acc);
-  report_u64(&rp, "step_cycles", step);
-  report_u64(&rp, "compute_cycles", compute);
-  report_u64(&rp, "comm_cycles", comm);
-  report_u64(&rp, "exposed_comm_cycles", exposed);
-  report_f64(&rp, "exposed_fraction", (double)exposed / (double)step);
-  report_f64(&rp, "overlap_fraction", comm ? 1.0 - (double)exposed / (double)comm : 0.0);
-  report_f64(&rp, "mxu_utilization", util);
-  report_f64(&rp, "model_macs", model_macs);
-  report_f64(&rp, "tflops", tflops);
+  report_u64(&rp, "train_examples", c->train.count);
+  report_u64(&rp, "test_examples", c->test.count);
+  report_f64(&rp, "first_loss", r->steps[0].loss);
+  report_f64(&rp, "final_loss", r->steps[o->steps - 1].loss);
+  report_f64(&rp, "train_accuracy", r->train_accuracy);
+  report_f64(&rp, "test_accuracy", r->test_accuracy);
+  report_u64(&rp, "step_cycles", r->step_cycles);
+  report_u64(&rp, "compute_cycles", r->compute_cycles);
+  report_u64(&rp, "comm_cycles", r->comm_cycles);
+  report_u64(&rp, "exposed_comm_cycles", r->exposed_cycles);
+  report_f64(&rp, "exposed_fraction", (double)r->exposed_cycles / (double)r->step_cycles);
+  report_f64(&rp, "overlap_fraction", r->comm_cycles ? 1.0 - (double)r->exposed_cycles / (double)r->comm_cycles : 0.0);
+  report_f64(&rp, "mxu_utilization", r->mxu_utilization);
+  report_f64(&rp, "model_macs", r->model_macs);
+  report_f64(&rp, "tflops", r->tflops);
   report_u64(&rp, "clock_mhz", chip->clock_mhz);
   report_bool(&rp, "reference_bit_exact", true);
   report_u64(&rp, "steps_checked", o->steps);
   report_f64(&rp, "wall_s", wall);
   report_text_u64(&rp, "rows", chip->rows);
   report_text_u64(&rp, "cols", chip->cols);
-  report_text_u64(&rp, "sw", r->cfg.slice.w);
-  report_text_u64(&rp, "sh", r->cfg.slice.h);
+  report_text_u64(&rp, "sw", c->slice.w);
+  report_text_u64(&rp, "sh", c->slice.h);
   report_line(&rp, "training on a {sw}x{sh} slice of {rows}x{cols}-MXU chips: dp {dp} x mp {mp}, {data} data");
   report_line(&rp, "  network   {features}-{hidden}-{hidden}-{classes}, batch {batch} ({batch_per_chip} a chip), "
                    "{steps} steps, lr {lr:%g}");
@@ -455,6 +287,28 @@ static int report(run_t *r, uint64_t compute, uint64_t comm, double wall) {
   return report_print(&rp, o->json, stdout) ? cli_fail("train", "cannot write the report") : CLI_EXIT_OK;
 }
 
+/* --loss-csv and --plot: the loss curve as a CSV and as a plot. *wrote_*: what now exists. */
+static int write_loss_outputs(const train_opts_t *o, const train_job_result_t *r, bool *wrote_csv, bool *wrote_plot) {
+  if (o->loss_csv && write_csv(o->loss_csv, r->steps, o->steps)) return cli_fail("train", "cannot write '%s'", o->loss_csv);
+  *wrote_csv = o->loss_csv != NULL;
+  if (!o->plot) return CLI_EXIT_OK;
+  char csv[4200], title[256];
+  snprintf(csv, sizeof csv, "%s.csv.tmp", o->plot);
+  snprintf(title, sizeof title, "%s, %ux%u slice, dp %u x mp %u, batch %u, lr %g", o->data ? "synthetic" : "digits",
+           o->slice.w, o->slice.h, o->dp, o->mp, o->batch, (double)o->lr);
+  int bad = write_csv(csv, r->steps, o->steps) || cmd_plot(o->exe_dir, "plot_loss.py", csv, o->plot, title);
+  remove(csv);
+  *wrote_plot = !bad;
+  return bad ? cli_fail("train", "plotting failed (scripts/plot_loss.py needs python3-matplotlib: make deps)")
+             : CLI_EXIT_OK;
+}
+
+/* The job's failure as the CLI reports it: a configuration the machine cannot run is a usage
+ * error (exit 2), anything else a failure (exit 1). */
+static int job_error(rt_status_t rs, const char *err) {
+  return rs == RT_INVALID ? cli_usage_error("train", "%s", err) : cli_fail("train", "%s", err);
+}
+
 int cmd_train(int argc, char **argv) {
   train_opts_t o;
   int rc = parse(argc, argv, &o);
@@ -462,83 +316,49 @@ int cmd_train(int argc, char **argv) {
     cmd_machine_free(&o.mach);
     return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   }
-  run_t r = {.o = &o};
-  if ((rc = load_data(&o, &r.train, &r.test)) != CLI_EXIT_OK) goto out;
-  const unsigned F = r.train.features, K = r.train.classes;
-  const pod_config_t *pc = &o.mach.machine.pod;
-  r.cfg = (pod_train_config_t){.machine = *pc, .slice = o.slice,
-                               .net = {F, o.hidden, K, o.batch, o.dp, o.mp, bits_of_float(o.lr)},
-                               .examples = r.train.count, .trace_path = o.trace, .trace_chip = o.trace_chip};
-  r.cfg.slice.pod_w = pc->size_x, r.cfg.slice.pod_h = pc->size_y;
+  train_job_config_t cfg = {.machine = o.mach.machine.pod, .slice = o.slice, .hidden = o.hidden, .batch = o.batch,
+                            .dp = o.dp, .mp = o.mp, .steps = o.steps, .lr = o.lr, .seed = o.seed,
+                            .trace_path = o.trace, .trace_chip = o.trace_chip, .trace_steps = o.trace_steps,
+                            .before_step = before_step, .on_step = on_step, .ctx = &o};
+  train_job_t *j = NULL;
   char err[4096];
-  if (pod_train_check(&r.cfg, &r.plan, err, sizeof err) != RT_OK) {
-    rc = cli_usage_error("train", "%s", err);
+  rt_status_t rs;
+  if ((rc = load_data(&o, &cfg.train, &cfg.test)) != CLI_EXIT_OK) goto out;
+  cfg.machine.progress = cmd_progress, cfg.machine.progress_ctx = &o.progress;
+  if (!(j = train_job_new(&cfg, &rs, err, sizeof err))) {
+    rc = job_error(rs, err);
     goto out;
   }
   if (cli_check_only()) {
     rc = cli_checked("train");
     goto out;
   }
+  const pod_config_t *pc = &o.mach.machine.pod;
   if ((rc = cmd_profile_begin("train", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows,
                               pc->chip.cols)) != CLI_EXIT_OK)
     goto out;
-  r.cfg.profile = o.prof.prof;
   cmd_progress_init(&o.progress, "train");
   o.progress.step_total = o.steps;
-  r.cfg.machine.progress = cmd_progress;
-  r.cfg.machine.progress_ctx = &o.progress;
-  r.xb = malloc((size_t)r.train.count * F * sizeof *r.xb);
-  const unsigned rows[3] = {F, o.hidden, o.hidden}, cols[3] = {o.hidden, o.hidden, K};
-  for (unsigned l = 0; l < 3; l++)
-    r.final_w[l] = malloc((size_t)rows[l] * cols[l] * 4), r.final_b[l] = malloc(cols[l] * 4);
-  r.params = malloc((size_t)r.plan.param_lines * r.plan.lanes * 4);
-  r.probs = malloc((size_t)r.plan.b * r.plan.lanes * 4);
-  r.rec = calloc(o.steps, sizeof *r.rec);
-  bool finals = true;
-  for (unsigned l = 0; l < 3; l++) finals = finals && r.final_w[l] && r.final_b[l];
-  if (!r.xb || !r.params || !r.probs || !r.rec || !finals || init_network(&o, F, K, r.w, r.bias)) {
-    rc = cli_fail("train", "out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < (size_t)r.train.count * F; i++) r.xb[i] = arith_golden_fp32_to_bf16(bits_of_float(r.train.x[i]));
-  r.cfg.x = r.xb, r.cfg.label = r.train.label;
-  for (unsigned l = 0; l < 3; l++) r.cfg.w[l] = r.w[l], r.cfg.bias[l] = r.bias[l];
+  const train_job_config_t *jc = train_job_config(j);
+  cli_note("train: %u chips (dp %u x mp %u), %u-%u-%u-%u, batch %u (%u a chip), %u steps, lr %g", jc->slice.w * jc->slice.h,
+           o.dp, o.mp, jc->train.features, o.hidden, o.hidden, jc->train.classes, o.batch, train_job_plan(j)->b, o.steps,
+           (double)o.lr);
   stopwatch_t sw;
   stopwatch_start(&sw);
   bool wrote_csv = false, wrote_plot = false;
-  if ((rc = train(&r)) != CLI_EXIT_OK) goto fail;
-  train_golden_network(r.ref, 0, r.final_w, r.final_b);
-  /* what the step's two halves cost alone */
-  uint64_t compute = 0, comm = 0;
-  rt_status_t rs;
-  pod_train_trace_close(r.pt); /* the trace holds the training steps, not the measurements */
+  if ((rs = train_job_train(j, o.prof.prof, err, sizeof err)) != RT_OK) {
+    rc = job_error(rs, err);
+    goto fail;
+  }
   cli_note("train: measuring the step's compute and communication alone...");
-  if ((rs = pod_train_compute_cycles(&r.cfg, &compute, err, sizeof err)) != RT_OK ||
-      ((o.dp > 1 || o.mp > 1) && (rs = pod_train_comm_cycles(r.pt, &comm, err, sizeof err)) != RT_OK)) {
+  if ((rs = train_job_measure(j, err, sizeof err)) != RT_OK) {
     rc = cli_fail("train", "%s", err);
     goto fail;
   }
   const double wall = stopwatch_seconds(&sw);
-  if (o.loss_csv && write_csv(o.loss_csv, r.rec, o.steps)) {
-    rc = cli_fail("train", "cannot write '%s'", o.loss_csv);
-    goto fail;
-  }
-  wrote_csv = o.loss_csv != NULL;
-  if (o.plot) {
-    char csv[4200], title[256];
-    snprintf(csv, sizeof csv, "%s.csv.tmp", o.plot);
-    snprintf(title, sizeof title, "%s, %ux%u slice, dp %u x mp %u, batch %u, lr %g", o.data ? "synthetic" : "digits",
-             o.slice.w, o.slice.h, o.dp, o.mp, o.batch, (double)o.lr);
-    int bad = write_csv(csv, r.rec, o.steps) || cmd_plot(o.exe_dir, "plot_loss.py", csv, o.plot, title);
-    remove(csv);
-    wrote_plot = !bad;
-    if (bad) {
-      rc = cli_fail("train", "plotting failed (scripts/plot_loss.py needs python3-matplotlib: make deps)");
-      goto fail;
-    }
-  }
-  if (o.export_dir && (rc = do_export(&r)) != CLI_EXIT_OK) goto fail;
-  rc = report(&r, compute, comm, wall);
+  if ((rc = write_loss_outputs(&o, train_job_result(j), &wrote_csv, &wrote_plot)) != CLI_EXIT_OK) goto fail;
+  if (o.export_dir && (rc = do_export(o.export_dir, j)) != CLI_EXIT_OK) goto fail;
+  rc = report(&o, j, wall);
   if (rc != CLI_EXIT_OK && o.export_dir) remove_exports(o.export_dir);
   if (rc == CLI_EXIT_OK) goto out;
 fail:
@@ -546,7 +366,8 @@ fail:
   if (wrote_csv) cli_remove_output(o.loss_csv);
   if (wrote_plot) cli_remove_output(o.plot);
 out:
-  run_free(&r);
+  dataset_free(&cfg.train), dataset_free(&cfg.test); /* (moved into the job unless it was never made) */
+  train_job_free(j);
   cmd_profile_free(&o.prof);
   cmd_machine_free(&o.mach);
   return rc;

@@ -113,19 +113,10 @@ int cmd_machine_resolve(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t ki
 int cmd_machine_build(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind);
 int cmd_machine_check(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind, long trace_chip);
 
-/* coll_golden_check_stream as the pod commands run it: under MPI every rank fetches every
- * chip's results (reading a chip is collective: chip.h) and checks a share of them, and the
- * shares' verdicts are merged on every rank. 0, or -1 as coll_golden_check_stream. */
-int cmd_coll_check(const fw_slice_t *s, const fw_coll_args_t *a, unsigned lanes, uint64_t elems, coll_golden_io_t *io,
-                   coll_check_t *chk);
 
 /* --threads T on a w x h pod, split over the MPI job's ranks (dist.h): each rank takes whole
  * rows and each thread whole rows of its rank's. CLI_EXIT_OK, or a usage error. */
 int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h);
-/* The bytes a link of the pod carries a cycle each way: link_bytes, else a flit's. */
-static inline unsigned cmd_link_bytes(const pod_config_t *p) {
-  return p->link_bytes ? p->link_bytes : 8 * (p->chip.flit_words ? p->chip.flit_words : 1);
-}
 
 /* Progress of a long pod run on stderr (pod_config_t.progress; docs/profiling.md): the cycles so
  * far, the rate and, when the run's length is known (expected, 0: not), the time left; for

@@ -307,7 +307,10 @@ static int start_bands(pod_t *p, char *err, size_t errlen) {
 }
 
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen) {
-  if (pod_check(cfg, NULL, err, errlen)) return NULL;
+  return pod_check(cfg, NULL, err, errlen) ? NULL : pod_build(cfg, err, errlen);
+}
+
+pod_t *pod_build(const pod_config_t *cfg, char *err, size_t errlen) {
   const unsigned ranks = dist_size(), rank = dist_rank();
   pod_t *p = calloc(1, sizeof *p);
   if (!p) goto oom;

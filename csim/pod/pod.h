@@ -46,14 +46,23 @@ typedef struct pod pod_t;
  * chip.flit_words words on links of link_bytes bytes a cycle (chip_flit_words_check,
  * pod_link_check), link_latency and threads in range (threads at most the rows: a thread
  * takes whole rows). *g (may be NULL) gets the chips' geometry. Else -1 with a message.
- * pod_new checks its configuration with it; a job that has checked need not again. */
+ * pod_new checks its configuration with it; a job that has checked builds with pod_build. */
 int pod_check(const pod_config_t *cfg, chip_geometry_t *g, char *err, size_t errlen);
 /* The HBM each chip of cfg gets for a run that needs `need` bytes of it: cfg->chip.hbm_bytes 0
  * (the machine leaves it to the run) becomes `need`; a capacity is kept when the run fits it.
  * 0, or -1 with a message when it does not (or need is beyond CHIP_MAX_HBM_BYTES). */
 int pod_hbm_fit(pod_config_t *cfg, uint64_t need, char *err, size_t errlen);
+/* The bytes a link of the pod carries a cycle each way: link_bytes, else a flit's. */
+static inline unsigned pod_link_bytes_per_cycle(const pod_config_t *p) {
+  return p->link_bytes ? p->link_bytes : 8 * (p->chip.flit_words ? p->chip.flit_words : 1);
+}
 
+/* pod_check, then pod_build: NULL with a message when cfg is refused or building fails. */
 pod_t *pod_new(const pod_config_t *cfg, char *err, size_t errlen);
+/* Builds the pod of a configuration pod_check accepted (after any pod_hbm_fit), not checking
+ * it again, so that a job checks once (config -> check -> build). NULL with a message when
+ * out of memory or a chip or thread cannot be made. */
+pod_t *pod_build(const pod_config_t *cfg, char *err, size_t errlen);
 void pod_free(pod_t *p);
 /* Chip (x, y), or NULL outside the pod. */
 chip_t *pod_chip(pod_t *p, unsigned x, unsigned y);

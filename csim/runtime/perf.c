@@ -26,3 +26,8 @@ uint64_t perf_gemm_share_contract_cycles(const perf_chip_t *p, uint64_t m, uint6
   const uint64_t rows = cores == 1 ? m : fw_gemm_max_core_rows((uint32_t)m, cores);
   return mxu_contract_cycles(p->rows, p->cols, rows, k, mxus == 1 ? n : share * p->cols);
 }
+
+double perf_mlp_model_macs(unsigned batch, unsigned features, unsigned hidden, unsigned classes) {
+  const double F = features, H = hidden, K = classes;
+  return (double)batch * (2 * F * H + 3 * H * H + 3 * H * K);
+}

@@ -28,5 +28,9 @@ double perf_flops(const perf_chip_t *p, double macs, uint64_t cycles);
  * the chip: its core's rows (fw_gemm_max_core_rows) and, with X MXUs, every X-th column tile
  * (the first MXU's share): the floor a chip-level GEMM approaches. */
 uint64_t perf_gemm_share_contract_cycles(const perf_chip_t *p, uint64_t m, uint64_t k, uint64_t n);
+/* The work of one training step of the features-hidden-hidden-classes MLP (fw/train.h) once,
+ * as the model sees it: the forward GEMMs, every layer's weight gradient and the input
+ * gradients of layers 3 and 2 (the data needs none), for a batch. */
+double perf_mlp_model_macs(unsigned batch, unsigned features, unsigned hidden, unsigned classes);
 
 #endif

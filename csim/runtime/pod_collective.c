@@ -394,7 +394,7 @@ rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t 
   pod_config_t pc;
   rt_status_t rc = plan(cfg, &g, &job.slice, &job.args, &lay, &pc, err, errlen);
   if (rc != RT_OK) return rc;
-  pod_t *pod = pod_new(&pc, err, errlen);
+  pod_t *pod = pod_build(&pc, err, errlen);  /* plan checked it */
   if (!pod) return RT_FAILED;
   pod_set_profile(pod, cfg->profile);
   pod_coll_results_t res = {pod, &job, lay, false, calloc((size_t)RUN_LINES * g.cols, sizeof(uint32_t)), 0, 0, 0,

@@ -11,12 +11,12 @@
 #include "runtime/pod_collective.h"
 #include "pod/pod.h"
 
-/* The all-reduce of the products (whole pod, the products' lines, the default chunk) and the pod
- * to build (*pc: the machine with each chip's HBM sized to the GEMM). */
-static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *ca,
-                        pod_config_t *pc, char *err, size_t errlen) {
+rt_status_t pod_step_check(const pod_step_config_t *cfg, pod_step_plan_t *plan, char *err, size_t errlen) {
+  chip_geometry_t *g = &plan->geo;
   if (pod_check(&cfg->machine, g, err, errlen)) return RT_INVALID;
   if (chip_gemm_check(g, cfg->m, cfg->k, cfg->n, NULL, err, errlen)) return RT_INVALID;
+  fw_slice_t *s = &plan->slice;
+  fw_coll_args_t *ca = &plan->allreduce;
   *s = (fw_slice_t){0, 0, cfg->machine.size_x, cfg->machine.size_y, cfg->machine.size_x, cfg->machine.size_y};
   *ca = (fw_coll_args_t){FW_COLL_ALLREDUCE, cfg->algo, 0, (uint32_t)((cfg->m * cfg->n + g->cols - 1) / g->cols), 0,
                          0, false};
@@ -27,16 +27,9 @@ static rt_status_t plan(const pod_step_config_t *cfg, chip_geometry_t *g, fw_sli
              (unsigned long long)(cfg->m * cfg->n), g->cols);
     return RT_INVALID;
   }
-  *pc = cfg->machine;
-  return pod_hbm_fit(pc, chip_gemm_hbm_bytes(g->cols, cfg->m, cfg->k, cfg->n), err, errlen) ? RT_INVALID : RT_OK;
-}
-
-rt_status_t pod_step_check(const pod_step_config_t *cfg, char *err, size_t errlen) {
-  chip_geometry_t g;
-  fw_slice_t s;
-  fw_coll_args_t ca;
-  pod_config_t pc;
-  return plan(cfg, &g, &s, &ca, &pc, err, errlen);
+  plan->pod = cfg->machine;
+  return pod_hbm_fit(&plan->pod, chip_gemm_hbm_bytes(g->cols, cfg->m, cfg->k, cfg->n), err, errlen) ? RT_INVALID
+                                                                                                      : RT_OK;
 }
 
 struct pod_step_results {
@@ -51,16 +44,15 @@ int pod_step_read(pod_step_results_t *r, unsigned chip, uint64_t first, uint64_t
   return chip_hbm_read(pod_chip(r->pod, chip % c->machine.size_x, chip / c->machine.size_x), r->c_addr + 4 * first, vals, 4 * n);
 }
 
-rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const uint16_t *b, const pod_step_io_t *io,
-                         pod_step_stats_t *st, char *err, size_t errlen) {
+rt_status_t pod_step_run(const pod_step_config_t *cfg, const pod_step_plan_t *plan, const uint16_t *a,
+                         const uint16_t *b, const pod_step_io_t *io, pod_step_stats_t *st, char *err, size_t errlen) {
   memset(st, 0, sizeof *st);
-  chip_geometry_t g;
-  pod_config_t pc;
-  rt_status_t rc = plan(cfg, &g, &st->slice, &st->allreduce, &pc, err, errlen);
-  if (rc != RT_OK) return rc;
+  const chip_geometry_t g = plan->geo;
+  st->slice = plan->slice, st->allreduce = plan->allreduce;
+  rt_status_t rc;
   const unsigned chips = cfg->machine.size_x * cfg->machine.size_y;
   const uint64_t m = cfg->m, k = cfg->k, n = cfg->n;
-  pod_t *pod = pod_new(&pc, err, errlen);
+  pod_t *pod = pod_build(&plan->pod, err, errlen);  /* pod_step_check checked it */
   uint16_t *mine = malloc(m * k * sizeof *mine);  /* one chip's A at a time */
   pod_step_results_t res = {pod, cfg, chip_gemm_c_addr(g.cols, m, k, n)};
   rc = RT_FAILED;

@@ -34,9 +34,19 @@ typedef struct {
   uint64_t memory_bytes;         /* memory pages the chips' memories held at the end (chip_memory) */
 } pod_step_stats_t;
 
-/* RT_OK when the step fits the chips (the GEMM, the all-reduce's buffer and programs), else
- * RT_INVALID with a message. */
-rt_status_t pod_step_check(const pod_step_config_t *cfg, char *err, size_t errlen);
+/* What pod_step_check finds: the chips' geometry, the all-reduce (whole pod, the products'
+ * lines, the default chunk) and the pod to build (the machine with each chip's HBM sized to
+ * the GEMM). */
+typedef struct {
+  chip_geometry_t geo;
+  fw_slice_t slice;
+  fw_coll_args_t allreduce;
+  pod_config_t pod;
+} pod_step_plan_t;
+
+/* RT_OK and *plan when the step fits the chips (the GEMM, the all-reduce's buffer and
+ * programs), else RT_INVALID with a message. */
+rt_status_t pod_step_check(const pod_step_config_t *cfg, pod_step_plan_t *plan, char *err, size_t errlen);
 
 /* The data of a step, as data-parallel chips hold it: every chip multiplies its own A by the
  * same B (the weights), chip i's A being `a` (M x K bf16) with its rows turned by i: row r of
@@ -48,15 +58,15 @@ rt_status_t pod_step_check(const pod_step_config_t *cfg, char *err, size_t errle
  * phase 1, products(ctx, r) is called (each chip's product: pod_step_read), after phase 2
  * sums(ctx, r) (what each chip holds after the all-reduce); either's failure is the run's.
  * A and B are cleared from HBM once the GEMMs are done, so a big pod holds what is live.
- * Returns RT_OK, RT_INVALID (as pod_step_check) or RT_FAILED. */
+ * plan: pod_step_check's for cfg (not checked again). Returns RT_OK or RT_FAILED. */
 typedef struct pod_step_results pod_step_results_t;
 typedef struct {
   void *ctx;
   rt_status_t (*products)(void *ctx, pod_step_results_t *r, char *err, size_t errlen);
   rt_status_t (*sums)(void *ctx, pod_step_results_t *r, char *err, size_t errlen);
 } pod_step_io_t;
-rt_status_t pod_step_run(const pod_step_config_t *cfg, const uint16_t *a, const uint16_t *b, const pod_step_io_t *io,
-                         pod_step_stats_t *st, char *err, size_t errlen);
+rt_status_t pod_step_run(const pod_step_config_t *cfg, const pod_step_plan_t *plan, const uint16_t *a,
+                         const uint16_t *b, const pod_step_io_t *io, pod_step_stats_t *st, char *err, size_t errlen);
 /* Chip (index y * pod_w + x)'s C values [first, first + n) as its HBM holds them now: 0, or -1. */
 int pod_step_read(pod_step_results_t *r, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals);
 

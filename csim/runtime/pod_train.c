@@ -37,6 +37,15 @@ rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan
   return plan_pod(cfg, plan, &pc, err, errlen);
 }
 
+/* The pod a checked plan runs on: the machine with each chip's HBM sized to the plan (the
+ * check found it fits). */
+static pod_config_t planned_pod(const pod_train_config_t *cfg, const fw_train_plan_t *plan) {
+  pod_config_t pc = cfg->machine;
+  char unused[256];
+  (void)pod_hbm_fit(&pc, plan->hbm_bytes, unused, sizeof unused);
+  return pc;
+}
+
 const fw_train_plan_t *pod_train_plan(const pod_train_t *t) { return &t->plan; }
 
 static chip_t *slice_chip(pod_train_t *t, unsigned i) {
@@ -177,21 +186,19 @@ static rt_status_t run(pod_train_t *t, build_fn build, unsigned first, fw_train_
   return RT_OK;
 }
 
-static pod_train_t *create(const pod_train_config_t *cfg, const fw_slice_t *slice, rt_status_t *rc, char *err,
+static pod_train_t *create(const pod_train_config_t *cfg, const fw_train_plan_t *plan, rt_status_t *rc, char *err,
                            size_t errlen) {
   pod_train_t *t = calloc(1, sizeof *t);
+  *rc = RT_FAILED;
   if (!t) {
-    *rc = RT_FAILED;
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
   t->cfg = *cfg;
-  pod_config_t pc;
-  if ((*rc = plan_pod(cfg, &t->plan, &pc, err, errlen)) != RT_OK) goto fail;
-  t->cfg.slice = *slice;
+  t->plan = *plan;
   t->cfg.slice.pod_w = t->cfg.machine.size_x, t->cfg.slice.pod_h = t->cfg.machine.size_y;
-  *rc = RT_FAILED;
-  if (!(t->pod = pod_new(&pc, err, errlen))) goto fail;
+  const pod_config_t pc = planned_pod(cfg, plan);
+  if (!(t->pod = pod_build(&pc, err, errlen))) goto fail;
   pod_set_profile(t->pod, cfg->profile);
   t->geo = *chip_geometry(pod_chip(t->pod, 0, 0));
   const fw_slice_t *s = &t->cfg.slice;
@@ -210,7 +217,14 @@ fail:
 }
 
 pod_train_t *pod_train_new(const pod_train_config_t *cfg, rt_status_t *rc, char *err, size_t errlen) {
-  pod_train_t *t = create(cfg, &cfg->slice, rc, err, errlen);
+  fw_train_plan_t plan;
+  if ((*rc = pod_train_check(cfg, &plan, err, errlen)) != RT_OK) return NULL;
+  return pod_train_build(cfg, &plan, rc, err, errlen);
+}
+
+pod_train_t *pod_train_build(const pod_train_config_t *cfg, const fw_train_plan_t *plan, rt_status_t *rc, char *err,
+                             size_t errlen) {
+  pod_train_t *t = create(cfg, plan, rc, err, errlen);
   if (t && cfg->trace_path &&
       chip_trace(pod_chip(t->pod, cfg->trace_chip % cfg->machine.size_x, cfg->trace_chip / cfg->machine.size_x), cfg->trace_path, err,
                  errlen)) {
@@ -254,25 +268,24 @@ rt_status_t pod_train_comm_cycles(pod_train_t *t, uint64_t *cycles, char *err, s
   return run(t, build_step, 0, FW_TRAIN_COMM_ONLY, cycles, err, errlen);
 }
 
-rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cycles, char *err, size_t errlen) {
+rt_status_t pod_train_compute_cycles(const pod_train_t *trained, uint64_t *cycles, char *err, size_t errlen) {
   /* a 1x1 pod whose one chip runs the slice's first chip's program without collectives (the
    * programs of every chip have the same shape) */
-  rt_status_t rc;
-  fw_train_plan_t plan;
-  pod_config_t pc;
-  if ((rc = plan_pod(cfg, &plan, &pc, err, errlen)) != RT_OK) return rc;
+  const pod_train_config_t *cfg = &trained->cfg;
+  const fw_train_plan_t plan = trained->plan;
   pod_train_t *t = calloc(1, sizeof *t);
   if (!t) {
     snprintf(err, errlen, "out of memory");
     return RT_FAILED;
   }
   t->cfg = *cfg;
-  t->cfg.slice.pod_w = cfg->machine.size_x, t->cfg.slice.pod_h = cfg->machine.size_y;
   t->plan = plan;
-  /* one chip of the machine, on the caller's thread, without the pod's RTL picks or progress */
+  /* one chip of the machine, on the caller's thread, without the pod's RTL picks or progress
+   * (a lone chip of a checked machine: one row, no threads) */
+  pod_config_t pc = planned_pod(cfg, &plan);
   pc.size_x = pc.size_y = 1, pc.rtl_chips = NULL, pc.progress = NULL, pc.progress_ctx = NULL, pc.threads = 0;
-  rc = RT_FAILED;
-  if (!(t->pod = pod_new(&pc, err, errlen))) goto out;
+  rt_status_t rc = RT_FAILED;
+  if (!(t->pod = pod_build(&pc, err, errlen))) goto out;
   t->geo = *chip_geometry(pod_chip(t->pod, 0, 0));
   chip_t *c = pod_chip(t->pod, 0, 0);
   if (load_chip(t, c, 0, err, errlen)) goto out;

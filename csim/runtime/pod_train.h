@@ -36,8 +36,12 @@ typedef struct pod_train pod_train_t;
 /* RT_OK when the run fits the chips (the plan of fw_train_plan), else RT_INVALID with a message. */
 rt_status_t pod_train_check(const pod_train_config_t *cfg, fw_train_plan_t *plan, char *err, size_t errlen);
 
-/* Builds the pod, loads the data and the parameters, runs the init programs. NULL with *rc
- * and a message on failure. */
+/* Builds the pod of a run pod_train_check accepted with the plan it gave (not checked again),
+ * loads the data and the parameters, runs the init programs. NULL with *rc and a message on
+ * failure. */
+pod_train_t *pod_train_build(const pod_train_config_t *cfg, const fw_train_plan_t *plan, rt_status_t *rc, char *err,
+                             size_t errlen);
+/* pod_train_check, then pod_train_build. */
 pod_train_t *pod_train_new(const pod_train_config_t *cfg, rt_status_t *rc, char *err, size_t errlen);
 void pod_train_free(pod_train_t *t);
 const fw_train_plan_t *pod_train_plan(const pod_train_t *t);
@@ -58,8 +62,8 @@ unsigned pod_train_sems_left(pod_train_t *t);
 /* The step's collectives alone, on this pod (they touch no parameter): *cycles. */
 rt_status_t pod_train_comm_cycles(pod_train_t *t, uint64_t *cycles, char *err, size_t errlen);
 
-/* The step without its collectives, on a fresh lone chip of the same size (the slice's
- * first chip's program; the update there uses unreduced gradients, so it runs apart). */
-rt_status_t pod_train_compute_cycles(const pod_train_config_t *cfg, uint64_t *cycles, char *err, size_t errlen);
+/* The step of t without its collectives, on a fresh lone chip of the same machine (the
+ * slice's first chip's program; the update there uses unreduced gradients, so it runs apart). */
+rt_status_t pod_train_compute_cycles(const pod_train_t *t, uint64_t *cycles, char *err, size_t errlen);
 
 #endif
