@@ -341,7 +341,7 @@ int cmd_train(int argc, char **argv) {
   o.progress.step_total = o.steps;
   const train_job_config_t *jc = train_job_config(j);
   cli_note("train: %u chips (dp %u x mp %u), %u-%u-%u-%u, batch %u (%u a chip), %u steps, lr %g", jc->slice.w * jc->slice.h,
-           o.dp, o.mp, jc->train.features, o.hidden, o.hidden, jc->train.classes, o.batch, train_job_plan(j)->b, o.steps,
+           o.dp, o.mp, jc->train.features, o.hidden, o.hidden, jc->train.classes, o.batch, train_job_plan(j)->batch_per_chip, o.steps,
            (double)o.lr);
   stopwatch_t sw;
   stopwatch_start(&sw);
