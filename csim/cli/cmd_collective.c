@@ -176,7 +176,7 @@ int cmd_collective(int argc, char **argv) {
   /* the slice, the chip, the buffer in VMEM: checked before anything is allocated or written */
   coll_job_t *j = coll_job_new(&(coll_job_config_t){.run = o.cfg, .seed = o.seed}, &rs, err, sizeof err);
   if (!j) {
-    rc = rs == RT_INVALID ? cli_usage_error("collective", "%s", err) : cli_fail("collective", "%s", err);
+    rc = cmd_job_error("collective", rs, err);
     goto out;
   }
   if (cli_check_only()) {
@@ -194,7 +194,7 @@ int cmd_collective(int argc, char **argv) {
   rs = coll_job_run(j, err, sizeof err);
   o.seconds = stopwatch_seconds(&w);
   if (rs != RT_OK) {
-    rc = rs == RT_INVALID ? cli_usage_error("collective", "%s", err) : cli_fail("collective", "%s", err);
+    rc = cmd_job_error("collective", rs, err);
     cli_remove_output(o.cfg.trace_path);  /* the run did not finish */
     goto out;
   }

@@ -299,7 +299,7 @@ int cmd_gemm(int argc, char **argv) {
       .transposed_b = o.transposed_b, .check_rows = o.check_rows, .trace_path = o.trace,
       .progress = cmd_progress, .progress_ctx = &progress};
   if (!(j = gemm_job_new(&cfg, &rs, err, sizeof err))) {
-    rc = rs == RT_INVALID ? cli_usage_error("gemm", "%s", err) : cli_fail("gemm", "%s", err);
+    rc = cmd_job_error("gemm", rs, err);
     goto out;
   }
   if (cli_check_only()) {
@@ -313,7 +313,7 @@ int cmd_gemm(int argc, char **argv) {
   if ((rc = cmd_profile_begin("gemm", &o.prof, 1, 1, o.chip.clock_mhz, o.chip.rows, o.chip.cols)) != CLI_EXIT_OK) goto out;
   gemm_job_config(j)->profile = o.prof.prof;
   if ((rs = gemm_job_run(j, err, sizeof err)) != RT_OK) {
-    rc = rs == RT_INVALID ? cli_usage_error("gemm", "%s", err) : cli_fail("gemm", "%s", err);
+    rc = cmd_job_error("gemm", rs, err);
     if (rs == RT_FAILED) cli_remove_output(o.trace);  /* the run did not finish: no partial trace */
     goto out;
   }
