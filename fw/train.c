@@ -119,15 +119,15 @@ static int plan_sizes(const chip_geometry_t *chip, const fw_train_net_t *net, un
     snprintf(err, errlen, "training runs on chips of up to %u cores, not %u", FW_TRAIN_MAX_CORES, pl->cores);
     return -1;
   }
-  pl->b = net->batch / net->dp;
-  pl->bc = pl->b / pl->cores;
-  pl->bp = fw_round_up(pl->bc, C);
-  pl->fp = fw_round_up(net->features, C);
-  pl->hp = fw_round_up(net->hidden, C);
-  pl->hm = net->hidden / net->mp;
-  pl->hmp = fw_round_up(pl->hm, C);
-  const unsigned ks[3] = {net->features, net->hidden, pl->hm}, kps[3] = {pl->fp, pl->hp, pl->hmp};
-  const unsigned ns[3] = {net->hidden, pl->hm, net->classes}, nbs[3] = {pl->hp / C, pl->hmp / C, 1};
+  pl->batch_per_chip = net->batch / net->dp;
+  pl->batch_per_core = pl->batch_per_chip / pl->cores;
+  pl->batch_per_core_padded = fw_round_up(pl->batch_per_core, C);
+  pl->features_padded = fw_round_up(net->features, C);
+  pl->hidden_padded = fw_round_up(net->hidden, C);
+  pl->hidden_per_mp = net->hidden / net->mp;
+  pl->hidden_per_mp_padded = fw_round_up(pl->hidden_per_mp, C);
+  const unsigned ks[3] = {net->features, net->hidden, pl->hidden_per_mp}, kps[3] = {pl->features_padded, pl->hidden_padded, pl->hidden_per_mp_padded};
+  const unsigned ns[3] = {net->hidden, pl->hidden_per_mp, net->classes}, nbs[3] = {pl->hidden_padded / C, pl->hidden_per_mp_padded / C, 1};
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
     fw_train_layer_t *ly = &pl->layer[l];
     ly->k = ks[l], ly->n = ns[l], ly->kp = kps[l], ly->nb = nbs[l];
@@ -136,11 +136,11 @@ static int plan_sizes(const chip_geometry_t *chip, const fw_train_net_t *net, un
   }
   /* a GEMM's output tile of m rows and the next one's share the accumulator */
   const struct { unsigned rows; const char *what; } gemms[3] = {
-      {pl->bp, "examples per core"}, {pl->fp, "features"}, {pl->hp, "hidden units"}};
+      {pl->batch_per_core_padded, "examples per core"}, {pl->features_padded, "features"}, {pl->hidden_padded, "hidden units"}};
   for (unsigned i = 0; i < 3; i++)
     if (2 * gemms[i].rows > chip->acc_depth) {
       snprintf(err, errlen, "%u %s (rounded up to %u) are too many: a GEMM's two output tiles of as many rows need %u "
-               "accumulator rows, the chip has %u (at most %u)", i == 0 ? pl->bc : i == 1 ? net->features : net->hidden,
+               "accumulator rows, the chip has %u (at most %u)", i == 0 ? pl->batch_per_core : i == 1 ? net->features : net->hidden,
                gemms[i].what, gemms[i].rows, 2 * gemms[i].rows, chip->acc_depth, chip->acc_depth / 2 / C * C);
       return -1;
     }
@@ -152,9 +152,9 @@ static int plan_hbm(const fw_train_net_t *net, unsigned examples, fw_train_plan_
   const unsigned C = pl->lanes;
   const uint64_t lb = 4ull * C;
   uint64_t at = 0, addr[9];
-  const uint64_t sizes[9] = {lb, lb, (uint64_t)pl->param_lines * lb, (uint64_t)pl->b * lb,
-                             (uint64_t)pl->b * 2 * pl->hp, (uint64_t)pl->b * 2 * pl->hmp,
-                             (uint64_t)examples * 2 * pl->fp, (uint64_t)examples * lb,
+  const uint64_t sizes[9] = {lb, lb, (uint64_t)pl->param_lines * lb, (uint64_t)pl->batch_per_chip * lb,
+                             (uint64_t)pl->batch_per_chip * 2 * pl->hidden_padded, (uint64_t)pl->batch_per_chip * 2 * pl->hidden_per_mp_padded,
+                             (uint64_t)examples * 2 * pl->features_padded, (uint64_t)examples * lb,
                              pl->cores > 1 ? (uint64_t)pl->param_lines * lb : 0};
   for (unsigned i = 0; i < 9; i++) {
     addr[i] = at;
@@ -172,14 +172,15 @@ static int plan_hbm(const fw_train_net_t *net, unsigned examples, fw_train_plan_
   return 0;
 }
 
-/* VMEM, in lines. Batch-indexed blocks are bp lines apart (rows b .. bp - 1 stay zero, as
- * the MXU reads whole tiles of the gradients); weight blocks kp lines apart. The all-reduces'
+/* VMEM, in lines. Batch-indexed blocks are bp (batch_per_core_padded) lines apart (rows
+ * batch_per_core .. bp - 1 stay zero, as the MXU reads whole tiles of the gradients); weight
+ * blocks kp lines apart. The all-reduces'
  * buffers are followed by their scratch lines, and must suit their groups. */
 static int plan_vmem(const chip_geometry_t *chip, const fw_slice_t *s, const fw_train_net_t *net, fw_train_plan_t *pl,
                      char *err, size_t errlen) {
   const unsigned C = pl->lanes;
   uint32_t v = 0;
-  const unsigned dpn = net->dp, mpn = net->mp, bp = pl->bp;
+  const unsigned dpn = net->dp, mpn = net->mp, bp = pl->batch_per_core_padded;
   fw_train_place_t pc;
   group_of(s, net, s->x0, s->y0, &pc);
   const fw_slice_t *dg = &pc.dp_group, *mg = &pc.mp_group;
@@ -197,20 +198,20 @@ static int plan_vmem(const chip_geometry_t *chip, const fw_slice_t *s, const fw_
     pl->v_wb[l] = take(&v, pl->layer[l].nb * pl->layer[l].kp);
     pl->v_bb[l] = take(&v, pl->layer[l].nb * bp);
   }
-  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = fw_ceil_div(pl->bc, C);
+  const unsigned nb1 = pl->layer[0].nb, nb2 = pl->layer[1].nb, bts = fw_ceil_div(pl->batch_per_core, C);
   pl->v_mask = take(&v, bp);
-  pl->v_x = take(&v, (pl->fp / C) * bp);
+  pl->v_x = take(&v, (pl->features_padded / C) * bp);
   pl->v_y = take(&v, bp);
-  pl->v_xt = take(&v, bts * pl->fp);
+  pl->v_xt = take(&v, bts * pl->features_padded);
   pl->v_z1 = take(&v, nb1 * bp);
   pl->v_tmp = take(&v, (nb1 > nb2 ? nb1 : nb2) * bp);
   pl->v_a1b = take(&v, nb1 * bp);
-  pl->v_a1t = take(&v, bts * pl->hp);
+  pl->v_a1t = take(&v, bts * pl->hidden_padded);
   pl->v_z2 = take(&v, nb2 * bp);
   pl->v_a2b = take(&v, nb2 * bp);
-  pl->v_a2t = take(&v, bts * pl->hmp);
+  pl->v_a2t = take(&v, bts * pl->hidden_per_mp_padded);
   pl->v_zp = take(&v, bp);
-  pl->mp_fwd = allreduce(pl->v_zp, pl->bc, mg);
+  pl->mp_fwd = allreduce(pl->v_zp, pl->batch_per_core, mg);
   if (mpn > 1) v += fw_coll_scratch_lines(&pl->mp_fwd);
   pl->v_z3 = take(&v, bp);
   pl->v_zm = take(&v, bp);
@@ -232,7 +233,7 @@ static int plan_vmem(const chip_geometry_t *chip, const fw_slice_t *s, const fw_
   pl->vmem_used = v;
   if (v > chip->vmem_lines) {
     snprintf(err, errlen, "the step needs %u VMEM lines (batch %u per core, hidden %u, %u features); a core has %u",
-             v, pl->bc, net->hidden, net->features, chip->vmem_lines);
+             v, pl->batch_per_core, net->hidden, net->features, chip->vmem_lines);
     return -1;
   }
   for (unsigned l = 0; l < FW_TRAIN_LAYERS && dpn > 1; l++)
@@ -271,8 +272,8 @@ uint64_t fw_train_macs(const fw_train_plan_t *pl) {
   /* forward: three GEMMs; backward: three weight gradients and the input gradients of
    * layers 3 and 2 (the data needs none) */
   uint64_t m = 0;
-  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) m += 2ull * pl->b * pl->layer[l].k * pl->layer[l].n;
-  for (unsigned l = 1; l < FW_TRAIN_LAYERS; l++) m += (uint64_t)pl->b * pl->layer[l].k * pl->layer[l].n;
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) m += 2ull * pl->batch_per_chip * pl->layer[l].k * pl->layer[l].n;
+  for (unsigned l = 1; l < FW_TRAIN_LAYERS; l++) m += (uint64_t)pl->batch_per_chip * pl->layer[l].k * pl->layer[l].n;
   return m;
 }
 
@@ -303,7 +304,7 @@ static void broadcast_line(fw_prog_t *cq, uint32_t src, uint32_t dst, uint32_t r
 static void vec_blocks(fw_prog_t *cq, const fw_train_plan_t *pl, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t dst,
                        unsigned nb, uint32_t scalar) {
   for (unsigned i = 0; i < nb; i++)
-    fw_vec(cq, op, a + i * pl->bp, b + i * pl->bp, dst + i * pl->bp, pl->bc, scalar);
+    fw_vec(cq, op, a + i * pl->batch_per_core_padded, b + i * pl->batch_per_core_padded, dst + i * pl->batch_per_core_padded, pl->batch_per_core, scalar);
 }
 
 /* out (nts blocks of m lines, `ostride` apart) = act (kts blocks of m lines, `astride`
@@ -339,7 +340,7 @@ static void vgemm(fw_prog_t *cq, unsigned mxus, unsigned m, unsigned kts, unsign
 static void forward_gemm(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t act, uint32_t out) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->mxus, pl->bc, ly->kp / C, ly->nb, act, pl->bp, pl->v_wb[l], C, ly->kp, false, out, pl->bp);
+  vgemm(cq, pl->mxus, pl->batch_per_core, ly->kp / C, ly->nb, act, pl->batch_per_core_padded, pl->v_wb[l], C, ly->kp, false, out, pl->batch_per_core_padded);
 }
 
 /* dW (the gradient lines of layer l) = A^T (the transposing DMA's lines: a batch tile of
@@ -348,16 +349,16 @@ static void weight_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l
                             uint32_t dzb) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->mxus, ly->kp, fw_ceil_div(pl->bc, C), ly->nb, act_t, ly->kp, dzb, C, pl->bp, false, pl->v_grad[l], ly->kp);
+  vgemm(cq, pl->mxus, ly->kp, fw_ceil_div(pl->batch_per_core, C), ly->nb, act_t, ly->kp, dzb, C, pl->batch_per_core_padded, false, pl->v_grad[l], ly->kp);
   for (unsigned nt = 0; nt < ly->nb; nt++)
-    fw_vec(cq, ISA_VEC_SUM_LINES, dz + nt * pl->bp, dz + nt * pl->bp, pl->v_grad[l] + ly->nb * ly->kp + nt, pl->bc, 0);
+    fw_vec(cq, ISA_VEC_SUM_LINES, dz + nt * pl->batch_per_core_padded, dz + nt * pl->batch_per_core_padded, pl->v_grad[l] + ly->nb * ly->kp + nt, pl->batch_per_core, 0);
 }
 
 /* dA (kp / C blocks of b lines) = dZ (bf16) x W^T: W's bf16 tiles loaded transposed. */
 static void input_gradient(fw_prog_t *cq, const fw_train_plan_t *pl, unsigned l, uint32_t dzb, uint32_t out) {
   const fw_train_layer_t *ly = &pl->layer[l];
   const unsigned C = pl->lanes;
-  vgemm(cq, pl->mxus, pl->bc, ly->nb, ly->kp / C, dzb, pl->bp, pl->v_wb[l], ly->kp, C, true, out, pl->bp);
+  vgemm(cq, pl->mxus, pl->batch_per_core, ly->nb, ly->kp / C, dzb, pl->batch_per_core_padded, pl->v_wb[l], ly->kp, C, true, out, pl->batch_per_core_padded);
 }
 
 /* Appends the commands of b spread evenly among those of a (a's order and b's order kept). */
@@ -381,7 +382,7 @@ int fw_train_init(const fw_train_plan_t *pl, fw_prog_t *cq, fw_prog_t *dq, char 
   fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_consts, lb, pl->v_mask, 1, lb);
   fw_sem_signal(dq, SEM_TO_COMPUTE, 1);
   fw_sem_wait(cq, SEM_TO_COMPUTE, 1);
-  broadcast_line(cq, pl->v_mask, pl->v_mask, pl->bc);
+  broadcast_line(cq, pl->v_mask, pl->v_mask, pl->batch_per_core);
   fw_fence(cq);
   fw_halt(cq);
   fw_halt(dq);
@@ -459,7 +460,7 @@ typedef struct {
   const fw_train_plan_t *pl;
   fw_train_place_t place;
   unsigned x, y, core;
-  unsigned examples_per_core, batch_tiles;  /* pl->bc, and its tiles of C examples */
+  unsigned examples_per_core, batch_tiles;  /* pl->batch_per_core, and its tiles of C examples */
   uint32_t line_bytes;
   bool compute, lead, peer;                  /* computes; is core 0; hands lines to the other core */
   bool dp, mp, grad_token;                   /* all-reduces over dp, over mp; the DMA queue acts on gradients */
@@ -471,18 +472,18 @@ typedef struct {
 /* DMA queue: this step's examples, their transpose, the activations' transposes. */
 static void dma_inputs(const core_step_t *st, fw_prog_t *dq) {
   const fw_train_plan_t *pl = st->pl;
-  const unsigned C = pl->lanes, b = st->examples_per_core, bp = pl->bp, ex = st->first_example;
+  const unsigned C = pl->lanes, b = st->examples_per_core, bp = pl->batch_per_core_padded, ex = st->first_example;
   const uint32_t lb = st->line_bytes;
-  for (unsigned kt = 0; kt < pl->fp / C; kt++)
-    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_x + ex * 2 * pl->fp + kt * 2 * C, 2 * pl->fp, pl->v_x + kt * bp, b,
+  for (unsigned kt = 0; kt < pl->features_padded / C; kt++)
+    fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_x + ex * 2 * pl->features_padded + kt * 2 * C, 2 * pl->features_padded, pl->v_x + kt * bp, b,
                        2 * C);
   fw_dma_hbm_to_vmem(dq, ISA_SEM_NONE, 0, pl->hbm_y + ex * lb, lb, pl->v_y, b, lb);
   fw_sem_signal(dq, SEM_TO_COMPUTE, 1); /* token 0: X and Y */
   /* transposes: a batch tile of C examples at a time, 2C features (a line's bytes) a DMA */
   const struct { uint32_t hbm, pitch, width, line; } tr[3] = {
-      {pl->hbm_x + ex * 2 * pl->fp, 2 * pl->fp, pl->fp, pl->v_xt},
-      {st->hbm_a1, 2 * pl->hp, pl->hp, pl->v_a1t},
-      {st->hbm_a2, 2 * pl->hmp, pl->hmp, pl->v_a2t}};
+      {pl->hbm_x + ex * 2 * pl->features_padded, 2 * pl->features_padded, pl->features_padded, pl->v_xt},
+      {st->hbm_a1, 2 * pl->hidden_padded, pl->hidden_padded, pl->v_a1t},
+      {st->hbm_a2, 2 * pl->hidden_per_mp_padded, pl->hidden_per_mp_padded, pl->v_a2t}};
   for (unsigned t = 0; t < 3; t++) {
     if (t > 0) { /* token from compute: the activations' bf16 lines exist; write them as rows */
       const uint32_t src = t == 1 ? pl->v_a1b : pl->v_a2b;
@@ -562,7 +563,7 @@ static void compute_collectives_only(const core_step_t *st, fw_prog_t *cq) {
 static void compute_forward(const core_step_t *st, fw_prog_t *cq) {
   const fw_train_plan_t *pl = st->pl;
   const fw_train_layer_t *L = pl->layer;
-  const unsigned b = st->examples_per_core, bp = pl->bp;
+  const unsigned b = st->examples_per_core, bp = pl->batch_per_core_padded;
   fw_prog_mark(cq, "forward");
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
     fw_vec(cq, ISA_VEC_TO_BF16, pl->v_params[l], pl->v_params[l], pl->v_wb[l], L[l].nb * L[l].kp, 0);
@@ -672,8 +673,8 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
   core_step_t st = {.chip = chip, .pl = pl, .x = x, .y = y, .core = core};
   group_of(s, &pl->net, x, y, &st.place);
   const bool comm = mode != FW_TRAIN_COMPUTE_ONLY;
-  st.examples_per_core = pl->bc;
-  st.batch_tiles = fw_ceil_div(pl->bc, pl->lanes);
+  st.examples_per_core = pl->batch_per_core;
+  st.batch_tiles = fw_ceil_div(pl->batch_per_core, pl->lanes);
   st.line_bytes = 4 * pl->lanes;
   st.compute = mode != FW_TRAIN_COMM_ONLY;
   /* core 0 combines the cores' gradients, all-reduces them over the data-parallel group and
@@ -681,8 +682,8 @@ static int step_core(const chip_geometry_t *chip, const fw_train_plan_t *pl, con
   st.lead = core == 0, st.peer = comm && pl->cores > 1;
   st.dp = comm && st.lead && pl->net.dp > 1, st.mp = comm && pl->net.mp > 1;
   st.grad_token = st.lead ? st.dp : st.peer;
-  st.first_example = first + (st.place.dp_rank * pl->cores + core) * pl->bc;
-  st.hbm_a1 = pl->hbm_a1 + core * pl->bc * 2 * pl->hp, st.hbm_a2 = pl->hbm_a2 + core * pl->bc * 2 * pl->hmp;
+  st.first_example = first + (st.place.dp_rank * pl->cores + core) * pl->batch_per_core;
+  st.hbm_a1 = pl->hbm_a1 + core * pl->batch_per_core * 2 * pl->hidden_padded, st.hbm_a2 = pl->hbm_a2 + core * pl->batch_per_core * 2 * pl->hidden_per_mp_padded;
   fw_prog_init(&st.mp_forward), fw_prog_init(&st.mp_backward), fw_prog_init(&st.work);
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) fw_prog_init(&st.dp_layer[l]);
   fw_rdma_core(dq, core); /* the model-parallel all-reduces are among the chips' same cores */

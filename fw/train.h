@@ -44,12 +44,16 @@ typedef struct {
   unsigned lanes;                        /* C (= R: training needs a square MXU) */
   unsigned mxus;                         /* the core's MXUs: the GEMMs' output tiles go round them */
   unsigned cores;                        /* the chip's cores: data-parallel replicas within the chip */
-  unsigned b, bc, bp;                    /* examples per chip; per core; per core rounded up to a tile */
-  unsigned fp, hp, hm, hmp;              /* features, hidden, hidden / mp, each padded to C */
+  unsigned batch_per_chip;               /* examples a step on each chip (batch / dp) */
+  unsigned batch_per_core;               /* of them, each core's */
+  unsigned batch_per_core_padded;        /* that, rounded up to a tile of C rows */
+  unsigned features_padded, hidden_padded;  /* features and hidden, rounded up to C */
+  unsigned hidden_per_mp;                /* hidden / mp: an mp rank's share of layer 2's columns */
+  unsigned hidden_per_mp_padded;         /* that, rounded up to C */
   unsigned examples;                     /* training examples in HBM */
   fw_train_layer_t layer[FW_TRAIN_LAYERS];
   /* HBM byte addresses: a zero line, the constants (the logits' mask line), the parameters
-   * (every layer's lines in order, C fp32 a line), the probabilities out (b lines, each core's
+   * (every layer's lines in order, C fp32 a line), the probabilities out (batch_per_chip lines, each core's
    * in turn), the
    * activations' bf16 copies for the transposing DMA, the examples (bf16 rows of fp
    * features) and their one-hot labels (fp32 lines) */

@@ -92,9 +92,9 @@ static double batch_loss(pod_train_t *t, const pod_train_config_t *c, const layo
     fw_train_place(pl, &c->slice, l->slice.x0 + i % l->slice.w, l->slice.y0 + i / l->slice.w, &pc);
     if (pc.mp_rank) continue;
     cr_assert_eq(pod_train_read(t, i, NULL, probs), 0);
-    for (unsigned e = 0; e < pl->b; e++) {
+    for (unsigned e = 0; e < pl->batch_per_chip; e++) {
       float p;
-      memcpy(&p, &probs[(size_t)e * pl->lanes + c->label[first + pc.dp_rank * pl->b + e]], 4);
+      memcpy(&p, &probs[(size_t)e * pl->lanes + c->label[first + pc.dp_rank * pl->batch_per_chip + e]], 4);
       sum -= log(p > 1e-30f ? p : 1e-30f);
     }
   }
@@ -117,7 +117,7 @@ static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, do
   train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.machine.chip.cols, pl->cores, wc, bc, err, sizeof err);
   cr_assert_not_null(ref, "%s", err);
   const size_t plines = (size_t)pl->param_lines * pl->lanes;
-  uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->b * pl->lanes * 4);
+  uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->batch_per_chip * pl->lanes * 4);
   uint64_t cycles = 0, first_cycles = 0;
   for (unsigned s = 0; s < l->steps; s++) {
     const unsigned first = (s % (d.examples / l->batch)) * l->batch;
@@ -133,7 +133,7 @@ static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, do
         cr_assert_eq(params[j], want[j],
                      "dp %u mp %u step %u chip %u parameter line %zu lane %zu: 0x%08x, reference 0x%08x", l->dp, l->mp,
                      s + 1, i, j / pl->lanes, j % pl->lanes, params[j], want[j]);
-      for (size_t j = 0; j < (size_t)pl->b * pl->lanes; j++)
+      for (size_t j = 0; j < (size_t)pl->batch_per_chip * pl->lanes; j++)
         cr_assert_eq(probs[j], wantp[j], "dp %u mp %u step %u chip %u probability %zu: 0x%08x, reference 0x%08x",
                      l->dp, l->mp, s + 1, i, j, probs[j], wantp[j]);
     }

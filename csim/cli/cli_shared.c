@@ -50,6 +50,10 @@ int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, cons
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+int cmd_job_error(const char *cmd, rt_status_t rs, const char *err) {
+  return rs == RT_INVALID ? cli_usage_error(cmd, "%s", err) : cli_fail(cmd, "%s", err);
+}
+
 int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h) {
   const unsigned ranks = dist_size();
   if (ranks > h)

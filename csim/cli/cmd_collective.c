@@ -1,8 +1,8 @@
 /*
- * cmd_collective: `tpusim collective`, a collective on a slice of a pod of RTL chips:
- * parse, run it as firmware on every chip (runtime/pod_collective), check every chip's
- * result against the golden model and the float64 bound (golden/coll_golden), report it
- * with the nccl-tests bandwidth figures.
+ * cmd_collective: `tpusim collective`, a collective on a slice of a pod of RTL chips: parse,
+ * run the collective job (job/coll_job: the firmware on every chip, every chip's result
+ * checked against the golden model and the float64 bound, the nccl-tests bandwidth figures),
+ * report.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,13 +10,10 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "golden/coll_golden.h"
-#include "job/coll_check.h"
-#include "runtime/pod_collective.h"
+#include "job/coll_job.h"
 #include "chip/chip.h"
 #include "util/cli.h"
 #include "util/report.h"
-#include "util/rng.h"
 #include "util/stopwatch.h"
 
 typedef struct {
@@ -93,62 +90,17 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
     return cli_usage_error("collective", "--bytes must be a multiple of %u (%s values), got %" PRIu64, esize,
                            cfg->args.bf16_in ? "bf16" : "fp32", o->bytes);
   cfg->elems = o->bytes / esize;
-  char err[1024];  /* the slice, the chip, the buffer in VMEM: before the host buffers are allocated */
-  if (pod_coll_check(cfg, err, sizeof err)) return cli_usage_error("collective", "%s", err);
   return CLI_EXIT_OK;
 }
 
-/* The inputs: random fp32 values of moderate range and both signs, each made from the seed,
- * the chip and its index alone (rng_coll_input). As the chips get them: bf16 bits with
- * --bf16-in; as the golden model takes them: widened (the same values). */
-static uint32_t input_bits(uint64_t seed, unsigned chip, uint64_t e) { return rng_coll_input(seed, chip, e); }
-
-typedef struct {
-  const coll_opts_t *o;
-  coll_check_t chk;
-  pod_coll_results_t *res;
-} stream_t;
-
-static void device_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
-  const coll_opts_t *o = ((const stream_t *)ctx)->o;
-  for (uint64_t k = 0; k < n; k++) {
-    const uint32_t bits = input_bits(o->seed, chip, first + k);
-    vals[k] = o->cfg.args.bf16_in ? bits >> 16 : bits;
-  }
-}
-
-static void golden_input(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
-  const coll_opts_t *o = ((const stream_t *)ctx)->o;
-  for (uint64_t k = 0; k < n; k++) {
-    const uint32_t bits = input_bits(o->seed, chip, first + k);
-    vals[k] = o->cfg.args.bf16_in ? bits & 0xFFFF0000u : bits;
-  }
-}
-
-static int device_output(void *ctx, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals) {
-  return pod_coll_read(((stream_t *)ctx)->res, chip, first, n, vals);
-}
-
-/* Every chip's results against the golden model, a block of values of every chip at a time. */
-static rt_status_t check_results(void *ctx, pod_coll_results_t *r, char *err, size_t errlen) {
-  stream_t *x = ctx;
-  x->res = r;
-  cli_note("collective: checking every chip's results against the golden model...");
-  coll_golden_io_t io = {x, golden_input, device_output, 0, 0};
-  if (job_coll_check(&x->o->cfg.slice, &x->o->cfg.args, x->o->cfg.machine.chip.cols, x->o->cfg.elems, &io, &x->chk)) {
-    snprintf(err, errlen, "the results cannot be read, or no memory for the golden model");
-    return RT_FAILED;
-  }
-  return RT_OK;
-}
-
-static int report(coll_opts_t *o, const pod_coll_stats_t *st, const coll_check_t *chk) {
+static int report(coll_opts_t *o, const coll_job_result_t *res) {
   const fw_slice_t *s = &o->cfg.slice;
   const fw_coll_op_t op = o->cfg.args.op;
-  const pod_coll_bw_t bw = pod_coll_bandwidth(s, op, o->bytes, st->cycles, o->cfg.machine.chip.clock_mhz,
-                                                pod_link_bytes_per_cycle(&o->cfg.machine));
+  const pod_coll_stats_t *st = &res->stats;
+  const coll_check_t *chk = &res->check;
+  const pod_coll_bw_t bw = res->bw;
   const bool reduction = op == FW_COLL_ALLREDUCE || op == FW_COLL_REDUCE_SCATTER;
-  const bool correct = chk->mismatches == 0 && chk->bound_violations == 0 && st->sems_left == 0;
+  const bool correct = res->correct;
   static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
   report_t r;
   report_init(&r);
@@ -215,40 +167,40 @@ int cmd_collective(int argc, char **argv) {
     cmd_machine_free(&o.mach);
     return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   }
-  if (cli_check_only()) {
-    cmd_machine_free(&o.mach);
-    return cli_checked("collective");
-  }
-  const pod_config_t *pc = &o.cfg.machine;
-  rc = cmd_profile_begin("collective", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows,
-                         pc->chip.cols);
-  if (rc != CLI_EXIT_OK) {
-    cmd_machine_free(&o.mach);
-    return rc;
-  }
-  o.cfg.profile = o.prof.prof;
-  const unsigned chips = o.cfg.slice.w * o.cfg.slice.h;
-  cli_note("collective: %u chips, %" PRIu64 " bytes each, running...", chips, o.bytes);
-  pod_coll_stats_t st;
-  char err[4096];
-  stream_t x = {.o = &o};
-  const pod_coll_io_t io = {&x, device_input, check_results};
   cmd_progress_t progress;
   cmd_progress_init(&progress, "collective");
   o.cfg.machine.progress = cmd_progress;
   o.cfg.machine.progress_ctx = &progress;
+  char err[4096];
+  rt_status_t rs;
+  /* the slice, the chip, the buffer in VMEM: checked before anything is allocated or written */
+  coll_job_t *j = coll_job_new(&(coll_job_config_t){.run = o.cfg, .seed = o.seed}, &rs, err, sizeof err);
+  if (!j) {
+    rc = cmd_job_error("collective", rs, err);
+    goto out;
+  }
+  if (cli_check_only()) {
+    rc = cli_checked("collective");
+    goto out;
+  }
+  const pod_config_t *pc = &o.cfg.machine;
+  rc = cmd_profile_begin("collective", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows,
+                         pc->chip.cols);
+  if (rc != CLI_EXIT_OK) goto out;
+  coll_job_config(j)->run.profile = o.prof.prof;
+  cli_note("collective: %u chips, %" PRIu64 " bytes each, running...", o.cfg.slice.w * o.cfg.slice.h, o.bytes);
   stopwatch_t w;
   stopwatch_start(&w);
-  rt_status_t run = pod_collective_io(&o.cfg, &io, &st, err, sizeof err);
+  rs = coll_job_run(j, err, sizeof err);
   o.seconds = stopwatch_seconds(&w);
-  if (run != RT_OK) {
-    rc = run == RT_INVALID ? cli_usage_error("collective", "%s", err) : cli_fail("collective", "%s", err);
+  if (rs != RT_OK) {
+    rc = cmd_job_error("collective", rs, err);
     cli_remove_output(o.cfg.trace_path);  /* the run did not finish */
     goto out;
   }
-  coll_check_t chk = x.chk;
-  rc = report(&o, &st, &chk);
+  rc = report(&o, coll_job_result(j));
 out:
+  coll_job_free(j);
   cmd_profile_free(&o.prof);
   cmd_machine_free(&o.mach);
   return rc;

@@ -1,8 +1,8 @@
 /*
- * cmd_gemm: `tpusim gemm`, C = A x B on the RTL: parse; inputs from .npy files or the seed,
- * rounded to bf16 (RNE); run on a chip with the firmware GEMM (runtime/chip_gemm) or on
- * the MXU alone (runtime/mxu_driver); check every bit against the golden model
- * (golden/gemm_golden); report the cycles, the timing contract and the RTL counters.
+ * cmd_gemm: `tpusim gemm`, C = A x B on the RTL: parse; inputs from .npy files rounded to
+ * bf16 (RNE), or the job's seeded ones; run the GEMM job (job/gemm_job: the firmware GEMM on
+ * a chip or the MXU alone, every bit checked against the golden model, the figures); report
+ * the cycles, the timing contract and the RTL counters.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,12 +10,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "fast/mxu_fast.h"
 #include "golden/arith_golden.h"
-#include "golden/gemm_golden.h"
-#include "runtime/chip_gemm.h"
+#include "job/gemm_job.h"
 #include "runtime/mxu_driver.h"
-#include "runtime/perf.h"
 #include "chip/chip.h"
 #include "util/bits.h"
 #include "util/cli.h"
@@ -37,15 +34,6 @@ typedef struct {
   cmd_profile_t prof;
 } gemm_opts_t;
 enum { LEVEL_CHIP, LEVEL_MXU };
-
-/* What either level measured of one GEMM. */
-typedef struct {
-  uint64_t cycles, readout_cycles, tiles;
-  mxu_counters_t counters;
-  uint64_t hbm_bytes, dma_busy, mxu_busy;  /* chip level */
-  size_t compute_cmds, dma_cmds;           /* chip level */
-  double seconds;                          /* host time */
-} gemm_run_t;
 
 static void gemm_help(void) {
   printf("usage: tpusim gemm --mxu RxC [--mxus X] [--cores K] [--flit-words W] --m M --k K --n N [--level chip|mxu] [--seed S]\n"
@@ -158,21 +146,8 @@ static uint16_t *to_bf16(const npy_matrix_t *mat) {
   return out;
 }
 
-static uint16_t *random_bf16(rng_t *rng, size_t count) {
-  uint16_t *out = malloc((count ? count : 1) * sizeof *out);
-  if (!out) return NULL;
-  rng_gemm_inputs(rng, out, count);
-  return out;
-}
-
-/* The GEMM within the machine's HBM when the machine gives its capacity (chip.hbm_bytes). */
-static int hbm_fits(const gemm_opts_t *o, char *err, size_t errlen) {
-  pod_config_t p = {.chip = o->chip};
-  return pod_hbm_fit(&p, chip_gemm_hbm_bytes(o->chip.cols, o->m, o->k, o->n), err, errlen);
-}
-
-/* A and B as bf16: from the .npy files (which also give the dimensions) or from the seed;
- * then the shape is checked against the chip or the MXU. */
+/* A and B as bf16 from the .npy files (which also give the dimensions); NULL without a file
+ * (the job makes them from the seed). */
 static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
   npy_matrix_t fa = {0}, fb = {0};
   char err[512];
@@ -205,124 +180,11 @@ static int load_inputs(gemm_opts_t *o, uint16_t **a, uint16_t **b) {
                          !o->have_m ? "--m" : !o->have_k ? "--k" : "--n");
     goto out;
   }
-  chip_geometry_t geo;
-  const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
-                                  .a_transposed = o->transposed_a};
-  int bad = o->level == LEVEL_CHIP ? (chip_geometry_for(o->chip.rows, o->chip.cols, o->chip.mxus, o->chip.cores,
-                                                        o->chip.model, &geo, err, sizeof err) ||
-                                      chip_gemm_check(&geo, o->m, o->k, o->n, &gopts, err, sizeof err) ||
-                                      hbm_fits(o, err, sizeof err))
-                                   : mxu_gemm_check(o->chip.rows, o->chip.cols, o->m, o->k, o->n, err, sizeof err);
-  if (bad) {
-    rc = cli_usage_error("gemm", "%s", err);
-    goto out;
-  }
-  rng_t rng;
-  rng_seed(&rng, o->seed);
-  *a = o->a_path ? to_bf16(&fa) : random_bf16(&rng, o->m * o->k);
-  *b = o->b_path ? to_bf16(&fb) : random_bf16(&rng, o->k * o->n);
-  if (!*a || !*b) rc = cli_fail("gemm", "out of memory");
+  if ((o->a_path && !(*a = to_bf16(&fa))) || (o->b_path && !(*b = to_bf16(&fb)))) rc = cli_fail("gemm", "out of memory");
 out:
   free(fa.data);
   free(fb.data);
   return rc;
-}
-
-/* The firmware GEMM on a chip, A and B in its HBM. */
-static int run_chip(gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
-  uint64_t need = chip_gemm_hbm_bytes(o->chip.cols, o->m, o->k, o->n);
-  chip_config_t cfg = o->chip;  /* (its HBM capacity, if the machine gives one, was checked with the inputs) */
-  if (!cfg.hbm_bytes) cfg.hbm_bytes = need < (1u << 20) ? (1u << 20) : need;
-  char err[1024];
-  int rc = CLI_EXIT_OK;
-  chip_t *chip = chip_new(&cfg, err, sizeof err);
-  if (!chip) {
-    rc = cli_fail("gemm", "%s", err);
-    goto out;
-  }
-  if (o->trace && chip_trace(chip, o->trace, err, sizeof err)) {
-    rc = cli_usage_error("gemm", "--trace: %s", err);
-    goto out;
-  }
-  cmd_progress_t progress;
-  cmd_progress_init(&progress, "gemm");
-  chip_set_progress(chip, cmd_progress, &progress);
-  profile_attach(o->prof.prof, 0, chip);
-  profile_phase(o->prof.prof, "gemm", chip_cycle(chip));
-  stopwatch_t w;
-  stopwatch_start(&w);
-  chip_gemm_stats_t cs;
-  const chip_gemm_opts_t gopts = {.relu = o->relu, .bf16_out = o->bf16_out, .b_transposed = o->transposed_b,
-                                  .a_transposed = o->transposed_a, .profile = o->prof.prof};
-  if (chip_gemm(chip, o->m, o->k, o->n, a, b, c, &gopts, &cs, err, sizeof err)) {
-    rc = cli_fail("gemm", "%s", err);
-    goto out;
-  }
-  st->seconds = stopwatch_seconds(&w);
-  st->cycles = cs.cycles;
-  st->counters = (mxu_counters_t){cs.compute, cs.weight_load, cs.weight_stall, cs.input_stall, cs.mxu_idle};
-  st->hbm_bytes = cs.hbm_bytes;
-  st->dma_busy = cs.dma_busy_cycles;
-  st->mxu_busy = cs.mxu_busy_cycles;
-  st->compute_cmds = cs.compute_cmds;
-  st->dma_cmds = cs.dma_cmds;
-  profile_run_end(o->prof.prof);
-out:
-  profile_forget_chips(o->prof.prof);
-  chip_free(chip);
-  return rc;
-}
-
-/* A line on stderr at most every second, for GEMMs long enough to want one. */
-static void show_progress(void *ctx, uint64_t cycles, uint64_t expected) {
-  if (ticker_due(ctx)) cli_progress("gemm: cycle %" PRIu64 " of about %" PRIu64, cycles, expected);
-}
-
-/* The MXU alone, fed through its ports. */
-static int run_mxu(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
-  mxu_dev_t dev;
-  char err[1024];
-  if (mxu_dev_open(&dev, o->chip.rows, o->chip.cols, o->seed, err, sizeof err)) return cli_fail("gemm", "%s", err);
-  int rc = CLI_EXIT_OK;
-  if (o->trace && vmodel_trace_open(dev.model, o->trace, err, sizeof err)) {
-    rc = cli_usage_error("gemm", "--trace: %s", err);
-    goto out;
-  }
-  ticker_t ticker;
-  ticker_init(&ticker, 1.0);
-  if (mxu_contract_cycles(o->chip.rows, o->chip.cols, o->m, o->k, o->n) > 20000) {
-    dev.progress = show_progress;
-    dev.progress_ctx = &ticker;
-  }
-  stopwatch_t w;
-  stopwatch_start(&w);
-  mxu_gemm_stats_t ms;
-  dev.b_transposed = o->transposed_b;
-  if (mxu_gemm(&dev, o->m, o->k, o->n, a, b, c, &ms, err, sizeof err)) {
-    rc = cli_fail("gemm", "%s", err);
-    goto out;
-  }
-  st->seconds = stopwatch_seconds(&w);
-  st->cycles = ms.cycles;
-  st->readout_cycles = ms.readout_cycles;
-  st->tiles = ms.tiles;
-  st->counters = ms.counters;
-out:
-  mxu_dev_close(&dev);
-  return rc;
-}
-
-/* The MXU alone on its fast model: the same bits, cycles and counters as run_mxu. */
-static void run_mxu_fast(const gemm_opts_t *o, const uint16_t *a, const uint16_t *b, uint32_t *c, gemm_run_t *st) {
-  stopwatch_t w;
-  stopwatch_start(&w);
-  mxu_fast_stats_t fs;
-  mxu_fast_run(o->chip.rows, o->chip.cols, o->m, o->k, o->n, a, b, c, &fs);
-  st->seconds = stopwatch_seconds(&w);
-  st->cycles = fs.cycles;
-  st->readout_cycles = fs.readout_cycles;
-  st->tiles = fs.tiles;
-  st->counters = (mxu_counters_t){fs.compute, fs.weight_load, fs.weight_stall, fs.input_stall, fs.idle};
 }
 
 /* C as float32 .npy (bf16 results widen exactly). */
@@ -339,12 +201,10 @@ static int write_out(const gemm_opts_t *o, const uint32_t *c) {
   return wrc ? cli_fail("gemm", "--out: %s", err) : CLI_EXIT_OK;
 }
 
-static int report(gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, uint32_t c00) {
+static int report(gemm_opts_t *o, const gemm_job_result_t *st) {
   const bool chip = o->level == LEVEL_CHIP;
-  const perf_chip_t pc = {.rows = o->chip.rows, .cols = o->chip.cols, .mxus = o->chip.mxus, .cores = o->chip.cores,
-                          .clock_mhz = o->chip.clock_mhz};
-  const uint64_t contract = perf_gemm_share_contract_cycles(&pc, o->m, o->k, o->n);
-  const double ideal = perf_gemm_ideal_cycles(&pc, o->m, o->k, o->n);
+  const golden_diff_t *d = &st->diff;
+  const uint32_t c00 = st->c[0];
   const double secs = st->seconds;
   report_t r;
   report_init(&r);
@@ -361,13 +221,13 @@ static int report(gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, 
   report_bool(&r, "transposed_b", o->transposed_b);
   report_u64(&r, "seed", o->seed);
   report_u64(&r, "cycles", st->cycles);
-  report_f64(&r, "ideal_cycles", ideal);
-  report_f64(&r, "utilization", ideal / (double)st->cycles);
+  report_f64(&r, "ideal_cycles", st->ideal_cycles);
+  report_f64(&r, "utilization", st->utilization);
   report_u64(&r, "clock_mhz", o->chip.clock_mhz);
-  report_f64(&r, "tflops", perf_flops(&pc, (double)o->m * o->k * o->n, st->cycles) / 1e12);
-  report_f64(&r, "peak_tflops", perf_peak_flops(&pc) / 1e12);
+  report_f64(&r, "tflops", st->flops / 1e12);
+  report_f64(&r, "peak_tflops", st->peak_flops / 1e12);
   if (chip) {
-    report_u64(&r, "mxu_contract_cycles", contract);  /* the floor the chip-level GEMM approaches */
+    report_u64(&r, "mxu_contract_cycles", st->contract_cycles);  /* the floor the chip-level GEMM approaches */
     report_u64(&r, "hbm_bw", o->chip.hbm_bytes_per_cycle);
     report_u64(&r, "hbm_latency", o->chip.hbm_latency);
     report_u64(&r, "hbm_bytes", st->hbm_bytes);
@@ -383,15 +243,15 @@ static int report(gemm_opts_t *o, const gemm_run_t *st, const golden_diff_t *d, 
     report_line(&r, "  programs        {compute_commands} compute, {dma_commands} DMA commands");
   } else {
     report_u64(&r, "tiles", st->tiles);
-    report_u64(&r, "contract_cycles", contract);
-    report_bool(&r, "contract_met", st->cycles == contract);
+    report_u64(&r, "contract_cycles", st->contract_cycles);
+    report_bool(&r, "contract_met", st->cycles == st->contract_cycles);
     report_u64(&r, "readout_cycles", st->readout_cycles);
     report_line(&r, "GEMM {m}x{k} * {k}x{n} on a {mxu_rows}x{mxu_cols} MXU ({tiles} tiles{transposed_b?, B^T loaded "
                     "transposed|})");
     report_line(&r, "  cycles          {cycles}  (contract {contract_cycles}: {contract_met?met|NOT met})");
   }
   report_bool(&r, "bit_exact", d->mismatches == 0);
-  report_u64(&r, "checked_rows", o->check_rows && o->check_rows < o->m ? o->check_rows : o->m);
+  report_u64(&r, "checked_rows", st->checked_rows);
   report_u64(&r, "mismatches", d->mismatches);
   report_object(&r, "counters");
   report_u64(&r, "compute", st->counters.compute);
@@ -427,14 +287,23 @@ int cmd_gemm(int argc, char **argv) {
   int rc = parse(argc, argv, &o);
   if (rc != CLI_EXIT_OK) return rc == CLI_HELP ? CLI_EXIT_OK : rc;
   uint16_t *a = NULL, *b = NULL;
-  uint32_t *c = NULL;
+  gemm_job_t *j = NULL;
+  char err[1024];
+  rt_status_t rs;
   if ((rc = load_inputs(&o, &a, &b)) != CLI_EXIT_OK) goto out;
-  if (cli_check_only()) {
-    rc = cli_checked("gemm");
+  cmd_progress_t progress;
+  cmd_progress_init(&progress, "gemm");
+  const gemm_job_config_t cfg = {
+      .chip = o.chip, .level = o.level == LEVEL_CHIP ? GEMM_JOB_CHIP : GEMM_JOB_MXU, .m = o.m, .k = o.k, .n = o.n,
+      .seed = o.seed, .a = a, .b = b, .relu = o.relu, .bf16_out = o.bf16_out, .transposed_a = o.transposed_a,
+      .transposed_b = o.transposed_b, .check_rows = o.check_rows, .trace_path = o.trace,
+      .progress = cmd_progress, .progress_ctx = &progress};
+  if (!(j = gemm_job_new(&cfg, &rs, err, sizeof err))) {
+    rc = cmd_job_error("gemm", rs, err);
     goto out;
   }
-  if (!(c = calloc(o.m * o.n, sizeof *c))) {
-    rc = cli_fail("gemm", "out of memory");
+  if (cli_check_only()) {
+    rc = cli_checked("gemm");
     goto out;
   }
   if ((o.prof.path || o.prof.op || o.prof.chips) && o.level != LEVEL_CHIP) {
@@ -442,41 +311,18 @@ int cmd_gemm(int argc, char **argv) {
     goto out;
   }
   if ((rc = cmd_profile_begin("gemm", &o.prof, 1, 1, o.chip.clock_mhz, o.chip.rows, o.chip.cols)) != CLI_EXIT_OK) goto out;
-  gemm_run_t st = {0};
-  if (o.chip.model == CHIP_MODEL_FAST && o.level == LEVEL_MXU)
-    run_mxu_fast(&o, a, b, c, &st), rc = CLI_EXIT_OK;
-  else
-    rc = o.level == LEVEL_CHIP ? run_chip(&o, a, b, c, &st) : run_mxu(&o, a, b, c, &st);
-  if (rc != CLI_EXIT_OK) {
-    if (rc == CLI_EXIT_FAIL) cli_remove_output(o.trace);  /* the run did not finish: no partial trace */
+  gemm_job_config(j)->profile = o.prof.prof;
+  if ((rs = gemm_job_run(j, err, sizeof err)) != RT_OK) {
+    rc = cmd_job_error("gemm", rs, err);
+    if (rs == RT_FAILED) cli_remove_output(o.trace);  /* the run did not finish: no partial trace */
     goto out;
   }
-  golden_diff_t d;
-  int grc;
-  if (o.check_rows && o.check_rows < o.m) { /* the first and last rows and a random sample between */
-    size_t *which = malloc(o.check_rows * sizeof *which);
-    if (!which) {
-      rc = cli_fail("gemm", "out of memory for the golden model");
-      goto out;
-    }
-    rng_t pick;
-    rng_seed(&pick, o.seed * 31 + 7);
-    which[0] = 0;
-    if (o.check_rows > 1) which[1] = o.m - 1;
-    for (size_t i = 2; i < o.check_rows; i++) which[i] = 1 + (size_t)rng_below(&pick, o.m - 2);
-    grc = gemm_golden_check_rows(o.chip.rows, o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, which, o.check_rows, &d);
-    free(which);
-  } else {
-    grc = gemm_golden_check(o.chip.rows, o.m, o.k, o.n, a, b, o.relu, o.bf16_out, c, &d);
-  }
-  if (grc) {
-    rc = cli_fail("gemm", "out of memory for the golden model");
+  if (o.out_path && gemm_job_result(j)->diff.mismatches == 0 && (rc = write_out(&o, gemm_job_result(j)->c)) != CLI_EXIT_OK)
     goto out;
-  }
-  if (o.out_path && d.mismatches == 0 && (rc = write_out(&o, c)) != CLI_EXIT_OK) goto out;
-  rc = report(&o, &st, &d, c[0]);
+  rc = report(&o, gemm_job_result(j));
 out:
+  gemm_job_free(j);
   cmd_profile_free(&o.prof);
-  free(a), free(b), free(c);
+  free(a), free(b);
   return rc;
 }

@@ -152,7 +152,7 @@ int cmd_step(int argc, char **argv) {
   rt_status_t rs;
   step_job_t *j = step_job_new(&(step_job_config_t){.run = o.cfg, .seed = o.seed}, &rs, err, sizeof err);
   if (!j) {
-    rc = rs == RT_INVALID ? cli_usage_error("step", "%s", err) : cli_fail("step", "%s", err);
+    rc = cmd_job_error("step", rs, err);
     goto out;
   }
   if (cli_check_only()) {
@@ -168,7 +168,7 @@ int cmd_step(int argc, char **argv) {
   rs = step_job_run(j, err, sizeof err);
   o.seconds = stopwatch_seconds(&w);
   if (rs != RT_OK) {
-    rc = rs == RT_INVALID ? cli_usage_error("step", "%s", err) : cli_fail("step", "%s", err);
+    rc = cmd_job_error("step", rs, err);
     cli_remove_output(o.cfg.trace_path);  /* the run did not finish */
     goto out;
   }

@@ -303,12 +303,6 @@ static int write_loss_outputs(const train_opts_t *o, const train_job_result_t *r
              : CLI_EXIT_OK;
 }
 
-/* The job's failure as the CLI reports it: a configuration the machine cannot run is a usage
- * error (exit 2), anything else a failure (exit 1). */
-static int job_error(rt_status_t rs, const char *err) {
-  return rs == RT_INVALID ? cli_usage_error("train", "%s", err) : cli_fail("train", "%s", err);
-}
-
 int cmd_train(int argc, char **argv) {
   train_opts_t o;
   int rc = parse(argc, argv, &o);
@@ -326,7 +320,7 @@ int cmd_train(int argc, char **argv) {
   if ((rc = load_data(&o, &cfg.train, &cfg.test)) != CLI_EXIT_OK) goto out;
   cfg.machine.progress = cmd_progress, cfg.machine.progress_ctx = &o.progress;
   if (!(j = train_job_new(&cfg, &rs, err, sizeof err))) {
-    rc = job_error(rs, err);
+    rc = cmd_job_error("train", rs, err);
     goto out;
   }
   if (cli_check_only()) {
@@ -341,13 +335,13 @@ int cmd_train(int argc, char **argv) {
   o.progress.step_total = o.steps;
   const train_job_config_t *jc = train_job_config(j);
   cli_note("train: %u chips (dp %u x mp %u), %u-%u-%u-%u, batch %u (%u a chip), %u steps, lr %g", jc->slice.w * jc->slice.h,
-           o.dp, o.mp, jc->train.features, o.hidden, o.hidden, jc->train.classes, o.batch, train_job_plan(j)->b, o.steps,
+           o.dp, o.mp, jc->train.features, o.hidden, o.hidden, jc->train.classes, o.batch, train_job_plan(j)->batch_per_chip, o.steps,
            (double)o.lr);
   stopwatch_t sw;
   stopwatch_start(&sw);
   bool wrote_csv = false, wrote_plot = false;
   if ((rs = train_job_train(j, o.prof.prof, err, sizeof err)) != RT_OK) {
-    rc = job_error(rs, err);
+    rc = cmd_job_error("train", rs, err);
     goto fail;
   }
   cli_note("train: measuring the step's compute and communication alone...");

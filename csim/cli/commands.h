@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "fw/collective_args.h"
-#include "golden/coll_golden.h"
+#include "runtime/status.h"
 #include "chip/chip_core.h"
 #include "pod/machine.h"
 #include "profile/profile.h"
@@ -117,6 +117,9 @@ int cmd_machine_check(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind
 /* --threads T on a w x h pod, split over the MPI job's ranks (dist.h): each rank takes whole
  * rows and each thread whole rows of its rank's. CLI_EXIT_OK, or a usage error. */
 int cmd_split_check(const char *cmd, unsigned threads, unsigned w, unsigned h);
+/* A job's failure as a command reports it: a request the machine cannot run (RT_INVALID) is a
+ * usage error, exit 2; anything else a failure, exit 1. */
+int cmd_job_error(const char *cmd, rt_status_t rs, const char *err);
 
 /* Progress of a long pod run on stderr (pod_config_t.progress; docs/profiling.md): the cycles so
  * far, the rate and, when the run's length is known (expected, 0: not), the time left; for

@@ -74,7 +74,7 @@ static int alloc_run(train_job_t *j) {
   const dataset_t *d = &j->cfg.train;
   j->xb = malloc((size_t)d->count * d->features * sizeof *j->xb + 2);
   j->params = malloc((size_t)j->plan.param_lines * j->plan.lanes * 4);
-  j->probs = malloc((size_t)j->plan.b * j->plan.lanes * 4);
+  j->probs = malloc((size_t)j->plan.batch_per_chip * j->plan.lanes * 4);
   j->rec = calloc(j->cfg.steps, sizeof *j->rec);
   if (!j->xb || !j->params || !j->probs || !j->rec || init_network(j)) return -1;
   for (size_t i = 0; i < (size_t)d->count * d->features; i++) j->xb[i] = arith_golden_fp32_to_bf16(bits_of_float(d->x[i]));
@@ -99,7 +99,7 @@ train_job_t *train_job_new(train_job_config_t *cfg, rt_status_t *rc, char *err, 
               bits_of_float(j->cfg.lr)},
       .examples = j->cfg.train.count, .trace_path = j->cfg.trace_path, .trace_chip = j->cfg.trace_chip};
   if ((*rc = pod_train_check(&j->pod_cfg, &j->plan, err, errlen)) != RT_OK) goto fail;
-  j->res = (train_job_result_t){.chips = j->cfg.slice.w * j->cfg.slice.h, .batch_per_chip = j->plan.b};
+  j->res = (train_job_result_t){.chips = j->cfg.slice.w * j->cfg.slice.h, .batch_per_chip = j->plan.batch_per_chip};
   return j;
 fail:
   train_job_free(j);
@@ -148,7 +148,7 @@ static rt_status_t check_step(train_job_t *j, unsigned s, unsigned batch_first, 
     size_t n;
     const uint32_t *want = train_golden_params(j->ref, i, &n), *wantp = train_golden_probs(j->ref, i);
     if (compare_lines("parameter", s, i, j->params, want, plines, C, err, errlen) != RT_OK ||
-        compare_lines("probability", s, i, j->probs, wantp, (size_t)pl->b * C, C, err, errlen) != RT_OK)
+        compare_lines("probability", s, i, j->probs, wantp, (size_t)pl->batch_per_chip * C, C, err, errlen) != RT_OK)
       return RT_FAILED;
     for (size_t k = 0; k < plines; k++)
       if ((j->params[k] & 0x7F800000u) == 0x7F800000u) {
@@ -159,8 +159,8 @@ static rt_status_t check_step(train_job_t *j, unsigned s, unsigned batch_first, 
     fw_train_place_t pc;
     fw_train_place(pl, sl, sl->x0 + i % sl->w, sl->y0 + i / sl->w, &pc);
     if (pc.mp_rank != 0) continue;
-    const unsigned first = batch_first + pc.dp_rank * pl->b;
-    for (unsigned e = 0; e < pl->b; e++) {
+    const unsigned first = batch_first + pc.dp_rank * pl->batch_per_chip;
+    for (unsigned e = 0; e < pl->batch_per_chip; e++) {
       double p = bits_to_float(j->probs[(size_t)e * C + j->cfg.train.label[first + e]]);
       sum += -log(p > 1e-30 ? p : 1e-30);
     }

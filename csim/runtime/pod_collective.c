@@ -234,10 +234,13 @@ typedef struct {
   unsigned lanes;
 } layout_t;
 
-/* The collective's arguments for cfg on chips of geometry g and the pod to build (*pc: the
- * machine with each chip's HBM sized), or RT_INVALID with a message. */
-static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a,
-                        layout_t *lay, pod_config_t *pc, char *err, size_t errlen) {
+/* The plan of cfg's collective (pod_collective.h), or RT_INVALID with a message. */
+static rt_status_t plan(const pod_coll_config_t *cfg, pod_coll_plan_t *p, char *err, size_t errlen) {
+  chip_geometry_t *g = &p->geo;
+  fw_slice_t *s = &p->slice;
+  fw_coll_args_t *a = &p->args;
+  pod_config_t *pc = &p->pod;
+  layout_t l, *lay = &l;
   if (pod_check(&cfg->machine, g, err, errlen)) return RT_INVALID;
   *s = cfg->slice;
   s->pod_w = cfg->machine.size_x;
@@ -268,6 +271,7 @@ static rt_status_t plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_sli
   if (a->chunk_lines == 0) pod_coll_default_chunk(s, a, g->vmem_lines);
   if (a->op == FW_COLL_ALL_TO_ALL && cfg->args.chunk_lines == 0) /* pieces of one packet (docs/isa.md) */
     a->chunk_lines = isa_rdma_packet_lines_wide(lanes, isa_geometry_flit_words(g));
+  p->block = lay->block, p->block_lines = lay->bl;
   *pc = cfg->machine;
   return fw_coll_check(g, s, a, err, errlen) || pod_hbm_fit(pc, (uint64_t)a->lines * 4 * lanes, err, errlen)
              ? RT_INVALID
@@ -372,29 +376,41 @@ int pod_coll_read(pod_coll_results_t *r, unsigned chip, uint64_t first, uint64_t
 }
 
 rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errlen) {
-  chip_geometry_t g;
-  fw_slice_t s;
-  fw_coll_args_t a;
-  return pod_coll_plan(cfg, &g, &s, &a, err, errlen);
+  pod_coll_plan_t p;
+  return plan(cfg, &p, err, errlen);
+}
+
+rt_status_t pod_coll_check_plan(const pod_coll_config_t *cfg, pod_coll_plan_t *p, char *err, size_t errlen) {
+  return plan(cfg, p, err, errlen);
 }
 
 rt_status_t pod_coll_plan(const pod_coll_config_t *cfg, chip_geometry_t *g, fw_slice_t *s, fw_coll_args_t *a, char *err,
                           size_t errlen) {
-  layout_t lay;
-  pod_config_t pc;
-  return plan(cfg, g, s, a, &lay, &pc, err, errlen);
+  pod_coll_plan_t p;
+  const rt_status_t rc = plan(cfg, &p, err, errlen);
+  *g = p.geo, *s = p.slice, *a = p.args;
+  return rc;
 }
 
 rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t *io, pod_coll_stats_t *st, char *err,
                               size_t errlen) {
+  pod_coll_plan_t p;
+  const rt_status_t rc = plan(cfg, &p, err, errlen);
+  if (rc != RT_OK) {
+    memset(st, 0, sizeof *st);
+    return rc;
+  }
+  return pod_collective_planned(cfg, &p, io, st, err, errlen);
+}
+
+rt_status_t pod_collective_planned(const pod_coll_config_t *cfg, const pod_coll_plan_t *plan, const pod_coll_io_t *io,
+                                   pod_coll_stats_t *st, char *err, size_t errlen) {
   memset(st, 0, sizeof *st);
-  chip_geometry_t g;
-  pod_coll_job_t job = {0};
-  layout_t lay;
-  pod_config_t pc;
-  rt_status_t rc = plan(cfg, &g, &job.slice, &job.args, &lay, &pc, err, errlen);
-  if (rc != RT_OK) return rc;
-  pod_t *pod = pod_build(&pc, err, errlen);  /* plan checked it */
+  const chip_geometry_t g = plan->geo;
+  pod_coll_job_t job = {.slice = plan->slice, .args = plan->args};
+  const layout_t lay = {cfg->elems, plan->block, plan->block_lines, g.cols};
+  rt_status_t rc;
+  pod_t *pod = pod_build(&plan->pod, err, errlen);  /* pod_coll_check_plan checked it */
   if (!pod) return RT_FAILED;
   pod_set_profile(pod, cfg->profile);
   pod_coll_results_t res = {pod, &job, lay, false, calloc((size_t)RUN_LINES * g.cols, sizeof(uint32_t)), 0, 0, 0,

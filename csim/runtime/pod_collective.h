@@ -44,6 +44,21 @@ typedef struct {
  * later, when the programs turn out not to fit the queues. */
 rt_status_t pod_coll_check(const pod_coll_config_t *cfg, char *err, size_t errlen);
 
+/* What checking cfg's collective finds, kept by a job so that it checks once: the chips'
+ * geometry, the slice (w/h and the pod's size filled in), the arguments (lines, chunk_lines
+ * chosen), the pod to build (the machine with each chip's HBM sized to the buffer) and how a
+ * chip's values lie in VMEM lines (all_to_all: blocks of `block` values, block_lines lines
+ * each; else block 0, contiguous). pod_coll_check_plan: RT_OK and *plan, or RT_INVALID. */
+typedef struct {
+  chip_geometry_t geo;
+  fw_slice_t slice;
+  fw_coll_args_t args;
+  pod_config_t pod;
+  uint64_t block;
+  uint32_t block_lines;
+} pod_coll_plan_t;
+rt_status_t pod_coll_check_plan(const pod_coll_config_t *cfg, pod_coll_plan_t *plan, char *err, size_t errlen);
+
 /* For a host that reaches the chips another way (the SystemC host model, docs/systemc.md): the
  * pieces pod_collective runs. pod_coll_plan gives the chips' geometry (*g), the slice (w/h and
  * the pod's size filled in) and the arguments (lines, chunk_lines chosen) of cfg's collective,
@@ -76,6 +91,11 @@ typedef struct {
 } pod_coll_io_t;
 rt_status_t pod_collective_io(const pod_coll_config_t *cfg, const pod_coll_io_t *io, pod_coll_stats_t *st, char *err,
                               size_t errlen);
+/* pod_collective_io of a collective pod_coll_check_plan accepted, with its plan (not checked
+ * again): RT_OK; RT_INVALID when the programs turn out not to fit the queues (known only once
+ * they are built); RT_FAILED as pod_collective. */
+rt_status_t pod_collective_planned(const pod_coll_config_t *cfg, const pod_coll_plan_t *plan, const pod_coll_io_t *io,
+                                   pod_coll_stats_t *st, char *err, size_t errlen);
 /* Slice chip's values [first, first + n) after the collective (fp32 bit patterns): 0, or -1. */
 int pod_coll_read(pod_coll_results_t *r, unsigned chip, uint64_t first, uint64_t n, uint32_t *vals);
 

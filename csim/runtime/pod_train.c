@@ -65,7 +65,7 @@ static int load_chip(pod_train_t *t, chip_t *c, unsigned i, char *err, size_t er
   const pod_train_config_t *cfg = &t->cfg;
   const unsigned C = pl->lanes, F = cfg->net.features;
   int rc = -1;
-  uint16_t *row = calloc(pl->fp, sizeof *row);
+  uint16_t *row = calloc(pl->features_padded, sizeof *row);
   uint32_t *line = calloc(C, sizeof *line), *params = calloc((size_t)pl->param_lines * C, sizeof *params);
   uint32_t *w = NULL, *bias = NULL;
   if (!row || !line || !params) goto oom;
@@ -73,7 +73,7 @@ static int load_chip(pod_train_t *t, chip_t *c, unsigned i, char *err, size_t er
     memcpy(row, cfg->x + (size_t)e * F, F * sizeof *row);
     memset(line, 0, C * sizeof *line);
     line[cfg->label[e]] = 0x3F800000u;
-    if (chip_hbm_write(c, pl->hbm_x + (uint64_t)e * 2 * pl->fp, row, 2 * pl->fp) ||
+    if (chip_hbm_write(c, pl->hbm_x + (uint64_t)e * 2 * pl->features_padded, row, 2 * pl->features_padded) ||
         chip_hbm_write(c, pl->hbm_y + (uint64_t)e * 4 * C, line, 4 * C))
       goto hbm;
   }
@@ -88,7 +88,7 @@ static int load_chip(pod_train_t *t, chip_t *c, unsigned i, char *err, size_t er
   uint32_t *p = params;
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
     const fw_train_layer_t *ly = &pl->layer[l];
-    const unsigned r0 = l == 2 ? pc.mp_rank * pl->hm : 0, c0 = l == 1 ? pc.mp_rank * pl->hm : 0;
+    const unsigned r0 = l == 2 ? pc.mp_rank * pl->hidden_per_mp : 0, c0 = l == 1 ? pc.mp_rank * pl->hidden_per_mp : 0;
     free(w), free(bias);
     w = malloc((size_t)ly->k * ly->n * sizeof *w + 4), bias = malloc(ly->n * sizeof *bias + 4);
     if (!w || !bias) goto oom;
@@ -249,7 +249,7 @@ int pod_train_read(pod_train_t *t, unsigned chip, uint32_t *params, uint32_t *pr
   const fw_train_plan_t *pl = &t->plan;
   chip_t *c = slice_chip(t, chip);
   if (params && chip_hbm_read(c, pl->hbm_params, params, (size_t)pl->param_lines * 4 * pl->lanes)) return -1;
-  if (probs && chip_hbm_read(c, pl->hbm_probs, probs, (size_t)pl->b * 4 * pl->lanes)) return -1; /* every core's */
+  if (probs && chip_hbm_read(c, pl->hbm_probs, probs, (size_t)pl->batch_per_chip * 4 * pl->lanes)) return -1; /* every core's */
   return 0;
 }
 
