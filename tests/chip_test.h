@@ -1,11 +1,12 @@
 /*
  * chip_test: the helpers every chip and pod suite shares (tests/test_chip.c, test_cmdq.c,
  * test_dma.c, test_vec.c, test_gemm.c, test_chip_cores.c, test_chip_mxus.c, test_pod.c,
- * test_rdma.c, test_line_sum.c, test_profile.c, test_randprog.c): making a chip or a pod of
- * this run's model and reset seed, loading a program into a queue, running queues until they
- * halt, checking that a run left no semaphore behind, running the firmware GEMM. Each asserts what it does (a chip that
- * cannot be made, a program that does not load, a run that fails stop the test with the
- * reason), so a suite states only what it tests. Header-only: every suite is one object.
+ * test_rdma.c, test_line_sum.c, test_profile.c, test_randprog.c, test_collective.c): making a
+ * chip or a pod of this run's model and reset seed, loading a program into a queue, running
+ * queues until they halt, checking that a run left no semaphore behind, running the firmware
+ * GEMM. Each asserts what it does (a chip that cannot be made, a program that does not load, a
+ * run that fails stop the test with the reason), so a suite states only what it tests.
+ * Header-only: every suite stays one object (make mutants relinks each alone).
  */
 #ifndef CHIP_TEST_H
 #define CHIP_TEST_H
