@@ -4,7 +4,7 @@
  * test_rdma.c, test_line_sum.c, test_profile.c, test_randprog.c, test_collective.c): making a
  * chip or a pod of this run's model and reset seed, loading a program into a queue, running
  * queues until they halt, checking that a run left no semaphore behind, running the firmware
- * GEMM. Each asserts what it does (a chip that cannot be made, a program that does not load, a
+ * GEMM and holding it to the golden model. Each asserts what it does (a chip that cannot be made, a program that does not load, a
  * run that fails stop the test with the reason), so a suite states only what it tests.
  * Header-only: every suite stays one object (make mutants relinks each alone).
  */
@@ -12,10 +12,13 @@
 #define CHIP_TEST_H
 
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "chip/chip.h"
 #include "fw/hal.h"
+#include "golden/gemm_golden.h"
 #include "pod/pod.h"
 #include "runtime/chip_gemm.h"
 #include "test_util.h"
@@ -97,6 +100,20 @@ static inline uint64_t test_chip_gemm(chip_t *c, size_t m, size_t k, size_t n, c
   char err[512];
   cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, opts, st, err, sizeof err), 0, "M=%zu K=%zu N=%zu: %s", m, k, n, err);
   return st->cycles;
+}
+
+/* out, the firmware GEMM of a (M x K) by b (K x N) with opts (NULL: the defaults) on a chip of
+ * `rows` x `rows` MXUs, is the golden model's to the bit (ReLU and bf16 output as opts say). */
+static inline void test_gemm_matches_golden(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a,
+                                            const uint16_t *b, const chip_gemm_opts_t *opts, const uint32_t *out) {
+  const bool relu = opts && opts->relu, bf16 = opts && opts->bf16_out;
+  uint32_t *want = malloc(m * n * 4);
+  gemm_golden(rows, m, k, n, a, b, relu, bf16, want);
+  for (size_t i = 0; i < m * n; i++)
+    cr_assert_eq(out[i], want[i], "M=%zu K=%zu N=%zu%s%s%s%s C[%zu][%zu]: chip 0x%08x golden 0x%08x", m, k, n,
+                 relu ? " relu" : "", bf16 ? " bf16" : "", opts && opts->a_transposed ? " A^T" : "",
+                 opts && opts->b_transposed ? " B^T" : "", i / n, i % n, out[i], want[i]);
+  free(want);
 }
 
 /* A pod made from cfg as it is. */
