@@ -3,8 +3,9 @@
 # Conventions (docs/architecture.md, "Build"):
 #   - a Verilated top T is rtl/T.sv with its shim csim/vmodel/T_shim.cpp (exports T_new());
 #   - C sources in csim/<layer>/ and fw/ form build/libtpusim.a; csim/cli/tpusim.c is the CLI's main;
-#   - tests/test_*.c are Criterion suites, one binary each; suites named *_golden run once,
-#     every other suite runs once per reset seed in SEEDS.
+#   - tests/test_*.c are Criterion suites, one binary each, named by their subject (docs/testing.md);
+#     the suites in ONCE_SUITES run once, every other once per reset seed in SEEDS, and those in
+#     MODEL_SUITES again under each model of MODELS.
 # Everything generated lands under build/ (traces under waves/), none of it committed.
 
 SHELL      := /bin/bash
@@ -134,14 +135,19 @@ deps: ## Install every Debian package the project needs (non-interactive; quick 
 sim: $(TPUSIM) ## Build and run the default simulation: an MLP trains on the digits on a 4x4 slice (DP along X, MP along Y), checked bit-exact every step
 	$(TPUSIM) train --pod 4x4 --dp 4 --mp 4 --mxu 16x16 --batch 128 --steps 60 --lr 0.5 --seed 1 --trace-chip 5 --trace waves/train.fst --trace-steps 3
 
-# The suites that run chips: each runs again with the fast model, with the lockstep check, and
-# with the fast model on three threads (scripts/run_tests.sh, TPU_MODEL, TPU_THREADS).
+# Which runs a suite gets is decided here, not by its name (docs/testing.md). The suites that
+# run chips: each runs again with the fast model, with the lockstep check, and with the fast
+# model on three threads (scripts/run_tests.sh, TPU_MODEL, TPU_THREADS).
 MODELS     ?= fast check fast/3
-MODEL_SUITES := test_chip_rtl test_chip_mxus test_chip_cores test_pod_rtl test_collective test_line_sum_rtl test_train test_randprog \
-                test_profile
+CHIP_SUITES := test_chip test_cmdq test_dma test_vec test_gemm test_chip_mxus test_chip_cores
+MODEL_SUITES := $(CHIP_SUITES) test_pod test_rdma test_collective test_line_sum test_train test_randprog test_profile
+# The suites that run once, not once per seed: pure C (no RTL, so the seed changes nothing but
+# their data) and the long single-seed soak.
+ONCE_SUITES := test_arith_golden test_golden_checks test_hbm test_isa test_mxu_fast test_mxu_golden test_npy test_vec_fast \
+               test_noc_soak
 
 test: lint check-layers check-functions $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
-	@MODELS="$(MODELS)" MODEL_SUITES="$(MODEL_SUITES)" scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
+	@MODELS="$(MODELS)" MODEL_SUITES="$(MODEL_SUITES)" ONCE_SUITES="$(ONCE_SUITES)" scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
 	@scripts/replay_corpus.sh $(BUILD)/tests $(FUZZERS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
@@ -150,7 +156,7 @@ test: lint check-layers check-functions $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(
 
 sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim $(TPUSIM_SC) ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed; the chip suites again on the fast model) and the fuzz corpus
 	@TPUSIM=$(SAN)/tpusim LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp) MODELS=fast \
-	  MODEL_SUITES="$(MODEL_SUITES)" scripts/run_tests.sh "1" $(SAN_TESTS)
+	  MODEL_SUITES="$(MODEL_SUITES)" ONCE_SUITES="$(ONCE_SUITES)" scripts/run_tests.sh "1" $(SAN_TESTS)
 	@scripts/replay_corpus.sh $(SAN)/tests $(FUZZERS)
 
 FUZZ_TIME ?= 60
@@ -162,9 +168,9 @@ soak: $(TPUSIM) $(FUZZ_BINS) ## The long runs: SOAK_PROGRAMS random program sets
 	@scripts/soak.sh $(TPUSIM) $(FUZZ) $(SOAK_PROGRAMS)
 
 .PHONY: mutants
-mutants: $(OBS_PKG) $(BUILD)/tests/test_noc_fast $(BUILD)/tests/test_chip_rtl $(BUILD)/tests/test_chip_cores $(BUILD)/tests/test_pod_threads $(BUILD)/tests/pod_probe $(TPUSIM) ## Plant one-bit and one-cycle errors in each fast model (the router, the chip's units) and in the pod's threads and MPI ranks, and check the lockstep or the comparisons catch each; plant one violation per RTL assertion class and check the assertion fires (not part of 'make test')
+mutants: $(OBS_PKG) $(BUILD)/tests/test_noc_fast $(patsubst %,$(BUILD)/tests/%,$(CHIP_SUITES)) $(BUILD)/tests/test_pod_threads $(BUILD)/tests/pod_probe $(TPUSIM) ## Plant one-bit and one-cycle errors in each fast model (the router, the chip's units) and in the pod's threads and MPI ranks, and check the lockstep or the comparisons catch each; plant one violation per RTL assertion class and check the assertion fires (not part of 'make test')
 	@scripts/mutants.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $$(pkg-config --libs criterion) $(LDLIBS)"
-	@scripts/mutants_chip.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)" "$$(pkg-config --libs criterion)"
+	@scripts/mutants_chip.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)" "$$(pkg-config --libs criterion)" "$(CHIP_SUITES)"
 	@scripts/mutants_pod.sh $(BUILD) "$(CC) $(CFLAGS)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)" "$$(pkg-config --libs criterion)"
 	@scripts/mutants_rtl.sh $(BUILD) $(VERILATOR) "$(VFLAGS)" "$(call CHIP_GFLAGS,4x4)" "$(CXX)" "$(LINK_LIBS) $(LDLIBS)"
 

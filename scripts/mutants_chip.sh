@@ -7,23 +7,23 @@
 # side, every visible event compared every cycle) on random command programs on a 2x2 pod, a
 # 16x16 chip and a two-MXU chip (every opcode, remote DMA between chips, invalid and mutated
 # programs), a GEMM with transposed operands, a GEMM over two cores of two MXUs, an
-# all-reduce, and the chip and cores suites (tests/test_chip_rtl.c, test_chip_cores.c: their
-# directed cases, e.g. two waits on one semaphore in one cycle, or an RDMA from one core to the
-# other, which random programs never make). A mutant is caught when the
+# all-reduce, and the chip suites (CHIP_SUITES in the Makefile: tests/test_chip.c, test_cmdq.c,
+# test_dma.c, test_vec.c, test_gemm.c, test_chip_mxus.c, test_chip_cores.c: their directed
+# cases, e.g. two waits on one semaphore in one cycle, or an RDMA from one core to the other,
+# which random programs never make). A mutant is caught when the
 # lockstep reports a divergence; its report is printed. Exits 1 if any mutant survives, 2 if a
 # mutation no longer applies (the source moved on: update its pattern here).
 #
 # Each mutant is built in build/mutants_chip/NAME/: only the mutated object is recompiled and
-# swapped into a copy of libtpusim.a, and tpusim and the chip suite are relinked against it.
+# swapped into a copy of libtpusim.a, and tpusim and the chip suites are relinked against it.
 #
-# usage: scripts/mutants_chip.sh BUILD_DIR "CC CFLAGS" CXX "LINK_LIBS LDLIBS" "CRITERION_LIBS"
+# usage: scripts/mutants_chip.sh BUILD_DIR "CC CFLAGS" CXX "LINK_LIBS LDLIBS" "CRITERION_LIBS" "SUITE..."
 set -euo pipefail
 # shellcheck source=scripts/mutant_lib.sh
 . "$(dirname "$0")/mutant_lib.sh"
 build=$1 cc=$2 cxx=$3 libs=$4 criterion=$5
+read -r -a suites <<<"$6"
 cli_obj=$build/obj/csim/cli/tpusim.o
-suite_obj=$build/obj/tests/test_chip_rtl.o
-cores_obj=$build/obj/tests/test_chip_cores.o
 out=$build/mutants_chip
 mkdir -p "$out"
 
@@ -43,25 +43,33 @@ mutants=(
   "rdma_core_ignored|csim/fast/rdma_fast.c|a packet lands in core 0 whatever core its header names|s/rx->core = (uint8_t)((ej->data >> 30) \& 3);/rx->core = 0;/"
 )
 
-run_workloads() {  # DIR with tpusim and test_chip_rtl; fails when the lockstep finds a difference
+run_suites() {  # DIR LOG: every chip suite in DIR in lockstep; fails at the first that fails
+  local s
+  for s in "${suites[@]}"; do TPU_MODEL=check TPU_SEED=1 "$1/$s" --jobs 2 >>"$2" 2>&1 || return 1; done
+}
+
+run_workloads() {  # DIR with tpusim and the chip suites; fails when the lockstep finds a difference
   local bin=$1/tpusim log=$2
-  TPU_MODEL=check TPU_SEED=1 "$1/test_chip_rtl" --jobs 2 >"$log" 2>&1 &&
+  : >"$log"
+  run_suites "$1" "$log" &&
     "$bin" randprog --pod 2x2 --mxu 4x4 --model check --count 300 --seed 7 >>"$log" 2>&1 &&
     "$bin" randprog --pod 1x1 --mxu 16x16 --model check --count 120 --seed 11 >>"$log" 2>&1 &&
     "$bin" gemm --mxu 16x16 --m 40 --k 48 --n 36 --transposed-a --transposed-b --relu --model check >>"$log" 2>&1 &&
     "$bin" collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 2048 --algo torus2d --model check >>"$log" 2>&1 &&
     "$bin" randprog --pod 1x1 --mxu 4x4 --mxus 2 --model check --count 300 --seed 13 >>"$log" 2>&1 &&
-    "$bin" gemm --mxu 4x4 --mxus 2 --cores 2 --m 40 --k 36 --n 44 --model check >>"$log" 2>&1 &&
-    TPU_MODEL=check TPU_SEED=1 "$1/test_chip_cores" --jobs 2 >>"$log" 2>&1
+    "$bin" gemm --mxu 4x4 --mxus 2 --cores 2 --m 40 --k 36 --n 44 --model check >>"$log" 2>&1
 }
 
 echo "mutants_chip: the unmutated fast chip first (it must pass)" >&2
 cp "$build/libtpusim.a" "$out/libtpusim.base.a"
-link() {  # DIR LIBRARY: tpusim and the chip suite against that library
+link() {  # DIR LIBRARY: tpusim and the chip suites against that library
+  local s
   # shellcheck disable=SC2086  # the libraries are a word list
-  $cxx -o "$1/tpusim" "$cli_obj" ${libs//$build\/libtpusim.a/$2} &&
-    $cxx -o "$1/test_chip_rtl" "$suite_obj" ${libs//$build\/libtpusim.a/$2} $criterion &&
-    $cxx -o "$1/test_chip_cores" "$cores_obj" ${libs//$build\/libtpusim.a/$2} $criterion
+  $cxx -o "$1/tpusim" "$cli_obj" ${libs//$build\/libtpusim.a/$2} || return 1
+  for s in "${suites[@]}"; do
+    # shellcheck disable=SC2086
+    $cxx -o "$1/$s" "$build/obj/tests/$s.o" ${libs//$build\/libtpusim.a/$2} $criterion || return 1
+  done
 }
 link "$out" "$out/libtpusim.base.a"
 if ! run_workloads "$out" "$out/baseline.log"; then

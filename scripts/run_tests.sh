@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
-# Runs the Criterion test binaries: suites named *_golden or *_soak once, every other suite once per
-# reset seed (TPU_SEED) on the RTL. The suites listed in MODEL_SUITES (the chip, pod, collective,
-# training and random-program suites) run again under each model in MODELS (TPU_MODEL, seed 1):
+# Runs the Criterion test binaries: the suites listed in ONCE_SUITES (pure C, and the soak) once,
+# every other suite once per reset seed (TPU_SEED) on the RTL. The suites listed in MODEL_SUITES
+# (the chip, pod, collective, training and random-program suites) run again under each model in
+# MODELS (TPU_MODEL, seed 1):
 # fast (the fast model alone must give the same results and cycles the tests assert) and check
 # (the RTL and the fast model in lockstep, every visible event compared every cycle); a model
 # written MODEL/N runs with the pods on N threads (TPU_THREADS: every assertion, results and
 # cycles, must hold of the threaded pod too). Prints
 # each suite's summary and a closing total line; exits non-zero if any test failed or crashed,
 # or if no test ran.
-# usage: [MODELS="fast check"] [MODEL_SUITES="test_x ..."] scripts/run_tests.sh "SEED..." BIN...
+# The lists name binaries (test_x); which runs a suite gets is the Makefile's choice, not its name's.
+# usage: [MODELS="fast check"] [MODEL_SUITES="test_x ..."] [ONCE_SUITES="test_y ..."] scripts/run_tests.sh "SEED..." BIN...
 set -u
 seeds=$1
 shift
 models=${MODELS-}
 model_suites=" ${MODEL_SUITES-} "
+once_suites=" ${ONCE_SUITES-} "
 passed=0
 failed=0
 runs=0
 for bin in "$@"; do
   name=$(basename "$bin")
-  case "$name" in
-    *_golden | *_soak) run_seeds=1 ;;
+  case "$once_suites" in
+    *" $name "*) run_seeds=1 ;;
     *) run_seeds=$seeds ;;
   esac
   runs_of=""

@@ -13,32 +13,15 @@
 #include "fw/hal.h"
 #include "golden/gemm_golden.h"
 #include "runtime/chip_gemm.h"
-#include "chip/chip.h"
-#include "test_util.h"
+#include "chip_test.h"
 #include "util/rng.h"
 
 enum { R = 4, LB = 4 * R, CORE1 = ISA_NUM_QUEUES };  /* a line's bytes; core 1's first queue */
 
 static chip_t *make_chip(unsigned cores, unsigned bw, unsigned latency) {
-  chip_config_t cfg = {.rows = R, .cols = R, .mxus = 2, .cores = cores, .hbm_bytes = 1u << 22,
-                       .hbm_bytes_per_cycle = bw, .hbm_latency = latency, .seed = test_seed(), .model = test_model()};
-  char err[256];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
-  return c;
-}
-
-static void load(chip_t *c, int queue, fw_prog_t *p) {
-  char err[256];
-  cr_assert(fw_prog_ok(p));
-  cr_assert_eq(chip_load_program(c, queue, p->words, p->count, err, sizeof err), 0, "%s", err);
-  fw_prog_free(p);
-}
-
-static uint64_t run(chip_t *c, unsigned mask) {
-  chip_status_t st;
-  cr_assert_eq(chip_run(c, mask, 100000, &st), 0, "%s", st.report);
-  return st.cycles;
+  chip_config_t cfg = test_chip_config(R, R, bw, latency);
+  cfg.mxus = 2, cfg.cores = cores;
+  return test_chip_new(&cfg);
 }
 
 TestSuite(chip_cores, .timeout = 300);
@@ -66,10 +49,10 @@ Test(chip_cores, each_core_has_its_queues_semaphores_and_vmem) {
     fw_sem_signal(&cq, 4, 1);
     fw_sem_wait(&cq, 4, 1);
     fw_halt(&cq);
-    load(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
-    load(c, (int)(k * CORE1 + ISA_QUEUE_COMPUTE), &cq);
+    test_load_once(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
+    test_load_once(c, (int)(k * CORE1 + ISA_QUEUE_COMPUTE), &cq);
   }
-  run(c, CHIP_QMASK_EVERY_CORE);
+  test_run(c, CHIP_QMASK_EVERY_CORE, 100000, NULL);
   for (unsigned k = 0; k < 2; k++) {
     cr_assert_eq(chip_hbm_read(c, 0x10000 * (k + 1), out[k], sizeof out[k]), 0);
     cr_assert_eq(memcmp(out[k], in[k], sizeof in[k]), 0, "core %u moved its own lines", k);
@@ -109,9 +92,9 @@ Test(chip_cores, each_core_has_its_own_hbm_port_to_the_cycle) {
             fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, 0x1000 * k, LB, 0, rows, LB);
             fw_fence(&dq);
             fw_halt(&dq);
-            load(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
+            test_load_once(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
           }
-          cycles[both] = run(c, both ? (ISA_QMASK_DMA | ISA_QMASK_DMA << CORE1) : ISA_QMASK_DMA);
+          cycles[both] = test_run(c, both ? (ISA_QMASK_DMA | ISA_QMASK_DMA << CORE1) : ISA_QMASK_DMA, 100000, NULL);
           chip_free(c);
         }
         const uint64_t want = (uint64_t)(rows - 1) * per_row + L + 6;
@@ -138,10 +121,10 @@ Test(chip_cores, each_core_has_its_own_hbm_port_to_the_cycle) {
   fw_dma_vmem_to_hbm(&d1, ISA_SEM_NONE, 0, 20, 0x9000, LB, 4, LB);
   fw_fence(&d1);
   fw_halt(&d1);
-  load(c, ISA_QUEUE_DMA, &d0);
-  run(c, ISA_QMASK_DMA);
-  load(c, CORE1 + ISA_QUEUE_DMA, &d1);
-  run(c, ISA_QMASK_DMA << CORE1);
+  test_load_once(c, ISA_QUEUE_DMA, &d0);
+  test_run(c, ISA_QMASK_DMA, 100000, NULL);
+  test_load_once(c, CORE1 + ISA_QUEUE_DMA, &d1);
+  test_run(c, ISA_QMASK_DMA << CORE1, 100000, NULL);
   cr_assert_eq(chip_hbm_read(c, 0x9000, out, sizeof out), 0);
   cr_assert_eq(memcmp(out, in, sizeof in), 0, "core 1 read what core 0 wrote");
   chip_free(c);
@@ -173,9 +156,9 @@ Test(chip_cores, an_rdma_carries_lines_to_the_other_core) {
     ISA_PUT(r.words, RDMA, core, 1 - k);
     memcpy(dq.words + 2 * ISA_CMD_WORDS, r.words, ISA_CMD_WORDS * 4);
     fw_prog_free(&r);
-    load(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
+    test_load_once(c, (int)(k * CORE1 + ISA_QUEUE_DMA), &dq);
   }
-  run(c, ISA_QMASK_DMA | ISA_QMASK_DMA << CORE1);
+  test_run(c, ISA_QMASK_DMA | ISA_QMASK_DMA << CORE1, 100000, NULL);
   for (unsigned k = 0; k < 2; k++) {
     cr_assert_eq(chip_hbm_read(c, 0x10000 * (k + 1), out[k], sizeof out[k]), 0);
     cr_assert_eq(memcmp(out[k], in[1 - k], sizeof out[k]), 0, "core %u holds core %u's lines", k, 1 - k);
@@ -194,7 +177,7 @@ Test(chip_cores, an_rdma_to_a_core_past_the_chip_is_error_8) {
     fw_rdma(&dq, 0, 0, 0, 8, 1, ISA_SEM_NONE, 0, ISA_SEM_NONE, 0);
     ISA_PUT(dq.words, RDMA, core, cores);
     fw_halt(&dq);
-    load(c, ISA_QUEUE_DMA, &dq);
+    test_load_once(c, ISA_QUEUE_DMA, &dq);
     chip_status_t st;
     cr_assert_eq(chip_run(c, ISA_QMASK_DMA, 10000, &st), -1);
     cr_assert_eq(st.error[ISA_QUEUE_DMA], ISA_ERR_REMOTE, "%u cores: %s", cores, st.report);
@@ -219,21 +202,17 @@ Test(chip_cores, gemm_over_two_cores_matches_golden) {
       const size_t m = shapes[i][0], k = shapes[i][1], n = shapes[i][2];
       if (v > 0 && i % 2) continue;
       uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
-      uint32_t *out = malloc(m * n * 4), *want = malloc(m * n * 4);
+      uint32_t *out = malloc(m * n * 4);
       for (size_t j = 0; j < m * k; j++) a[j] = rng_bf16(&rng, -4, 3);
       for (size_t j = 0; j < k * n; j++) b[j] = rng_bf16(&rng, -4, 3);
       chip_gemm_stats_t st;
-      char err[512];
-      cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, &variants[v], &st, err, sizeof err), 0, "%s", err);
-      gemm_golden(R, m, k, n, a, b, variants[v].relu, variants[v].bf16_out, want);
-      for (size_t j = 0; j < m * n; j++)
-        cr_assert_eq(out[j], want[j], "M=%zu K=%zu N=%zu variant %zu C[%zu][%zu]: chip 0x%08x golden 0x%08x", m, k, n,
-                     v, j / n, j % n, out[j], want[j]);
+      test_chip_gemm(c, m, k, n, a, b, out, &variants[v], &st);
+      test_gemm_matches_golden(R, m, k, n, a, b, &variants[v], out);
       for (unsigned s = 0; s < 2 * ISA_NUM_SEMS; s++)
         cr_assert_eq(chip_sem(c, s), 0, "core %u's semaphore %u left at %u", s / ISA_NUM_SEMS, s % ISA_NUM_SEMS,
                      chip_sem(c, s));
       cr_assert_eq(st.compute, (uint64_t)((k + R - 1) / R) * ((n + R - 1) / R) * m);
-      free(a), free(b), free(out), free(want);
+      free(a), free(b), free(out);
     }
   chip_free(c);
   const size_t m = 256, k = 64, n = 64;
@@ -244,10 +223,7 @@ Test(chip_cores, gemm_over_two_cores_matches_golden) {
   uint64_t cycles[2];
   for (unsigned cores = 1; cores <= 2; cores++) {
     chip_t *x = make_chip(cores, 64, 7);
-    chip_gemm_stats_t st;
-    char err[512];
-    cr_assert_eq(chip_gemm(x, m, k, n, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
-    cycles[cores - 1] = st.cycles;
+    cycles[cores - 1] = test_chip_gemm(x, m, k, n, a, b, out, NULL, NULL);
     chip_free(x);
   }
   cr_assert_leq(cycles[1] * 100, cycles[0] * 62, "two cores %llu cycles, one %llu", (unsigned long long)cycles[1],

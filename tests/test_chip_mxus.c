@@ -15,32 +15,15 @@
 #include "golden/mxu_golden.h"
 #include "runtime/chip_gemm.h"
 #include "runtime/mxu_driver.h"
-#include "chip/chip.h"
-#include "test_util.h"
+#include "chip_test.h"
 #include "util/rng.h"
 
 enum { R = 4, HBM_IN = 0, HBM_OUT = 1u << 20, W0 = 0, W1 = 4, ACT = 8, OUT0 = 100, OUT1 = 200, MARK = 0x7F7F7F7Fu };
 
 static chip_t *make_chip(unsigned mxus) {
-  chip_config_t cfg = {.rows = R, .cols = R, .mxus = mxus, .hbm_bytes = 1u << 22, .hbm_bytes_per_cycle = 16,
-                       .hbm_latency = 7, .seed = test_seed(), .model = test_model()};
-  char err[256];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
-  return c;
-}
-
-static void load(chip_t *c, int queue, fw_prog_t *p) {
-  char err[256];
-  cr_assert(fw_prog_ok(p));
-  cr_assert_eq(chip_load_program(c, queue, p->words, p->count, err, sizeof err), 0, "%s", err);
-  fw_prog_free(p);
-}
-
-static uint64_t run(chip_t *c, unsigned mask) {
-  chip_status_t st;
-  cr_assert_eq(chip_run(c, mask, 100000, &st), 0, "%s", st.report);
-  return st.cycles;
+  chip_config_t cfg = test_chip_config(R, R, 16, 7);
+  cfg.mxus = mxus;
+  return test_chip_new(&cfg);
 }
 
 /* VMEM from HBM: two weight tiles (lines W0, W1: R rows of R bf16), M activation rows (line
@@ -63,8 +46,8 @@ static void stage(chip_t *c, const uint16_t *w0, const uint16_t *w1, const uint1
   fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, HBM_IN + (ACT + m) * lb, lb, OUT0, m, lb);
   fw_dma_hbm_to_vmem(&dq, ISA_SEM_NONE, 0, HBM_IN + (ACT + m) * lb, lb, OUT1, m, lb);
   fw_halt(&dq);
-  load(c, ISA_QUEUE_DMA, &dq);
-  run(c, ISA_QMASK_DMA);
+  test_load_once(c, ISA_QUEUE_DMA, &dq);
+  test_run(c, ISA_QMASK_DMA, 100000, NULL);
   free(img), free(mark);
 }
 
@@ -74,8 +57,8 @@ static void fetch(chip_t *c, uint32_t line, uint32_t m, uint32_t *out) {
   fw_prog_init(&dq);
   fw_dma_vmem_to_hbm(&dq, ISA_SEM_NONE, 0, line, HBM_OUT, 4 * R, m, 4 * R);
   fw_halt(&dq);
-  load(c, ISA_QUEUE_DMA, &dq);
-  run(c, ISA_QMASK_DMA);
+  test_load_once(c, ISA_QUEUE_DMA, &dq);
+  test_run(c, ISA_QMASK_DMA, 100000, NULL);
   cr_assert_eq(chip_hbm_read(c, HBM_OUT, out, (size_t)m * 4 * R), 0);
 }
 
@@ -107,7 +90,7 @@ Test(chip_mxus, an_mxu_past_the_core_is_error_11) {
         else if (kind == 1) fw_mxu_matmul(&p, 0, 1, 0, false);
         else fw_mxu_store(&p, 0, 1, 0);
         fw_halt(&p);
-        load(c, ISA_QUEUE_COMPUTE, &p);
+        test_load_once(c, ISA_QUEUE_COMPUTE, &p);
         chip_status_t st;
         const int rc = chip_run(c, ISA_QMASK_COMPUTE, 10000, &st);
         if (m < mxus) {
@@ -146,8 +129,8 @@ Test(chip_mxus, two_mxus_work_side_by_side_to_the_cycle) {
       fw_mxu_matmul(&cq, ACT, m, 0, false);
       fw_mxu_store(&cq, 0, m, OUT0);
       fw_halt(&cq);
-      load(c, ISA_QUEUE_COMPUTE, &cq);
-      alone[mxus - 1] = run(c, ISA_QMASK_COMPUTE);
+      test_load_once(c, ISA_QUEUE_COMPUTE, &cq);
+      alone[mxus - 1] = test_run(c, ISA_QMASK_COMPUTE, 100000, NULL);
       chip_free(c);
     }
     cr_assert_eq(alone[1], alone[0], "M=%u: one MXU's work takes the same cycles on a chip with two", m);
@@ -160,8 +143,8 @@ Test(chip_mxus, two_mxus_work_side_by_side_to_the_cycle) {
     for (unsigned u = 0; u < 2; u++) fw_mxu_select(&cq, u), fw_mxu_matmul(&cq, ACT, m, 0, false);
     for (unsigned u = 0; u < 2; u++) fw_mxu_select(&cq, u), fw_mxu_store(&cq, 0, m, u ? OUT1 : OUT0);
     fw_halt(&cq);
-    load(c, ISA_QUEUE_COMPUTE, &cq);
-    const uint64_t pair = run(c, ISA_QMASK_COMPUTE);
+    test_load_once(c, ISA_QUEUE_COMPUTE, &cq);
+    const uint64_t pair = test_run(c, ISA_QMASK_COMPUTE, 100000, NULL);
     cr_assert_eq(pair, alone[0] + 1, "M=%u: two MXUs take %llu cycles, one alone %llu: the contract says one more", m,
                  (unsigned long long)pair, (unsigned long long)alone[0]);
     uint32_t *out = malloc((size_t)m * R * 4);
@@ -202,9 +185,9 @@ Test(chip_mxus, a_release_waits_for_every_mxu) {
   fw_sem_wait(&dq, 3, 1);
   fw_dma_vmem_to_hbm(&dq, ISA_SEM_NONE, 0, OUT1, HBM_OUT, 4 * R, m, 4 * R);
   fw_halt(&dq);
-  load(c, ISA_QUEUE_COMPUTE, &cq);
-  load(c, ISA_QUEUE_DMA, &dq);
-  run(c, ISA_QMASK_ALL);
+  test_load_once(c, ISA_QUEUE_COMPUTE, &cq);
+  test_load_once(c, ISA_QUEUE_DMA, &dq);
+  test_run(c, ISA_QMASK_ALL, 100000, NULL);
   uint32_t *out = malloc((size_t)m * R * 4);
   cr_assert_eq(chip_hbm_read(c, HBM_OUT, out, (size_t)m * R * 4), 0);
   expect_product(out, act, w1, m, "MXU 1's rows, copied when the release fired");
@@ -234,8 +217,8 @@ Test(chip_mxus, a_vec_waits_for_every_mxu) {
   fw_mxu_store(&cq, 0, m, OUT1);          /* ... MXU 1 its rows late */
   fw_vec(&cq, ISA_VEC_COPY, OUT1, 0, OUT0, m, 0);
   fw_halt(&cq);
-  load(c, ISA_QUEUE_COMPUTE, &cq);
-  run(c, ISA_QMASK_COMPUTE);
+  test_load_once(c, ISA_QUEUE_COMPUTE, &cq);
+  test_run(c, ISA_QMASK_COMPUTE, 100000, NULL);
   uint32_t *out = malloc((size_t)m * R * 4);
   fetch(c, OUT0, m, out);
   expect_product(out, act, w1, m, "MXU 1's rows, copied by the VEC after its store");
@@ -259,22 +242,18 @@ Test(chip_mxus, gemm_over_two_mxus_matches_golden) {
       const size_t m = shapes[i][0], k = shapes[i][1], n = shapes[i][2];
       if (v > 0 && i % 2) continue;  /* the variants on every other shape: enough, and quicker */
       uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
-      uint32_t *out = malloc(m * n * 4), *want = malloc(m * n * 4);
+      uint32_t *out = malloc(m * n * 4);
       random_bf16(&rng, a, m * k), random_bf16(&rng, b, k * n);
       chip_gemm_stats_t st;
-      char err[512];
-      cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, &variants[v], &st, err, sizeof err), 0, "%s", err);
-      gemm_golden(R, m, k, n, a, b, variants[v].relu, variants[v].bf16_out, want);
-      for (size_t j = 0; j < m * n; j++)
-        cr_assert_eq(out[j], want[j], "M=%zu K=%zu N=%zu variant %zu C[%zu][%zu]: chip 0x%08x golden 0x%08x", m, k, n,
-                     v, j / n, j % n, out[j], want[j]);
-      for (unsigned s = 0; s < 32; s++) cr_assert_eq(chip_sem(c, s), 0, "semaphore %u left at %u", s, chip_sem(c, s));
+      test_chip_gemm(c, m, k, n, a, b, out, &variants[v], &st);
+      test_gemm_matches_golden(R, m, k, n, a, b, &variants[v], out);
+      test_sems_zero(c, "after the GEMM");
       const uint64_t kts = (k + R - 1) / R, nts = (n + R - 1) / R;
       cr_assert_eq(st.compute, kts * nts * m, "one compute cycle per activation row per tile, over both MXUs");
       const uint64_t share = (nts + 1) / 2 * R;
       cr_assert_geq(st.cycles, mxu_contract_cycles(R, R, m, k, share < n ? share : n), "M=%zu K=%zu N=%zu", m, k, n);
       cr_assert_lt(st.cycles, chip_cycle_bound(c));
-      free(a), free(b), free(out), free(want);
+      free(a), free(b), free(out);
     }
   chip_free(c);
 }
@@ -291,10 +270,7 @@ Test(chip_mxus, two_mxus_halve_a_wide_gemm) {
   uint64_t cycles[2];
   for (unsigned mxus = 1; mxus <= 2; mxus++) {
     chip_t *c = make_chip(mxus);
-    chip_gemm_stats_t st;
-    char err[512];
-    cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
-    cycles[mxus - 1] = st.cycles;
+    cycles[mxus - 1] = test_chip_gemm(c, m, k, n, a, b, out, NULL, NULL);
     chip_free(c);
   }
   cr_assert_leq(cycles[1] * 100, cycles[0] * 52, "two MXUs %llu cycles, one %llu", (unsigned long long)cycles[1],

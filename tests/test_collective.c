@@ -10,7 +10,7 @@
 #include "golden/coll_golden.h"
 #include "runtime/pod_collective.h"
 #include "chip/chip.h"
-#include "test_util.h"
+#include "chip_test.h"
 #include "util/rng.h"
 
 static uint32_t random_fp32(rng_t *r) {
@@ -274,8 +274,8 @@ static void run_barrier(unsigned w, unsigned h, bool with_barrier, uint64_t busy
     fw_vec(&cq, ISA_VEC_COPY, 100, 100, 9000, 10, 0); /* after the barrier */
     fw_halt(&cq), fw_halt(&dq);
     chip_t *c = pod_chip(pod, i % w, i / w);
-    cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+    test_load(c, ISA_QUEUE_COMPUTE, &cq);
+    test_load(c, ISA_QUEUE_DMA, &dq);
     fw_prog_free(&cq), fw_prog_free(&dq);
   }
   uint64_t cycles;
@@ -447,8 +447,8 @@ Test(collective, barrier_right_after_a_collective) {
     fw_dma_vmem_to_hbm(&dq, 29, 1, 0, 0, 16, lines, 16);
     fw_sem_wait(&dq, 29, 1);
     fw_halt(&cq), fw_halt(&dq);
-    cr_assert_eq(chip_load_program(chip, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(chip_load_program(chip, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+    test_load(chip, ISA_QUEUE_COMPUTE, &cq);
+    test_load(chip, ISA_QUEUE_DMA, &dq);
     fw_prog_free(&cq), fw_prog_free(&dq);
   }
   uint64_t cycles;

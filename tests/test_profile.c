@@ -19,7 +19,7 @@
 #include "runtime/pod_collective.h"
 #include "chip/chip.h"
 #include "profile/profile.h"
-#include "test_util.h"
+#include "chip_test.h"
 #include "util/rng.h"
 
 #define CLOCK_MHZ 940.0
@@ -103,15 +103,12 @@ static void temp_path(char *buf, size_t len, const char *what) {
 }
 
 /* A 4x4 chip of `model`, seeded with the test's seed (hbm_latency 0: the default). */
-static chip_t *test_chip(chip_model_t model, unsigned hbm_latency) {
+static chip_t *model_chip(chip_model_t model, unsigned hbm_latency) {
   chip_config_t cfg = chip_config_default(4, 4);
   cfg.seed = test_seed();
   cfg.model = model;
   if (hbm_latency) cfg.hbm_latency = hbm_latency;
-  char err[1024];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
-  return c;
+  return test_chip_new(&cfg);
 }
 
 /* A 24x12x20 GEMM's inputs from the test's seed. */
@@ -126,7 +123,7 @@ static void gemm_inputs(uint16_t a[TG_M * TG_K], uint16_t b[TG_K * TG_N]) {
 /* A test chip, the GEMM's inputs and a profile watching the chip, the phase "gemm" begun: what
  * the GEMM tests share. */
 static profile_t *gemm_setup(chip_model_t model, chip_t **chip, uint16_t a[TG_M * TG_K], uint16_t b[TG_K * TG_N]) {
-  chip_t *c = test_chip(model, 0);
+  chip_t *c = model_chip(model, 0);
   gemm_inputs(a, b);
   profile_t *p = new_profile(1, 1, 4, 4);
   profile_attach(p, 0, c);
@@ -142,7 +139,7 @@ Test(profile, gemm_intervals_add_up_to_the_counters, .timeout = 300) {
   profile_t *p = gemm_setup(test_model(), &c, a, b);
   char err[1024];
   chip_gemm_stats_t st;
-  cr_assert_eq(chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+  test_chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, NULL, &st);
   profile_run_end(p);
   const sums_t s = check_records(p, 0);
   uint64_t first, end;
@@ -174,7 +171,7 @@ Test(profile, gemm_intervals_add_up_to_the_counters, .timeout = 300) {
  * rounds of signalling and waiting on semaphore 5 (no unit busy meanwhile); then the compute
  * queue runs a vector operation over 200 lines. The op profile's bottleneck. */
 static profile_summary_t late_semaphore_capped(unsigned delay, uint64_t max_events, const char *trace) {
-  chip_t *c = test_chip(test_model(), 0);
+  chip_t *c = model_chip(test_model(), 0);
   char err[1024];
   fw_prog_t cq, dq;
   fw_prog_init(&cq), fw_prog_init(&dq);
@@ -185,14 +182,14 @@ static profile_summary_t late_semaphore_capped(unsigned delay, uint64_t max_even
   fw_sem_signal(&dq, 3, 1);
   fw_halt(&dq);
   cr_assert(fw_prog_ok(&cq) && fw_prog_ok(&dq));
-  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
-  cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+  test_load(c, ISA_QUEUE_COMPUTE, &cq);
+  test_load(c, ISA_QUEUE_DMA, &dq);
   fw_prog_free(&cq), fw_prog_free(&dq);
   profile_t *p = new_profile_capped(1, 1, 4, 4, max_events);
   profile_attach(p, 0, c);
   profile_phase(p, "planted", chip_cycle(c));
   chip_status_t st;
-  cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 1000000, &st), 0, "%s", st.report);
+  test_run(c, ISA_QMASK_ALL, 1000000, &st);
   profile_run_end(p);
   check_records(p, 0);
   profile_summary_t s;
@@ -318,13 +315,12 @@ Test(profile, a_streamed_trace_not_finished_leaves_no_file, .timeout = 300) {
   temp_path(path, sizeof path, "unfinished");
   uint16_t a[TG_M * TG_K], b[TG_K * TG_N];
   uint32_t out[TG_M * TG_N];
-  chip_t *c = test_chip(test_model(), 0);
+  chip_t *c = model_chip(test_model(), 0);
   gemm_inputs(a, b);
   profile_t *p = new_profile_writers(1, 1, 4, 4, 0, 0, path);
   profile_attach(p, 0, c);
-  char err[1024];
   chip_gemm_stats_t st;
-  cr_assert_eq(chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+  test_chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, NULL, &st);
   profile_run_end(p); /* (the run's slices are being written beside the path) */
   char cmd[600];
   snprintf(cmd, sizeof cmd, "ls %s.tmp-* >/dev/null 2>&1", path);
@@ -354,8 +350,7 @@ Test(profile, chips_left_out_are_named, .timeout = 30) {
 /* The fast chip jumps over cycles in which nothing happens (chip_skip); its profile is still
  * the RTL's, record for record and cycle for cycle. */
 static profile_t *gemm_profile(chip_model_t model, chip_t **chip) {
-  chip_t *c = test_chip(model, 300); /* long waits for HBM: stretches the fast model skips */
-  char err[1024];
+  chip_t *c = model_chip(model, 300); /* long waits for HBM: stretches the fast model skips */
   const size_t m = 20, k = 16, n = 12;
   uint16_t a[20 * 16], b[16 * 12];
   uint32_t out[20 * 12];
@@ -364,7 +359,7 @@ static profile_t *gemm_profile(chip_model_t model, chip_t **chip) {
   profile_t *p = new_profile(1, 1, 4, 4);
   profile_attach(p, 0, c);
   chip_gemm_stats_t st;
-  cr_assert_eq(chip_gemm(c, m, k, n, a, b, out, NULL, &st, err, sizeof err), 0, "%s", err);
+  test_chip_gemm(c, m, k, n, a, b, out, NULL, &st);
   profile_run_end(p);
   *chip = c;
   return p;
@@ -396,10 +391,9 @@ static void gemm_phases(chip_model_t model, bool a_transposed, uint64_t out_cycl
   uint32_t out[TG_M * TG_N];
   chip_t *c;
   profile_t *p = gemm_setup(model, &c, a, b);
-  char err[1024];
   const chip_gemm_opts_t opts = {.a_transposed = a_transposed, .profile = p};
   chip_gemm_stats_t st;
-  cr_assert_eq(chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, &opts, &st, err, sizeof err), 0, "%s", err);
+  test_chip_gemm(c, TG_M, TG_K, TG_N, a, b, out, &opts, &st);
   profile_run_end(p);
   profile_summary_t s;
   profile_summary(p, &s);
@@ -436,7 +430,7 @@ Test(profile, a_gemms_cycles_all_land_in_its_kernel_phases, .timeout = 300) {
 /* More host phases than the op profile holds: the last of its phases, named "later phases",
  * takes the rest, and the trace's host-phase track still shows every one (randprog's sets). */
 Test(profile, every_host_phase_is_on_the_trace_and_the_rest_are_later_phases, .timeout = 120) {
-  chip_t *c = test_chip(test_model(), 0);
+  chip_t *c = model_chip(test_model(), 0);
   char err[1024];
   profile_t *p = new_profile(1, 1, 4, 4);
   profile_attach(p, 0, c);
@@ -450,10 +444,9 @@ Test(profile, every_host_phase_is_on_the_trace_and_the_rest_are_later_phases, .t
     fw_prog_init(&cq);
     fw_vec(&cq, ISA_VEC_ADD, 0, 8, 16, 8, 0);
     fw_halt(&cq);
-    cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
-    fw_prog_free(&cq);
+    test_load_once(c, ISA_QUEUE_COMPUTE, &cq);
     chip_status_t st;
-    cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 100000, &st), 0, "%s", st.report);
+    test_run(c, ISA_QMASK_COMPUTE, 100000, &st);
     cycles += st.cycles;
     profile_run_end(p);
   }

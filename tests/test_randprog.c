@@ -11,7 +11,7 @@
 #include "fw/hal.h"
 #include "golden/cmd_golden.h"
 #include "chip/chip.h"
-#include "test_util.h"
+#include "chip_test.h"
 #include "util/rng.h"
 #include "verify/randprog.h"
 #include "verify/randprog_run.h"
@@ -77,9 +77,7 @@ Test(randprog, golden_command_checker_agrees_with_the_command_processor) {
   chip_config_t cfg = chip_config_default(4, 4);
   cfg.hbm_bytes = 1u << 20, cfg.hbm_latency = 3, cfg.seed = test_seed();
   cfg.model = test_model();
-  char err[256];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
+  chip_t *c = test_chip_new(&cfg);
   const chip_geometry_t *g = chip_geometry(c);
   const cmd_golden_chip_t gc = {*g, cfg.hbm_bytes, 1, 1};
   static const uint32_t ops[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x30, 0x40, 0x41, 0xFF};
@@ -111,8 +109,7 @@ Test(randprog, golden_command_checker_agrees_with_the_command_processor) {
     fw_prog_init(&p);
     fw_raw(&p, w);
     fw_halt(&p);
-    cr_assert_eq(chip_load_program(c, (int)q, p.words, p.count, err, sizeof err), 0, "%s", err);
-    fw_prog_free(&p);
+    test_load_once(c, (int)q, &p);
     chip_status_t st;
     chip_run(c, ISA_QMASK(q), 3000, &st);
     const bool stopped_here = st.error[q] && st.error[q] != ISA_ERR_ABORTED && st.pc[q] == 0;
@@ -132,9 +129,8 @@ Test(randprog, golden_command_checker_agrees_with_the_command_processor) {
         fw_prog_init(&p);
         fw_sem_wait(&p, s, chip_sem(c, s));
         fw_halt(&p);
-        cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, p.words, p.count, err, sizeof err), 0, "%s", err);
-        fw_prog_free(&p);
-        cr_assert_eq(chip_run(c, ISA_QMASK_COMPUTE, 100, &st), 0, "%s", st.report);
+        test_load_once(c, ISA_QUEUE_COMPUTE, &p);
+        test_run(c, ISA_QMASK_COMPUTE, 100, &st);
       }
   }
   for (unsigned e = ISA_ERR_NONE; e <= ISA_ERR_REMOTE; e++)

@@ -105,7 +105,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
     return cli_usage_error("gemm", "--relu and --bf16-out need --level chip (the vector unit applies them)");
   if (o->chip.model == CHIP_MODEL_CHECK && o->level == LEVEL_MXU)
     return cli_usage_error("gemm", "--model check needs --level chip (the MXU alone is held to its fast model by "
-                           "tests/test_mxu_rtl.c)");
+                           "tests/test_mxu.c)");
   if (o->chip.model == CHIP_MODEL_FAST && o->trace)
     return cli_usage_error("gemm", "--trace needs --model rtl or check: a fast model has no waveform");
   if (o->level == LEVEL_MXU && o->transposed_a)

@@ -58,7 +58,7 @@ void mxu_fast_gemm_isa(mxu_fast_isa_t isa, unsigned rows, size_t m, size_t k, si
  *                                  predecessor's M rows did not cover)
  *   input_stall   = 0, idle = 0   (data every cycle; the window is the GEMM)
  *   readout       = ceil(N/C) M   (the accumulator rows read back one per cycle)
- * tests/test_mxu_rtl.c holds these to the RTL's counters on every built size. */
+ * tests/test_mxu.c holds these to the RTL's counters on every built size. */
 typedef struct {
   uint64_t cycles, readout_cycles, tiles;
   uint64_t compute, weight_load, weight_stall, input_stall, idle;

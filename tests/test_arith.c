@@ -45,7 +45,7 @@ static void setup(void) {
 
 static void teardown(void) { vmodel_free(model); }
 
-TestSuite(arith_rtl, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(arith, .init = setup, .fini = teardown, .timeout = 300);
 
 /* ------------------------------------------------------------------ operand sources */
 
@@ -152,7 +152,7 @@ static void drive(const arith_ops_t *op) {
   check_outputs(op);
 }
 
-Test(arith_rtl, special_set_all_pairs) {
+Test(arith, special_set_all_pairs) {
   mismatches = 0;
   uint64_t count = 0;
   /* Every ordered pair of fp32 specials for add; bf16 pairs for mul (more of them than
@@ -172,7 +172,7 @@ Test(arith_rtl, special_set_all_pairs) {
   cr_assert_eq(mismatches, 0, "%llu mismatches against the golden model", (unsigned long long)mismatches);
 }
 
-Test(arith_rtl, random_million_pairs_per_operation) {
+Test(arith, random_million_pairs_per_operation) {
   mismatches = 0;
   for (uint32_t i = 0; i < RANDOM_PAIRS; i++) {
     uint64_t x = rng_next(&rng), y = rng_next(&rng), z = rng_next(&rng);
@@ -188,7 +188,7 @@ Test(arith_rtl, random_million_pairs_per_operation) {
   cr_assert_eq(mismatches, 0, "%llu mismatches against the golden model", (unsigned long long)mismatches);
 }
 
-Test(arith_rtl, valid_follows_input_with_unit_latency_and_gaps) {
+Test(arith, valid_follows_input_with_unit_latency_and_gaps) {
   /* Random valid patterns: an output is valid exactly ARITH_UNIT_LATENCY cycle after its
    * input, and data registers hold their last value (never a later operand) in gaps. */
   mismatches = 0;
@@ -217,7 +217,7 @@ Test(arith_rtl, valid_follows_input_with_unit_latency_and_gaps) {
   cr_assert_eq(mismatches, 0);
 }
 
-Test(arith_rtl, reset_mid_stream_clears_valid) {
+Test(arith, reset_mid_stream_clears_valid) {
   arith_ops_t op = {.mul_a = 0x3F80, .mul_b = 0x4000, .add_a = 0x3F800000, .add_b = 0x3F800000,
                     .cvt_a = 0x3F800000, .mul_on = true, .add_on = true, .cvt_on = true};
   drive(&op);
@@ -227,7 +227,7 @@ Test(arith_rtl, reset_mid_stream_clears_valid) {
   cr_assert_eq(vmodel_peek(model, p_cvt_valid_o), 0);
 }
 
-Test(arith_rtl, trace_writes_an_fst) {
+Test(arith, trace_writes_an_fst) {
   char path[] = "/tmp/arith_trace_XXXXXX";
   int fd = mkstemp(path);
   cr_assert_geq(fd, 0);
@@ -248,7 +248,7 @@ Test(arith_rtl, trace_writes_an_fst) {
   unlink(path);
 }
 
-Test(arith_rtl, trace_to_unwritable_path_reports_error) {
+Test(arith, trace_to_unwritable_path_reports_error) {
   char err[256] = "";
   cr_assert_eq(vmodel_trace_open(model, "/nonexistent-dir/x.fst", err, sizeof err), -1);
   cr_assert(strstr(err, "/nonexistent-dir/x.fst") != NULL, "message names the file: %s", err);
@@ -256,7 +256,7 @@ Test(arith_rtl, trace_to_unwritable_path_reports_error) {
   vmodel_step(model, 2); /* the model still runs */
 }
 
-Test(arith_rtl, model_port_table) {
+Test(arith, model_port_table) {
   cr_assert_eq(vmodel_port(model, "no_such_port"), -1);
   cr_assert_eq(vmodel_port_width(model, p_mul_product), 32);
   cr_assert_eq(vmodel_port_width(model, p_cvt_result), 16);

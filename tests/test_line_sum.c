@@ -17,10 +17,10 @@
 #include "golden/line_sum_golden.h"
 #include "chip/chip.h"
 #include "pod/pod.h"
-#include "test_util.h"
+#include "chip_test.h"
 #include "util/rng.h"
 
-TestSuite(line_sum_rtl, .timeout = 300);
+TestSuite(line_sum, .timeout = 300);
 
 /* Random fp32 values of both signs over a few binades, so sums round. */
 static void random_lines(rng_t *r, uint32_t *v, size_t n) {
@@ -47,12 +47,12 @@ static void run_on_chip(chip_t *c, const uint32_t *in, uint32_t rows, uint32_t c
   fw_fence(&dq);
   fw_halt(&dq);
   fw_halt(&cq);
-  cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
-  cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+  test_load(c, ISA_QUEUE_COMPUTE, &cq);
+  test_load(c, ISA_QUEUE_DMA, &dq);
   chip_status_t st;
-  cr_assert_eq(chip_run(c, ISA_QMASK_ALL, 10000000, &st), 0, "%s", st.report);
+  test_run(c, ISA_QMASK_ALL, 10000000, &st);
   cr_assert_eq(chip_hbm_read(c, out_addr, out, line), 0);
-  for (unsigned s = 0; s < ISA_NUM_SEMS; s++) cr_assert_eq(chip_sem(c, s), 0, "semaphore %u left at %u", s, chip_sem(c, s));
+  test_sems_zero(c, "after line_sum");
   fw_prog_free(&cq);
   fw_prog_free(&dq);
 }
@@ -61,9 +61,8 @@ static void check_chip(unsigned size, const uint32_t *rows_list, size_t nrows, u
   chip_config_t cfg = chip_config_default(size, size);
   cfg.seed = test_seed();
   cfg.model = test_model();
+  chip_t *c = test_chip_new(&cfg);
   char err[256];
-  chip_t *c = chip_new(&cfg, err, sizeof err);
-  cr_assert_not_null(c, "%s", err);
   if (trace) cr_assert_eq(chip_trace(c, trace, err, sizeof err), 0, "%s", err);
   rng_t r;
   rng_seed(&r, test_seed() * 31 + size);
@@ -85,20 +84,20 @@ static void check_chip(unsigned size, const uint32_t *rows_list, size_t nrows, u
   chip_free(c);
 }
 
-Test(line_sum_rtl, on_a_chip_with_the_default_chunk) {
+Test(line_sum, on_a_chip_with_the_default_chunk) {
   static const uint32_t rows[] = {1, 2, 3, 7, 64, 255, 256, 257, 1000};
   check_chip(4, rows, sizeof rows / sizeof rows[0], 0, getenv("LINE_SUM_TRACE"));
   check_chip(16, rows, sizeof rows / sizeof rows[0], 0, NULL);
 }
 
-Test(line_sum_rtl, on_a_chip_with_small_and_odd_chunks) {
+Test(line_sum, on_a_chip_with_small_and_odd_chunks) {
   static const uint32_t rows[] = {1, 5, 6, 23, 100};
   check_chip(4, rows, sizeof rows / sizeof rows[0], 1, NULL);
   check_chip(4, rows, sizeof rows / sizeof rows[0], 5, NULL);
   check_chip(4, rows, sizeof rows / sizeof rows[0], 7, NULL);
 }
 
-Test(line_sum_rtl, bad_arguments_are_refused) {
+Test(line_sum, bad_arguments_are_refused) {
   chip_geometry_t g;
   cr_assert_eq(chip_top_geometry(4, 4, 1, 1, &g), 0);
   fw_prog_t cq, dq;
@@ -172,8 +171,8 @@ static void check_slice(unsigned pw, unsigned ph, fw_slice_t s, uint32_t rows, u
     fw_fence(&dq);
     fw_halt(&cq);
     fw_halt(&dq);
-    cr_assert_eq(chip_load_program(c, ISA_QUEUE_COMPUTE, cq.words, cq.count, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(chip_load_program(c, ISA_QUEUE_DMA, dq.words, dq.count, err, sizeof err), 0, "%s", err);
+    test_load(c, ISA_QUEUE_COMPUTE, &cq);
+    test_load(c, ISA_QUEUE_DMA, &dq);
     fw_prog_free(&cq);
     fw_prog_free(&dq);
     /* golden: this chip's sum */
@@ -198,7 +197,7 @@ static void check_slice(unsigned pw, unsigned ph, fw_slice_t s, uint32_t rows, u
   pod_free(pod);
 }
 
-Test(line_sum_rtl, on_a_slice_then_all_reduced) {
+Test(line_sum, on_a_slice_then_all_reduced) {
   check_slice(2, 2, (fw_slice_t){0, 0, 2, 2, 2, 2}, 300, 0);
   check_slice(2, 2, (fw_slice_t){0, 0, 2, 2, 2, 2}, 20, 3000);
   check_slice(4, 2, (fw_slice_t){1, 0, 3, 2, 4, 2}, 77, 2000);

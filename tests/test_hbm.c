@@ -11,9 +11,9 @@
 #include "chip/hbm.h"
 #include "util/rng.h"
 
-TestSuite(hbm_golden, .timeout = 60);
+TestSuite(hbm, .timeout = 60);
 
-Test(hbm_golden, untouched_pages_read_as_zeros_and_cost_nothing) {
+Test(hbm, untouched_pages_read_as_zeros_and_cost_nothing) {
   hbm_t h;
   cr_assert_eq(hbm_init(&h, 1ull << 32, 64, 10, 64), 0);
   cr_assert_eq(h.pages_used, 0);
@@ -25,7 +25,7 @@ Test(hbm_golden, untouched_pages_read_as_zeros_and_cost_nothing) {
   hbm_free(&h);
 }
 
-Test(hbm_golden, accesses_across_pages_keep_every_byte) {
+Test(hbm, accesses_across_pages_keep_every_byte) {
   hbm_t h;
   const uint64_t bytes = 5ull * HBM_PAGE_BYTES + 123;
   cr_assert_eq(hbm_init(&h, bytes, 64, 10, 64), 0);
@@ -47,7 +47,7 @@ Test(hbm_golden, accesses_across_pages_keep_every_byte) {
   hbm_free(&h);
 }
 
-Test(hbm_golden, a_big_hbm_holds_only_the_pages_written) {
+Test(hbm, a_big_hbm_holds_only_the_pages_written) {
   hbm_t h;
   cr_assert_eq(hbm_init(&h, 1ull << 32, 64, 10, 64), 0);
   const uint8_t one = 1;
@@ -58,7 +58,7 @@ Test(hbm_golden, a_big_hbm_holds_only_the_pages_written) {
   hbm_free(&h);
 }
 
-Test(hbm_golden, the_timed_port_reads_what_the_host_wrote) {
+Test(hbm, the_timed_port_reads_what_the_host_wrote) {
   hbm_t h;
   cr_assert_eq(hbm_init(&h, 4 * HBM_PAGE_BYTES, 64, 3, 64), 0);
   uint8_t line[64];

@@ -1,39 +1,23 @@
 /*
- * RTL tests of chips wired into a pod (csim/pod/pod.c): remote DMA between chips of a 2x2
- * torus signalling a semaphore on the remote chip, many-to-one transfers that interleave in
- * the routers, remote errors, and the pod's timeout report. Run once per reset seed.
+ * Remote DMA between chips (rtl/chip_rdma.sv through the routers and csim/pod/pod.c's links;
+ * docs/isa.md, "RDMA"): a copy to a chip across a 2x2 torus that signals a semaphore there,
+ * many-to-one transfers that interleave in the routers, a destination outside the pod (error
+ * 8), four engines driving four links at once, and the remote-DMA timing contract to the
+ * cycle over links of every latency and of a rate below a flit a cycle. Remote DMA from one
+ * core to the other of a chip is in test_chip_cores.c. Run per reset seed on the RTL and under
+ * every model of MODELS (Makefile).
  */
-#include <criterion/criterion.h>
-#include <limits.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
-#include "fw/hal.h"
-#include "fw/kernels.h"
-#include "pod/pod.h"
-#include "test_util.h"
+#include "chip_test.h"
 #include "util/rng.h"
 
-static pod_t *make_pod(unsigned size, unsigned x, unsigned y, unsigned link) {
-  pod_config_t cfg = test_machine(x, y, size, size);
-  cfg.link_latency = link, cfg.chip.hbm_bytes = 1u << 20, cfg.chip.hbm_bytes_per_cycle = 64, cfg.chip.hbm_latency = 10;
-  char err[256];
-  pod_t *p = pod_new(&cfg, err, sizeof err);
-  cr_assert_not_null(p, "%s", err);
-  return p;
-}
+TestSuite(rdma, .timeout = 120);
 
-static void load(chip_t *c, int queue, fw_prog_t *prog) {
-  char err[256];
-  cr_assert_eq(chip_load_program(c, queue, prog->words, prog->count, err, sizeof err), 0, "%s", err);
-  fw_prog_free(prog);
-}
-
-TestSuite(pod_rtl, .timeout = 120);
-
-Test(pod_rtl, remote_dma_signals_the_remote_semaphore) {
+Test(rdma, remote_dma_signals_the_remote_semaphore) {
   for (unsigned size = 4; size <= 16; size += 12) {
-    pod_t *p = make_pod(size, 2, 2, 2);
+    pod_t *p = test_pod(size, 2, 2, 2);
     const unsigned line = 4 * size, rows = 9;
     chip_t *src = pod_chip(p, 0, 0), *dst = pod_chip(p, 1, 1);
     uint8_t data[16 * 64 * 9];
@@ -49,7 +33,7 @@ Test(pod_rtl, remote_dma_signals_the_remote_semaphore) {
     fw_rdma(&sd, 1, 1, 10, 200, rows, 3, 5, 4, 1);
     fw_sem_wait(&sd, 4, 1);
     fw_halt(&sd);
-    load(src, ISA_QUEUE_DMA, &sd);
+    test_load_once(src, ISA_QUEUE_DMA, &sd);
     /* destination: wait for the data, write it to its own HBM */
     fw_prog_t dd;
     fw_prog_init(&dd);
@@ -57,15 +41,10 @@ Test(pod_rtl, remote_dma_signals_the_remote_semaphore) {
     fw_dma_vmem_to_hbm(&dd, 6, 1, 200, 4096, line, rows, line);
     fw_sem_wait(&dd, 6, 1);
     fw_halt(&dd);
-    load(dst, ISA_QUEUE_DMA, &dd);
+    test_load_once(dst, ISA_QUEUE_DMA, &dd);
     for (unsigned y = 0; y < 2; y++)
       for (unsigned x = 0; x < 2; x++)
-        if (!((x == 0 && y == 0) || (x == 1 && y == 1))) {
-          fw_prog_t idle;
-          fw_prog_init(&idle);
-          fw_halt(&idle);
-          load(pod_chip(p, x, y), ISA_QUEUE_DMA, &idle);
-        }
+        if (!((x == 0 && y == 0) || (x == 1 && y == 1))) test_load_halt(pod_chip(p, x, y), ISA_QUEUE_DMA);
     uint64_t cycles;
     char report[1024];
     cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
@@ -78,10 +57,10 @@ Test(pod_rtl, remote_dma_signals_the_remote_semaphore) {
   }
 }
 
-Test(pod_rtl, many_to_one_transfers_interleave) {
+Test(rdma, many_to_one_transfers_interleave) {
   /* Every chip of a 3x3 pod sends 5 lines to (1,1), each to its own region; (1,1) waits
    * until all eight have arrived (semaphore counts) and writes everything back. */
-  pod_t *p = make_pod(4, 3, 3, 1);
+  pod_t *p = test_pod(4, 3, 3, 1);
   const unsigned line = 16, rows = 5;
   chip_t *hub = pod_chip(p, 1, 1);
   for (unsigned i = 0; i < 9; i++) {
@@ -101,7 +80,7 @@ Test(pod_rtl, many_to_one_transfers_interleave) {
       fw_rdma(&d, 1, 1, 0, 100 + i * rows, rows, 7, 1, ISA_SEM_NONE, 0);
     }
     fw_halt(&d);
-    load(c, ISA_QUEUE_DMA, &d);
+    test_load_once(c, ISA_QUEUE_DMA, &d);
   }
   uint64_t cycles;
   char report[1024];
@@ -120,19 +99,14 @@ Test(pod_rtl, many_to_one_transfers_interleave) {
   pod_free(p);
 }
 
-Test(pod_rtl, remote_destination_outside_the_pod_is_an_error) {
-  pod_t *p = make_pod(4, 2, 2, 0);
+Test(rdma, remote_destination_outside_the_pod_is_an_error) {
+  pod_t *p = test_pod(4, 2, 2, 0);
   fw_prog_t d;
   fw_prog_init(&d);
   fw_rdma(&d, 2, 0, 0, 0, 1, ISA_SEM_NONE, 0, ISA_SEM_NONE, 0);
   fw_halt(&d);
-  load(pod_chip(p, 0, 0), ISA_QUEUE_DMA, &d);
-  for (unsigned i = 1; i < 4; i++) {
-    fw_prog_t idle;
-    fw_prog_init(&idle);
-    fw_halt(&idle);
-    load(pod_chip(p, i % 2, i / 2), ISA_QUEUE_DMA, &idle);
-  }
+  test_load_once(pod_chip(p, 0, 0), ISA_QUEUE_DMA, &d);
+  for (unsigned i = 1; i < 4; i++) test_load_halt(pod_chip(p, i % 2, i / 2), ISA_QUEUE_DMA);
   uint64_t cycles;
   char report[1024];
   cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 10000, &cycles, report, sizeof report), -1);
@@ -140,80 +114,10 @@ Test(pod_rtl, remote_destination_outside_the_pod_is_an_error) {
   pod_free(p);
 }
 
-Test(pod_rtl, stuck_pod_report_names_chip_queue_and_semaphore) {
-  pod_t *p = make_pod(4, 2, 1, 0);
-  fw_prog_t d;
-  fw_prog_init(&d);
-  fw_sem_wait(&d, 9, 1); /* nobody signals it */
-  fw_halt(&d);
-  load(pod_chip(p, 1, 0), ISA_QUEUE_DMA, &d);
-  fw_prog_init(&d);
-  fw_halt(&d);
-  load(pod_chip(p, 0, 0), ISA_QUEUE_DMA, &d);
-  uint64_t cycles;
-  char report[1024];
-  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 500, &cycles, report, sizeof report), -1);
-  cr_assert(!strncmp(report, "timed out after 500 cycles: chip (1,0)", 38), "a timeout says so first: %s", report);
-  cr_assert(strstr(report, "chip (1,0): DMA queue still at command 0 (SEM_WAIT on semaphore 9 for 1; it holds 0)"),
-            "%s", report);
-  cr_assert(strstr(report, "aborted"), "the run says what it did to the stuck queue: %s", report);
-  /* the pod is ready for the next programs: a remote DMA from (0,0) that signals (1,0)'s
-   * semaphore 9 runs once, and the stale wait does not take its signal */
-  fw_prog_init(&d);
-  fw_rdma(&d, 1, 0, 0, 100, 1, 9, 1, ISA_SEM_NONE, 0);
-  fw_halt(&d);
-  load(pod_chip(p, 0, 0), ISA_QUEUE_DMA, &d);
-  fw_prog_init(&d);
-  fw_halt(&d);
-  load(pod_chip(p, 1, 0), ISA_QUEUE_DMA, &d);
-  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 5000, &cycles, report, sizeof report), 0, "%s", report);
-  cr_assert_eq(chip_sem(pod_chip(p, 1, 0), 9), 1, "the signal arrived and nothing took it");
-  pod_free(p);
-}
-
-/* ------------------------------------------------------------------ kernels */
-
-Test(pod_rtl, local_and_remote_copy_kernels) {
-  pod_t *p = make_pod(4, 2, 1, 1);
-  chip_t *c0 = pod_chip(p, 0, 0), *c1 = pod_chip(p, 1, 0);
-  const chip_geometry_t *g = chip_geometry(c0);
-  const uint32_t bytes = 4 * 16 * 700 + 12; /* several chunks and a partial line */
-  static uint8_t data[4 * 16 * 700 + 12], back[4 * 16 * 700 + 12];
-  rng_t rng;
-  rng_seed(&rng, test_seed() + 3);
-  for (uint32_t i = 0; i < bytes; i++) data[i] = (uint8_t)rng_next(&rng);
-  cr_assert_eq(chip_hbm_write(c0, 0, data, bytes), 0);
-  fw_prog_t local, snd, rcv;
-  fw_prog_init(&local);
-  fw_prog_init(&snd);
-  fw_prog_init(&rcv);
-  char err[256];
-  /* chip 0: copy locally to 200000, then send to chip 1 at 300000 */
-  cr_assert_eq(fw_copy_local(g, 0, 200000, bytes, &local, err, sizeof err), 0, "%s", err);
-  local.count--; /* drop its HALT: the remote copy follows in the same program */
-  cr_assert_eq(fw_copy_remote(g, 0, 0, 1, 0, 200000, 300000, bytes, &snd, &rcv, err, sizeof err), 0, "%s", err);
-  for (size_t i = 0; i < snd.count; i++) fw_raw(&local, snd.words + i * ISA_CMD_WORDS);
-  fw_prog_free(&snd);
-  load(c0, ISA_QUEUE_DMA, &local);
-  load(c1, ISA_QUEUE_DMA, &rcv);
-  uint64_t cycles;
-  char report[1024];
-  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 2000000, &cycles, report, sizeof report), 0, "%s", report);
-  cr_assert_eq(chip_hbm_read(c0, 200000, back, bytes), 0);
-  cr_assert_eq(memcmp(back, data, bytes), 0, "local copy differs");
-  cr_assert_eq(chip_hbm_read(c1, 300000, back, bytes), 0);
-  cr_assert_eq(memcmp(back, data, bytes), 0, "remote copy differs");
-  for (unsigned s = 0; s < 32; s++) {
-    cr_assert_eq(chip_sem(c0, s), 0, "chip 0 semaphore %u", s);
-    cr_assert_eq(chip_sem(c1, s), 0, "chip 1 semaphore %u", s);
-  }
-  pod_free(p);
-}
-
 /* The chip at the centre of a 3x3 pod sends `rows` lines to each of its four neighbours,
  * on engine e (0..3) or all on engine 0. Returns the pod's cycles; checks every copy. */
 static uint64_t send_to_four(bool four_engines) {
-  pod_t *p = make_pod(4, 3, 3, 1);
+  pod_t *p = test_pod(4, 3, 3, 1);
   const unsigned line = 16, rows = 40;
   const unsigned nb[4][2] = {{2, 1}, {0, 1}, {1, 2}, {1, 0}};
   chip_t *src = pod_chip(p, 1, 1);
@@ -229,7 +133,7 @@ static uint64_t send_to_four(bool four_engines) {
   for (unsigned e = 0; e < 4; e++) fw_rdma_on(&sd, four_engines ? e : 0, nb[e][0], nb[e][1], 10, 300, rows, 3, 1, 4, 1);
   fw_sem_wait(&sd, 4, 4);
   fw_halt(&sd);
-  load(src, ISA_QUEUE_DMA, &sd);
+  test_load_once(src, ISA_QUEUE_DMA, &sd);
   for (unsigned y = 0; y < 3; y++)
     for (unsigned x = 0; x < 3; x++) {
       if (x == 1 && y == 1) continue;
@@ -241,7 +145,7 @@ static uint64_t send_to_four(bool four_engines) {
         fw_sem_wait(&dd, 6, 1);
       }
       fw_halt(&dd);
-      load(pod_chip(p, x, y), ISA_QUEUE_DMA, &dd);
+      test_load_once(pod_chip(p, x, y), ISA_QUEUE_DMA, &dd);
     }
   uint64_t cycles;
   char report[1024];
@@ -259,7 +163,7 @@ static uint64_t send_to_four(bool four_engines) {
   return cycles;
 }
 
-Test(pod_rtl, four_engines_drive_four_links_at_once) {
+Test(rdma, four_engines_drive_four_links_at_once) {
   /* 40 lines of a 4x4 chip are 5 packets of 18 flits: 90 flits a link */
   uint64_t one = send_to_four(false), four = send_to_four(true);
   cr_assert_geq(one, 4 * 90, "one engine sends the 360 flits one after another (%llu cycles)",
@@ -270,44 +174,6 @@ Test(pod_rtl, four_engines_drive_four_links_at_once) {
                 (unsigned long long)four, (unsigned long long)one);
 }
 
-Test(pod_rtl, slice_routers_drop_and_report_packets_leaving_the_slice) {
-  pod_t *p = make_pod(4, 4, 4, 1);
-  cr_assert_eq(pod_set_slice(p, 0, 0, 2, 4), 0);
-  cr_assert_eq(pod_set_slice(p, 2, 0, 2, 4), 0);
-  cr_assert_eq(pod_set_slice(p, 3, 0, 2, 4), -1, "a slice past the pod's edge");
-  cr_assert_eq(pod_set_slice(p, UINT_MAX, 0, 2, 4), -1, "x0 + w wraps to 1");
-  cr_assert_eq(pod_set_slice(p, 0, UINT_MAX - 2, 2, 4), -1, "y0 + h wraps to 1");
-  cr_assert_eq(pod_set_slice(p, 1, 0, UINT_MAX, 4), -1, "w wraps");
-  /* chip (1,0) of the left slice sends 3 lines to (2,0), in the right slice */
-  for (unsigned y = 0; y < 4; y++)
-    for (unsigned x = 0; x < 4; x++) {
-      fw_prog_t d;
-      fw_prog_init(&d);
-      if (x == 1 && y == 0) fw_rdma(&d, 2, 0, 0, 0, 3, 5, 1, ISA_SEM_NONE, 0);
-      fw_halt(&d);
-      load(pod_chip(p, x, y), ISA_QUEUE_DMA, &d);
-    }
-  uint64_t cycles;
-  char report[1024];
-  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), -1, "the run must fail");
-  cr_assert(strstr(report, "chip (1,0): its router dropped 1 packet(s) addressed outside its slice") != NULL, "%s",
-            report); /* the 3 lines travel as one packet */
-  cr_assert_eq(chip_slice_drops(pod_chip(p, 1, 0)), 1);
-  cr_assert_eq(chip_sem(pod_chip(p, 2, 0), 5), 0, "nothing arrived in the other slice");
-  /* inside the slice, traffic flows: (0,0) -> (1,3) goes round Y (the slice spans Y) */
-  for (unsigned y = 0; y < 4; y++)
-    for (unsigned x = 0; x < 4; x++) {
-      fw_prog_t d;
-      fw_prog_init(&d);
-      if (x == 0 && y == 0) fw_rdma(&d, 1, 3, 0, 0, 2, 5, 1, ISA_SEM_NONE, 0);
-      if (x == 1 && y == 3) fw_sem_wait(&d, 5, 2);
-      fw_halt(&d);
-      load(pod_chip(p, x, y), ISA_QUEUE_DMA, &d);
-    }
-  cr_assert_eq(pod_run(p, ISA_QMASK_DMA, 100000, &cycles, report, sizeof report), 0, "%s", report);
-  pod_free(p);
-}
-
 /* The sender's [RDMA of `rows` lines of C x C chips to a chip H hops along X; HALT] and the
  * receiver's [SEM_WAIT rows; HALT] on an 8x1 pod of links of latency L carrying link_bytes a
  * cycle (0: a flit): the pod's cycles, and the transfer's flits (2 + lines x C/2 a packet of up
@@ -316,16 +182,14 @@ static uint64_t rdma_cycles(unsigned C, unsigned L, unsigned hops, unsigned rows
   pod_config_t cfg = test_machine(8, 1, C, C);
   cfg.link_latency = L, cfg.link_bytes = link_bytes, cfg.threads = 0;
   cfg.chip.hbm_bytes = 1u << 20, cfg.chip.hbm_bytes_per_cycle = 64, cfg.chip.hbm_latency = 10;
-  char err[256];
-  pod_t *p = pod_new(&cfg, err, sizeof err);
-  cr_assert_not_null(p, "%s", err);
+  pod_t *p = test_pod_new(&cfg);
   for (unsigned x = 0; x < 8; x++) {
     fw_prog_t d;
     fw_prog_init(&d);
     if (x == 0) fw_rdma(&d, hops, 0, 0, 200, rows, 3, 1, ISA_SEM_NONE, 0);
     if (x == hops) fw_sem_wait(&d, 3, rows);
     fw_halt(&d);
-    load(pod_chip(p, x, 0), ISA_QUEUE_DMA, &d);
+    test_load_once(pod_chip(p, x, 0), ISA_QUEUE_DMA, &d);
   }
   uint64_t cycles;
   char report[512];
@@ -342,7 +206,7 @@ static uint64_t rdma_cycles(unsigned C, unsigned L, unsigned hops, unsigned rows
 
 /* Remote DMA timing contract (docs/isa.md): the transfer above takes F + H (2 + L) + 7 cycles,
  * F its flits, while the credit round trip fits the 8-flit buffers (L <= 2). */
-Test(pod_rtl, remote_dma_timing_contract) {
+Test(rdma, remote_dma_timing_contract) {
   const unsigned sizes[] = {4, 16}, rows_list[] = {1, 2, 7, 8, 9, 16, 20, 100};
   for (unsigned si = 0; si < 2; si++)
     for (unsigned L = 0; L <= 2; L++)
@@ -362,7 +226,7 @@ Test(pod_rtl, remote_dma_timing_contract) {
  * one hop the contract above grows by ceil((F - 1) B / r) - (F - 1) cycles, and each further
  * hop by at most one more. Credits are not held back; the serialiser's queue stays within the
  * receiver's buffers. RTL, fast and lockstep chips alike (the link is the pod's, in C). */
-Test(pod_rtl, link_rate_timing_contract) {
+Test(rdma, link_rate_timing_contract) {
   const unsigned rates[] = {2, 4, 6, 7}, rows_list[] = {1, 8, 20};
   for (unsigned L = 0; L <= 1; L++)
     for (unsigned hops = 1; hops <= 3; hops++)

@@ -19,7 +19,7 @@
 #include "test_util.h"
 #include "util/rng.h"
 
-TestSuite(mxu_fast_golden, .timeout = 300);
+TestSuite(mxu_fast, .timeout = 300);
 
 /* How a matrix's operands are drawn:
  *   MIXED  -- a quarter special values, the rest normal numbers over the whole exponent range
@@ -58,7 +58,7 @@ static uint32_t bits(float f) {
 
 static bool is_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
 
-Test(mxu_fast_golden, a_million_gemm_outputs_agree_on_every_bit_with_every_kernel) {
+Test(mxu_fast, a_million_gemm_outputs_agree_on_every_bit_with_every_kernel) {
   rng_t r;
   rng_seed(&r, test_seed() * 7919 + 13);
   const unsigned rows[] = {4, 8, 16, 32, 128};
@@ -144,7 +144,7 @@ static size_t check_rows(rng_t *r, unsigned R, unsigned C, size_t n, kind_t kind
 }
 
 /* Every tile shape of the built MXUs, and ragged ones for the kernels' column tails. */
-Test(mxu_fast_golden, rows_agree_on_every_bit_for_every_tile_shape_and_kernel) {
+Test(mxu_fast, rows_agree_on_every_bit_for_every_tile_shape_and_kernel) {
   rng_t r;
   rng_seed(&r, test_seed() * 104729 + 7);
   static const unsigned shapes[][2] = {{4, 4}, {8, 8}, {16, 16}, {32, 32}, {128, 128}, {4, 8}, {8, 4},
@@ -165,13 +165,13 @@ Test(mxu_fast_golden, rows_agree_on_every_bit_for_every_tile_shape_and_kernel) {
 }
 
 /* A tile taller than the kernels' stack buffer for widened activations: they use the heap. */
-Test(mxu_fast_golden, rows_of_a_tall_tile_agree_on_every_bit) {
+Test(mxu_fast, rows_of_a_tall_tile_agree_on_every_bit) {
   rng_t r;
   rng_seed(&r, test_seed() * 15485863 + 3);
   for (unsigned long long id = 0; id < 8; id++) check_rows(&r, 2100, 21, 1 + id, (kind_t)(id % KINDS), id);
 }
 
-Test(mxu_fast_golden, the_host_floating_point_mode_is_restored) {
+Test(mxu_fast, the_host_floating_point_mode_is_restored) {
   const unsigned before = _mm_getcsr();
   const uint16_t a[2] = {0x3F80, 0x4000}, b[2] = {0x3F80, 0x3F80};
   uint32_t out;
@@ -180,7 +180,7 @@ Test(mxu_fast_golden, the_host_floating_point_mode_is_restored) {
   cr_assert_eq(_mm_getcsr(), before);
 }
 
-Test(mxu_fast_golden, an_empty_k_sums_to_plus_zero) {
+Test(mxu_fast, an_empty_k_sums_to_plus_zero) {
   uint32_t out[6], want[6];
   mxu_fast_gemm(4, 2, 0, 3, NULL, NULL, out);
   mxu_golden_gemm(4, 2, 0, 3, NULL, NULL, want);

@@ -102,12 +102,12 @@ static void shape_table(mxu_dev_t *d, rng_t *rng) {
     check_gemm(d, shapes[i][0], shapes[i][1], shapes[i][2], rng);
 }
 
-ParameterizedTestParameters(mxu_rtl, shapes_bit_exact_and_cycle_exact) {
+ParameterizedTestParameters(mxu, shapes_bit_exact_and_cycle_exact) {
   static mxu_size_t sizes[] = {{4, 4}, {8, 8}, {16, 16}, {32, 32}, {4, 8}, {8, 4}};
   return cr_make_param_array(mxu_size_t, sizes, sizeof sizes / sizeof sizes[0]);
 }
 
-ParameterizedTest(mxu_size_t *s, mxu_rtl, shapes_bit_exact_and_cycle_exact, .timeout = 600) {
+ParameterizedTest(mxu_size_t *s, mxu, shapes_bit_exact_and_cycle_exact, .timeout = 600) {
   mxu_dev_t d;
   open_dev(&d, s->rows, s->cols);
   rng_t rng;
@@ -118,12 +118,12 @@ ParameterizedTest(mxu_size_t *s, mxu_rtl, shapes_bit_exact_and_cycle_exact, .tim
 
 /* A x B from B^T, each tile loaded transposed: the same bits and, to the cycle, the same
  * timing contract as from B (docs/mxu.md, "Transposed loads"); also under back-pressure. */
-ParameterizedTestParameters(mxu_rtl, transposed_b_is_bit_exact_and_cycle_exact) {
+ParameterizedTestParameters(mxu, transposed_b_is_bit_exact_and_cycle_exact) {
   static mxu_size_t sizes[] = {{4, 4}, {8, 8}, {16, 16}, {32, 32}};
   return cr_make_param_array(mxu_size_t, sizes, sizeof sizes / sizeof sizes[0]);
 }
 
-ParameterizedTest(mxu_size_t *s, mxu_rtl, transposed_b_is_bit_exact_and_cycle_exact, .timeout = 600) {
+ParameterizedTest(mxu_size_t *s, mxu, transposed_b_is_bit_exact_and_cycle_exact, .timeout = 600) {
   mxu_dev_t d;
   open_dev(&d, s->rows, s->cols);
   d.b_transposed = true;
@@ -135,7 +135,7 @@ ParameterizedTest(mxu_size_t *s, mxu_rtl, transposed_b_is_bit_exact_and_cycle_ex
   mxu_dev_close(&d);
 }
 
-Test(mxu_rtl, transposed_b_needs_a_square_mxu, .timeout = 30) {
+Test(mxu, transposed_b_needs_a_square_mxu, .timeout = 30) {
   mxu_dev_t d;
   open_dev(&d, 4, 8);
   d.b_transposed = true;
@@ -147,7 +147,7 @@ Test(mxu_rtl, transposed_b_needs_a_square_mxu, .timeout = 30) {
   mxu_dev_close(&d);
 }
 
-Test(mxu_rtl, random_shapes_under_backpressure, .timeout = 300) {
+Test(mxu, random_shapes_under_backpressure, .timeout = 300) {
   rng_t rng;
   rng_seed(&rng, test_seed() + 99);
   const mxu_size_t sizes[] = {{4, 4}, {8, 4}, {4, 8}, {8, 8}};
@@ -161,7 +161,7 @@ Test(mxu_rtl, random_shapes_under_backpressure, .timeout = 300) {
   }
 }
 
-Test(mxu_rtl, special_values_bit_exact, .timeout = 120) {
+Test(mxu, special_values_bit_exact, .timeout = 120) {
   static const uint16_t specials[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0x0001, 0x807F,
                                       0x7F7F, 0xFF7F, 0x0080, 0x3F80, 0xBF80, 0x4000, 0x5F00};
   const size_t ns = sizeof specials / sizeof specials[0];
@@ -184,7 +184,7 @@ Test(mxu_rtl, special_values_bit_exact, .timeout = 120) {
   mxu_dev_close(&d);
 }
 
-Test(mxu_rtl, back_to_back_gemms_overwrite_the_accumulator, .timeout = 120) {
+Test(mxu, back_to_back_gemms_overwrite_the_accumulator, .timeout = 120) {
   mxu_dev_t d;
   open_dev(&d, 4, 4);
   rng_t rng;
@@ -193,7 +193,7 @@ Test(mxu_rtl, back_to_back_gemms_overwrite_the_accumulator, .timeout = 120) {
   mxu_dev_close(&d);
 }
 
-Test(mxu_rtl, shape_limits_are_checked, .timeout = 30) {
+Test(mxu, shape_limits_are_checked, .timeout = 30) {
   mxu_dev_t d;
   open_dev(&d, 4, 4);
   char err[256] = "";
@@ -219,7 +219,7 @@ static int raw_command(mxu_dev_t *d, int op, unsigned addr, unsigned rows) {
   return (int)vmodel_peek(m, d->p_error);
 }
 
-Test(mxu_rtl, malformed_matmul_sets_error_and_is_dropped, .timeout = 30) {
+Test(mxu, malformed_matmul_sets_error_and_is_dropped, .timeout = 30) {
   mxu_dev_t d;
   open_dev(&d, 4, 4);
   cr_assert_eq(vmodel_peek(d.model, d.p_error), 0, "reset clears the error flag");
@@ -242,7 +242,7 @@ Test(mxu_rtl, malformed_matmul_sets_error_and_is_dropped, .timeout = 30) {
   mxu_dev_close(&d);
 }
 
-Test(mxu_rtl, idle_mxu_counts_idle_cycles_only, .timeout = 30) {
+Test(mxu, idle_mxu_counts_idle_cycles_only, .timeout = 30) {
   mxu_dev_t d;
   open_dev(&d, 8, 8);
   uint64_t before[5];
@@ -254,7 +254,7 @@ Test(mxu_rtl, idle_mxu_counts_idle_cycles_only, .timeout = 30) {
   mxu_dev_close(&d);
 }
 
-Test(mxu_rtl, unknown_size_is_reported, .timeout = 10) {
+Test(mxu, unknown_size_is_reported, .timeout = 10) {
   mxu_dev_t d;
   char err[256] = "";
   cr_assert_eq(mxu_dev_open(&d, 3, 5, 1, err, sizeof err), -1);

@@ -56,9 +56,9 @@ static void check_scoreboard_clean(noc_net_t *net) {
   cr_assert(!noc_net_overflow(net));
 }
 
-TestSuite(noc_rtl, .timeout = 300);
+TestSuite(noc, .timeout = 300);
 
-Test(noc_rtl, zero_load_latency_every_pair_4x4) {
+Test(noc, zero_load_latency_every_pair_4x4) {
   const unsigned vcs[] = {2, 4}, links[] = {0, 1, 3}, flits[] = {1, 4};
   for (unsigned a = 0; a < 2; a++) {
     for (unsigned b = 0; b < 3; b++) {
@@ -72,7 +72,7 @@ Test(noc_rtl, zero_load_latency_every_pair_4x4) {
   }
 }
 
-Test(noc_rtl, zero_load_latency_across_wraparound_8x8) {
+Test(noc, zero_load_latency_across_wraparound_8x8) {
   /* Sources at the edges and the middle of an 8x8 to every node: half of these paths cross
    * a wraparound link, some at distance 4 (the tie). */
   noc_net_t *net = make_net(8, 8, 4, 8, 2);
@@ -83,7 +83,7 @@ Test(noc_rtl, zero_load_latency_across_wraparound_8x8) {
   noc_net_free(net);
 }
 
-Test(noc_rtl, non_square_pod_4x2) {
+Test(noc, non_square_pod_4x2) {
   noc_net_t *net = make_net(4, 2, 2, 4, 0);
   for (unsigned s = 0; s < 8; s++)
     for (unsigned d = 0; d < 8; d++) check_zero_load(net, s, d, 2);
@@ -106,14 +106,14 @@ static void run_clean(unsigned x, unsigned y, unsigned vcs, unsigned buf, unsign
   noc_net_free(net);
 }
 
-Test(noc_rtl, every_pattern_under_load_is_clean) {
+Test(noc, every_pattern_under_load_is_clean) {
   for (int p = 0; p < NOC_PATTERNS; p++) {
     run_clean(4, 4, 4, 8, 0, (noc_pattern_t)p, 0.6, 4);
     run_clean(4, 4, 2, 1, 2, (noc_pattern_t)p, 0.6, 3);
   }
 }
 
-Test(noc_rtl, low_load_latency_near_zero_load) {
+Test(noc, low_load_latency_near_zero_load) {
   /* At 1% load on 8x8 uniform, 1-flit packets, the average latency is the average
    * zero-load latency (average 4 hops: 1 + 4 * 2 = 9) plus a little queueing. */
   noc_net_t *net = make_net(8, 8, 4, 8, 0);
@@ -129,7 +129,7 @@ Test(noc_rtl, low_load_latency_near_zero_load) {
   noc_net_free(net);
 }
 
-Test(noc_rtl, bad_configurations_are_refused) {
+Test(noc, bad_configurations_are_refused) {
   char err[256];
   noc_config_t c = {4, 4, 3, 8, 0, 1, NOC_MODEL_RTL};
   cr_assert_null(noc_net_new(&c, err, sizeof err));
@@ -145,7 +145,7 @@ Test(noc_rtl, bad_configurations_are_refused) {
   cr_assert_eq(noc_pattern_parse("zigzag", &p), -1);
 }
 
-Test(noc_rtl, patterns_map_as_documented) {
+Test(noc, patterns_map_as_documented) {
   rng_t rng;
   rng_seed(&rng, 1);
   /* on 8x8: node (x, y) = y * 8 + x */
@@ -159,7 +159,7 @@ Test(noc_rtl, patterns_map_as_documented) {
   cr_assert(hot > 1800 && hot < 2300, "hotspot share %u/10000", hot);
 }
 
-Test(noc_rtl, stuck_report_names_router_port_and_vc) {
+Test(noc, stuck_report_names_router_port_and_vc) {
   /* Mid-flight, a 4-flit packet from (0,0) to (2,0) sits in router buffers; the report the
    * watchdog prints must name where. */
   noc_net_t *net = make_net(4, 4, 4, 8, 0);
@@ -176,7 +176,7 @@ Test(noc_rtl, stuck_report_names_router_port_and_vc) {
   noc_net_free(net);
 }
 
-Test(noc_rtl, ring_of_two_every_pair) {
+Test(noc, ring_of_two_every_pair) {
   noc_net_t *net = make_net(2, 2, 2, 4, 1);
   for (unsigned s = 0; s < 4; s++)
     for (unsigned d = 0; d < 4; d++) check_zero_load(net, s, d, 2);
@@ -184,7 +184,7 @@ Test(noc_rtl, ring_of_two_every_pair) {
   noc_net_free(net);
 }
 
-Test(noc_rtl, overflow_flags_a_sender_that_ignores_credits) {
+Test(noc, overflow_flags_a_sender_that_ignores_credits) {
   /* A router with 2-flit buffers in use; a sender pushes a 6-flit packet into one input VC
    * without waiting for credits. The router forwards 2 flits (its own credits), holds 2,
    * and the next arrivals find the buffer full: overflow must be flagged. */
@@ -218,7 +218,7 @@ Test(noc_rtl, overflow_flags_a_sender_that_ignores_credits) {
   vmodel_free(m);
 }
 
-Test(noc_rtl, short_window_accepts_at_most_one_flit_per_node_cycle) {
+Test(noc, short_window_accepts_at_most_one_flit_per_node_cycle) {
   noc_net_t *net = make_net(8, 8, 4, 8, 0);
   noc_run_t run = {.pattern = NOC_UNIFORM, .rate = 1.0, .packet_flits = 1, .warmup = 0,
                    .measure = 2, .watchdog = 5000, .seed = test_seed()};

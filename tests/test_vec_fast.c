@@ -14,7 +14,7 @@
 #include "test_util.h"
 #include "util/rng.h"
 
-TestSuite(vec_fast_golden, .timeout = 300);
+TestSuite(vec_fast, .timeout = 300);
 
 static uint32_t value(rng_t *r) {
   static const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
@@ -33,7 +33,7 @@ static uint32_t value(rng_t *r) {
   return sign | exp << 23 | frac;
 }
 
-Test(vec_fast_golden, every_operation_agrees_on_every_bit) {
+Test(vec_fast, every_operation_agrees_on_every_bit) {
   rng_t r;
   rng_seed(&r, test_seed() * 104729 + 1);
   const isa_vec_op_t ops[] = {ISA_VEC_ADD,       ISA_VEC_SUB,       ISA_VEC_MUL,       ISA_VEC_MAX,      ISA_VEC_RELU,

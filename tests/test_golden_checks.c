@@ -14,7 +14,7 @@
 #include "golden/vec_golden.h"
 #include "util/rng.h"
 
-TestSuite(check_golden, .timeout = 60);
+TestSuite(golden_checks, .timeout = 60);
 
 static const fw_slice_t slice_3x2 = {0, 0, 3, 2, 3, 2};
 
@@ -33,7 +33,7 @@ static void golden_run(const fw_coll_args_t *a, uint64_t elems, uint32_t *in, ui
   free(pin), free(pout);
 }
 
-Test(check_golden, collective_checker_catches_one_flipped_bit) {
+Test(golden_checks, collective_checker_catches_one_flipped_bit) {
   const uint64_t elems = 37;
   uint32_t in[6 * 37], out[6 * 37];
   const fw_coll_op_t ops[] = {FW_COLL_ALLREDUCE, FW_COLL_ALL_GATHER, FW_COLL_BROADCAST};
@@ -52,7 +52,7 @@ Test(check_golden, collective_checker_catches_one_flipped_bit) {
   }
 }
 
-Test(check_golden, sums_outside_the_float64_bound_are_counted) {
+Test(golden_checks, sums_outside_the_float64_bound_are_counted) {
   const uint64_t elems = 8;
   uint32_t in[6 * 8], out[6 * 8];
   fw_coll_args_t a = {FW_COLL_ALLREDUCE, FW_COLL_RING, 0, 0, 1, 0, false};
@@ -68,7 +68,7 @@ Test(check_golden, sums_outside_the_float64_bound_are_counted) {
   cr_assert_eq(c.mismatches, 1);
 }
 
-Test(check_golden, reduce_scatter_checks_only_the_owned_lines) {
+Test(golden_checks, reduce_scatter_checks_only_the_owned_lines) {
   const uint64_t elems = 4 * 12;  /* 12 lines: 3 X segments of 4, each 2 Y segments of 2 */
   uint32_t in[6 * 48], out[6 * 48];
   fw_coll_args_t a = {FW_COLL_REDUCE_SCATTER, FW_COLL_RING, 0, 0, 1, 0, false};
@@ -88,7 +88,7 @@ Test(check_golden, reduce_scatter_checks_only_the_owned_lines) {
   cr_assert_eq(c.mismatches, 1);
 }
 
-Test(check_golden, all_to_all_checker_swaps_blocks) {
+Test(golden_checks, all_to_all_checker_swaps_blocks) {
   const uint64_t elems = 12;  /* 6 chips, blocks of 2 */
   uint32_t in[6 * 12], out[6 * 12];
   for (unsigned i = 0; i < 6 * 12; i++) in[i] = i;
@@ -105,7 +105,7 @@ Test(check_golden, all_to_all_checker_swaps_blocks) {
   cr_assert_eq(c.first_value, 2);
 }
 
-Test(check_golden, gemm_checker_finds_the_first_difference) {
+Test(golden_checks, gemm_checker_finds_the_first_difference) {
   uint16_t a[3 * 5], b[5 * 2];
   rng_t r;
   rng_seed(&r, 9);
@@ -122,7 +122,7 @@ Test(check_golden, gemm_checker_finds_the_first_difference) {
   cr_assert(d.mismatches == 1 && d.first == 4 && d.got == (d.want ^ 0x10));
 }
 
-Test(check_golden, vector_conversions_lay_out_lines_as_documented) {
+Test(golden_checks, vector_conversions_lay_out_lines_as_documented) {
   /* TO_BF16: fp32 lanes 2l, 2l+1 -> bf16 halves of lane l; the high half of the line zero */
   const uint32_t a[4] = {0x3F800000u, 0x40000000u, 0xC0400000u, 0x3F808000u};  /* 1, 2, -3, 1.00390625 */
   uint32_t out[4];
@@ -140,7 +140,7 @@ Test(check_golden, vector_conversions_lay_out_lines_as_documented) {
 }
 
 /* The training operations, by hand (docs/numerics.md, "Vector unit operations"). */
-Test(check_golden, training_vector_ops_by_hand) {
+Test(golden_checks, training_vector_ops_by_hand) {
   const uint32_t one = 0x3F800000u, two = 0x40000000u, three = 0x40400000u, nan = 0x7FC00000u, big = 0x4B800000u;
   /* ReLU's mask: b where a > +0; zeros, subnormals, negatives and NaN give +0 */
   cr_assert_eq(vec_golden_lane(ISA_VEC_RELU_GRAD, one, 0xC0490FDBu, 0), 0xC0490FDBu, "b passes where a > 0");
@@ -183,7 +183,7 @@ static double ulp_error(uint32_t got, double exact) {
 /* EXP and RECIP (docs/numerics.md): the stated error bounds against float64, and the
  * special values. The bounds are measured maxima rounded up: exp 1.20 ulp over every 61st
  * fp32 pattern with a normal result, recip 1.143 ulp over every significand. */
-Test(check_golden, exp_and_recip_are_within_their_bounds) {
+Test(golden_checks, exp_and_recip_are_within_their_bounds) {
   double worst = 0;
   unsigned long n = 0;
   for (uint64_t u = 0; u < 0x100000000ull; u += 4093) {
@@ -290,7 +290,7 @@ static void check_in_shares(const fw_slice_t *s, const fw_coll_args_t *a, uint64
             (unsigned long long)merged.first_value, whole.first_chip, (unsigned long long)whole.first_value);
 }
 
-Test(check_golden, checks_in_shares_merge_to_the_whole_check) {
+Test(golden_checks, checks_in_shares_merge_to_the_whole_check) {
   /* all-to-all on the 3x2 slice: shares by chip */
   const uint64_t elems = 36;
   uint32_t in[6 * 36], out[6 * 36];

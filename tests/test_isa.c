@@ -2,7 +2,7 @@
  * The command format's one source (fw/isa.def through fw/isa.h) against its documentation
  * (docs/isa.md: the opcode, VEC and error tables) and the HAL's encoding against the word
  * layout the documentation gives, written out here by hand. The RTL is generated from the
- * same table (build/gen/chip_isa_pkg.sv); tests/test_chip_rtl.c holds the RTL to it.
+ * same table (build/gen/chip_isa_pkg.sv); tests/test_cmdq.c holds the RTL to it.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include "fw/hal.h"
 #include "fw/isa.h"
 
-TestSuite(isa_golden, .timeout = 30);
+TestSuite(isa, .timeout = 30);
 
 /* The rows "| a | b | c |..." of the first table after the line starting with `heading`:
  * columns 0, 1 and 2 of each row into col0/col1/col2 (up to max rows; col2 may be NULL);
@@ -57,7 +57,7 @@ static unsigned table_rows(const char *heading, const char *header_row, char col
   return n;
 }
 
-Test(isa_golden, opcode_table_matches_the_documentation) {
+Test(isa, opcode_table_matches_the_documentation) {
   char code[64][32], name[64][512], queue[64][32];
   unsigned n = table_rows("## Command format", "| opcode | name", code, name, queue, 64), in_table = 0;
   for (unsigned i = 0; i < n; i++) {
@@ -74,7 +74,7 @@ Test(isa_golden, opcode_table_matches_the_documentation) {
   cr_expect_eq(in_table, n, "fw/isa.def has %u opcodes, docs/isa.md documents %u", in_table, n);
 }
 
-Test(isa_golden, vec_and_error_tables_match_the_documentation) {
+Test(isa, vec_and_error_tables_match_the_documentation) {
   char code[64][32], text[64][512];
   unsigned n = table_rows("VEC operations", "| code | operation", code, text, NULL, 64);
   cr_expect_eq(n, ISA_NUM_VEC_OPS);
@@ -96,7 +96,7 @@ Test(isa_golden, vec_and_error_tables_match_the_documentation) {
 }
 
 /* The documented word layout of every command (docs/isa.md, "Command format"), by hand. */
-Test(isa_golden, hal_encodes_the_documented_layout) {
+Test(isa, hal_encodes_the_documented_layout) {
   fw_prog_t p;
   fw_prog_init(&p);
   fw_halt(&p);
@@ -149,7 +149,7 @@ Test(isa_golden, hal_encodes_the_documented_layout) {
   fw_prog_free(&p);
 }
 
-Test(isa_golden, reserved_bits_and_queues_as_documented) {
+Test(isa, reserved_bits_and_queues_as_documented) {
   /* word 0 bits 31:16 are reserved in every command; bits 15:8 only where a semaphore is named */
   for (uint32_t op = 0; op < 256; op++) {
     if (!isa_opcode_name(op)) {
