@@ -23,7 +23,7 @@ static unsigned ring_hops(unsigned a, unsigned b, unsigned k) {
 static unsigned contract(unsigned hops, unsigned flits, unsigned link) { return flits + hops * (2 + link); }
 
 static noc_net_t *make_net(unsigned x, unsigned y, unsigned vcs, unsigned buf, unsigned link) {
-  noc_config_t cfg = {x, y, vcs, buf, link, test_seed(), NOC_MODEL_RTL};
+  noc_config_t cfg = {x, y, vcs, buf, link, test_seed(), CHIP_MODEL_RTL};
   char err[256];
   noc_net_t *net = noc_net_new(&cfg, err, sizeof err);
   cr_assert_not_null(net, "%s", err);
@@ -131,13 +131,13 @@ Test(noc_rtl, low_load_latency_near_zero_load) {
 
 Test(noc_rtl, bad_configurations_are_refused) {
   char err[256];
-  noc_config_t c = {4, 4, 3, 8, 0, 1, NOC_MODEL_RTL};
+  noc_config_t c = {4, 4, 3, 8, 0, 1, CHIP_MODEL_RTL};
   cr_assert_null(noc_net_new(&c, err, sizeof err));
   cr_assert(strstr(err, "no router with 3 VCs"), "%s", err);
-  c = (noc_config_t){1, 4, 4, 8, 0, 1, NOC_MODEL_RTL};
+  c = (noc_config_t){1, 4, 4, 8, 0, 1, CHIP_MODEL_RTL};
   cr_assert_null(noc_net_new(&c, err, sizeof err));
   cr_assert(strstr(err, "2..255"), "%s", err);
-  c = (noc_config_t){4, 4, 4, 0, 0, 1, NOC_MODEL_RTL};
+  c = (noc_config_t){4, 4, 4, 0, 0, 1, CHIP_MODEL_RTL};
   cr_assert_null(noc_net_new(&c, err, sizeof err));
   cr_assert(strstr(err, "buffer depth"), "%s", err);
   cr_assert_eq(noc_pattern_check(NOC_TRANSPOSE, 4, 8, err, sizeof err), -1);
