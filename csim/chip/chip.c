@@ -224,7 +224,7 @@ static int local_trace(chip_t *c, const char *path, char *err, size_t errlen) {
   return c->core->ops->trace_open(c->core, path, err, errlen);
 }
 
-static void local_trace_close(chip_t *c) { c->core->ops->trace_close(c->core); }
+void chip_local_trace_close(chip_t *c) { c->core->ops->trace_close(c->core); }
 
 void chip_net_in(chip_t *c, const chip_net_t *in) { c->core->ops->net_in(c->core, in); }
 void chip_net_out(chip_t *c, chip_net_t *out) { c->core->ops->net_out(c->core, out); }
@@ -309,7 +309,7 @@ void chip_skip(chip_t *c, uint64_t n) {
 
 _Static_assert(offsetof(chip_obs_t, core) <= 64, "a profile's chip-wide observation fields on the first cache line");
 
-static void local_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
+void chip_local_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
   if (ops && !c->obs) { /* (aligned: what a profile reads every cycle is on its first two cache lines) */
     if ((c->obs = aligned_alloc(64, (sizeof *c->obs + 63) / 64 * 64))) memset(c->obs, 0, sizeof *c->obs);
     else ops = NULL; /* (out of memory: no profile) */
@@ -431,7 +431,7 @@ uint64_t chip_cycle_bound(const chip_t *c) {
   return total;
 }
 
-static void local_request_abort(chip_t *c, unsigned mask) {
+void chip_local_request_abort(chip_t *c, unsigned mask) {
   c->core->ops->abort(c->core, mask & ((1u << c->queues) - 1));
 }
 
@@ -445,7 +445,7 @@ int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
   return 0;
 }
 
-static void local_reset(chip_t *c) {
+void chip_local_reset(chip_t *c) {
   c->core->ops->reset(c->core);
   for (unsigned k = 0; k < c->ports; k++) hbm_flush(&c->hbm[k]);
 }
@@ -492,15 +492,14 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   return rc;
 }
 
-static void local_set_slice(chip_t *c, uint32_t slice) { c->core->ops->set_slice(c->core, slice); }
+void chip_local_set_slice(chip_t *c, uint32_t slice) { c->core->ops->set_slice(c->core, slice); }
 
 uint32_t chip_slice_drops(chip_t *c) { return c->core->ops->slice_drops(c->core); }
 
 const chip_host_ops_t chip_host_local = {
-    .hbm_write = local_hbm_write, .hbm_read = local_hbm_read, .hbm_zero = local_hbm_zero,
-    .hbm_direct = local_hbm_direct, .memory = local_memory, .vmem_read = local_vmem_read,
-    .load_program = local_load_program, .sem = sem_of, .trace = local_trace, .trace_close = local_trace_close,
-    .router_flits = local_router_flits, .status = local_status, .finish = finish_local, .idle = idle_of,
-    .request_abort = local_request_abort, .reset = local_reset, .set_slice = local_set_slice,
-    .set_observer = local_set_observer,
+    .hbm_write = local_hbm_write, .hbm_read = local_hbm_read, .hbm_zero = local_hbm_zero, .hbm_direct = local_hbm_direct,
+    .memory = local_memory, .vmem_read = local_vmem_read, .load_program = local_load_program, .sem = sem_of,
+    .trace = local_trace, .trace_close = chip_local_trace_close, .router_flits = local_router_flits, .status = local_status,
+    .finish = finish_local, .idle = idle_of, .request_abort = chip_local_request_abort, .reset = chip_local_reset,
+    .set_slice = chip_local_set_slice, .set_observer = chip_local_set_observer,
 };

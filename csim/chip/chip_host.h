@@ -67,6 +67,15 @@ struct chip {
   void *progress_ctx;
 };
 
+/* What a chip does to itself alone, the same on an MPI job's owner rank (nothing to share; a
+ * shell does nothing): as chip.h's chip_trace_close, chip_request_abort, chip_reset,
+ * chip_set_slice (packed) and chip_set_observer. */
+void chip_local_trace_close(chip_t *c);
+void chip_local_request_abort(chip_t *c, unsigned mask);
+void chip_local_reset(chip_t *c);
+void chip_local_set_slice(chip_t *c, uint32_t slice);
+void chip_local_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx);
+
 /* 0 when cfg describes a chip this build has (its geometry in *geo), else -1 with a message:
  * a shell refuses what its owner refuses, so every rank agrees. */
 int chip_check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen);

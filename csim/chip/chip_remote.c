@@ -131,22 +131,12 @@ static bool owner_idle(chip_t *c) {
   return idle;
 }
 
-/* What the owner alone does to its chip, as a lone chip does: nothing to share. */
-static void owner_trace_close(chip_t *c) { chip_host_local.trace_close(c); }
-static void owner_request_abort(chip_t *c, unsigned mask) { chip_host_local.request_abort(c, mask); }
-static void owner_reset(chip_t *c) { chip_host_local.reset(c); }
-static void owner_set_slice(chip_t *c, uint32_t slice) { chip_host_local.set_slice(c, slice); }
-static void owner_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
-  chip_host_local.set_observer(c, ops, ctx);
-}
-
 const chip_host_ops_t chip_host_owner = {
-    .hbm_write = owner_hbm_write, .hbm_read = owner_hbm_read, .hbm_zero = owner_hbm_zero,
-    .hbm_direct = no_hbm_direct, .memory = owner_memory, .vmem_read = owner_vmem_read,
-    .load_program = owner_load_program, .sem = owner_sem, .trace = owner_trace, .trace_close = owner_trace_close,
-    .router_flits = owner_router_flits, .status = owner_status, .finish = owner_finish, .idle = owner_idle,
-    .request_abort = owner_request_abort, .reset = owner_reset, .set_slice = owner_set_slice,
-    .set_observer = owner_set_observer,
+    .hbm_write = owner_hbm_write, .hbm_read = owner_hbm_read, .hbm_zero = owner_hbm_zero, .hbm_direct = no_hbm_direct,
+    .memory = owner_memory, .vmem_read = owner_vmem_read, .load_program = owner_load_program, .sem = owner_sem,
+    .trace = owner_trace, .trace_close = chip_local_trace_close, .router_flits = owner_router_flits, .status = owner_status,
+    .finish = owner_finish, .idle = owner_idle, .request_abort = chip_local_request_abort, .reset = chip_local_reset,
+    .set_slice = chip_local_set_slice, .set_observer = chip_local_set_observer,
 };
 
 /* ------------------------------------------------------------------ on the other ranks */
@@ -224,10 +214,9 @@ static void shell_set_slice(chip_t *c, uint32_t slice) { (void)c, (void)slice; }
 static void shell_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) { (void)c, (void)ops, (void)ctx; }
 
 const chip_host_ops_t chip_host_shell = {
-    .hbm_write = shell_hbm_write, .hbm_read = shell_hbm_read, .hbm_zero = shell_hbm_zero,
-    .hbm_direct = no_hbm_direct, .memory = shell_memory, .vmem_read = shell_vmem_read,
-    .load_program = shell_load_program, .sem = shell_sem, .trace = shell_trace, .trace_close = shell_trace_close,
-    .router_flits = shell_router_flits, .status = shell_status, .finish = shell_finish, .idle = shell_idle,
-    .request_abort = shell_request_abort, .reset = shell_reset, .set_slice = shell_set_slice,
-    .set_observer = shell_set_observer,
+    .hbm_write = shell_hbm_write, .hbm_read = shell_hbm_read, .hbm_zero = shell_hbm_zero, .hbm_direct = no_hbm_direct,
+    .memory = shell_memory, .vmem_read = shell_vmem_read, .load_program = shell_load_program, .sem = shell_sem,
+    .trace = shell_trace, .trace_close = shell_trace_close, .router_flits = shell_router_flits, .status = shell_status,
+    .finish = shell_finish, .idle = shell_idle, .request_abort = shell_request_abort, .reset = shell_reset,
+    .set_slice = shell_set_slice, .set_observer = shell_set_observer,
 };

@@ -80,7 +80,7 @@ static bool compare_router(noc_net_t *net, unsigned n, const flit_t *rtl_out, ui
  * delivered, so at a divergence the network stops where both models last agreed. The fast
  * routers skip idle cycles as in CHIP_MODEL_FAST, so the check covers that too. */
 static bool step_check(noc_net_t *net) {
-  slot_t *rd = slot_read(net), *wr = slot_write(net), *next = slot_next(net);
+  slot_t *rd = slot_read(net);
   for (unsigned n = 0; n < net->nodes; n++) {
     unsigned ports;
     const flit_t *in = &rd->flit[(size_t)n * NOC_PORTS];
@@ -94,20 +94,11 @@ static bool step_check(noc_net_t *net) {
     uint32_t credits = noc_router_rtl_outputs(net, &net->node[n], out, true);
     if (!compare_router(net, n, out, credits)) return false;
   }
-  for (unsigned n = 0; n < net->nodes; n++) {
-    flit_t out[NOC_PORTS];
-    uint32_t credits = noc_router_rtl_outputs(net, &net->node[n], out, false);
-    deliver_outputs(net, wr, next, n, out, valid_ports(out), credits, net->cfg.vcs);
-  }
+  noc_router_rtl_deliver(net);
   return true;
 }
 
 /* The status the network reads is the RTL's (the reference); the lockstep compares the rest. */
 const noc_router_ops_t noc_router_check_ops = {
-    .init = check_init,
-    .step = step_check,
-    .occupancy = noc_router_rtl_occupancy,
-    .overflow = noc_router_rtl_overflow,
-    .vc_count = noc_router_rtl_vc_count,
-    .trace = noc_router_rtl_trace,
-};
+    .init = check_init, .step = step_check, .occupancy = noc_router_rtl_occupancy,
+    .overflow = noc_router_rtl_overflow, .vc_count = noc_router_rtl_vc_count, .trace = noc_router_rtl_trace};

@@ -65,10 +65,5 @@ static bool step_fast(noc_net_t *net) {
 }
 
 const noc_router_ops_t noc_router_fast_ops = {
-    .init = noc_router_fast_init,
-    .step = step_fast,
-    .occupancy = fast_occupancy,
-    .overflow = fast_overflow,
-    .vc_count = fast_vc_count,
-    .trace = fast_trace,
-};
+    .init = noc_router_fast_init, .step = step_fast, .occupancy = fast_occupancy,
+    .overflow = fast_overflow, .vc_count = fast_vc_count, .trace = fast_trace};

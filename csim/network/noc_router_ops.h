@@ -131,6 +131,8 @@ unsigned noc_router_rtl_occupancy(const noc_net_t *net, unsigned n);
 bool noc_router_rtl_overflow(const noc_net_t *net, unsigned n);
 unsigned noc_router_rtl_vc_count(noc_net_t *net, unsigned n, unsigned port, unsigned vc);
 int noc_router_rtl_trace(noc_net_t *net, unsigned n, const char *path, char *err, size_t errlen);
+/* The RTL routers' outputs of the cycle (after their clock edge) onto the links and to the NIs. */
+void noc_router_rtl_deliver(noc_net_t *net);
 /* The fast router of node n, as after reset, linked to its neighbours (noc_router_fast.c). */
 int noc_router_fast_init(noc_net_t *net, unsigned n, char *err, size_t errlen);
 

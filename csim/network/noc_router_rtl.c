@@ -129,27 +129,27 @@ int noc_router_rtl_trace(noc_net_t *net, unsigned n, const char *path, char *err
 
 /* ------------------------------------------------------------------ a cycle */
 
+void noc_router_rtl_deliver(noc_net_t *net) {
+  slot_t *wr = slot_write(net), *next = slot_next(net);
+  for (unsigned n = 0; n < net->nodes; n++) {
+    flit_t out[NOC_PORTS];
+    uint32_t credits = noc_router_rtl_outputs(net, &net->node[n], out, false);
+    deliver_outputs(net, wr, next, n, out, valid_ports(out), credits, net->cfg.vcs);
+  }
+}
+
 static bool step_rtl(noc_net_t *net) {
-  slot_t *rd = slot_read(net), *wr = slot_write(net), *next = slot_next(net);
+  slot_t *rd = slot_read(net);
   for (unsigned n = 0; n < net->nodes; n++) {
     unsigned ports;
     uint32_t credits = gather_inputs(net, rd, n, &ports);
     noc_router_rtl_poke_inputs(net, &rd->flit[(size_t)n * NOC_PORTS], ports, credits, n);
   }
   for (unsigned n = 0; n < net->nodes; n++) vmodel_step(net->node[n].model, 1);
-  for (unsigned n = 0; n < net->nodes; n++) {
-    flit_t out[NOC_PORTS];
-    uint32_t credits = noc_router_rtl_outputs(net, &net->node[n], out, false);
-    deliver_outputs(net, wr, next, n, out, valid_ports(out), credits, net->cfg.vcs);
-  }
+  noc_router_rtl_deliver(net);
   return true;
 }
 
 const noc_router_ops_t noc_router_rtl_ops = {
-    .init = noc_router_rtl_init,
-    .step = step_rtl,
-    .occupancy = noc_router_rtl_occupancy,
-    .overflow = noc_router_rtl_overflow,
-    .vc_count = noc_router_rtl_vc_count,
-    .trace = noc_router_rtl_trace,
-};
+    .init = noc_router_rtl_init, .step = step_rtl, .occupancy = noc_router_rtl_occupancy,
+    .overflow = noc_router_rtl_overflow, .vc_count = noc_router_rtl_vc_count, .trace = noc_router_rtl_trace};
