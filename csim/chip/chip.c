@@ -76,15 +76,21 @@ int chip_check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err,
   return 0;
 }
 
+chip_t *chip_alloc(const chip_config_t *cfg, const chip_geometry_t *geo, const chip_host_ops_t *host) {
+  chip_t *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->cfg = *cfg;
+  c->host = host;
+  c->geo = *geo;
+  c->queues = ISA_NUM_QUEUES * isa_geometry_cores(geo);
+  return c;
+}
+
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   chip_geometry_t geo;
   if (chip_check_config(cfg, &geo, err, errlen)) return NULL;
-  chip_t *c = calloc(1, sizeof *c);
+  chip_t *c = chip_alloc(cfg, &geo, &chip_host_local);
   if (!c) goto oom;
-  c->cfg = *cfg;
-  c->host = &chip_host_local;
-  c->geo = geo;
-  c->queues = ISA_NUM_QUEUES * isa_geometry_cores(&geo);
   c->ports = isa_geometry_cores(&geo);
   c->line = calloc((size_t)CHIP_MAX_CORES * geo.cols, sizeof *c->line);
   /* Each core has its port into the one memory, with its share of the chip's bandwidth (a v2

@@ -76,6 +76,9 @@ void chip_local_reset(chip_t *c);
 void chip_local_set_slice(chip_t *c, uint32_t slice);
 void chip_local_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx);
 
+/* A chip's handle for a checked configuration (geo: chip_check_config's), carrying out host
+ * operations as `host` says, with no core or memory yet; NULL when out of memory. */
+chip_t *chip_alloc(const chip_config_t *cfg, const chip_geometry_t *geo, const chip_host_ops_t *host);
 /* 0 when cfg describes a chip this build has (its geometry in *geo), else -1 with a message:
  * a shell refuses what its owner refuses, so every rank agrees. */
 int chip_check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen);

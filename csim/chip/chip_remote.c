@@ -2,7 +2,6 @@
  * on its owner the chip itself, each host operation's answer broadcast from there; on the other
  * ranks a shell that takes the answers. Every rank makes the same calls in the same order. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "chip/chip.h"
@@ -14,14 +13,8 @@
 static chip_t *shell_new(const chip_config_t *cfg, char *err, size_t errlen) {
   chip_geometry_t geo;
   if (chip_check_config(cfg, &geo, err, errlen)) return NULL;
-  chip_t *c = calloc(1, sizeof *c);
-  if (!c) {
-    snprintf(err, errlen, "out of memory");
-    return NULL;
-  }
-  c->cfg = *cfg;
-  c->geo = geo;
-  c->queues = ISA_NUM_QUEUES * isa_geometry_cores(&geo);
+  chip_t *c = chip_alloc(cfg, &geo, &chip_host_shell);
+  if (!c) snprintf(err, errlen, "out of memory");
   return c;
 }
 
