@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation check of the fast router (`make mutants`, not part of `make test`): plants one-bit
 # and one-cycle errors in csim/fast/noc_fast.c, one at a time, and runs the lockstep tests
-# (tests/test_noc_fast.c, networks in NOC_MODEL_CHECK under every traffic pattern and load)
+# (tests/test_noc_fast.c, networks in CHIP_MODEL_CHECK under every traffic pattern and load)
 # against each. A mutant is caught when the lockstep fails; the first divergence report is
 # printed. Exits 1 if any mutant survives, 2 if a mutation no longer applies (the source moved
 # on: update its pattern here).

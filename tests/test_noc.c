@@ -3,7 +3,8 @@
  * the zero-load latency contract of docs/noc.md for every source/destination pair on 4x4
  * (2 and 4 VCs, several link latencies and packet lengths) and for wraparound paths on
  * 8x8; clean scoreboards under load with every pattern and minimal buffers; the watchdog
- * and the configuration checks. Run once per reset seed.
+ * and the configuration checks (the router model among them; --model's names in the model
+ * enum's order). Run once per reset seed.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@ static unsigned ring_hops(unsigned a, unsigned b, unsigned k) {
 static unsigned contract(unsigned hops, unsigned flits, unsigned link) { return flits + hops * (2 + link); }
 
 static noc_net_t *make_net(unsigned x, unsigned y, unsigned vcs, unsigned buf, unsigned link) {
-  noc_config_t cfg = {x, y, vcs, buf, link, test_seed(), NOC_MODEL_RTL};
+  noc_config_t cfg = {x, y, vcs, buf, link, test_seed(), CHIP_MODEL_RTL};
   char err[256];
   noc_net_t *net = noc_net_new(&cfg, err, sizeof err);
   cr_assert_not_null(net, "%s", err);
@@ -131,18 +132,38 @@ Test(noc, low_load_latency_near_zero_load) {
 
 Test(noc, bad_configurations_are_refused) {
   char err[256];
-  noc_config_t c = {4, 4, 3, 8, 0, 1, NOC_MODEL_RTL};
+  noc_config_t c = {4, 4, 3, 8, 0, 1, CHIP_MODEL_RTL};
   cr_assert_null(noc_net_new(&c, err, sizeof err));
   cr_assert(strstr(err, "no router with 3 VCs"), "%s", err);
-  c = (noc_config_t){1, 4, 4, 8, 0, 1, NOC_MODEL_RTL};
+  c = (noc_config_t){1, 4, 4, 8, 0, 1, CHIP_MODEL_RTL};
   cr_assert_null(noc_net_new(&c, err, sizeof err));
   cr_assert(strstr(err, "2..255"), "%s", err);
-  c = (noc_config_t){4, 4, 4, 0, 0, 1, NOC_MODEL_RTL};
+  c = (noc_config_t){4, 4, 4, 0, 0, 1, CHIP_MODEL_RTL};
   cr_assert_null(noc_net_new(&c, err, sizeof err));
   cr_assert(strstr(err, "buffer depth"), "%s", err);
+  c = (noc_config_t){4, 4, 4, 8, 0, 1, CHIP_MODELS};
+  cr_assert_null(noc_net_new(&c, err, sizeof err));
+  cr_assert(strstr(err, "unknown router model"), "%s", err);
   cr_assert_eq(noc_pattern_check(NOC_TRANSPOSE, 4, 8, err, sizeof err), -1);
   noc_pattern_t p;
   cr_assert_eq(noc_pattern_parse("zigzag", &p), -1);
+}
+
+/* --model's choice index is the model (CLI_CHOICE): CHIP_MODEL_CHOICES lists the names in enum
+ * order, and each name parses back to its model. */
+Test(noc, model_choices_are_in_enum_order) {
+  char choices[] = CHIP_MODEL_CHOICES;
+  unsigned i = 0;
+  for (char *save, *name = strtok_r(choices, "|", &save); name; name = strtok_r(NULL, "|", &save), i++) {
+    cr_assert_lt(i, CHIP_MODELS, "more choices than models: %s", CHIP_MODEL_CHOICES);
+    cr_assert_str_eq(chip_model_name((chip_model_t)i), name);
+    chip_model_t m;
+    cr_assert_eq(chip_model_parse(name, &m), 0, "%s", name);
+    cr_assert_eq(m, (chip_model_t)i);
+  }
+  cr_assert_eq(i, CHIP_MODELS, "%s names %u of %u models", CHIP_MODEL_CHOICES, i, (unsigned)CHIP_MODELS);
+  chip_model_t m;
+  cr_assert_eq(chip_model_parse("fastest", &m), -1);
 }
 
 Test(noc, patterns_map_as_documented) {

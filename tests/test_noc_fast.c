@@ -1,14 +1,14 @@
 /*
  * The fast router (csim/fast/noc_fast.c) held to the RTL router (rtl/noc_router.sv), run once
  * per reset seed:
- *   - networks in lockstep (NOC_MODEL_CHECK: both models at every node, every output flit,
+ *   - networks in lockstep (CHIP_MODEL_CHECK: both models at every node, every output flit,
  *     credit and status bit compared every cycle) under every traffic pattern of `tpusim net`
  *     at loads 0.05, 0.3, 0.6 and 1.0 (past saturation), over 4x4, 8x8, 3x5 and 2x6 pods with
  *     2 and 4 VCs, buffers of 2 and 8 flits and links of 0 and 2 cycles;
  *   - one router in lockstep under random stimulus the network never produces: slices that
  *     change, heads for outside the slice (drops and their delayed credits), destinations
  *     outside the pod, senders that ignore their credits (overflow), spurious credits;
- *   - NOC_MODEL_FAST alone gives the RTL's results packet for packet;
+ *   - CHIP_MODEL_FAST alone gives the RTL's results packet for packet;
  *   - the four-local-port router (the chip's) ejects at the port paired with the input;
  *   - an idle router's step changes nothing; tracing a fast network is refused.
  */
@@ -60,7 +60,7 @@ ParameterizedTestParameters(noc_fast, lockstep_every_pattern_and_load) {
 
 /* Runs traffic in lockstep; a divergence fails with the network's report. */
 static void run_lockstep(const shape_t *s, noc_pattern_t pattern, double rate, unsigned flits, uint64_t seed) {
-  noc_config_t cfg = {s->x, s->y, s->vcs, s->buf, s->link, seed, NOC_MODEL_CHECK};
+  noc_config_t cfg = {s->x, s->y, s->vcs, s->buf, s->link, seed, CHIP_MODEL_CHECK};
   char err[256];
   noc_net_t *net = noc_net_new(&cfg, err, sizeof err);
   cr_assert_not_null(net, "%s", err);
@@ -91,7 +91,7 @@ ParameterizedTest(lockstep_t *c, noc_fast, lockstep_every_pattern_and_load, .tim
 
 /* ------------------------------------------------------------------ fast alone = RTL */
 
-static noc_net_t *run_model(const shape_t *s, noc_model_t model, noc_pattern_t pattern, double rate, unsigned flits,
+static noc_net_t *run_model(const shape_t *s, chip_model_t model, noc_pattern_t pattern, double rate, unsigned flits,
                             noc_result_t *r) {
   noc_config_t cfg = {s->x, s->y, s->vcs, s->buf, s->link, test_seed(), model};
   char err[256];
@@ -109,8 +109,8 @@ Test(noc_fast, fast_alone_gives_the_rtl_results, .timeout = 300) {
   const noc_pattern_t patterns[] = {NOC_UNIFORM, NOC_BITCOMP, NOC_HOTSPOT};
   for (unsigned i = 0; i < 3; i++) {
     noc_result_t a, b;
-    noc_net_t *rtl = run_model(&shapes[i], NOC_MODEL_RTL, patterns[i], rates[i], 1 + i, &a);
-    noc_net_t *fast = run_model(&shapes[i], NOC_MODEL_FAST, patterns[i], rates[i], 1 + i, &b);
+    noc_net_t *rtl = run_model(&shapes[i], CHIP_MODEL_RTL, patterns[i], rates[i], 1 + i, &a);
+    noc_net_t *fast = run_model(&shapes[i], CHIP_MODEL_FAST, patterns[i], rates[i], 1 + i, &b);
     const noc_scoreboard_t *sa = noc_net_scoreboard(rtl), *sb = noc_net_scoreboard(fast);
     cr_assert_eq(memcmp(sa, sb, sizeof *sa), 0, "scoreboards differ");
     cr_assert_eq(noc_net_cycle(rtl), noc_net_cycle(fast));
@@ -129,7 +129,7 @@ Test(noc_fast, fast_alone_gives_the_rtl_results, .timeout = 300) {
 }
 
 Test(noc_fast, tracing_a_fast_network_is_refused) {
-  noc_config_t cfg = {2, 2, 2, 8, 0, 1, NOC_MODEL_FAST};
+  noc_config_t cfg = {2, 2, 2, 8, 0, 1, CHIP_MODEL_FAST};
   char err[256];
   noc_net_t *net = noc_net_new(&cfg, err, sizeof err);
   cr_assert_not_null(net, "%s", err);

@@ -27,7 +27,7 @@ ParameterizedTestParameters(noc_soak, full_load_then_drain) {
 }
 
 ParameterizedTest(soak_t *s, noc_soak, full_load_then_drain, .timeout = 900) {
-  noc_config_t cfg = {8, 8, s->vcs, s->buf, 1, test_seed(), NOC_MODEL_RTL};
+  noc_config_t cfg = {8, 8, s->vcs, s->buf, 1, test_seed(), CHIP_MODEL_RTL};
   char err[256];
   noc_net_t *net = noc_net_new(&cfg, err, sizeof err);
   cr_assert_not_null(net, "%s", err);

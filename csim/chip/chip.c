@@ -1,4 +1,5 @@
-/* chip: see chip.h. */
+/* chip: see chip.h; the chip carrying out the host's operations itself (chip_host_local), and
+ * every rank's part of a chip of an MPI job in chip_remote.c. */
 #include "chip/chip.h"
 
 #include <stdio.h>
@@ -6,34 +7,9 @@
 #include <string.h>
 
 #include "chip/chip_core.h"
-#include "util/dist.h"
+#include "chip/chip_host.h"
 #include "chip/hbm.h"
 
-struct chip {
-  chip_config_t cfg;
-  chip_geometry_t geo;
-  chip_core_t *core;
-  hbm_t hbm[CHIP_MAX_CORES];  /* core k's HBM port; hbm[0] holds the memory (hbm.h) */
-  unsigned ports;              /* the cores */
-  uint32_t *line;  /* scratch, one VMEM line */
-  unsigned queues;                 /* ISA_NUM_QUEUES a core: queue 2c + q is queue q of core c */
-  uint32_t *prog[CHIP_MAX_QUEUES]; /* the programs loaded, for reports */
-  size_t prog_len[CHIP_MAX_QUEUES];
-  unsigned start_mask;
-  uint64_t run_start;
-  uint64_t base[CHIP_OBS_COUNTERS], hbm0;  /* counters at the start of the run */
-  uint64_t cycle;
-  /* A chip of a pod split over MPI ranks (chip_new_shared): its host operations are collective,
-   * carried out by the owner rank, their answers broadcast from it; on the other ranks it is a
-   * shell (no core, no memory) holding its configuration and programs. */
-  bool shared, remote;
-  unsigned owner;
-  const chip_observer_t *obs_ops;  /* a profile's observer (chip_set_observer), or NULL */
-  void *obs_ctx;
-  chip_obs_t *obs;                 /* its buffer */
-  void (*progress)(void *ctx, uint64_t cycles);  /* chip_set_progress */
-  void *progress_ctx;
-};
 
 chip_config_t chip_config_default(unsigned rows, unsigned cols) {
   return (chip_config_t){.rows = rows, .cols = cols, .hbm_bytes = CHIP_DEFAULT_HBM_BYTES,
@@ -42,7 +18,6 @@ chip_config_t chip_config_default(unsigned rows, unsigned cols) {
                          .clock_mhz = CHIP_DEFAULT_CLOCK_MHZ};
 }
 
-/* 0 when cfg describes a chip this build has (its geometry in *geo), else -1 with a message. */
 int chip_geometry_for(unsigned rows, unsigned cols, unsigned mxus, unsigned cores, chip_model_t model,
                       chip_geometry_t *g, char *err, size_t errlen) {
   if (mxus == 0) mxus = 1;
@@ -84,7 +59,7 @@ int chip_flit_words_check(unsigned flit_words, unsigned cols, chip_model_t model
   return 0;
 }
 
-static int check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen) {
+int chip_check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *err, size_t errlen) {
   if (chip_geometry_for(cfg->rows, cfg->cols, cfg->mxus, cfg->cores, cfg->model, geo, err, errlen)) return -1;
   if (chip_flit_words_check(cfg->flit_words, cfg->cols, cfg->model, err, errlen)) return -1;
   geo->flit_words = cfg->flit_words > 1 ? cfg->flit_words : 1;
@@ -101,14 +76,21 @@ static int check_config(const chip_config_t *cfg, chip_geometry_t *geo, char *er
   return 0;
 }
 
+chip_t *chip_alloc(const chip_config_t *cfg, const chip_geometry_t *geo, const chip_host_ops_t *host) {
+  chip_t *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->cfg = *cfg;
+  c->host = host;
+  c->geo = *geo;
+  c->queues = ISA_NUM_QUEUES * isa_geometry_cores(geo);
+  return c;
+}
+
 chip_t *chip_new(const chip_config_t *cfg, char *err, size_t errlen) {
   chip_geometry_t geo;
-  if (check_config(cfg, &geo, err, errlen)) return NULL;
-  chip_t *c = calloc(1, sizeof *c);
+  if (chip_check_config(cfg, &geo, err, errlen)) return NULL;
+  chip_t *c = chip_alloc(cfg, &geo, &chip_host_local);
   if (!c) goto oom;
-  c->cfg = *cfg;
-  c->geo = geo;
-  c->queues = ISA_NUM_QUEUES * isa_geometry_cores(&geo);
   c->ports = isa_geometry_cores(&geo);
   c->line = calloc((size_t)CHIP_MAX_CORES * geo.cols, sizeof *c->line);
   /* Each core has its port into the one memory, with its share of the chip's bandwidth (a v2
@@ -135,47 +117,6 @@ oom:
   return NULL;
 }
 
-chip_t *chip_new_shared(const chip_config_t *cfg, unsigned owner, char *err, size_t errlen) {
-  chip_t *c;
-  if (owner == dist_rank()) {
-    c = chip_new(cfg, err, errlen);
-  } else { /* a shell: refused for the same reasons the owner refuses the chip, so every rank agrees */
-    chip_geometry_t geo;
-    if (check_config(cfg, &geo, err, errlen)) return NULL;
-    c = calloc(1, sizeof *c);
-    if (!c) {
-      snprintf(err, errlen, "out of memory");
-      return NULL;
-    }
-    c->cfg = *cfg;
-    c->geo = geo;
-    c->queues = ISA_NUM_QUEUES * isa_geometry_cores(&geo);
-    c->remote = true;  /* (no HBM ports: c->ports stays 0) */
-  }
-  if (c) c->shared = dist_active(), c->owner = owner;
-  return c;
-}
-
-/* A shared chip's answer (rc and, on failure, its message) on every rank. */
-static int share_outcome(const chip_t *c, int rc, char *err, size_t errlen) {
-  struct {
-    int rc;
-    char err[256];
-  } a = {rc, ""};
-  if (!c->remote && rc) snprintf(a.err, sizeof a.err, "%s", err);
-  dist_bcast(&a, sizeof a, c->owner);
-  if (a.rc) snprintf(err, errlen, "%s", a.err);
-  return a.rc;
-}
-
-/* A shared chip's answer (n bytes at buf, from the owner) on every rank; rc is the owner's. */
-static int share(const chip_t *c, int rc, void *buf, size_t n) {
-  if (!c->shared) return rc;
-  dist_bcast(&rc, sizeof rc, c->owner);
-  if (rc == 0 && n) dist_bcast(buf, n, c->owner);
-  return rc;
-}
-
 void chip_free(chip_t *c) {
   if (!c) return;
   if (c->core) c->core->ops->free(c->core);
@@ -192,46 +133,63 @@ unsigned chip_line_bytes(const chip_t *c) { return 4 * c->geo.cols; }
 uint64_t chip_cycle(const chip_t *c) { return c->cycle; }
 const char *chip_divergence(const chip_t *c) { return c->core->ops->divergence(c->core); }
 
-int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n) {
-  int rc = 0;
-  if (!c->remote) rc = addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_write(&c->hbm[0], addr, src, n);
-  return share(c, rc, NULL, 0);
-}
+/* ---- the host's operations, as chip_host_ops_t says how (chip_host.h) */
 
-int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) {
-  int rc = 0;
-  if (!c->remote) rc = addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_read(&c->hbm[0], addr, dst, n);
-  return share(c, rc, dst, n);
-}
-
-int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n) {
-  int rc = 0;
-  if (!c->remote) rc = addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_zero(&c->hbm[0], addr, n);
-  return share(c, rc, NULL, 0);
-}
-
+int chip_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n) { return c->host->hbm_write(c, addr, src, n); }
+int chip_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) { return c->host->hbm_read(c, addr, dst, n); }
+int chip_hbm_zero(chip_t *c, uint64_t addr, size_t n) { return c->host->hbm_zero(c, addr, n); }
 uint8_t *chip_hbm_direct(chip_t *c, uint64_t addr, uint64_t *first, uint64_t *len) {
-  if (c->shared || addr >= c->hbm[0].bytes) return NULL;
+  return c->host->hbm_direct(c, addr, first, len);
+}
+size_t chip_memory(chip_t *c) { return c->host->memory(c); }
+int chip_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst) { return c->host->vmem_read(c, line, n, dst); }
+int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
+  return c->host->load_program(c, queue, cmds, n, err, errlen);
+}
+uint32_t chip_sem(chip_t *c, unsigned idx) { return c->host->sem(c, idx); }
+int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) { return c->host->trace(c, path, err, errlen); }
+void chip_trace_close(chip_t *c) { c->host->trace_close(c); }
+void chip_router_flits(chip_t *c, uint32_t flits[5]) { c->host->router_flits(c, flits); }
+void chip_status(chip_t *c, chip_status_t *st) { c->host->status(c, st); }
+int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) { return c->host->finish(c, timed_out, st); }
+bool chip_idle(chip_t *c) { return c->host->idle(c); }
+void chip_request_abort(chip_t *c, unsigned mask) { c->host->request_abort(c, mask); }
+void chip_reset(chip_t *c) { c->host->reset(c); }
+void chip_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) { c->host->set_observer(c, ops, ctx); }
+void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h) {
+  c->host->set_slice(c, (x0 & 0xFF) | (y0 & 0xFF) << 8 | (w & 0xFF) << 16 | (uint32_t)(h & 0xFF) << 24);
+}
+
+/* ---- the chip carrying them out itself */
+
+static int local_hbm_write(chip_t *c, uint64_t addr, const void *src, size_t n) {
+  return addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_write(&c->hbm[0], addr, src, n);
+}
+
+static int local_hbm_read(chip_t *c, uint64_t addr, void *dst, size_t n) {
+  return addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_read(&c->hbm[0], addr, dst, n);
+}
+
+static int local_hbm_zero(chip_t *c, uint64_t addr, size_t n) {
+  return addr > c->hbm[0].bytes || n > c->hbm[0].bytes - addr ? -1 : hbm_zero(&c->hbm[0], addr, n);
+}
+
+static uint8_t *local_hbm_direct(chip_t *c, uint64_t addr, uint64_t *first, uint64_t *len) {
+  if (addr >= c->hbm[0].bytes) return NULL;
   *first = addr / HBM_PAGE_BYTES * HBM_PAGE_BYTES;
   *len = c->hbm[0].bytes - *first < HBM_PAGE_BYTES ? c->hbm[0].bytes - *first : HBM_PAGE_BYTES;
   return hbm_page(&c->hbm[0], addr);
 }
 
-size_t chip_memory(chip_t *c) {
-  size_t bytes = 0;
-  if (!c->remote) bytes = c->hbm[0].pages_used * (size_t)HBM_PAGE_BYTES + c->core->ops->memory(c->core);
-  share(c, 0, &bytes, sizeof bytes);
-  return bytes;
+static size_t local_memory(chip_t *c) {
+  return c->hbm[0].pages_used * (size_t)HBM_PAGE_BYTES + c->core->ops->memory(c->core);
 }
 
-int chip_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
-  int rc = 0;
-  if (!c->remote) rc = c->core->ops->vmem_read(c->core, line, n, dst);
-  return share(c, rc, dst, (size_t)n * c->geo.cols * sizeof *dst);
+static int local_vmem_read(chip_t *c, uint32_t line, uint32_t n, uint32_t *dst) {
+  return c->core->ops->vmem_read(c->core, line, n, dst);
 }
 
-/* Keeps a copy of the program loaded on `queue` (reports, chip_cycle_bound). */
-static int keep_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
+int chip_keep_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
   uint32_t *copy = malloc((n ? n : 1) * ISA_CMD_WORDS * sizeof *copy);
   if (!copy) {
     snprintf(err, errlen, "out of memory");
@@ -244,16 +202,7 @@ static int keep_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, ch
   return 0;
 }
 
-static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen);
-
-int chip_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
-  if (!c->shared) return load_program(c, queue, cmds, n, err, errlen);
-  /* the owner loads; every rank keeps the program */
-  const int rc = share_outcome(c, c->remote ? 0 : load_program(c, queue, cmds, n, err, errlen), err, errlen);
-  return rc || !c->remote ? rc : keep_program(c, queue, cmds, n, err, errlen);
-}
-
-static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
+static int local_load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, char *err, size_t errlen) {
   if (queue < 0 || queue >= (int)c->queues) {
     snprintf(err, errlen, "no queue %d (the chip has %u)", queue, c->queues);
     return -1;
@@ -269,7 +218,7 @@ static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, ch
              queue % ISA_NUM_QUEUES == ISA_QUEUE_DMA ? "DMA" : "compute", queue >= ISA_NUM_QUEUES ? " of core 1" : "");
     return -1;
   }
-  if (keep_program(c, queue, cmds, n, err, errlen)) return -1;
+  if (chip_keep_program(c, queue, cmds, n, err, errlen)) return -1;
   c->core->ops->load(c->core, (unsigned)queue, cmds, n);
   return 0;
 }
@@ -277,28 +226,16 @@ static int load_program(chip_t *c, int queue, const uint32_t *cmds, size_t n, ch
 static bool idle_of(chip_t *c) { return c->core->ops->idle(c->core); }
 static uint32_t sem_of(chip_t *c, unsigned idx) { return c->core->ops->sem(c->core, idx); }
 
-uint32_t chip_sem(chip_t *c, unsigned idx) {
-  uint32_t v = c->remote ? 0 : sem_of(c, idx);
-  share(c, 0, &v, sizeof v);
-  return v;
+static int local_trace(chip_t *c, const char *path, char *err, size_t errlen) {
+  return c->core->ops->trace_open(c->core, path, err, errlen);
 }
 
-int chip_trace(chip_t *c, const char *path, char *err, size_t errlen) {
-  const int rc = c->remote ? 0 : c->core->ops->trace_open(c->core, path, err, errlen);
-  return c->shared ? share_outcome(c, rc, err, errlen) : rc;
-}
-
-void chip_trace_close(chip_t *c) {
-  if (!c->remote) c->core->ops->trace_close(c->core);
-}
+void chip_local_trace_close(chip_t *c) { c->core->ops->trace_close(c->core); }
 
 void chip_net_in(chip_t *c, const chip_net_t *in) { c->core->ops->net_in(c->core, in); }
 void chip_net_out(chip_t *c, chip_net_t *out) { c->core->ops->net_out(c->core, out); }
 
-void chip_router_flits(chip_t *c, uint32_t flits[5]) {
-  if (!c->remote) c->core->ops->router_flits(c->core, flits);
-  share(c, 0, flits, 5 * sizeof *flits);
-}
+static void local_router_flits(chip_t *c, uint32_t flits[5]) { c->core->ops->router_flits(c->core, flits); }
 
 bool chip_quiet(chip_t *c) { return c->core->ops->idle(c->core) && c->core->ops->occupancy(c->core) == 0; }
 
@@ -378,8 +315,7 @@ void chip_skip(chip_t *c, uint64_t n) {
 
 _Static_assert(offsetof(chip_obs_t, core) <= 64, "a profile's chip-wide observation fields on the first cache line");
 
-void chip_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
-  if (c->remote) return;
+void chip_local_set_observer(chip_t *c, const chip_observer_t *ops, void *ctx) {
   if (ops && !c->obs) { /* (aligned: what a profile reads every cycle is on its first two cache lines) */
     if ((c->obs = aligned_alloc(64, (sizeof *c->obs + 63) / 64 * 64))) memset(c->obs, 0, sizeof *c->obs);
     else ops = NULL; /* (out of memory: no profile) */
@@ -411,30 +347,15 @@ static void read_status(chip_t *c, chip_status_t *st) {
   }
 }
 
-void chip_status(chip_t *c, chip_status_t *st) {
+static void local_status(chip_t *c, chip_status_t *st) {
   memset(st, 0, sizeof *st);
-  if (!c->remote) read_status(c, st);
-  share(c, 0, st, sizeof *st);
+  read_status(c, st);
 }
 
 void chip_begin(chip_t *c, unsigned mask) {
   c->core->ops->counters(c->core, c->base);
   c->hbm0 = hbm_moved(c);
   chip_start(c, mask);
-}
-
-static int finish_local(chip_t *c, bool timed_out, chip_status_t *st);
-
-int chip_finish(chip_t *c, bool timed_out, chip_status_t *st) {
-  if (!c->shared) return finish_local(c, timed_out, st);
-  struct {
-    int rc;
-    chip_status_t st;
-  } f = {0};
-  if (!c->remote) f.rc = finish_local(c, timed_out, &f.st);
-  dist_bcast(&f, sizeof f, c->owner);
-  *st = f.st;
-  return f.rc;
 }
 
 static int finish_local(chip_t *c, bool timed_out, chip_status_t *st) {
@@ -516,14 +437,7 @@ uint64_t chip_cycle_bound(const chip_t *c) {
   return total;
 }
 
-bool chip_idle(chip_t *c) {
-  bool idle = c->remote || idle_of(c);
-  share(c, 0, &idle, sizeof idle);
-  return idle;
-}
-
-void chip_request_abort(chip_t *c, unsigned mask) {
-  if (c->remote) return;
+void chip_local_request_abort(chip_t *c, unsigned mask) {
   c->core->ops->abort(c->core, mask & ((1u << c->queues) - 1));
 }
 
@@ -537,8 +451,7 @@ int chip_abort(chip_t *c, unsigned mask, uint64_t max_cycles) {
   return 0;
 }
 
-void chip_reset(chip_t *c) {
-  if (c->remote) return;
+void chip_local_reset(chip_t *c) {
   c->core->ops->reset(c->core);
   for (unsigned k = 0; k < c->ports; k++) hbm_flush(&c->hbm[k]);
 }
@@ -585,9 +498,14 @@ int chip_run(chip_t *c, unsigned mask, uint64_t max_cycles, chip_status_t *st) {
   return rc;
 }
 
-void chip_set_slice(chip_t *c, unsigned x0, unsigned y0, unsigned w, unsigned h) {
-  if (c->remote) return;
-  c->core->ops->set_slice(c->core, (x0 & 0xFF) | (y0 & 0xFF) << 8 | (w & 0xFF) << 16 | (uint32_t)(h & 0xFF) << 24);
-}
+void chip_local_set_slice(chip_t *c, uint32_t slice) { c->core->ops->set_slice(c->core, slice); }
 
 uint32_t chip_slice_drops(chip_t *c) { return c->core->ops->slice_drops(c->core); }
+
+const chip_host_ops_t chip_host_local = {
+    .hbm_write = local_hbm_write, .hbm_read = local_hbm_read, .hbm_zero = local_hbm_zero, .hbm_direct = local_hbm_direct,
+    .memory = local_memory, .vmem_read = local_vmem_read, .load_program = local_load_program, .sem = sem_of,
+    .trace = local_trace, .trace_close = chip_local_trace_close, .router_flits = local_router_flits, .status = local_status,
+    .finish = finish_local, .idle = idle_of, .request_abort = chip_local_request_abort, .reset = chip_local_reset,
+    .set_slice = chip_local_set_slice, .set_observer = chip_local_set_observer,
+};

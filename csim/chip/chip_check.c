@@ -315,17 +315,3 @@ chip_core_t *chip_core_check_new(const chip_core_config_t *cfg, char *err, size_
   }
   return &k->core;
 }
-
-const char *chip_model_name(chip_model_t m) {
-  static const char *const names[CHIP_MODELS] = {"rtl", "fast", "check"};
-  return m < CHIP_MODELS ? names[m] : "?";
-}
-
-int chip_model_parse(const char *s, chip_model_t *m) {
-  for (int i = 0; i < CHIP_MODELS; i++)
-    if (!strcmp(s, chip_model_name((chip_model_t)i))) {
-      *m = (chip_model_t)i;
-      return 0;
-    }
-  return -1;
-}

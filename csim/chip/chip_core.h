@@ -20,12 +20,7 @@
 
 #include "fast/chip_obs.h"
 #include "fw/isa.h"
-
-typedef enum { CHIP_MODEL_RTL, CHIP_MODEL_FAST, CHIP_MODEL_CHECK, CHIP_MODELS } chip_model_t;
-
-/* "rtl", "fast", "check"; chip_model_parse returns -1 for anything else. */
-const char *chip_model_name(chip_model_t m);
-int chip_model_parse(const char *s, chip_model_t *m);
+#include "util/model.h"
 
 typedef struct {
   bool valid, write;

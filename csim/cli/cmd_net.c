@@ -29,7 +29,7 @@ typedef struct {
   char exe_dir[4096];       /* where tpusim is: build/, beside scripts/ */
   char default_csv[4200];
   uint64_t trace_node;
-  int model;                /* noc_model_t: the index in "rtl|fast|check" */
+  int model;                /* chip_model_t: its index in CHIP_MODEL_CHOICES */
   bool json, sweep;
 } net_opts_t;
 
@@ -95,7 +95,7 @@ static int parse(int argc, char **argv, net_opts_t *o) {
       CLI_OPT("cycles", CLI_U64, &o->run.measure, .min = 1, .max = 100000000),
       CLI_OPT("warmup", CLI_U64, &o->run.warmup, .min = 0, .max = 100000000),
       CLI_OPT("seed", CLI_U64, &o->run.seed, .min = 0, .max = UINT64_MAX),
-      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = "rtl|fast|check"),
+      CLI_OPT("model", CLI_CHOICE, &o->model, .shape = CHIP_MODEL_CHOICES),
       CLI_OPT("trace", CLI_OUTPUT, &o->trace),
       CLI_OPT("trace-node", CLI_U64, &o->trace_node, .min = 0, .max = NET_MAX_NODES - 1),
       CLI_OPT("json", CLI_FLAG, &o->json),
@@ -108,7 +108,7 @@ static int parse(int argc, char **argv, net_opts_t *o) {
   o->cfg.size_x = pod[0];
   o->cfg.size_y = pod[1];
   o->cfg.seed = o->run.seed;
-  o->cfg.model = (noc_model_t)o->model;
+  o->cfg.model = (chip_model_t)o->model;
   if (!noc_router_available(o->cfg.vcs))
     return cli_usage_error("net", "no router with %u VCs in this build (built: %s)", o->cfg.vcs,
                            noc_router_vcs_list());
@@ -119,7 +119,7 @@ static int parse(int argc, char **argv, net_opts_t *o) {
     return cli_usage_error("net", "--trace-node %llu is outside the %ux%u pod", (unsigned long long)o->trace_node,
                            o->cfg.size_x, o->cfg.size_y);
   if (o->trace && o->sweep) return cli_usage_error("net", "--trace and --sweep cannot be combined");
-  if (o->trace && o->cfg.model == NOC_MODEL_FAST)
+  if (o->trace && o->cfg.model == CHIP_MODEL_FAST)
     return cli_usage_error("net", "--trace needs --model rtl or check: a fast model has no waveform");
   char why[4400];
   if (o->sweep && !cli_output_ok(o->sweep_csv, why, sizeof why)) return cli_usage_error("net", "--sweep-csv: %s", why);
@@ -173,7 +173,7 @@ static int print_result(const net_opts_t *o, double rate, const noc_result_t *r)
   report_u64(&rep, "buf", o->cfg.buf_depth);
   report_u64(&rep, "link_latency", o->cfg.link_latency);
   report_u64(&rep, "seed", o->run.seed);
-  report_str(&rep, "model", noc_model_name(o->cfg.model));
+  report_str(&rep, "model", chip_model_name(o->cfg.model));
   report_f64(&rep, "offered", r->offered);
   report_f64(&rep, "accepted", r->accepted);
   report_f64(&rep, "avg_latency", r->avg_latency);

@@ -41,7 +41,7 @@ typedef struct {
   int chip;                 /* --chip NAME: a machine_preset index, when chip_given */
   unsigned pod[2], mxu[2];  /* --pod XxY, --mxu RxC */
   unsigned mxus, cores, clock_mhz, hbm_bw, hbm_latency, flit_words, link_bytes, link_latency, threads;
-  int model;                /* a chip_model_t (CLI_CHOICE index) */
+  int model;                /* a chip_model_t (its index in CHIP_MODEL_CHOICES) */
   const char *rtl_chips;    /* --rtl-chips LIST, or NULL */
   bool chip_given, pod_given, mxu_given, mxus_given, cores_given, clock_given, hbm_bw_given, hbm_latency_given,
       flit_given, link_bytes_given, link_latency_given, threads_given, model_given;
@@ -68,7 +68,7 @@ void cmd_machine_free(cmd_machine_t *m);
   CLI_OPT("flit-words", CLI_UINT, &(m)->flit_words, .min = 1, .max = NOC_FLIT_MAX_WORDS, .given = &(m)->flit_given), \
   CLI_OPT("link-bytes", CLI_UINT, &(m)->link_bytes, .min = 1, .max = 8 * NOC_FLIT_MAX_WORDS,                      \
           .given = &(m)->link_bytes_given),                                                                         \
-  CLI_OPT("model", CLI_CHOICE, &(m)->model, .shape = "rtl|fast|check", .given = &(m)->model_given)
+  CLI_OPT("model", CLI_CHOICE, &(m)->model, .shape = CHIP_MODEL_CHOICES, .given = &(m)->model_given)
 #define CMD_POD_OPTS(m)                                                                                             \
   CLI_OPT("link-latency", CLI_UINT, &(m)->link_latency, .min = 0, .max = POD_MAX_LINK_LATENCY,                    \
           .given = &(m)->link_latency_given),                                                                       \

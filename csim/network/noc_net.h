@@ -19,14 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Which router model runs at each node. */
-typedef enum {
-  NOC_MODEL_RTL,   /* the Verilated rtl/noc_router.sv */
-  NOC_MODEL_FAST,  /* csim/fast/noc_fast.c only (no Verilated router is built); a router that
-                      holds nothing and receives nothing is not stepped */
-  NOC_MODEL_CHECK  /* both at every node, the same inputs, every output compared every cycle;
-                      the RTL's outputs drive the network; the first difference stops it */
-} noc_model_t;
+#include "util/model.h"
 
 typedef struct {
   unsigned size_x, size_y;   /* 2..255 each (8-bit coordinates) */
@@ -34,7 +27,12 @@ typedef struct {
   unsigned buf_depth;        /* flits per VC buffer, 1..NOC_MAX_DEPTH */
   unsigned link_latency;     /* extra cycles per link, each way (0 = a wire) */
   uint64_t seed;             /* reset randomisation */
-  noc_model_t model;         /* NOC_MODEL_RTL (0) unless set */
+  /* Which router model runs at each node: CHIP_MODEL_RTL (0) unless set, the Verilated
+   * rtl/noc_router.sv; CHIP_MODEL_FAST, csim/fast/noc_fast.c only (no Verilated router is built;
+   * a router that holds nothing and receives nothing is not stepped); CHIP_MODEL_CHECK, both at
+   * every node, the same inputs, every output compared every cycle, the RTL's outputs driving
+   * the network, the first difference stopping it (noc_router_ops.h). */
+  chip_model_t model;
 } noc_config_t;
 
 typedef struct {
@@ -53,9 +51,6 @@ typedef struct {
 
 typedef struct noc_net noc_net_t;
 
-/* "rtl", "fast", "check". */
-const char *noc_model_name(noc_model_t model);
-
 /* Returns the network, or NULL with a message (bad size, VC count not built, memory). */
 noc_net_t *noc_net_new(const noc_config_t *cfg, char *err, size_t errlen);
 void noc_net_free(noc_net_t *net);
@@ -67,7 +62,7 @@ uint32_t noc_net_send(noc_net_t *net, uint32_t src, uint32_t dst, unsigned flits
 /* Runs one cycle of the whole network; nothing once a lockstep check has diverged. */
 void noc_net_step(noc_net_t *net);
 
-/* NOC_MODEL_CHECK: NULL while the two models agree, else the report of the first difference:
+/* CHIP_MODEL_CHECK: NULL while the two models agree, else the report of the first difference:
  * the cycle (noc_net_cycle when the edge that produced it ran), the router (x,y), the output
  * port and VC or the credit bit, the signal that differs and both values. */
 const char *noc_net_divergence(const noc_net_t *net);
@@ -94,8 +89,8 @@ bool noc_net_overflow(const noc_net_t *net);
 /* Writes where flits are stuck (router coordinates, input port, VC, flits held) into buf. */
 void noc_net_describe_stuck(noc_net_t *net, char *buf, size_t len);
 
-/* Traces one router (node index) into an FST file: the RTL router (with NOC_MODEL_CHECK, the RTL
- * one of the pair). Returns 0, or -1 with a message (always with NOC_MODEL_FAST: a fast model
+/* Traces one router (node index) into an FST file: the RTL router (with CHIP_MODEL_CHECK, the RTL
+ * one of the pair). Returns 0, or -1 with a message (always with CHIP_MODEL_FAST: a fast model
  * has no waveform). */
 int noc_net_trace(noc_net_t *net, uint32_t node, const char *path, char *err, size_t errlen);
 

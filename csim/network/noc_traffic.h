@@ -56,7 +56,7 @@ typedef struct {
   bool saturated;                 /* measured packets did not all arrive within drain_max */
   bool stuck;                     /* the watchdog fired */
   bool overflow;                  /* a router flagged a VC buffer overflow */
-  bool diverged;                  /* NOC_MODEL_CHECK: the RTL and fast routers differed; the run
+  bool diverged;                  /* CHIP_MODEL_CHECK: the RTL and fast routers differed; the run
                                      stopped there (noc_net_divergence says where) */
   char stuck_report[1024];
   double sim_seconds, sim_cycles_per_s;
