@@ -1,7 +1,9 @@
 /*
  * Tests of the MXU golden model (csim/golden/mxu_golden.c) on its own: the documented
  * accumulation order (inside a tile, down the column from +0; across K tiles in order),
- * padding, and closeness to a float64 reference within the fp32 rounding bound.
+ * padding, and closeness to a float64 reference within the fp32 rounding bound; and of its
+ * host-FPU twin (csim/golden/mxu_golden_fpu.c), held to it bit for bit on more than a million
+ * outputs of random GEMMs with every special case.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -10,6 +12,9 @@
 
 #include "golden/arith_golden.h"
 #include "golden/mxu_golden.h"
+#include "golden/mxu_golden_fpu.h"
+#include "bf16_operands.h"
+#include "test_util.h"
 #include "util/rng.h"
 
 static uint16_t bf(float f) {
@@ -92,4 +97,49 @@ Test(mxu_golden, single_element_is_one_product) {
   uint32_t out;
   mxu_golden_gemm(8, 1, 1, 1, &a, &b, &out);
   cr_assert_eq(out, arith_golden_bf16_mul(a, b));
+}
+
+/* The host-FPU golden GEMM against the soft-float one, every bit (NaNs included: both make
+ * them canonical), over the shapes and operand kinds the fast MXU is held to: every R built,
+ * padded K tiles, products and sums on both sides of 2^-126. */
+Test(mxu_golden, the_host_fpu_gemm_equals_the_soft_float_one_on_a_million_outputs, .timeout = 300) {
+  rng_t r;
+  rng_seed(&r, test_seed() * 6007 + 5);
+  const unsigned rows[] = {4, 8, 16, 32, 128};
+  uint64_t outputs = 0, cases = 0;
+  uint16_t *a = malloc(24 * 300 * 2), *b = malloc(300 * 300 * 2);
+  uint32_t *got = malloc(24 * 300 * 4), *want = malloc(24 * 300 * 4);
+  cr_assert(a && b && got && want);
+  while (outputs < 1100000) {
+    const unsigned R = rows[rng_below(&r, 5)];
+    const bool big = rng_below(&r, 16) == 0;
+    const size_t m = 1 + rng_below(&r, big ? 24 : 8), k = 1 + rng_below(&r, R == 128 ? 300 : 3 * R),
+                 n = 1 + rng_below(&r, big ? 300 : 32);
+    const bool tiny = rng_below(&r, 5) == 0;
+    const kind_t ka = tiny ? TINY : (kind_t)rng_below(&r, 3), kb = tiny ? TINY : (kind_t)rng_below(&r, 3);
+    for (size_t i = 0; i < m * k; i++) a[i] = operand(&r, ka);
+    for (size_t i = 0; i < k * n; i++) b[i] = operand(&r, kb);
+    mxu_golden_gemm(R, m, k, n, a, b, want);
+    mxu_golden_fpu_gemm(R, m, k, n, a, b, got);
+    for (size_t i = 0; i < m * n; i++)
+      cr_assert_eq(got[i], want[i], "case %llu (R=%u, %zux%zux%zu) output %zu: host FPU 0x%08x, soft float 0x%08x",
+                   (unsigned long long)cases, R, m, k, n, i, got[i], want[i]);
+    outputs += m * n;
+    cases++;
+  }
+  free(a), free(b), free(got), free(want);
+}
+
+/* K = 0 and the edge shapes: the sum of nothing is +0 on both paths. */
+Test(mxu_golden, the_host_fpu_gemm_handles_empty_and_single_shapes) {
+  const uint16_t a[4] = {0x3F80, 0x8000, 0x7F80, 0x0001}, b[4] = {0x0000, 0x8000, 0x4000, 0x7FC1};
+  uint32_t got[4] = {1, 1, 1, 1}, want[4] = {2, 2, 2, 2};
+  mxu_golden_fpu_gemm(4, 2, 0, 2, a, b, got);
+  mxu_golden_gemm(4, 2, 0, 2, a, b, want);
+  cr_assert_arr_eq(got, want, sizeof got);
+  for (unsigned R = 1; R <= 4; R++) {
+    mxu_golden_fpu_gemm(R, 2, 2, 2, a, b, got);
+    mxu_golden_gemm(R, 2, 2, 2, a, b, want);
+    cr_assert_arr_eq(got, want, sizeof got, "R=%u", R);
+  }
 }

@@ -1,0 +1,26 @@
+/*
+ * mxu_golden_fpu: the MXU's GEMM (docs/numerics.md, "Accumulation order in the MXU") on the
+ * host's FPU, for checking at host speed. The same order as mxu_golden (the soft-float
+ * reference of references), with the documented rules applied around the host's binary32
+ * arithmetic: bf16 inputs widened exactly, subnormal inputs read as zero, every product and
+ * sum that lands below 2^-126 flushed to zero with its sign, every NaN made the canonical
+ * 0x7FC00000. A bf16 product is exact in binary32 (8-bit significands), and host addition
+ * is IEEE RNE; so each step equals the soft-float one bit for bit, which tests/
+ * test_mxu_golden.c holds on random sets with specials. Independent of csim/fast/: it shares
+ * no code with the fast models it checks (scripts/check_layers.py).
+ *
+ * Needs binary32 arithmetic without excess precision or contraction: SSE on x86-64 (C11's
+ * FLT_EVAL_METHOD 0) and -ffp-contract=off (GCC's default with -std=c11).
+ */
+#ifndef GOLDEN_MXU_GOLDEN_FPU_H
+#define GOLDEN_MXU_GOLDEN_FPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* As mxu_golden_gemm: C = A x B on an MXU of `rows` rows; a M x K, b K x N bf16, out M x N
+ * fp32 bits, row-major. Aborts when out of memory (a row of N floats and B widened). */
+void mxu_golden_fpu_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                         uint32_t *out);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * bf16_operands: bf16 operands drawn to hit every special case of docs/numerics.md (signed
+ * zeros, subnormals read as zero, Inf, NaNs of every kind, products that overflow or
+ * underflow, sums that cancel), shared by the suites that hold one MXU arithmetic to another
+ * (test_mxu_fast: the fast model; test_mxu_golden: the host-FPU golden path).
+ */
+#ifndef BF16_OPERANDS_H
+#define BF16_OPERANDS_H
+
+#include <stdint.h>
+
+#include "util/rng.h"
+
+/* How a matrix's operands are drawn:
+ *   MIXED  -- a quarter special values, the rest normal numbers over the whole exponent range
+ *             (so products overflow and underflow) or a narrow one (so sums cancel and round);
+ *   SPARSE -- one in a hundred special, one in twenty-five over the whole range, the rest
+ *             narrow: long sums mostly survive to the end, with the odd NaN or Inf in them;
+ *   NARROW -- no specials, exponents near 1: every sum runs to the end, rounding at each add;
+ *   TINY   -- every operand near 2^-63, so products and sums land on both sides of the
+ *             smallest normal, 2^-126, and results must flush to zero. */
+typedef enum { MIXED, SPARSE, NARROW, TINY, KINDS } kind_t;
+
+static inline uint16_t operand(rng_t *r, kind_t kind) {
+  if (kind == TINY) return (uint16_t)(rng_below(r, 2) << 15 | (60 + rng_below(r, 8)) << 7 | rng_below(r, 128));
+  static const uint16_t specials[] = {0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81, 0xFFFF, 0x7FA5,
+                                      0x0001, 0x807F, 0x0040, 0x0080, 0x8080, 0x7F7F, 0xFF7F, 0x3F80, 0xBF80};
+  const uint64_t pick = rng_below(r, 1000);
+  const uint64_t special = kind == MIXED ? 250 : kind == SPARSE ? 10 : 0, wide = kind == MIXED ? 600 : 50;
+  if (pick < special) return specials[rng_below(r, sizeof specials / sizeof specials[0])];
+  const uint16_t sign = (uint16_t)(rng_below(r, 2) << 15), frac = (uint16_t)rng_below(r, 128);
+  const unsigned exp = pick < wide && kind != NARROW ? 1 + (unsigned)rng_below(r, 254) : 120 + (unsigned)rng_below(r, 16);
+  return (uint16_t)(sign | exp << 7 | frac);
+}
+
+#endif
