@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "golden/arith_golden.h"
-#include "golden/mxu_golden.h"
+#include "golden/mxu_golden_fpu.h"
 #include "golden/vec_golden.h"
 
 void gemm_golden(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b, bool relu,
                  bool bf16_out, uint32_t *out) {
-  mxu_golden_gemm(rows, m, k, n, a, b, out);
+  mxu_golden_fpu_gemm(rows, m, k, n, a, b, out);
   for (size_t i = 0; i < m * n; i++) {
     if (relu) out[i] = vec_golden_lane(ISA_VEC_RELU, out[i], 0, 0);
     if (bf16_out) out[i] = arith_golden_fp32_to_bf16(out[i]);

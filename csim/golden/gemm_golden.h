@@ -1,6 +1,7 @@
 /*
  * gemm_golden: the golden result of the chip's GEMM kernel (fw/gemm.h, docs/gemm.md): the
- * MXU's accumulation order (mxu_golden), then the epilogue the vector unit applies on the
+ * MXU's accumulation order (mxu_golden_fpu, on the host FPU; mxu_golden, the soft-float
+ * reference it is held to, stays for the tests), then the epilogue the vector unit applies on the
  * way out (ReLU, then the round to bf16), and the comparison the CLI and the tests share.
  */
 #ifndef GOLDEN_GEMM_GOLDEN_H
