@@ -143,3 +143,20 @@ Test(mxu_golden, the_host_fpu_gemm_handles_empty_and_single_shapes) {
     cr_assert_arr_eq(got, want, sizeof got, "R=%u", R);
   }
 }
+
+/* A GEMM big enough to be split over threads (2^24 MACs and more) gives the soft-float bits. */
+Test(mxu_golden, the_host_fpu_gemm_on_threads_equals_the_soft_float_one, .timeout = 120) {
+  rng_t r;
+  rng_seed(&r, test_seed() * 104729 + 3);
+  const size_t m = 67, k = 520, n = 600; /* 20.9M MACs; rows split unevenly */
+  uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2);
+  uint32_t *got = malloc(m * n * 4), *want = malloc(m * n * 4);
+  cr_assert(a && b && got && want);
+  for (size_t i = 0; i < m * k; i++) a[i] = operand(&r, SPARSE);
+  for (size_t i = 0; i < k * n; i++) b[i] = operand(&r, (kind_t)(i % 3));
+  mxu_golden_gemm(128, m, k, n, a, b, want);
+  mxu_golden_fpu_gemm(128, m, k, n, a, b, got);
+  for (size_t i = 0; i < m * n; i++)
+    cr_assert_eq(got[i], want[i], "output %zu: host FPU 0x%08x, soft float 0x%08x", i, got[i], want[i]);
+  free(a), free(b), free(got), free(want);
+}

@@ -2,8 +2,11 @@
 #include "golden/mxu_golden_fpu.h"
 
 #include <float.h>
+#include <stdbool.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if FLT_EVAL_METHOD != 0
 #error "mxu_golden_fpu needs binary32 arithmetic evaluated in binary32 (FLT_EVAL_METHOD 0)"
@@ -37,19 +40,26 @@ static inline uint32_t canonical(float f) {
   return (u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu) ? 0x7FC00000u : u;
 }
 
-void mxu_golden_fpu_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
-                         uint32_t *out) {
+/* Rows [first, end) of C: each row's sums depend on nothing but A's row and B. */
+typedef struct {
+  unsigned rows;
+  size_t k, n, first, end;
+  const uint16_t *a;
+  const float *w;  /* B widened */
+  uint32_t *out;
+} part_t;
+
+static void gemm_rows(const part_t *p) {
   /* mxu_golden's loops and order: tile by tile, the column sum s = ((+0 + x0 w0) + x1 w1) + ...
    * over the tile's R rows (a padded row adds +0 x +0 = +0, which turns a -0 sum into +0),
    * then acc = s (tile 0) or acc + s. NaNs propagate through the host's operations and are
    * made canonical once at the end: a NaN input or Inf x 0 or Inf - Inf anywhere gives the
    * canonical NaN either way. */
-  const size_t tiles = (k + rows - 1) / rows;
-  float *w = malloc((k * n + 1) * sizeof *w), *s = malloc((n + 1) * sizeof *s);
-  float *acc = malloc((n + 1) * sizeof *acc);
-  if (!w || !s || !acc) abort();  /* the golden model has no other way to fail */
-  for (size_t i = 0; i < k * n; i++) w[i] = widen(b[i]);
-  for (size_t i = 0; i < m; i++) {
+  const unsigned rows = p->rows;
+  const size_t k = p->k, n = p->n, tiles = (k + rows - 1) / rows;
+  float *s = malloc((n + 1) * sizeof *s), *acc = malloc((n + 1) * sizeof *acc);
+  if (!s || !acc) abort();  /* the golden model has no other way to fail */
+  for (size_t i = p->first; i < p->end; i++) {
     for (size_t j = 0; j < n; j++) acc[j] = 0.0f; /* K = 0: the sum of nothing is +0 */
     for (size_t t = 0; t < tiles; t++) {
       for (size_t j = 0; j < n; j++) s[j] = 0.0f; /* +0 enters the top of the column */
@@ -59,13 +69,46 @@ void mxu_golden_fpu_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint
           for (size_t j = 0; j < n; j++) s[j] = flush(s[j] + 0.0f);
           continue;
         }
-        const float x = widen(a[i * k + kk]);
-        const float *wr = w + kk * n;
+        const float x = widen(p->a[i * k + kk]);
+        const float *wr = p->w + kk * n;
         for (size_t j = 0; j < n; j++) s[j] = flush(s[j] + flush(x * wr[j]));
       }
       for (size_t j = 0; j < n; j++) acc[j] = t == 0 ? s[j] : flush(acc[j] + s[j]);
     }
-    for (size_t j = 0; j < n; j++) out[i * n + j] = canonical(acc[j]);
+    for (size_t j = 0; j < n; j++) p->out[i * n + j] = canonical(acc[j]);
   }
-  free(w), free(s), free(acc);
+  free(s), free(acc);
+}
+
+static void *gemm_rows_thread(void *arg) {
+  gemm_rows(arg);
+  return NULL;
+}
+
+/* Threads for a GEMM of `macs` MACs: one below 2^24 (starting one costs more than it saves),
+ * else the host's processors, at most 16 and at most one a row. */
+static unsigned threads_for(double macs, size_t m) {
+  if (macs < 16777216.0) return 1;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned t = cpus > 1 ? (unsigned)(cpus < 16 ? cpus : 16) : 1;
+  return t < m ? t : (unsigned)m;
+}
+
+void mxu_golden_fpu_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
+                         uint32_t *out) {
+  float *w = malloc((k * n + 1) * sizeof *w);
+  if (!w) abort();
+  for (size_t i = 0; i < k * n; i++) w[i] = widen(b[i]);
+  const unsigned nt = threads_for((double)m * k * n, m);
+  part_t part[16];
+  pthread_t tid[16];
+  bool started[16] = {false};
+  for (unsigned t = 0; t < nt; t++) part[t] = (part_t){rows, k, n, m * t / nt, m * (t + 1) / nt, a, w, out};
+  /* parts 1.. on threads, part 0 here; a part whose thread cannot start runs here too */
+  for (unsigned t = 1; t < nt; t++) started[t] = pthread_create(&tid[t], NULL, gemm_rows_thread, &part[t]) == 0;
+  for (unsigned t = 0; t < nt; t++)
+    if (!started[t]) gemm_rows(&part[t]);
+  for (unsigned t = 1; t < nt; t++)
+    if (started[t]) pthread_join(tid[t], NULL);
+  free(w);
 }
