@@ -19,9 +19,9 @@
 #include <stdint.h>
 
 /* As mxu_golden_gemm: C = A x B on an MXU of `rows` rows; a M x K, b K x N bf16, out M x N
- * fp32 bits, row-major. Four lanes at a time on SSE2. From 2^24 MACs on, the rows are split over the host's processors
- * (at most 16 threads; each row's order is unchanged, so the bits are). Aborts when out of
- * memory (B widened, two rows of N floats a thread). */
+ * fp32 bits, row-major. Four lanes at a time on SSE2; from 2^24 MACs on, the rows are split
+ * over the host's processors (at most 16 threads; each row's order is unchanged, so the bits
+ * are). Aborts when out of memory (B widened, two rows of N floats a thread). */
 void mxu_golden_fpu_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,
                          uint32_t *out);
 
