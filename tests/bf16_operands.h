@@ -33,4 +33,29 @@ static inline uint16_t operand(rng_t *r, kind_t kind) {
   return (uint16_t)(sign | exp << 7 | frac);
 }
 
+/* A random GEMM case for the million-output tests, drawn in this order: R of the built MXUs;
+ * M x K and K x N, mostly small, one case in 16 wide and tall enough for several row blocks
+ * and column bands, K padded to tiles; one case in 5 TINY throughout, else each matrix of a
+ * kind of its own. a holds up to 24 x 300, b up to 300 x 300 operands. */
+typedef struct {
+  unsigned rows;
+  size_t m, k, n;
+} gemm_case_t;
+
+static inline gemm_case_t random_gemm_case(rng_t *r, uint16_t *a, uint16_t *b) {
+  static const unsigned rows[] = {4, 8, 16, 32, 128};
+  gemm_case_t c;
+  c.rows = rows[rng_below(r, 5)];
+  const int big = rng_below(r, 16) == 0;
+  c.m = 1 + rng_below(r, big ? 24 : 8);
+  c.k = 1 + rng_below(r, c.rows == 128 ? 300 : 3 * c.rows);
+  c.n = 1 + rng_below(r, big ? 300 : 32);
+  const int tiny = rng_below(r, 5) == 0;
+  const kind_t ka = tiny ? TINY : (kind_t)rng_below(r, 3);
+  const kind_t kb = tiny ? TINY : (kind_t)rng_below(r, 3);
+  for (size_t i = 0; i < c.m * c.k; i++) a[i] = operand(r, ka);
+  for (size_t i = 0; i < c.k * c.n; i++) b[i] = operand(r, kb);
+  return c;
+}
+
 #endif

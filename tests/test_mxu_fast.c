@@ -40,21 +40,14 @@ static bool is_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
 Test(mxu_fast, a_million_gemm_outputs_agree_on_every_bit_with_every_kernel) {
   rng_t r;
   rng_seed(&r, test_seed() * 7919 + 13);
-  const unsigned rows[] = {4, 8, 16, 32, 128};
   const mxu_fast_isa_t best = mxu_fast_best_isa();
   uint64_t outputs = 0, cases = 0;
   uint16_t *a = malloc(24 * 300 * 2), *b = malloc(300 * 300 * 2);
   uint32_t *got = malloc(24 * 300 * 4), *want = malloc(24 * 300 * 4);
   while (outputs < 1100000) {
-    const unsigned R = rows[rng_below(&r, 5)];
-    /* mostly small; one case in 16 wide and tall enough for several row blocks and column bands */
-    const bool big = rng_below(&r, 16) == 0;
-    const size_t m = 1 + rng_below(&r, big ? 24 : 8), k = 1 + rng_below(&r, R == 128 ? 300 : 3 * R),
-                 n = 1 + rng_below(&r, big ? 300 : 32);
-    const bool tiny = rng_below(&r, 5) == 0;
-    const kind_t ka = tiny ? TINY : (kind_t)rng_below(&r, 3), kb = tiny ? TINY : (kind_t)rng_below(&r, 3);
-    for (size_t i = 0; i < m * k; i++) a[i] = operand(&r, ka);
-    for (size_t i = 0; i < k * n; i++) b[i] = operand(&r, kb);
+    const gemm_case_t c = random_gemm_case(&r, a, b);
+    const unsigned R = c.rows;
+    const size_t m = c.m, k = c.k, n = c.n;
     mxu_golden_gemm(R, m, k, n, a, b, want);
     for (int isa = MXU_FAST_SSE2; isa <= (int)best; isa++) {
       mxu_fast_gemm_isa((mxu_fast_isa_t)isa, R, m, k, n, a, b, got);

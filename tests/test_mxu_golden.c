@@ -105,20 +105,14 @@ Test(mxu_golden, single_element_is_one_product) {
 Test(mxu_golden, the_host_fpu_gemm_equals_the_soft_float_one_on_a_million_outputs, .timeout = 300) {
   rng_t r;
   rng_seed(&r, test_seed() * 6007 + 5);
-  const unsigned rows[] = {4, 8, 16, 32, 128};
   uint64_t outputs = 0, cases = 0;
   uint16_t *a = malloc(24 * 300 * 2), *b = malloc(300 * 300 * 2);
   uint32_t *got = malloc(24 * 300 * 4), *want = malloc(24 * 300 * 4);
   cr_assert(a && b && got && want);
   while (outputs < 1100000) {
-    const unsigned R = rows[rng_below(&r, 5)];
-    const bool big = rng_below(&r, 16) == 0;
-    const size_t m = 1 + rng_below(&r, big ? 24 : 8), k = 1 + rng_below(&r, R == 128 ? 300 : 3 * R),
-                 n = 1 + rng_below(&r, big ? 300 : 32);
-    const bool tiny = rng_below(&r, 5) == 0;
-    const kind_t ka = tiny ? TINY : (kind_t)rng_below(&r, 3), kb = tiny ? TINY : (kind_t)rng_below(&r, 3);
-    for (size_t i = 0; i < m * k; i++) a[i] = operand(&r, ka);
-    for (size_t i = 0; i < k * n; i++) b[i] = operand(&r, kb);
+    const gemm_case_t c = random_gemm_case(&r, a, b);
+    const unsigned R = c.rows;
+    const size_t m = c.m, k = c.k, n = c.n;
     mxu_golden_gemm(R, m, k, n, a, b, want);
     mxu_golden_fpu_gemm(R, m, k, n, a, b, got);
     for (size_t i = 0; i < m * n; i++)

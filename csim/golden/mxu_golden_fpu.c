@@ -5,41 +5,30 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
+#include "util/bits.h"
+
 #if FLT_EVAL_METHOD != 0
 #error "mxu_golden_fpu needs binary32 arithmetic evaluated in binary32 (FLT_EVAL_METHOD 0)"
 #endif
 
-static inline uint32_t bits_of(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-static inline float float_of(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 /* A value below 2^-126 (a subnormal, or a zero) becomes the zero of its sign: flush to zero on
  * results, denormals are zero on inputs. Infinities and NaNs pass. */
 static inline float flush(float f) {
-  const uint32_t u = bits_of(f);
-  return (u & 0x7F800000u) ? f : float_of(u & 0x80000000u);
+  const uint32_t u = bits_of_float(f);
+  return (u & 0x7F800000u) ? f : bits_to_float(u & 0x80000000u);
 }
 
 /* bf16 bits widened exactly to binary32, a subnormal read as zero. */
-static inline float widen(uint16_t h) { return flush(float_of((uint32_t)h << 16)); }
+static inline float widen(uint16_t h) { return flush(bits_to_float((uint32_t)h << 16)); }
 
 /* Every NaN is the canonical one; anything else is as it is. */
 static inline uint32_t canonical(float f) {
-  const uint32_t u = bits_of(f);
+  const uint32_t u = bits_of_float(f);
   return (u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu) ? 0x7FC00000u : u;
 }
 
