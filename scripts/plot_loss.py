@@ -6,10 +6,13 @@ usage: scripts/plot_loss.py LOSS.csv OUT.png [TITLE]   (CSV columns: step,loss,c
 import csv
 import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+except ImportError as e:
+    sys.exit("%s: cannot import matplotlib (%s): install python3-matplotlib (make deps)" % (sys.argv[0], e))
 
 
 def main():
@@ -29,7 +32,10 @@ def main():
     if len(sys.argv) > 3:
         ax.set_title(sys.argv[3], fontsize=9)
     fig.tight_layout()
-    fig.savefig(sys.argv[2])
+    try:
+        fig.savefig(sys.argv[2])
+    except OSError as e:
+        sys.exit("%s: cannot write the plot: %s" % (sys.argv[0], e.strerror or e))
 
 
 if __name__ == "__main__":

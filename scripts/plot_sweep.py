@@ -7,10 +7,13 @@ Run with Debian's /usr/bin/python3 (python3-matplotlib)."""
 import csv
 import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+except ImportError as e:
+    sys.exit("%s: cannot import matplotlib (%s): install python3-matplotlib (make deps)" % (sys.argv[0], e))
 
 
 def load(path):
@@ -39,7 +42,10 @@ def main(argv):
     if len(curves) > 1:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    try:
+        fig.savefig(out, dpi=110)
+    except OSError as e:
+        sys.exit("%s: cannot write the plot: %s" % (sys.argv[0], e.strerror or e))
 
 
 if __name__ == "__main__":

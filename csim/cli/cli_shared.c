@@ -14,6 +14,7 @@
 #include "pod/machine.h"
 #include "pod/pod.h"
 #include "util/cli.h"
+#include "util/outfile.h"
 
 bool cmd_parse_slice(const char *cmd, const char *opt, const char *text, void *dst) {
   fw_slice_t *s = dst;
@@ -35,7 +36,8 @@ bool cmd_parse_slice(const char *cmd, const char *opt, const char *text, void *d
   return false;
 }
 
-int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, const char *png, const char *title) {
+int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, const char *png, const char *title,
+             char *err, size_t errlen) {
   /* the binary is build/tpusim (or build/san/tpusim): the script is in scripts/ above it */
   char script[4200];
   snprintf(script, sizeof script, "%s/../scripts/%s", exe_dir, script_name);
@@ -44,10 +46,20 @@ int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, cons
   extern char **environ;
   pid_t pid;
   int status;
-  if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0) return -1;
+  int e = posix_spawn(&pid, argv[0], NULL, NULL, argv, environ);
+  if (e) {
+    snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(e));
+    return -1;
+  }
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    if (errno != EINTR) {
+      snprintf(err, errlen, "scripts/%s: %s", script_name, strerror(errno));
+      return -1;
+    }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  if (WIFEXITED(status)) snprintf(err, errlen, "scripts/%s failed (exit %d; its message is above)", script_name, WEXITSTATUS(status));
+  else snprintf(err, errlen, "scripts/%s was killed by signal %d", script_name, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return -1;
 }
 
 int cmd_job_error(const char *cmd, rt_status_t rs, const char *err) {
@@ -257,7 +269,7 @@ int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h,
     if (rc != CLI_EXIT_OK) return rc;
   }
   const profile_config_t pc = {.pod_w = w, .pod_h = h, .chips = flags, .clock_mhz = clock_mhz, .rows = rows, .cols = cols,
-                               .trace_path = dist_active() ? NULL : o->path}; /* (MPI: rank 0 writes at the end) */
+                               .trace_path = dist_active() ? NULL : outfile_temp(o->path)}; /* (MPI: rank 0 writes at the end) */
   char err[256];
   o->prof = profile_new(&pc, err, sizeof err);
   free(flags);
@@ -280,7 +292,7 @@ int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r) {
   profile_summary(o->prof, &o->sum);
   const profile_summary_t *s = &o->sum;
   if (o->path) {
-    const bool bad = dist_rank() == 0 && profile_write(o->prof, o->path, err, sizeof err);
+    const bool bad = dist_rank() == 0 && profile_write(o->prof, outfile_temp(o->path), err, sizeof err);
     if (dist_any(bad)) /* (every rank ends with rank 0's status) */
       return cli_fail(cmd, "%s", bad ? err : "MPI rank 0 could not write the profile");
     if (dist_rank() == 0) /* (the file is rank 0's) */

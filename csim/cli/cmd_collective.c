@@ -13,6 +13,7 @@
 #include "job/coll_job.h"
 #include "chip/chip.h"
 #include "util/cli.h"
+#include "util/outfile.h"
 #include "util/report.h"
 #include "util/stopwatch.h"
 
@@ -174,7 +175,9 @@ int cmd_collective(int argc, char **argv) {
   char err[4096];
   rt_status_t rs;
   /* the slice, the chip, the buffer in VMEM: checked before anything is allocated or written */
-  coll_job_t *j = coll_job_new(&(coll_job_config_t){.run = o.cfg, .seed = o.seed}, &rs, err, sizeof err);
+  coll_job_config_t jc = {.run = o.cfg, .seed = o.seed};
+  if (jc.run.trace_path) jc.run.trace_path = outfile_temp_fst(jc.run.trace_path); /* (renamed into place at the end) */
+  coll_job_t *j = coll_job_new(&jc, &rs, err, sizeof err);
   if (!j) {
     rc = cmd_job_error("collective", rs, err);
     goto out;
@@ -195,7 +198,6 @@ int cmd_collective(int argc, char **argv) {
   o.seconds = stopwatch_seconds(&w);
   if (rs != RT_OK) {
     rc = cmd_job_error("collective", rs, err);
-    cli_remove_output(o.cfg.trace_path);  /* the run did not finish */
     goto out;
   }
   rc = report(&o, coll_job_result(j));

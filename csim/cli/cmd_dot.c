@@ -12,6 +12,7 @@
 #include "runtime/arith_dot.h"
 #include "util/bits.h"
 #include "util/cli.h"
+#include "util/outfile.h"
 #include "util/report.h"
 #include "util/rng.h"
 #include "util/stopwatch.h"
@@ -65,7 +66,7 @@ int cmd_dot(int argc, char **argv) {
     b[i] = rng_bf16(&rng, -2, 1);
   }
   /* run */
-  if (o.trace && vmodel_trace_open(m, o.trace, err, sizeof err) != 0) {
+  if (o.trace && vmodel_trace_open(m, outfile_temp_fst(o.trace), err, sizeof err) != 0) {
     rc = cli_usage_error("dot", "--trace: %s", err);
     goto out;
   }

@@ -16,6 +16,7 @@
 #include "chip/chip.h"
 #include "util/bits.h"
 #include "util/cli.h"
+#include "util/outfile.h"
 #include "util/npy.h"
 #include "util/report.h"
 #include "util/rng.h"
@@ -196,7 +197,7 @@ static int write_out(const gemm_opts_t *o, const uint32_t *c) {
     memcpy(&outf[i], &bits, sizeof bits);
   }
   char err[512];
-  int wrc = npy_write_f32_2d(o->out_path, outf, o->m, o->n, err, sizeof err);
+  int wrc = npy_write_f32_2d_file(outfile_temp(o->out_path), outf, o->m, o->n, err, sizeof err);
   free(outf);
   return wrc ? cli_fail("gemm", "--out: %s", err) : CLI_EXIT_OK;
 }
@@ -296,7 +297,7 @@ int cmd_gemm(int argc, char **argv) {
   const gemm_job_config_t cfg = {
       .chip = o.chip, .level = o.level == LEVEL_CHIP ? GEMM_JOB_CHIP : GEMM_JOB_MXU, .m = o.m, .k = o.k, .n = o.n,
       .seed = o.seed, .a = a, .b = b, .relu = o.relu, .bf16_out = o.bf16_out, .transposed_a = o.transposed_a,
-      .transposed_b = o.transposed_b, .check_rows = o.check_rows, .trace_path = o.trace,
+      .transposed_b = o.transposed_b, .check_rows = o.check_rows, .trace_path = o.trace ? outfile_temp_fst(o.trace) : NULL,
       .progress = cmd_progress, .progress_ctx = &progress};
   if (!(j = gemm_job_new(&cfg, &rs, err, sizeof err))) {
     rc = cmd_job_error("gemm", rs, err);
@@ -314,7 +315,6 @@ int cmd_gemm(int argc, char **argv) {
   gemm_job_config(j)->profile = o.prof.prof;
   if ((rs = gemm_job_run(j, err, sizeof err)) != RT_OK) {
     rc = cmd_job_error("gemm", rs, err);
-    if (rs == RT_FAILED) cli_remove_output(o.trace);  /* the run did not finish: no partial trace */
     goto out;
   }
   if (o.out_path && gemm_job_result(j)->diff.mismatches == 0 && (rc = write_out(&o, gemm_job_result(j)->c)) != CLI_EXIT_OK)

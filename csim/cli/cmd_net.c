@@ -16,6 +16,7 @@
 #include "network/noc_net.h"
 #include "network/noc_traffic.h"
 #include "util/cli.h"
+#include "util/outfile.h"
 #include "util/report.h"
 #include "util/stopwatch.h"
 #include "vmodel/noc_router.h"
@@ -27,10 +28,10 @@ typedef struct {
   noc_run_t run;
   const char *trace, *sweep_csv;
   char exe_dir[4096];       /* where tpusim is: build/, beside scripts/ */
-  char default_csv[4200];
+  char default_csv[4200], png[4200]; /* png: the sweep's plot, the CSV's name with .png */
   uint64_t trace_node;
   int model;                /* chip_model_t: its index in CHIP_MODEL_CHOICES */
-  bool json, sweep;
+  bool json, sweep, sweep_csv_given;
 } net_opts_t;
 
 static void net_help(void) {
@@ -74,6 +75,14 @@ static bool parse_pattern(const char *cmd, const char *opt, const char *text, vo
   return false;
 }
 
+/* The sweep's plot: the CSV's name with .png for .csv. */
+static const char *sweep_png(net_opts_t *o) {
+  const size_t n = strlen(o->sweep_csv);
+  const bool csv = n > 4 && !strcmp(o->sweep_csv + n - 4, ".csv");
+  snprintf(o->png, sizeof o->png, "%.*s.png", (int)(csv ? n - 4 : n), o->sweep_csv);
+  return o->png;
+}
+
 static int parse(int argc, char **argv, net_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->cfg = (noc_config_t){.vcs = 4, .buf_depth = 8, .seed = 1};
@@ -100,7 +109,7 @@ static int parse(int argc, char **argv, net_opts_t *o) {
       CLI_OPT("trace-node", CLI_U64, &o->trace_node, .min = 0, .max = NET_MAX_NODES - 1),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("sweep", CLI_FLAG, &o->sweep),
-      CLI_OPT("sweep-csv", CLI_OUTPUT, &o->sweep_csv),
+      CLI_OPT("sweep-csv", CLI_OUTPUT, &o->sweep_csv, .given = &o->sweep_csv_given),
       {0}};
   int rc = cli_parse("net", argc, argv, opts, net_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -121,8 +130,9 @@ static int parse(int argc, char **argv, net_opts_t *o) {
   if (o->trace && o->sweep) return cli_usage_error("net", "--trace and --sweep cannot be combined");
   if (o->trace && o->cfg.model == CHIP_MODEL_FAST)
     return cli_usage_error("net", "--trace needs --model rtl or check: a fast model has no waveform");
-  char why[4400];
-  if (o->sweep && !cli_output_ok(o->sweep_csv, why, sizeof why)) return cli_usage_error("net", "--sweep-csv: %s", why);
+  if (o->sweep && ((!o->sweep_csv_given && !outfile_claim("net", "--sweep-csv", o->sweep_csv)) ||
+                   !outfile_claim("net", "--sweep-csv's plot", sweep_png(o))))
+    return CLI_EXIT_USAGE;
   /* Wait long enough for the slowest credit loop before declaring the network stuck. */
   o->run.watchdog = 20000 + 100 * (uint64_t)o->cfg.link_latency;
   return CLI_EXIT_OK;
@@ -133,18 +143,15 @@ static void show_progress(void *ctx, const char *phase, uint64_t cycle) {
   if (ticker_due(ctx)) fprintf(stderr, "net: %s, cycle %" PRIu64 "\n", phase, cycle);
 }
 
-/* Builds a network, runs one load point, frees it. Returns 0, or an exit status;
- * *traced says whether this run created the trace file. */
-static int run_point(const net_opts_t *o, double rate, noc_result_t *res, bool *traced) {
+/* Builds a network, runs one load point, frees it. Returns 0, or an exit status. */
+static int run_point(const net_opts_t *o, double rate, noc_result_t *res) {
   char err[512];
-  *traced = false;
   noc_net_t *net = noc_net_new(&o->cfg, err, sizeof err);
   if (!net) return cli_fail("net", "%s", err);
-  if (o->trace && noc_net_trace(net, (uint32_t)o->trace_node, o->trace, err, sizeof err)) {
+  if (o->trace && noc_net_trace(net, (uint32_t)o->trace_node, outfile_temp_fst(o->trace), err, sizeof err)) {
     noc_net_free(net);
     return cli_fail("net", "%s", err);
   }
-  *traced = o->trace != NULL;
   ticker_t ticker;
   ticker_init(&ticker, 2.0);
   noc_run_t run = o->run;
@@ -205,19 +212,16 @@ static int print_result(const net_opts_t *o, double rate, const noc_result_t *r)
   return report_print(&rep, o->json, stdout) ? cli_fail("net", "cannot write the report") : CLI_EXIT_OK;
 }
 
-static int sweep(const net_opts_t *o) {
-  char tmp[1024];
-  snprintf(tmp, sizeof tmp, "%s.tmp", o->sweep_csv);
-  FILE *csv = fopen(tmp, "w");
-  if (!csv) return cli_fail("net", "cannot write '%s'", o->sweep_csv);
+static int sweep(net_opts_t *o) {
+  FILE *csv = outfile_open(o->sweep_csv, "w");
+  if (!csv) return cli_fail("net", "cannot write '%s': %s", o->sweep_csv, strerror(errno));
   fprintf(csv, "rate,offered,accepted,avg_latency,p50_latency,p99_latency,saturated\n");
   printf("%8s %10s %10s %12s %10s\n", "rate", "offered", "accepted", "avg_latency", "p99");
   int saturated_points = 0, rc = CLI_EXIT_OK;
   for (int i = 1; i <= 20 && saturated_points < 2; i++) {
     double rate = 0.05 * i;
     noc_result_t r;
-    bool traced;
-    if ((rc = run_point(o, rate, &r, &traced)) != CLI_EXIT_OK) break;
+    if ((rc = run_point(o, rate, &r)) != CLI_EXIT_OK) break;
     if (!noc_result_clean(&r)) {
       rc = cli_fail("net", "rate %.2f: scoreboard not clean (lost %" PRIu64 ", duplicated %" PRIu64
                     ", corrupted %" PRIu64 ")%s%s", rate, r.lost, r.duplicated, r.corrupted,
@@ -232,18 +236,15 @@ static int sweep(const net_opts_t *o) {
     /* Past saturation the latency is unbounded: two saturated points end the sweep. */
     saturated_points += r.saturated || r.avg_latency > 20 * (r.p50_latency + 1);
   }
-  if (fclose(csv) || rc != CLI_EXIT_OK || rename(tmp, o->sweep_csv)) {
-    remove(tmp);
-    return rc != CLI_EXIT_OK ? rc : cli_fail("net", "cannot write '%s'", o->sweep_csv);
-  }
-  char png[4200], title[256];
-  snprintf(png, sizeof png, "%.*s.png", (int)(strlen(o->sweep_csv) > 4 && !strcmp(o->sweep_csv + strlen(o->sweep_csv) - 4, ".csv")
-                                                ? strlen(o->sweep_csv) - 4 : strlen(o->sweep_csv)), o->sweep_csv);
+  if (outfile_close(csv) != 0 && rc == CLI_EXIT_OK)
+    rc = cli_fail("net", "cannot write '%s': %s", o->sweep_csv, strerror(errno));
+  if (rc != CLI_EXIT_OK) return rc;
+  char title[256], err[4400];
   snprintf(title, sizeof title, "%ux%u torus, %s, %u-flit packets, %u VCs x %u", o->cfg.size_x, o->cfg.size_y,
            noc_pattern_name(o->run.pattern), o->run.packet_flits, o->cfg.vcs, o->cfg.buf_depth);
-  if (cmd_plot(o->exe_dir, "plot_sweep.py", o->sweep_csv, png, title) != 0)
-    return cli_fail("net", "plotting failed (scripts/plot_sweep.py needs python3-matplotlib: make deps)");
-  fprintf(stderr, "net: wrote %s and %s\n", o->sweep_csv, png);
+  if (cmd_plot(o->exe_dir, "plot_sweep.py", outfile_temp(o->sweep_csv), outfile_temp(o->png), title, err, sizeof err))
+    return cli_fail("net", "cannot plot the sweep to '%s': %s", o->png, err);
+  fprintf(stderr, "net: wrote %s and %s\n", o->sweep_csv, o->png);
   return CLI_EXIT_OK;
 }
 
@@ -254,11 +255,7 @@ int cmd_net(int argc, char **argv) {
   if (cli_check_only()) return cli_checked("net");
   if (o.sweep) return sweep(&o);
   noc_result_t r;
-  bool traced;
-  if ((rc = run_point(&o, o.run.rate, &r, &traced)) != CLI_EXIT_OK) {
-    if (traced) remove(o.trace);
-    return rc;
-  }
+  if ((rc = run_point(&o, o.run.rate, &r)) != CLI_EXIT_OK) return rc;
   if ((rc = print_result(&o, o.run.rate, &r)) != CLI_EXIT_OK) return rc;
   if (r.stuck) return cli_fail("net", "network stuck: %s", r.stuck_report);
   if (!noc_result_clean(&r))

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "util/dist.h"
 #include "util/cli.h"
+#include "util/outfile.h"
 #include "util/report.h"
 #include "util/stopwatch.h"
 #include "verify/randprog.h"
@@ -81,9 +82,7 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
   cli_set_quiet(o->prof.quiet);
   if (rc != CLI_EXIT_OK) return rc;
   if (!o->have_reset_seed) o->reset_seed = o->seed;
-  struct stat st;
-  if (o->save_dir && (stat(o->save_dir, &st) || !S_ISDIR(st.st_mode)))
-    return cli_usage_error("randprog", "--save: '%s' is not a directory", o->save_dir);
+  if (o->save_dir && !outfile_dir_ok("randprog", "--save", o->save_dir)) return CLI_EXIT_USAGE;
   const cmd_machine_t *m = &o->mach;
   if (m->flit_given)
     return cli_usage_error("randprog", "--flit-words: the random programs run on 64-bit flits (their reference is the "
@@ -110,16 +109,14 @@ static int save(const char *dir, const randprog_t *p) {
   snprintf(path, sizeof path, "%s/%s-%llu.bin", dir, randprog_kind_name(p->kind), (unsigned long long)p->seed);
   const fw_prog_t *c = &p->prog[0][ISA_QUEUE_COMPUTE], *d = &p->prog[0][ISA_QUEUE_DMA];
   if (c->count > 255) return -1;
-  FILE *f = fopen(path, "wb");
+  /* (claimed as it is made: the names come from the sets; the directory was checked first) */
+  if (!outfile_claim("randprog", "--save", path)) return -1;
+  FILE *f = outfile_open(path, "wb");
   if (!f) return -1;
   const uint8_t n = (uint8_t)c->count;
   bool ok = fwrite(&n, 1, 1, f) == 1 && fwrite(c->words, ISA_CMD_WORDS * 4, c->count, f) == c->count &&
             fwrite(d->words, ISA_CMD_WORDS * 4, d->count, f) == d->count;
-  if (fclose(f) || !ok) {
-    remove(path);
-    return -1;
-  }
-  return 0;
+  return outfile_close(f) || !ok ? -1 : 0;
 }
 
 static int report(randprog_opts_t *o, const randprog_stats_t *st, uint64_t sets, double secs) {

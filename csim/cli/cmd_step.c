@@ -11,6 +11,7 @@
 #include "job/step_job.h"
 #include "chip/chip.h"
 #include "util/cli.h"
+#include "util/outfile.h"
 #include "util/report.h"
 #include "util/stopwatch.h"
 
@@ -150,7 +151,9 @@ int cmd_step(int argc, char **argv) {
   o.cfg.machine.progress_ctx = &progress;
   char err[4096];
   rt_status_t rs;
-  step_job_t *j = step_job_new(&(step_job_config_t){.run = o.cfg, .seed = o.seed}, &rs, err, sizeof err);
+  step_job_config_t jc = {.run = o.cfg, .seed = o.seed};
+  if (jc.run.trace_path) jc.run.trace_path = outfile_temp_fst(jc.run.trace_path); /* (renamed into place at the end) */
+  step_job_t *j = step_job_new(&jc, &rs, err, sizeof err);
   if (!j) {
     rc = cmd_job_error("step", rs, err);
     goto out;
@@ -169,7 +172,6 @@ int cmd_step(int argc, char **argv) {
   o.seconds = stopwatch_seconds(&w);
   if (rs != RT_OK) {
     rc = cmd_job_error("step", rs, err);
-    cli_remove_output(o.cfg.trace_path);  /* the run did not finish */
     goto out;
   }
   o.memory_bytes = step_job_result(j)->stats.memory_bytes;

@@ -6,6 +6,7 @@
  * then report accuracy, the step's cycle split and throughput.
  */
 #include <float.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "chip/chip.h"
 #include "util/bits.h"
 #include "util/cli.h"
+#include "util/outfile.h"
 #include "util/dataset.h"
 #include "util/npy.h"
 #include "util/report.h"
@@ -78,6 +80,27 @@ static bool parse_lr(const char *cmd, const char *opt, const char *text, void *d
   return true;
 }
 
+/* The files --export writes into its directory. */
+static const char *const EXPORTS[] = {"x_train", "y_train", "w1_init", "b1_init", "w1_final", "b1_final", "w2_init",
+                                      "b2_init", "w2_final", "b2_final", "w3_init", "b3_init", "w3_final", "b3_final"};
+enum { EXPORT_FILES = sizeof EXPORTS / sizeof EXPORTS[0] };
+
+static void export_path(const char *dir, unsigned i, char *path, size_t len) {
+  snprintf(path, len, "%s/%s.npy", dir, EXPORTS[i]);
+}
+
+/* --export DIR: a directory; each file it will hold claimed as an output (a directory or
+ * anything but a regular file in the way is refused now, not after the run). */
+static int claim_exports(const char *dir) {
+  if (!outfile_dir_ok("train", "--export", dir)) return CLI_EXIT_USAGE;
+  char path[4400];
+  for (unsigned i = 0; i < EXPORT_FILES; i++) {
+    export_path(dir, i, path, sizeof path);
+    if (!outfile_claim("train", "--export", path)) return CLI_EXIT_USAGE;
+  }
+  return CLI_EXIT_OK;
+}
+
 static int parse(int argc, char **argv, train_opts_t *o) {
   memset(o, 0, sizeof *o);
   cmd_machine_init(&o->mach, 4, 4, 16, 16);
@@ -122,11 +145,9 @@ static int parse(int argc, char **argv, train_opts_t *o) {
     return cli_usage_error("train", "--examples, --features and --classes are for --data synthetic (digits has "
                            "%u examples of %u features, %u classes)", DIGITS_EXAMPLES, DIGITS_FEATURES, DIGITS_CLASSES);
   if (o->data == 1 && o->digits) return cli_usage_error("train", "--digits is for --data digits");
-  if (o->export_dir) {
-    struct stat st;
-    if (stat(o->export_dir, &st) || !S_ISDIR(st.st_mode) || access(o->export_dir, W_OK))
-      return cli_usage_error("train", "--export %s is not a directory this process can write into", o->export_dir);
-  }
+  /* (the default data file is an input too: no output may replace it) */
+  if (o->data == 0 && !o->digits && !outfile_input("train", "the digits data", DATASET_DIGITS_PATH)) return CLI_EXIT_USAGE;
+  if (o->export_dir && (rc = claim_exports(o->export_dir)) != CLI_EXIT_OK) return rc;
   if (!o->have_slice) o->slice = (fw_slice_t){0, 0, pc->size_x, pc->size_y, 0, 0};
   const unsigned chips = o->slice.w * o->slice.h;
   if (!o->have_dp && !o->have_mp) o->dp = chips ? chips : 1, o->mp = 1;
@@ -154,39 +175,22 @@ static int load_data(const train_opts_t *o, dataset_t *train, dataset_t *test) {
   return bad ? cli_usage_error("train", "%s", err) : CLI_EXIT_OK;
 }
 
-/* Writes a .npy of rows x cols fp32 bit patterns into dir. */
-static int export_npy(const char *dir, const char *name, const uint32_t *bits, size_t rows, size_t cols) {
-  char path[4400], err[512];
-  snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-  return npy_write_f32_2d(path, (const float *)(const void *)bits, rows, cols, err, sizeof err);
+/* Writes export file i, rows x cols fp32 bit patterns, to its temporary; 0 or -1 with err. */
+static int export_npy(const char *dir, unsigned i, const uint32_t *bits, size_t rows, size_t cols, char *err,
+                      size_t errlen) {
+  char path[4400];
+  export_path(dir, i, path, sizeof path);
+  return npy_write_f32_2d_file(outfile_temp(path), (const float *)(const void *)bits, rows, cols, err, errlen);
 }
 
-/* Writes the loss curve (step, loss, cycles) atomically. */
-static int write_csv(const char *path, const train_job_step_t *rec, unsigned steps) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
+/* Writes the loss curve (step, loss, cycles) to f, closing it: 0, or -1 with errno. */
+static int write_csv(FILE *f, const train_job_step_t *rec, unsigned steps) {
   if (!f) return -1;
   fprintf(f, "step,loss,cycles\n");
   for (unsigned s = 0; s < steps; s++) fprintf(f, "%u,%.6f,%" PRIu64 "\n", s + 1, rec[s].loss, rec[s].cycles);
-  if (fclose(f) || rename(tmp, path)) {
-    remove(tmp);
-    return -1;
-  }
-  return 0;
+  return outfile_close(f);
 }
 
-/* The files --export writes into its directory. */
-static const char *const EXPORTS[] = {"x_train", "y_train", "w1_init", "b1_init", "w1_final", "b1_final", "w2_init",
-                                      "b2_init", "w2_final", "b2_final", "w3_init", "b3_init", "w3_final", "b3_final"};
-
-static void remove_exports(const char *dir) {
-  char path[4400];
-  for (unsigned i = 0; i < sizeof EXPORTS / sizeof EXPORTS[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s.npy", dir, EXPORTS[i]);
-    remove(path);
-  }
-}
 
 static int do_export(const char *d, const train_job_t *j) {
   const train_job_result_t *r = train_job_result(j);
@@ -196,17 +200,20 @@ static int do_export(const char *d, const train_job_t *j) {
   int bad = !xf || !lab;
   for (size_t i = 0; !bad && i < (size_t)train->count * F; i++) xf[i] = arith_golden_bf16_to_fp32(r->x_bf16[i]);
   for (unsigned i = 0; !bad && i < train->count; i++) lab[i] = bits_of_float((float)train->label[i]);
-  bad = bad || export_npy(d, EXPORTS[0], xf, train->count, F) || export_npy(d, EXPORTS[1], lab, train->count, 1);
+  char err[1024] = "out of memory";
+  bad = bad || export_npy(d, 0, xf, train->count, F, err, sizeof err) ||
+        export_npy(d, 1, lab, train->count, 1, err, sizeof err);
   for (unsigned l = 0; l < FW_TRAIN_LAYERS && !bad; l++) {
-    const char *const *n = EXPORTS + 2 + 4 * l;
+    const unsigned n = 2 + 4 * l;
     unsigned rows, cols;
     train_job_layer_shape(j, l, &rows, &cols);
-    bad = export_npy(d, n[0], r->w_init[l], rows, cols) || export_npy(d, n[1], r->b_init[l], 1, cols) ||
-          export_npy(d, n[2], r->w_final[l], rows, cols) || export_npy(d, n[3], r->b_final[l], 1, cols);
+    bad = export_npy(d, n, r->w_init[l], rows, cols, err, sizeof err) ||
+          export_npy(d, n + 1, r->b_init[l], 1, cols, err, sizeof err) ||
+          export_npy(d, n + 2, r->w_final[l], rows, cols, err, sizeof err) ||
+          export_npy(d, n + 3, r->b_final[l], 1, cols, err, sizeof err);
   }
   free(xf), free(lab);
-  if (bad) remove_exports(d);
-  return bad ? cli_fail("train", "cannot write the export files into %s", d) : CLI_EXIT_OK;
+  return bad ? cli_fail("train", "cannot write the export files into %s: %s", d, err) : CLI_EXIT_OK;
 }
 
 /* The job's callbacks around each step: the progress line and, every so many steps, the loss. */
@@ -287,20 +294,20 @@ static int report(train_opts_t *o, const train_job_t *j, double wall) {
   return report_print(&rp, o->json, stdout) ? cli_fail("train", "cannot write the report") : CLI_EXIT_OK;
 }
 
-/* --loss-csv and --plot: the loss curve as a CSV and as a plot. *wrote_*: what now exists. */
-static int write_loss_outputs(const train_opts_t *o, const train_job_result_t *r, bool *wrote_csv, bool *wrote_plot) {
-  if (o->loss_csv && write_csv(o->loss_csv, r->steps, o->steps)) return cli_fail("train", "cannot write '%s'", o->loss_csv);
-  *wrote_csv = o->loss_csv != NULL;
+/* --loss-csv and --plot: the loss curve as a CSV and as a plot (from a scratch CSV). */
+static int write_loss_outputs(const train_opts_t *o, const train_job_result_t *r) {
+  if (o->loss_csv && write_csv(outfile_open(o->loss_csv, "w"), r->steps, o->steps))
+    return cli_fail("train", "cannot write '%s': %s", o->loss_csv, strerror(errno));
   if (!o->plot) return CLI_EXIT_OK;
-  char csv[4200], title[256];
-  snprintf(csv, sizeof csv, "%s.csv.tmp", o->plot);
+  const char *csv = outfile_scratch(o->plot, "csv");
+  char title[256], err[4400];
   snprintf(title, sizeof title, "%s, %ux%u slice, dp %u x mp %u, batch %u, lr %g", o->data ? "synthetic" : "digits",
            o->slice.w, o->slice.h, o->dp, o->mp, o->batch, (double)o->lr);
-  int bad = write_csv(csv, r->steps, o->steps) || cmd_plot(o->exe_dir, "plot_loss.py", csv, o->plot, title);
-  remove(csv);
-  *wrote_plot = !bad;
-  return bad ? cli_fail("train", "plotting failed (scripts/plot_loss.py needs python3-matplotlib: make deps)")
-             : CLI_EXIT_OK;
+  if (write_csv(fopen(csv, "w"), r->steps, o->steps))
+    return cli_fail("train", "cannot write the plot's data beside '%s': %s", o->plot, strerror(errno));
+  if (cmd_plot(o->exe_dir, "plot_loss.py", csv, outfile_temp(o->plot), title, err, sizeof err))
+    return cli_fail("train", "cannot plot the loss to '%s': %s", o->plot, err);
+  return CLI_EXIT_OK;
 }
 
 int cmd_train(int argc, char **argv) {
@@ -312,7 +319,7 @@ int cmd_train(int argc, char **argv) {
   }
   train_job_config_t cfg = {.machine = o.mach.machine.pod, .slice = o.slice, .hidden = o.hidden, .batch = o.batch,
                             .dp = o.dp, .mp = o.mp, .steps = o.steps, .lr = o.lr, .seed = o.seed,
-                            .trace_path = o.trace, .trace_chip = o.trace_chip, .trace_steps = o.trace_steps,
+                            .trace_path = o.trace ? outfile_temp_fst(o.trace) : NULL, .trace_chip = o.trace_chip, .trace_steps = o.trace_steps,
                             .before_step = before_step, .on_step = on_step, .ctx = &o};
   train_job_t *j = NULL;
   char err[4096];
@@ -339,26 +346,19 @@ int cmd_train(int argc, char **argv) {
            (double)o.lr);
   stopwatch_t sw;
   stopwatch_start(&sw);
-  bool wrote_csv = false, wrote_plot = false;
   if ((rs = train_job_train(j, o.prof.prof, err, sizeof err)) != RT_OK) {
     rc = cmd_job_error("train", rs, err);
-    goto fail;
+    goto out;
   }
   cli_note("train: measuring the step's compute and communication alone...");
   if ((rs = train_job_measure(j, err, sizeof err)) != RT_OK) {
     rc = cli_fail("train", "%s", err);
-    goto fail;
+    goto out;
   }
   const double wall = stopwatch_seconds(&sw);
-  if ((rc = write_loss_outputs(&o, train_job_result(j), &wrote_csv, &wrote_plot)) != CLI_EXIT_OK) goto fail;
-  if (o.export_dir && (rc = do_export(o.export_dir, j)) != CLI_EXIT_OK) goto fail;
-  rc = report(&o, j, wall);
-  if (rc != CLI_EXIT_OK && o.export_dir) remove_exports(o.export_dir);
-  if (rc == CLI_EXIT_OK) goto out;
-fail:
-  cli_remove_output(o.trace);
-  if (wrote_csv) cli_remove_output(o.loss_csv);
-  if (wrote_plot) cli_remove_output(o.plot);
+  if ((rc = write_loss_outputs(&o, train_job_result(j))) != CLI_EXIT_OK) goto out;
+  if (o.export_dir && (rc = do_export(o.export_dir, j)) != CLI_EXIT_OK) goto out;
+  rc = report(&o, j, wall); /* (the outputs are renamed into place when the command succeeds) */
 out:
   dataset_free(&cfg.train), dataset_free(&cfg.test); /* (moved into the job unless it was never made) */
   train_job_free(j);

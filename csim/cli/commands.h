@@ -170,7 +170,9 @@ int cmd_profile_end(const char *cmd, cmd_profile_t *o, report_t *r);
 void cmd_profile_free(cmd_profile_t *o);
 
 /* Runs scripts/<script_name> (found from the tpusim binary's directory) with python3 on csv,
- * writing png with a title. 0 on success. */
-int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, const char *png, const char *title);
+ * writing png with a title. 0 on success, else -1 with what went wrong in err (the script
+ * prints its own reason on stderr). */
+int cmd_plot(const char *exe_dir, const char *script_name, const char *csv, const char *png, const char *title,
+             char *err, size_t errlen);
 
 #endif

@@ -164,8 +164,9 @@ void profile_span(const profile_t *p, unsigned index, uint64_t *first, uint64_t 
  * (out of memory, or ranks whose phases differ: they did not run the same host program). */
 int profile_gather(profile_t *p, char *err, size_t errlen);
 
-/* Writes the Chrome trace-event JSON (written beside the path, renamed into place: a failed
- * write leaves nothing). 0, or -1 with a message. */
+/* Writes the Chrome trace-event JSON to path itself (a failed write removes it: give a
+ * temporary to replace a file whole, as the commands do, util/outfile.h). 0, or -1 with a
+ * message. */
 int profile_write(profile_t *p, const char *path, char *err, size_t errlen);
 
 #endif

@@ -548,7 +548,9 @@ tw_t *trace_open(const profile_t *p, const char *path, char **tmp, char *err, si
     snprintf(err, errlen, "out of memory writing '%s'", path);
     return NULL;
   }
-  snprintf(*tmp, len, "%s.tmp-%ld", path, (long)getpid());
+  /* (written in place: a command gives a temporary it renames on success, util/outfile.h;
+   * *tmp is the name a failure removes) */
+  snprintf(*tmp, len, "%s", path);
   if (!(w->f = fopen(*tmp, "w"))) {
     snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
     free(w->buf), free(w), free(*tmp), *tmp = NULL;
@@ -584,7 +586,7 @@ void trace_discard(tw_t *w, char *tmp) {
 }
 
 /* The trace's rest after the runs: flows, counters, the host's phases, otherData; then the file
- * is closed and renamed into place (tmp removed on failure). 0, or -1 with a message. */
+ * is closed (and removed on failure). 0, or -1 with a message. */
 static int trace_finish(profile_t *p, tw_t *w, char *tmp, const char *path, char *err, size_t errlen) {
   land_index_t *lands = calloc(p->nchips ? p->nchips : 1, sizeof *lands);
   bool oom = !lands;
@@ -627,7 +629,7 @@ static int trace_finish(profile_t *p, tw_t *w, char *tmp, const char *path, char
   if (oom) {
     snprintf(err, errlen, "out of memory writing '%s'", path);
     rc = -1;
-  } else if (closed || bad || rename(tmp, path)) {
+  } else if (closed || bad) {
     snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno ? errno : EIO));
     rc = -1;
   }

@@ -1,6 +1,8 @@
 /* cli: see cli.h. */
 #include "util/cli.h"
 
+#include "util/outfile.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,50 +55,6 @@ bool cli_input_ok(const char *path, char *why, size_t len) {
   return true;
 }
 
-bool cli_output_ok(const char *path, char *why, size_t len) {
-  struct stat st;
-  if (!*path) {
-    snprintf(why, len, "an empty path");
-    return false;
-  }
-  const bool exists = stat(path, &st) == 0;
-  if (exists && !S_ISREG(st.st_mode)) {
-    snprintf(why, len, "cannot write '%s': %s", path, S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file");
-    return false;
-  }
-  if (!exists && errno != ENOENT) {
-    snprintf(why, len, "cannot write '%s': %s", path, strerror(errno));
-    return false;
-  }
-  char dir[4096];
-  const char *slash = strrchr(path, '/');
-  if (!slash) snprintf(dir, sizeof dir, ".");
-  else if (slash == path) snprintf(dir, sizeof dir, "/");
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-  if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-    snprintf(why, len, "cannot write '%s': directory '%s' does not exist", path, dir);
-    return false;
-  }
-  /* The one sure test: create a file beside it (outputs are written beside the target and
-   * renamed into place), then remove it. Permission bits alone mislead (root, read-only or
-   * virtual file systems). An existing file must open for writing too. */
-  char probe[4200];
-  snprintf(probe, sizeof probe, "%s.probe-%ld", path, (long)getpid());
-  int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    snprintf(why, len, "cannot write '%s': %s", path, strerror(errno));
-    return false;
-  }
-  close(fd);
-  unlink(probe);
-  if (exists && (fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
-    snprintf(why, len, "cannot write '%s': %s", path, strerror(errno));
-    return false;
-  }
-  if (exists) close(fd);
-  return true;
-}
-
 bool cli_exe_dir(char *dir, size_t len) {
   ssize_t n = readlink("/proc/self/exe", dir, len - 1);
   if (n <= 0 || (size_t)n >= len - 1) return false;
@@ -105,10 +63,6 @@ bool cli_exe_dir(char *dir, size_t len) {
   if (!slash) return false;
   *slash = 0;
   return true;
-}
-
-void cli_remove_output(const char *path) {
-  if (path) remove(path);
 }
 
 
@@ -198,16 +152,20 @@ static bool parse_value(const char *cmd, const cli_opt_t *o, const char *text) {
   switch (o->kind) {
     case CLI_FLAG: *(bool *)o->dst = true; return true;
     case CLI_STR: *(const char **)o->dst = text; return true;
-    case CLI_INPUT:
-    case CLI_OUTPUT: {
+    case CLI_INPUT: {
       char why[4200];
-      if (!(o->kind == CLI_INPUT ? cli_input_ok : cli_output_ok)(text, why, sizeof why)) {
+      if (!cli_input_ok(text, why, sizeof why)) {
         cli_usage_error(cmd, "%s: %s", opt, why);
         return false;
       }
+      if (!outfile_input(cmd, opt, text)) return false;
       *(const char **)o->dst = text;
       return true;
     }
+    case CLI_OUTPUT:
+      if (!outfile_claim(cmd, opt, text)) return false;
+      *(const char **)o->dst = text;
+      return true;
     case CLI_U64: return cli_parse_u64(cmd, opt, text, o->min, o->max, (uint64_t *)o->dst);
     case CLI_UINT:
       if (!cli_parse_u64(cmd, opt, text, o->min, o->max, &v)) return false;
@@ -259,6 +217,7 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, voi
   longopts[n] = (struct option){"help", no_argument, 0, HELP};
   longopts[n + 1] = (struct option){"check", no_argument, 0, CHECK};
   longopts[n + 2] = (struct option){0, 0, 0, 0};
+  outfile_reset(); /* (one command line a process; tests parse several) */
   opterr = 0;
   optind = 0;  /* 0, not 1: glibc then forgets everything about the last argv it scanned */
   check_only = false;

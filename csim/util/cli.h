@@ -31,8 +31,8 @@ typedef enum {
   CLI_DIMS,    /* unsigned[2] from "AxB", each in [min, max]; `shape` names it ("XxY") */
   CLI_STR,     /* const char *, the text itself */
   CLI_INPUT,   /* const char *, a regular file that can be read (checked as parsed) */
-  CLI_OUTPUT,  /* const char *, a file the command will write: a regular file or none yet, in
-                  a directory that exists and can be written (checked as parsed) */
+  CLI_OUTPUT,  /* const char *, a file the command will write: claimed as parsed (util/outfile.h:
+                  checked, written under a temporary name, renamed into place on success) */
   CLI_CHOICE,  /* int: the index of the text in `shape`, "ring|torus2d" */
   CLI_CUSTOM   /* parse(cmd, "--name", text, dst), which prints its own usage error */
 } cli_kind_t;
@@ -66,17 +66,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Whether `path` names a file that can be read (a regular file: not a directory, FIFO or
- * device, which could block or never end) / written (a regular file or nothing yet, in a
- * writable directory). false with the reason in why. */
+ * device, which could block or never end). false with the reason in why. (Outputs:
+ * util/outfile.h.) */
 bool cli_input_ok(const char *path, char *why, size_t len);
-bool cli_output_ok(const char *path, char *why, size_t len);
 
 /* The directory holding the running tpusim binary (build/ in the project), for the files
  * that live beside it: false when /proc/self/exe cannot be read. */
 bool cli_exe_dir(char *dir, size_t len);
-
-/* Removes a file the command wrote if it exists (a trace of a run that failed). */
-void cli_remove_output(const char *path);
 
 /* Progress and notes on stderr (docs/profiling.md, "Progress"). cli_set_quiet(true) (--quiet)
  * silences both; errors still print. cli_note prints a line. cli_progress shows a run's

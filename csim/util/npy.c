@@ -488,8 +488,8 @@ static size_t build_header(char *buf, size_t rows, size_t cols) {
   return len;
 }
 
-int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t cols, char *err,
-                     size_t errlen) {
+/* The checks both writers make: 0, or -1 with a message. */
+static int write_checks(const char *path, const float *data, size_t rows, size_t cols, char *err, size_t errlen) {
   if (!path || !data) return fail(err, errlen, "npy_write_f32_2d: null argument");
   if (rows == 0 || cols == 0)
     return fail(err, errlen, "%s: refusing to write an empty %zu x %zu matrix", path, rows,
@@ -497,15 +497,34 @@ int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t co
   if (too_large(rows, cols))
     return fail(err, errlen, "%s: %zu x %zu float32 matrix exceeds the 1 GiB data limit", path,
                 rows, cols);
-
   /* rename() would replace a device or FIFO at path with a regular file: refuse them */
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
     return fail(err, errlen, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+  return 0;
+}
 
+/* Header and data to fd, synced and closed (fd closed either way): 0, or -1 with the step
+ * that failed in *step and errno set. */
+static int write_fd(int fd, const float *data, size_t rows, size_t cols, const char **step) {
   char header[HEADER_BUF_LEN];
   size_t header_len = build_header(header, rows, cols);
+  *step = "write";
+  if (write_all(fd, header, header_len) != 0 || write_data(fd, data, rows * cols) != 0) goto fail;
+  *step = "sync";
+  if (fsync(fd) != 0) goto fail; /* else a crash after rename could leave it empty */
+  *step = "close";
+  return close(fd) != 0 ? -1 : 0;
+fail:;
+  const int e = errno;
+  close(fd);
+  errno = e;
+  return -1;
+}
 
+int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t cols, char *err,
+                     size_t errlen) {
+  if (write_checks(path, data, rows, cols, err, errlen)) return -1;
   /* Temporary next to the target so rename() is atomic (same file system). O_EXCL with a
    * pid-and-attempt suffix instead of mkstemp so the final file gets the usual 0666 & ~umask
    * permissions, not mkstemp's 0600. */
@@ -524,18 +543,8 @@ int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t co
     free(tmp);
     return -1;
   }
-
-  const char *step = "write";
-  if (write_all(fd, header, header_len) != 0 || write_data(fd, data, rows * cols) != 0)
-    goto fail_tmp;
-  step = "sync";
-  if (fsync(fd) != 0) goto fail_tmp; /* else a crash after rename could leave it empty */
-  step = "close";
-  {
-    int c = close(fd);
-    fd = -1;
-    if (c != 0) goto fail_tmp;
-  }
+  const char *step;
+  if (write_fd(fd, data, rows, cols, &step) != 0) goto fail_tmp;
   step = "rename into place";
   if (rename(tmp, path) != 0) goto fail_tmp;
   free(tmp);
@@ -543,9 +552,19 @@ int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t co
 
 fail_tmp:;
   int e = errno;
-  if (fd >= 0) close(fd);
   unlink(tmp);
   fail(err, errlen, "%s: cannot %s: %s", path, step, strerror(e));
   free(tmp);
   return -1;
+}
+
+int npy_write_f32_2d_file(const char *path, const float *data, size_t rows, size_t cols, char *err, size_t errlen) {
+  if (write_checks(path, data, rows, cols, err, errlen)) return -1;
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return fail(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+  const char *step;
+  if (write_fd(fd, data, rows, cols, &step) == 0) return 0;
+  const int e = errno;
+  unlink(path);
+  return fail(err, errlen, "%s: cannot %s: %s", path, step, strerror(e));
 }

@@ -39,5 +39,8 @@ int npy_read_f32_2d_mem(const void *buf, size_t len, const char *name, npy_matri
  * refused, since the reader would reject them. */
 int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t cols, char *err,
                      size_t errlen);
+/* The same written to path itself, which a failure removes: for a path that is already a
+ * temporary (a command's outputs: util/outfile.h). */
+int npy_write_f32_2d_file(const char *path, const float *data, size_t rows, size_t cols, char *err, size_t errlen);
 
 #endif /* NPY_H */
