@@ -269,7 +269,7 @@ int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h,
     if (rc != CLI_EXIT_OK) return rc;
   }
   const profile_config_t pc = {.pod_w = w, .pod_h = h, .chips = flags, .clock_mhz = clock_mhz, .rows = rows, .cols = cols,
-                               .trace_path = dist_active() ? NULL : outfile_temp(o->path)}; /* (MPI: rank 0 writes at the end) */
+                               .trace_path = dist_active() || !o->path ? NULL : outfile_temp(o->path)}; /* (MPI: rank 0 writes at the end) */
   char err[256];
   o->prof = profile_new(&pc, err, sizeof err);
   free(flags);

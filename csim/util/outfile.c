@@ -102,7 +102,7 @@ static int usage(const char *cmd, const char *opt, const char *path, const char 
  * alone mislead (root, read-only and virtual file systems). NULL, or the reason. */
 static const char *dir_refuses(const char *dir) {
   struct stat st;
-  if (stat(dir, &st) || !S_ISDIR(st.st_mode)) return "no such directory";
+  if (stat(dir, &st) || !S_ISDIR(st.st_mode)) return "does not exist";
   char probe[PATH_MAX + 64];
   snprintf(probe, sizeof probe, "%s/.tpusim-%ld-probe", dir, (long)getpid());
   const int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -124,7 +124,7 @@ static bool check_dest(const char *cmd, const char *opt, const char *shown, cons
   dir_of(dest, dir, sizeof dir);
   const char *no = dir_refuses(dir);
   if (no) {
-    snprintf(why, sizeof why, "directory '%s': %s", dir, no);
+    snprintf(why, sizeof why, "directory '%s' %s%s", dir, strcmp(no, "does not exist") ? "refuses a new file: " : "", no);
     return usage(cmd, opt, shown, why), false;
   }
   return true;
@@ -132,7 +132,7 @@ static bool check_dest(const char *cmd, const char *opt, const char *shown, cons
 
 bool outfile_dir_ok(const char *cmd, const char *opt, const char *dir) {
   const char *no = *dir ? dir_refuses(dir) : "an empty path";
-  if (no) cli_usage_error(cmd, "%s %s: cannot write files into it: %s", opt, dir, no);
+  if (no) cli_usage_error(cmd, "%s %s: cannot write files into it: %s", opt, dir, strcmp(no, "does not exist") ? no : "no such directory");
   return !no;
 }
 

@@ -2,6 +2,8 @@
 #include "vmodel/vmodel_impl.hpp"
 
 #include <cerrno>
+#include <csetjmp>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -173,10 +175,36 @@ int vmodel_trace_open(vmodel_t *m, const char *path, char *err, size_t errlen) {
   return 0;
 }
 
+namespace {
+thread_local sigjmp_buf *fst_close_guard;  // set while this thread closes an FST writer
+
+void on_fst_sigbus(int sig) {
+  if (fst_close_guard) siglongjmp(*fst_close_guard, 1);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+}  // namespace
+
 void vmodel_trace_close(vmodel_t *m) {
   if (!m->tfp_) return;
-  m->tfp_->close();
-  m->tfp_.reset();
+  // The FST writer maps its hierarchy file back into memory to finish the waveform: on a full
+  // disk that file is shorter than the writer believes and the read faults (SIGBUS). Caught
+  // here, the writer is abandoned (leaked: it holds a lock it never released) and the file
+  // left incomplete, which the command's output check reports (util/outfile.h: exit 1).
+  sigjmp_buf guard;
+  struct sigaction sa{}, old{};
+  sa.sa_handler = on_fst_sigbus;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, &old);
+  if (sigsetjmp(guard, 1) == 0) {
+    fst_close_guard = &guard;
+    m->tfp_->close();
+    m->tfp_.reset();
+  } else {
+    (void)m->tfp_.release();
+  }
+  fst_close_guard = nullptr;
+  sigaction(SIGBUS, &old, nullptr);
 }
 
 void vmodel_free(vmodel_t *m) {
