@@ -19,10 +19,12 @@
 /* The rule every command's --help states (docs/robustness.md). */
 #define CLI_EXIT_STATUS_HELP                                                                      \
   "Exit status: 0 success; 1 the run failed (a result differs from the golden model, a chip\n"   \
-  "error, a timeout, a stuck network: outputs and traces of a run that did not finish are\n"     \
-  "removed); 2 bad usage, a bad input file, or an output that cannot be written (all checked\n"  \
-  "before anything is simulated). --check checks the command line and its input files and\n"  \
-  "exits without simulating.\n"
+  "error, a timeout, a stuck network, an output that could not be written whole); 2 bad\n"     \
+  "usage, a bad input file, or an output that cannot be written (all checked before anything\n"  \
+  "is simulated). Outputs are written under hidden temporary names beside their destinations\n" \
+  "and renamed into place only when the command succeeds: a failure or a signal leaves\n"      \
+  "nothing, and no existing file is touched. --check checks the command line and its input\n"  \
+  "files and exits without simulating.\n"
 
 typedef enum {
   CLI_FLAG,    /* bool: set by the option alone */
