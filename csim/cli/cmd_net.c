@@ -57,9 +57,8 @@ static void net_help(void) {
 }
 
 static bool parse_rate(const char *cmd, const char *opt, const char *text, void *dst) {
-  char *end;
-  double r = strtod(text, &end);
-  if (end == text || *end || !(r >= 0.0 && r <= 1.0)) {
+  double r;
+  if (!cli_real(text, &r) || !(r >= 0.0 && r <= 1.0)) {
     cli_usage_error(cmd, "%s expects a number in [0, 1] (flits/node/cycle), got '%s'", opt, text);
     return false;
   }

@@ -65,11 +65,11 @@ static void train_help(void) {
 }
 
 static bool parse_lr(const char *cmd, const char *opt, const char *text, void *dst) {
-  char *end;
-  double v = strtod(text, &end);
+  double v = 0;
+  const bool number = cli_real(text, &v);
   float f = (float)v;
   /* the vector unit reads subnormals as zero (docs/numerics.md): such a rate would not train */
-  if (*text == 0 || *end != 0 || !isfinite(v) || !(v > 0) || !isfinite(f) || !(f >= FLT_MIN)) {
+  if (!number || !(v > 0) || !isfinite(f) || !(f >= FLT_MIN)) {
     cli_usage_error(cmd, "%s must be a finite positive number of at least %g (fp32, not subnormal), got '%s'", opt,
                     (double)FLT_MIN, text);
     return false;

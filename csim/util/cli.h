@@ -51,9 +51,11 @@ typedef struct {
  * table ends with {0}. */
 #define CLI_OPT(opt_name, opt_kind, ...) {.name = (opt_name), .kind = (opt_kind), .dst = __VA_ARGS__}
 
-/* Parses a command's argv (argv[0] is its name) against opts. --help calls help() and
- * returns CLI_HELP; any other problem (unknown option, missing or bad value, a positional
- * argument) prints a usage error and returns CLI_EXIT_USAGE; else CLI_EXIT_OK. Every
+/* Parses a command's argv (argv[0] is its name) against opts: "--name value" or "--name=value",
+ * exact names only (no abbreviations), each option at most once (docs/robustness.md, "Command
+ * lines"). --help calls help() and returns CLI_HELP; any other problem (unknown option, missing
+ * or bad value, a repeated option, a positional argument) prints a usage error naming the option
+ * and returns CLI_EXIT_USAGE; else CLI_EXIT_OK. Every
  * command also takes --check: cli_check_only() is then true, and the command returns
  * cli_checked() once it has checked everything it would check before simulating. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, void (*help)(void));
@@ -89,9 +91,12 @@ void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* stderr is a terminal (progress updates a line in place). */
 bool cli_progress_tty(void);
 
-/* A decimal integer in [min, max], digits only (no sign, no spaces after); false when not. */
+/* A decimal integer in [min, max], digits only (no sign, no spaces before or after); false when not. */
 bool cli_number(const char *text, uint64_t min, uint64_t max, uint64_t *out);
-/* The same, with a usage error naming the option. */
+/* A finite decimal number, e.g. 0.25, .5 or 1e-3: a digit or a point first (no sign, no spaces
+ * before or after, no inf or nan); false when not. */
+bool cli_real(const char *text, double *out);
+/* cli_number with a usage error naming the option. */
 bool cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif
