@@ -280,18 +280,24 @@ void cmd_progress(void *ctx, uint64_t cycles) {
   cli_progress("%s: cycle %" PRIu64 ", %.0f s, %.0f cycles/s%s%s", p->cmd, cycles, secs, rate, left, step);
 }
 
+int cmd_profile_check(const char *cmd, const cmd_profile_t *o, unsigned w, unsigned h) {
+  if (o->chips && !o->path && !o->op)
+    return cli_usage_error(cmd, "--profile-chips picks the chips of a profile: it needs --profile FILE or --op-profile");
+  if (!o->chips) return CLI_EXIT_OK;
+  bool *flags = NULL;
+  const int rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags);
+  free(flags);
+  return rc;
+}
+
 int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h, double clock_mhz, unsigned rows,
                       unsigned cols) {
   cli_set_quiet(o->quiet);
   o->prof = NULL;
-  if (o->chips && !o->path && !o->op)
-    return cli_usage_error(cmd, "--profile-chips picks the chips of a profile: it needs --profile FILE or --op-profile");
-  if (!o->path && !o->op) return CLI_EXIT_OK;
+  int rc = cmd_profile_check(cmd, o, w, h);
+  if (rc != CLI_EXIT_OK || (!o->path && !o->op)) return rc;
   bool *flags = NULL;
-  if (o->chips) {
-    const int rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags);
-    if (rc != CLI_EXIT_OK) return rc;
-  }
+  if (o->chips && (rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags)) != CLI_EXIT_OK) return rc;
   const profile_config_t pc = {.pod_w = w, .pod_h = h, .chips = flags, .clock_mhz = clock_mhz, .rows = rows, .cols = cols,
                                .trace_path = dist_active() ? NULL : o->path}; /* (MPI: rank 0 writes at the end) */
   char err[256];

@@ -179,6 +179,8 @@ int cmd_collective(int argc, char **argv) {
     rc = cmd_job_error("collective", rs, err);
     goto out;
   }
+  if ((rc = cmd_profile_check("collective", &o.prof, o.cfg.machine.size_x, o.cfg.machine.size_y)) != CLI_EXIT_OK)
+    goto out;
   if (cli_check_only()) {
     rc = cli_checked("collective");
     goto out;

@@ -302,12 +302,13 @@ int cmd_gemm(int argc, char **argv) {
     rc = cmd_job_error("gemm", rs, err);
     goto out;
   }
-  if (cli_check_only()) {
-    rc = cli_checked("gemm");
-    goto out;
-  }
   if ((o.prof.path || o.prof.op || o.prof.chips) && o.level != LEVEL_CHIP) {
     rc = cli_usage_error("gemm", "--profile and --op-profile profile chips: they need --level chip");
+    goto out;
+  }
+  if ((rc = cmd_profile_check("gemm", &o.prof, 1, 1)) != CLI_EXIT_OK) goto out;
+  if (cli_check_only()) {
+    rc = cli_checked("gemm");
     goto out;
   }
   if ((rc = cmd_profile_begin("gemm", &o.prof, 1, 1, o.chip.clock_mhz, o.chip.rows, o.chip.cols)) != CLI_EXIT_OK) goto out;

@@ -323,6 +323,7 @@ int cmd_train(int argc, char **argv) {
     rc = cmd_job_error("train", rs, err);
     goto out;
   }
+  if ((rc = cmd_profile_check("train", &o.prof, cfg.machine.size_x, cfg.machine.size_y)) != CLI_EXIT_OK) goto out;
   if (cli_check_only()) {
     rc = cli_checked("train");
     goto out;

@@ -159,6 +159,9 @@ typedef struct {
   "unit and semaphore, link and HBM counters; open it in ui.perfetto.dev) and the op profile in the\n" \
   "report; --op-profile: the op profile alone; --profile-chips LIST (indices y*w+x, ranges a-b):\n"   \
   "the chips to profile (default the first 64). --quiet: no progress on stderr. docs/profiling.md.\n"
+/* The profile options' checks alone (before --check returns): --profile-chips needs --profile or
+ * --op-profile, and names chips of the w x h pod. CLI_EXIT_OK or a usage error. */
+int cmd_profile_check(const char *cmd, const cmd_profile_t *o, unsigned w, unsigned h);
 /* After parsing: sets --quiet, checks the list against the w x h pod (a usage error outside it)
  * and makes the profile when asked for (o->prof; NULL when not). CLI_EXIT_OK or the error. */
 int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h, double clock_mhz, unsigned rows,

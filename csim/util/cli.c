@@ -202,6 +202,21 @@ static int choice_index(const char *choices, const char *text) {
   return -1;
 }
 
+bool cli_output_ext(const char *cmd, const char *opt, const char *path, const char *exts) {
+  const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
+  if (dot && dot[1] && choice_index(exts, dot + 1) >= 0) return true;
+  char list[256];
+  size_t n = 0;
+  for (const char *c = exts; *c && n + 4 < sizeof list; c++) {
+    if (c == exts || c[-1] == '|') list[n++] = '.';
+    if (*c == '|') list[n++] = ',', list[n++] = ' ';
+    else list[n++] = *c;
+  }
+  list[n] = 0;
+  cli_usage_error(cmd, "%s '%s': the name must end in %s (the extension says what is written)", opt, path, list);
+  return false;
+}
+
 static bool parse_value(const char *cmd, const cli_opt_t *o, const char *text) {
   char opt[64];
   snprintf(opt, sizeof opt, "--%s", o->name);

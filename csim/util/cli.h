@@ -73,6 +73,10 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 bool cli_input_ok(const char *path, char *why, size_t len);
 bool cli_output_ok(const char *path, char *why, size_t len);
 
+/* Whether the file name of `path` ends in a dot and one of the '|'-separated extensions of exts
+ * ("png|svg|pdf"), checked when parsed; false after a usage error naming opt and the extensions. */
+bool cli_output_ext(const char *cmd, const char *opt, const char *path, const char *exts);
+
 /* The directory holding the running tpusim binary (build/ in the project), for the files
  * that live beside it: false when /proc/self/exe cannot be read. */
 bool cli_exe_dir(char *dir, size_t len);
