@@ -43,8 +43,9 @@ static void coll_help(void) {
          "with --bf16-in (allreduce, reduce_scatter) the inputs are bf16 (B a multiple of 2),\n"
          "widened to fp32 on the chips, reduced and returned in fp32. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
          "half the data X then Y, the other half Y then X). Every chip's result is checked\n"
-         "bit-exact against the golden model. docs/collectives.md has the algorithms and the\n"
-         "bandwidth conventions (nccl-tests).\n" CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
+         "bit-exact against the golden model. --algo is for the ops on rings (torus2d: allreduce\n"
+         "only; none for broadcast and all_to_all); --root for broadcast only. docs/collectives.md\n"
+         "has the algorithms and the bandwidth conventions (nccl-tests).\n" CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 /* The options an op would not use are refused, not ignored (fw/collective.c: only the all-reduce

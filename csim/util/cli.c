@@ -202,17 +202,22 @@ static int choice_index(const char *choices, const char *text) {
   return -1;
 }
 
-bool cli_output_ext(const char *cmd, const char *opt, const char *path, const char *exts) {
-  const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
-  if (dot && dot[1] && choice_index(exts, dot + 1) >= 0) return true;
-  char list[256];
+/* The '|'-separated words of `choices` as "a, b, c", each after `prefix` (at most one character). */
+static void choice_list(const char *choices, const char *prefix, char *list, size_t len) {
   size_t n = 0;
-  for (const char *c = exts; *c && n + 4 < sizeof list; c++) {
-    if (c == exts || c[-1] == '|') list[n++] = '.';
+  for (const char *c = choices; *c && n + 4 < len; c++) {
+    if (*prefix && (c == choices || c[-1] == '|')) list[n++] = *prefix;
     if (*c == '|') list[n++] = ',', list[n++] = ' ';
     else list[n++] = *c;
   }
   list[n] = 0;
+}
+
+bool cli_output_ext(const char *cmd, const char *opt, const char *path, const char *exts) {
+  const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
+  if (dot && dot[1] && choice_index(exts, dot + 1) >= 0) return true;
+  char list[256];
+  choice_list(exts, ".", list, sizeof list);
   cli_usage_error(cmd, "%s '%s': the name must end in %s (the extension says what is written)", opt, path, list);
   return false;
 }
@@ -247,12 +252,7 @@ static bool parse_value(const char *cmd, const cli_opt_t *o, const char *text) {
         return true;
       }
       char list[256];
-      size_t n = 0;
-      for (const char *c = o->shape; *c && n + 3 < sizeof list; c++) {
-        if (*c == '|') list[n++] = ',', list[n++] = ' ';
-        else list[n++] = *c;
-      }
-      list[n] = 0;
+      choice_list(o->shape, "", list, sizeof list);
       cli_usage_error(cmd, "unknown %s '%s' (%s)", opt, text, list);
       return false;
     }

@@ -22,7 +22,9 @@
   "error, a timeout, a stuck network: outputs and traces of a run that did not finish are\n"     \
   "removed); 2 bad usage, a bad input file, or an output that cannot be written (all checked\n"  \
   "before anything is simulated). --check checks the command line and its input files and\n"  \
-  "exits without simulating.\n"
+  "exits without simulating. Options: full names (--name value or --name=value), each at most\n" \
+  "once; options that contradict each other, or that the run would ignore, are refused\n"       \
+  "(docs/robustness.md, \"Command lines\").\n"
 
 typedef enum {
   CLI_FLAG,    /* bool: set by the option alone */
