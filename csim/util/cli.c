@@ -294,11 +294,13 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, voi
     if (strncmp(arg, "--", 2) || !arg[2]) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
     const char *name = arg + 2, *eq = strchr(name, '=');
     const size_t len = eq ? (size_t)(eq - name) : strlen(name);
-    if (len == 4 && !strncmp(name, "help", 4) && !eq) {
+    const bool is_help = len == 4 && !strncmp(name, "help", 4), is_check = len == 5 && !strncmp(name, "check", 5);
+    if ((is_help || is_check) && eq) return cli_usage_error(cmd, "--%.*s takes no value, got '%s'", (int)len, name, arg);
+    if (is_help) {
       help();
       return CLI_HELP;
     }
-    if (len == 5 && !strncmp(name, "check", 5) && !eq) {
+    if (is_check) {
       if (seen_check) return cli_usage_error(cmd, "--check is given twice");
       seen_check = check_only = true;
       continue;
