@@ -698,7 +698,7 @@ Test(tpusim_pod_models, bad_model_options_are_refused, .timeout = 60) {
   expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips 1-7", "'1-7' is not a chip");
   expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips 3-1", "'3-1' is not a chip");
   expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips x", "'x' is not a chip");
-  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips ,", "names no chip");
+  expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --rtl-chips ,", "has an empty item");
   expect_usage("collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --rtl-chips 1", "needs --model fast or --model check");
   expect_usage("step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --model fast --rtl-chips 9", "not a chip of the 2x2 pod");
   expect_usage("train --pod 2x2 --mxu 4x4 --steps 1 --model fast --rtl-chips -1", "not a chip of the 2x2 pod");
@@ -914,9 +914,9 @@ static const char *write_machine(const char *name, const char *text) {
 
 /* --print-machine writes what --machine reads back: the same machine again, nothing simulated. */
 Test(tpusim_machine, print_machine_round_trips) {
-  run_t first = run("step --chip v3 --pod 2x4 --model fast --clock-mhz 1000 --link-latency 3 --print-machine");
+  run_t first = run("step --chip v3 --pod 2x4 --model fast --link-latency 3 --print-machine");
   cr_assert_eq(first.status, 0, "%s", first.err);
-  cr_assert(strstr(first.out, "\"clock_mhz\": 1000") && strstr(first.out, "\"x\": 2, \"y\": 4") &&
+  cr_assert(strstr(first.out, "\"clock_mhz\": 940") && strstr(first.out, "\"x\": 2, \"y\": 4") &&
                 strstr(first.out, "\"link_latency\": 3") && strstr(first.out, "\"model\": \"fast\""),
             "%s", first.out);
   char args[512];
@@ -939,16 +939,28 @@ Test(tpusim_machine, preset_and_its_file_report_the_same) {
   cr_assert(strstr(by_name.out, "\"link_GBps\":90.2"), "%s", by_name.out);
 }
 
-/* Keys left out keep the preset's values; options override the file. */
+/* Keys left out keep the preset's values; options give what the file leaves out, and an option
+ * setting what the file (or its preset) sets is refused, naming the option and the way to vary
+ * a machine. */
 Test(tpusim_machine, file_then_options) {
   char args[512];
   const char *m = write_machine("p.json", "{\"preset\": \"v2\", \"pod\": {\"x\": 2, \"y\": 2}, \"sim\": {\"model\": \"fast\"}}");
-  snprintf(args, sizeof args, "collective --machine %s --clock-mhz 1000 --op allreduce --bytes 4096 --print-machine", m);
+  snprintf(args, sizeof args, "collective --machine %s --link-latency 2 --op allreduce --bytes 4096 --print-machine", m);
   run_t r = run(args);
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "\"cores\": 2") && strstr(r.out, "\"clock_mhz\": 1000") &&
-                strstr(r.out, "\"hbm_bytes_per_cycle\": 857") && strstr(r.out, "\"x\": 2, \"y\": 2"),
+  cr_assert(strstr(r.out, "\"cores\": 2") && strstr(r.out, "\"clock_mhz\": 700") &&
+                strstr(r.out, "\"hbm_bytes_per_cycle\": 857") && strstr(r.out, "\"x\": 2, \"y\": 2") &&
+                strstr(r.out, "\"link_latency\": 2"),
             "%s", r.out);
+  const char *set_by_file[][2] = {{"--clock-mhz 1000", "--clock-mhz: --machine"}, {"--hbm-bw 8", "--hbm-bw: --machine"},
+                                  {"--pod 2x1", "--pod: --machine"}, {"--model rtl", "--model: --machine"},
+                                  {"--link-bytes 8", "--link-bytes: --machine"}};
+  for (size_t i = 0; i < sizeof set_by_file / sizeof set_by_file[0]; i++) {
+    snprintf(args, sizeof args, "collective --machine %s %s --op allreduce --bytes 4096 --print-machine", m,
+             set_by_file[i][0]);
+    run_t bad = expect_usage(args, set_by_file[i][1]);
+    cr_expect(strstr(bad.err, "--print-machine > m.json"), "%s", bad.err);
+  }
 }
 
 Test(tpusim_machine, bad_machine_files) {
@@ -990,4 +1002,173 @@ Test(tpusim_machine, bad_machine_files) {
   snprintf(args, sizeof args, "step --machine %s --mxu 4x4 --m 16 --k 16 --n 16",
            write_machine("v3.json", "{\"preset\": \"v3\"}"));
   expect_usage(args, "--machine sets the MXU size");
+}
+
+/* ------------------------------------------------------------------ one option grammar */
+/* docs/robustness.md, "Command lines": exact long names, each at most once; numbers, shapes and
+ * lists with nothing around or between their parts; options that contradict each other, need
+ * another or would be ignored refused; --check runs every check the run would. Each case is the
+ * issue's (27) command line: exit 2, a message naming the option, nothing simulated, nothing
+ * written (the suite's directory stays empty). */
+
+TestSuite(tpusim_grammar, .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 120); /* (valgrind: memcheck.sh) */
+
+/* The suite's directory holds nothing: no command of the table wrote a file. */
+static void expect_dir_empty(const char *after) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", tmpdir);
+  cr_expect_eq(system(cmd), 0, "after '%s' the directory %s is not empty", after, tmpdir);
+}
+
+/* expect_usage, then: nothing simulated (no progress line) and nothing written. */
+static run_t refused_at_once(const char *args, const char *needle) {
+  const run_t r = expect_usage(args, needle);
+  cr_expect_null(strstr(r.err, "running"), "'%s' simulated first: %s", args, r.err);
+  cr_expect_null(strstr(r.err, "cycle "), "'%s' simulated first: %s", args, r.err);
+  expect_dir_empty(args);
+  return r;
+}
+
+Test(tpusim_grammar, exact_names_once_each) {
+  refused_at_once("train --ste 2 --js", "unknown option '--ste'");
+  refused_at_once("train --steps 2 --js", "unknown option '--js'");
+  refused_at_once("gemm --mxu 4x4 --m 4 --k 4 --n 4 --seed 1 --seed 2", "--seed is given twice");
+  refused_at_once("gemm --mxu 4x4 --m 4 --k 4 --n 4 --json --json", "--json is given twice");
+  refused_at_once("dot --json=yes", "--json takes no value");
+  refused_at_once("dot --trace --json", "--trace needs a value, got the option '--json'");
+  refused_at_once("dot -n 4", "unexpected argument '-n'");
+  refused_at_once("dot -- --n 4", "unexpected argument '--'");
+  /* both value forms work, and say the same */
+  run_t a = run("dot --n 16 --seed 3 --json"), b = run("dot --n=16 --seed=3 --json");
+  cr_assert_eq(a.status, 0, "%s", a.err);
+  cr_assert_eq(b.status, 0, "%s", b.err);
+  cr_assert(json_int(a.out, "sum_fp32_bits") == json_int(b.out, "sum_fp32_bits"), "%s\n%s", a.out, b.out);
+}
+
+Test(tpusim_grammar, numbers_shapes_and_lists_have_nothing_around_or_between_parts) {
+  const char *bad[][2] = {
+      {"dot --n ' 4'", "--n expects an integer"},
+      {"dot --n '4 '", "--n expects an integer"},
+      {"dot --n +4", "--n expects an integer"},
+      {"gemm --mxu ' 4x4' --m 4 --k 4 --n 4", "--mxu expects RxC"},
+      {"gemm --mxu '4x 4' --m 4 --k 4 --n 4", "--mxu expects RxC"},
+      {"gemm --mxu '4 x4' --m 4 --k 4 --n 4", "--mxu expects RxC"},
+      {"net --pod 2x2 --rate ' 0.1'", "--rate expects a number"},
+      {"net --pod 2x2 --rate '0.1 '", "--rate expects a number"},
+      {"train --lr ' 0.5'", "--lr must be"},
+      {"train --lr nan", "--lr must be"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --op-profile --profile-chips 1,,2", "--profile-chips '1,,2' has an empty item"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --op-profile --profile-chips ,1", "has an empty item"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --op-profile --profile-chips 1,", "has an empty item"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --model fast --rtl-chips 1,,2", "--rtl-chips '1,,2' has an empty item"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --model fast --rtl-chips 1,", "has an empty item"},
+      {"collective --pod 4x4 --slice ' 0,0,2x2' --op allreduce --bytes 64", "--slice expects X0,Y0,WxH"},
+      {"collective --pod 4x4 --slice '0, 0,2x2' --op allreduce --bytes 64", "--slice expects X0,Y0,WxH"},
+      {"collective --pod 4x4 --slice 0,,0,2x2 --op allreduce --bytes 64", "--slice expects X0,Y0,WxH"},
+      {"collective --pod 4x4 --slice 0,0,2x2, --op allreduce --bytes 64", "--slice expects X0,Y0,WxH"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) refused_at_once(bad[i][0], bad[i][1]);
+}
+
+/* --chip and --machine fix what they set: an option setting the same value is refused (it was
+ * silently lost: --chip v2 --clock-mhz 1000 reported 700 MHz), with the way to vary a machine. */
+Test(tpusim_grammar, a_preset_and_an_option_it_sets) {
+  const char *bad[][2] = {
+      {"step --chip v2 --clock-mhz 1000 --pod 2x2 --m 16 --k 16 --n 16 --model fast", "--clock-mhz: --chip v2 sets the clock"},
+      {"gemm --chip v3 --hbm-bw 100 --m 16 --k 16 --n 16 --model fast", "--hbm-bw: --chip v3 sets the HBM bandwidth"},
+      {"collective --chip v3 --pod 2x2 --flit-words 1 --op allreduce --bytes 64 --model fast", "--flit-words: --chip v3"},
+      {"collective --chip v3 --pod 2x2 --link-bytes 8 --op allreduce --bytes 64 --model fast", "--link-bytes: --chip v3"},
+      {"chip --chip small --hbm-latency 5", "--hbm-latency: --chip small"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const run_t r = refused_at_once(bad[i][0], bad[i][1]);
+    cr_expect(strstr(r.err, "--print-machine > m.json") && strstr(r.err, "--machine m.json"), "%s", r.err);
+  }
+  /* what the preset leaves open stays open */
+  run_t ok = run("step --chip v3 --pod 2x2 --model fast --link-latency 3 --threads 2 --print-machine");
+  cr_assert_eq(ok.status, 0, "%s", ok.err);
+}
+
+/* An option that needs another, or that the command or its mode would ignore, is refused. */
+Test(tpusim_grammar, needed_and_ignored_options) {
+  char args[512];
+  snprintf(args, sizeof args, "net --pod 2x2 --sweep-csv %s", tmp("s.csv"));
+  refused_at_once(args, "--sweep-csv names the sweep's CSV: it needs --sweep");
+  const char *bad[][2] = {
+      {"net --pod 2x2 --sweep --rate 0.2", "--rate with --sweep"},
+      {"net --pod 2x2 --trace-node 1", "--trace-node needs --trace"},
+      {"collective --pod 2x2 --op allreduce --root 3 --bytes 64", "--root is the broadcast's source"},
+      {"collective --pod 1x4 --op broadcast --algo torus2d --bytes 64", "--algo: --op broadcast runs no rings"},
+      {"collective --pod 2x2 --op all_to_all --algo ring --bytes 64", "--algo: --op all_to_all runs no rings"},
+      {"collective --pod 2x2 --op reduce_scatter --algo torus2d --bytes 64", "--algo torus2d is the all-reduce's"},
+      {"collective --pod 2x2 --op all_gather --algo torus2d --bytes 64", "--algo torus2d is the all-reduce's"},
+      {"collective --pod 2x2 --op all_gather --bf16-in --bytes 64", "bf16 inputs are for reductions"},
+      {"collective --pod 2x2 --op allreduce --bytes 64 --trace-chip 1", "--trace-chip needs --trace"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --trace-chip 1", "--trace-chip needs --trace"},
+      {"train --pod 2x2 --mxu 4x4 --trace-steps 1", "--trace-chip and --trace-steps need --trace"},
+      {"train --pod 2x2 --mxu 4x4 --quiet --print-every 5", "--print-every sets how often"},
+      {"gemm --level mxu --mxu 4x4 --hbm-bw 8 --m 4 --k 4 --n 4", "--hbm-bw and --hbm-latency need --level chip"},
+      {"gemm --mxu 16x16 --model fast --flit-words 2 --m 4 --k 4 --n 4", "--flit-words and --link-bytes"},
+      {"gemm --mxu 16x16 --link-bytes 4 --m 4 --k 4 --n 4", "--flit-words and --link-bytes"},
+      {"randprog --print --json --count 1", "--print lists the programs as text"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --profile-chips 1", "--profile-chips picks the chips of a profile"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) refused_at_once(bad[i][0], bad[i][1]);
+}
+
+/* --check runs every check the run would: these used to pass --check (or to fail after set-up,
+ * exit 1). */
+Test(tpusim_grammar, check_refuses_what_the_run_would) {
+  const char *bad[][2] = {
+      {"step --pod 2x2 --mxu 4x4 --m 16 --k 16 --n 16 --model fast --rtl-chips 0 --mxus 3 --check", "no RTL chip of 1 core(s) with 3"},
+      {"step --pod 2x2 --mxu 4x4 --m 16 --k 16 --n 16 --model fast --rtl-chips 0 --flit-words 2 --check", "chips chosen to run the RTL: 2-word flits"},
+      {"step --pod 2x2 --m 16 --k 16 --n 16 --model fast --rtl-chips 0 --chip v3 --check", "no RTL chip of 2 core(s) with 2 128x128"},
+      {"train --pod 2x2 --mxu 16x16 --steps 1 --model fast --rtl-chips 0 --mxus 3 --check", "chips chosen to run the RTL"},
+      {"collective --pod 2x2 --op allreduce --bytes 64 --model fast --rtl-chips 0 --flit-words 2 --check", "chips chosen to run the RTL"},
+      {"step --pod 2x2 --mxu 4x4 --m 4 --k 4 --n 4 --op-profile --profile-chips 7 --check", "--profile-chips: '7' is not a chip of the 2x2 pod"},
+      {"collective --pod 2x2 --op allreduce --bytes 64 --op-profile --profile-chips 1,,2 --check", "has an empty item"},
+      {"train --pod 2x2 --mxu 16x16 --steps 1 --op-profile --profile-chips 9 --check", "'9' is not a chip"},
+      {"gemm --mxu 4x4 --m 4 --k 4 --n 4 --op-profile --profile-chips 1 --check", "'1' is not a chip of the 1x1 pod"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) refused_at_once(bad[i][0], bad[i][1]);
+  /* and the fast chip with wide flits is what --model fast asks for: valid, and it runs */
+  run_t r = run("chip --model fast --flit-words 2 --check");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  r = run("chip --model fast --flit-words 2 --cycles 1000 --json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"model\":\"fast\""), "%s", r.out);
+  refused_at_once("chip --flit-words 2", "2-word flits run on the fast model only");
+}
+
+/* Outputs named by extension are checked by it when parsed, not after the run. */
+Test(tpusim_grammar, outputs_named_by_their_extension) {
+  char args[512];
+  const char *bad[][2] = {{"p.xyz", "--plot '"}, {"noext", "--plot '"}, {"p.png.txt", "--plot '"}, {"p.", "--plot '"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(args, sizeof args, "train --pod 1x1 --mxu 16x16 --hidden 16 --batch 16 --steps 1 --model fast --plot %s",
+             tmp(bad[i][0]));
+    const run_t r = expect_usage(args, bad[i][1]);
+    cr_expect(strstr(r.err, "must end in .png, .svg, .pdf"), "%s", r.err);
+    expect_dir_empty(args);
+  }
+  snprintf(args, sizeof args, "train --pod 1x1 --mxu 16x16 --plot %s", tmp("p.xyz"));
+  refused_at_once(args, "the name must end in .png, .svg, .pdf");
+  snprintf(args, sizeof args, "net --pod 2x2 --sweep --sweep-csv %s", tmp("x.txt"));
+  const run_t r = refused_at_once(args, "--sweep-csv '");
+  cr_expect(strstr(r.err, "must end in .csv"), "%s", r.err);
+}
+
+/* --json keeps its promise: one JSON object on stdout, nothing else. */
+Test(tpusim_grammar, net_sweep_json_is_one_object) {
+  char args[512];
+  snprintf(args, sizeof args, "net --pod 2x2 --model fast --sweep --cycles 300 --warmup 50 --json --sweep-csv %s",
+           tmp("s.csv"));
+  run_t r = run(args);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const size_t n = strlen(r.out);
+  cr_assert(n > 2 && r.out[0] == '{' && r.out[n - 2] == '}', "%s", r.out);
+  cr_assert_eq(strchr(r.out, '\n'), r.out + n - 1, "more than one line: %s", r.out);
+  cr_assert(strstr(r.out, "\"points\":[{\"rate\":0.05") && strstr(r.out, "\"saturated\":"), "%s", r.out);
+  cr_assert(strstr(r.out, "\"csv\":\"") && strstr(r.out, "s.csv\""), "%s", r.out);
+  cr_assert_null(strstr(r.out, "avg_latency  "), "the text table: %s", r.out);
 }

@@ -17,7 +17,9 @@
 
 TestSuite(train_cli, .timeout = 120);
 
-#define SMALL "train --pod 2x2 --mxu 4x4 --data synthetic --examples 300 --features 8 --classes 4 --hidden 8 "
+/* (each option at most once: a case that varies the pod, the MXU or the width starts from SMALL_DATA) */
+#define SMALL_DATA "train --data synthetic --examples 300 --features 8 --classes 4 "
+#define SMALL SMALL_DATA "--pod 2x2 --mxu 4x4 --hidden 8 "
 
 static bool exists(const char *path) {
   struct stat st;
@@ -32,10 +34,10 @@ static void refused(const char *args, const char *want) {
 }
 
 Test(train_cli, each_layout_agrees_with_the_reference_and_reports) {
-  const char *layouts[] = {"--batch 16", "--mp 4 --batch 12 --hidden 16", "--dp 2 --mp 2 --batch 16 --hidden 16"};
+  const char *layouts[] = {"--batch 16 --hidden 8", "--mp 4 --batch 12 --hidden 16", "--dp 2 --mp 2 --batch 16 --hidden 16"};
   for (unsigned i = 0; i < 3; i++) {
     char args[512];
-    snprintf(args, sizeof args, SMALL "--steps 4 --json %s", layouts[i]);
+    snprintf(args, sizeof args, SMALL_DATA "--pod 2x2 --mxu 4x4 --steps 4 --json %s", layouts[i]);
     run_t r = run(args);
     cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
     cr_assert(strstr(r.out, "\"reference_bit_exact\":true"), "%s", r.out);
@@ -75,19 +77,19 @@ Test(train_cli, writes_the_loss_curve_and_its_plot) {
 
 Test(train_cli, refuses_layouts_that_do_not_divide) {
   refused(SMALL "--batch 18", "not divisible by the data-parallel degree 4");
-  refused(SMALL "--batch 16 --mp 4 --hidden 10", "not divisible by the model-parallel degree 4");
+  refused(SMALL_DATA "--pod 2x2 --mxu 4x4 --batch 16 --mp 4 --hidden 10", "not divisible by the model-parallel degree 4");
   refused(SMALL "--batch 20 --cores 2 --model fast", "not divisible by the chip's 2 cores");
   refused(SMALL "--batch 16 --dp 2 --mp 1", "the slice has 4 chips");
-  refused(SMALL "--batch 16 --pod 4x2 --slice 0,0,4x1 --dp 2 --mp 2", "the slice must be 2x2");
-  refused(SMALL "--batch 16 --mxu 4x8", "no chip with a 4x8 MXU"); /* non-square: refused by the plan (test_train) */
+  refused(SMALL_DATA "--mxu 4x4 --hidden 8 --batch 16 --pod 4x2 --slice 0,0,4x1 --dp 2 --mp 2", "the slice must be 2x2");
+  refused(SMALL_DATA "--pod 2x2 --hidden 8 --batch 16 --mxu 4x8", "no chip with a 4x8 MXU"); /* non-square: refused by the plan (test_train) */
   refused("train --pod 2x2 --mxu 4x4 --batch 16", "10 classes");
 }
 
 Test(train_cli, check_validates_without_simulating_and_refuses_what_does_not_fit) {
   run_t r = run(SMALL "--batch 16 --check");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  refused(SMALL "--batch 16 --hidden 400 --pod 1x1 --check", "a queue holds");
-  refused(SMALL "--batch 16 --hidden 3000", "3000 hidden units");
+  refused(SMALL_DATA "--mxu 4x4 --batch 16 --hidden 400 --pod 1x1 --check", "a queue holds");
+  refused(SMALL_DATA "--pod 2x2 --mxu 4x4 --batch 16 --hidden 3000", "3000 hidden units");
   refused("train --pod 1x1 --mxu 4x4 --data synthetic --features 8 --classes 4 --hidden 2000 --batch 2000 "
           "--examples 4000", "VMEM lines");
   refused(SMALL "--batch 16 --export /nonexistent/dir", "--export /nonexistent/dir");
@@ -134,7 +136,7 @@ Test(train_cli, refuses_missing_and_corrupt_data) {
   cr_assert(strstr(r.err, path), "the message names the file: %s", r.err);
   unlink(path);
   refused("train --examples 100", "--data synthetic");
-  refused(SMALL "--data synthetic --digits /etc/hostname", "--digits is for --data digits");
+  refused(SMALL "--digits /etc/hostname", "--digits is for --data digits");
 }
 
 Test(train_cli, divergence_stops_with_the_step_and_leaves_no_output) {

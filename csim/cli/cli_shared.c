@@ -104,16 +104,25 @@ static bool list_item(const char *item, unsigned n, unsigned *lo, unsigned *hi) 
  * pod, as n flags (*flags, the caller frees it): CLI_EXIT_OK, or a usage error naming `opt`. */
 static int chip_list(const char *cmd, const char *opt, const char *list, unsigned w, unsigned h, bool **flags) {
   const unsigned n = w * h;
+  if (!*list) return cli_usage_error(cmd, "%s names no chip", opt);
   bool *f = calloc(n ? n : 1, sizeof *f);
   char *text = strdup(list);
   if (!f || !text) {
     free(f), free(text);
     return cli_fail(cmd, "out of memory");
   }
-  char *save = NULL;
-  bool any = false;
-  for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+  /* every item between commas is one: an empty one (",," or a comma first or last) is a typo */
+  for (char *item = text, *next; item; item = next) {
+    char *comma = strchr(item, ',');
+    next = comma ? comma + 1 : NULL;
+    if (comma) *comma = 0;
     unsigned lo, hi;
+    if (!*item) {
+      int rc = cli_usage_error(cmd, "%s '%s' has an empty item (chip indices and ranges a-b, comma-separated)", opt,
+                               list);
+      free(f), free(text);
+      return rc;
+    }
     if (!list_item(item, n, &lo, &hi)) {
       int rc = cli_usage_error(cmd, "%s: '%s' is not a chip of the %ux%u pod (chips 0..%u, index y*%u+x; ranges a-b)",
                                opt, item, w, h, n - 1, w);
@@ -121,13 +130,8 @@ static int chip_list(const char *cmd, const char *opt, const char *list, unsigne
       return rc;
     }
     for (unsigned i = lo; i <= hi; i++) f[i] = true;
-    any = true;
   }
   free(text);
-  if (!any) {
-    free(f);
-    return cli_usage_error(cmd, "%s names no chip", opt);
-  }
   *flags = f;
   return CLI_EXIT_OK;
 }
@@ -169,8 +173,39 @@ static void apply_options(const cmd_machine_t *m, bool only_given, pod_config_t 
 #undef SET
 }
 
+/* An option that sets a value the preset or machine file sets (m->machine.keys) would contradict
+ * it: refused, as a preset fixes what it sets (docs/machines.md, "Precedence"). */
+static int option_against_machine(const char *cmd, const cmd_machine_t *m) {
+  const struct {
+    bool given;
+    unsigned keys;
+    const char *opt, *what;
+  } opts[] = {
+      {m->clock_given, MACHINE_HAS_CLOCK, "--clock-mhz", "the clock"},
+      {m->hbm_bw_given, MACHINE_HAS_HBM_BW, "--hbm-bw", "the HBM bandwidth"},
+      {m->hbm_latency_given, MACHINE_HAS_HBM_LATENCY, "--hbm-latency", "the HBM latency"},
+      {m->flit_given, MACHINE_HAS_FLIT_WORDS, "--flit-words", "the flit width"},
+      {m->link_bytes_given, MACHINE_HAS_LINK_BYTES, "--link-bytes", "the link rate"},
+      {m->link_latency_given, MACHINE_HAS_LINK_LATENCY, "--link-latency", "the link latency"},
+      {m->pod_given, MACHINE_HAS_POD, "--pod", "the pod's size"},
+      {m->threads_given, MACHINE_HAS_THREADS, "--threads", "the threads"},
+      {m->model_given, MACHINE_HAS_MODEL, "--model", "the model"},
+  };
+  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+    if (opts[i].given && (m->machine.keys & opts[i].keys)) {
+      char what[600];
+      if (m->machine_path) snprintf(what, sizeof what, "--machine %s", m->machine_path);
+      else snprintf(what, sizeof what, "--chip %s", m->machine.name);
+      return cli_usage_error(cmd, "%s: %s sets %s, and a machine fixes what it sets: to vary it, write the machine "
+                             "with --print-machine > m.json, edit m.json and give --machine m.json", opts[i].opt, what,
+                             opts[i].what);
+    }
+  return CLI_EXIT_OK;
+}
+
 /* The machine of a file or preset over the command's defaults, and the options given over it. */
 static int build_machine(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind) {
+  int rc;
   machine_t *mc = &m->machine;
   *mc = machine_default();
   apply_options(m, false, &mc->pod); /* the command's defaults */
@@ -183,6 +218,7 @@ static int build_machine(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t k
   if (from_file && (m->mxu_given || m->mxus_given || m->cores_given))
     return cli_usage_error(cmd, "%s sets the MXU size, the MXUs and the cores: give it or --mxu/--mxus/--cores, not both",
                            m->machine_path ? "--machine" : "--chip");
+  if (from_file && (rc = option_against_machine(cmd, m)) != CLI_EXIT_OK) return rc;
   if (kind != CMD_POD && (mc->pod.size_x != 1 || mc->pod.size_y != 1 || mc->pod.threads > 1))
     return cli_usage_error(cmd, "%s runs one chip: the machine %s is a %ux%u pod on %u threads (pod.x, pod.y, "
                            "sim.threads); use a pod command or a machine of one chip", cmd,
@@ -256,18 +292,24 @@ void cmd_progress(void *ctx, uint64_t cycles) {
   cli_progress("%s: cycle %" PRIu64 ", %.0f s, %.0f cycles/s%s%s", p->cmd, cycles, secs, rate, left, step);
 }
 
+int cmd_profile_check(const char *cmd, const cmd_profile_t *o, unsigned w, unsigned h) {
+  if (o->chips && !o->path && !o->op)
+    return cli_usage_error(cmd, "--profile-chips picks the chips of a profile: it needs --profile FILE or --op-profile");
+  if (!o->chips) return CLI_EXIT_OK;
+  bool *flags = NULL;
+  const int rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags);
+  free(flags);
+  return rc;
+}
+
 int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h, double clock_mhz, unsigned rows,
                       unsigned cols) {
   cli_set_quiet(o->quiet);
   o->prof = NULL;
-  if (o->chips && !o->path && !o->op)
-    return cli_usage_error(cmd, "--profile-chips picks the chips of a profile: it needs --profile FILE or --op-profile");
-  if (!o->path && !o->op) return CLI_EXIT_OK;
+  int rc = cmd_profile_check(cmd, o, w, h);
+  if (rc != CLI_EXIT_OK || (!o->path && !o->op)) return rc;
   bool *flags = NULL;
-  if (o->chips) {
-    const int rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags);
-    if (rc != CLI_EXIT_OK) return rc;
-  }
+  if (o->chips && (rc = chip_list(cmd, "--profile-chips", o->chips, w, h, &flags)) != CLI_EXIT_OK) return rc;
   const profile_config_t pc = {.pod_w = w, .pod_h = h, .chips = flags, .clock_mhz = clock_mhz, .rows = rows, .cols = cols,
                                .trace_path = dist_active() || !o->path ? NULL : outfile_temp(o->path)}; /* (MPI: rank 0 writes at the end) */
   char err[256];

@@ -21,13 +21,14 @@ typedef struct {
   pod_coll_config_t cfg;
   int op, algo;
   uint64_t bytes, seed;  /* seed: the inputs' and the chips' reset randomisation */
-  bool json, have_slice, have_op, have_tchip;
+  bool json, have_slice, have_op, have_tchip, have_algo, have_root;
   double seconds;  /* host time of the run (staging, collective, check) */
   cmd_machine_t mach;
   cmd_profile_t prof;
 } coll_opts_t;
 
 static const char *const op_names = "allreduce|reduce_scatter|all_gather|broadcast|all_to_all";
+static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
 
 static void coll_help(void) {
   printf("usage: tpusim collective --pod XxY [--slice X0,Y0,WxH] --op OP --bytes B [--algo ring|torus2d]\n"
@@ -43,8 +44,26 @@ static void coll_help(void) {
          "with --bf16-in (allreduce, reduce_scatter) the inputs are bf16 (B a multiple of 2),\n"
          "widened to fp32 on the chips, reduced and returned in fp32. ALGO: ring (default; bidirectional rings along X then Y) or torus2d (all-reduce:\n"
          "half the data X then Y, the other half Y then X). Every chip's result is checked\n"
-         "bit-exact against the golden model. docs/collectives.md has the algorithms and the\n"
-         "bandwidth conventions (nccl-tests).\n" CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
+         "bit-exact against the golden model. --algo is for the ops on rings (torus2d: allreduce\n"
+         "only; none for broadcast and all_to_all); --root for broadcast only. docs/collectives.md\n"
+         "has the algorithms and the bandwidth conventions (nccl-tests).\n" CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
+}
+
+/* The options an op would not use are refused, not ignored (fw/collective.c: only the all-reduce
+ * has a torus2d plan; a broadcast runs chains from its root and an all-to-all sends each block
+ * straight to its chip, neither on rings). */
+static int op_options_check(const coll_opts_t *o) {
+  const fw_coll_op_t op = (fw_coll_op_t)o->op;
+  if (o->have_root && op != FW_COLL_BROADCAST)
+    return cli_usage_error("collective", "--root is the broadcast's source: --op %s has none", names[op]);
+  if (o->have_algo && (op == FW_COLL_BROADCAST || op == FW_COLL_ALL_TO_ALL))
+    return cli_usage_error("collective", "--algo: --op %s runs no rings (%s)", names[op],
+                           op == FW_COLL_BROADCAST ? "chains from the root along X, then along Y"
+                                                   : "each block goes straight to its chip");
+  if (o->algo == FW_COLL_TORUS2D && op != FW_COLL_ALLREDUCE)
+    return cli_usage_error("collective", "--algo torus2d is the all-reduce's: --op %s runs forward rings (--algo ring, "
+                           "the default)", names[op]);
+  return CLI_EXIT_OK;
 }
 
 static int parse(int argc, char **argv, coll_opts_t *o) {
@@ -56,14 +75,14 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
       CLI_OPT("slice", CLI_CUSTOM, &o->cfg.slice, .given = &o->have_slice, .parse = cmd_parse_slice),
       CLI_OPT("op", CLI_CHOICE, &o->op, .shape = op_names, .given = &o->have_op),
       CLI_OPT("bytes", CLI_U64, &o->bytes, .min = 1, .max = 1ull << 34),
-      CLI_OPT("algo", CLI_CHOICE, &o->algo, .shape = "ring|torus2d"),
+      CLI_OPT("algo", CLI_CHOICE, &o->algo, .shape = "ring|torus2d", .given = &o->have_algo),
       CLI_OPT("chunk-lines", CLI_UINT, &o->cfg.args.chunk_lines, .min = 1, .max = 1u << 20),
       CLI_OPT("seed", CLI_U64, &o->seed, .min = 0, .max = UINT64_MAX),
       CLI_OPT("trace-chip", CLI_UINT, &o->cfg.trace_chip, .min = 0, .max = 65535, .given = &o->have_tchip),
       CLI_OPT("trace", CLI_OUTPUT, &o->cfg.trace_path),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("bf16-in", CLI_FLAG, &o->cfg.args.bf16_in),
-      CLI_OPT("root", CLI_UINT, &o->cfg.args.root, .min = 0, .max = 65535),
+      CLI_OPT("root", CLI_UINT, &o->cfg.args.root, .min = 0, .max = 65535, .given = &o->have_root),
       CMD_MACHINE_OPTS(&o->mach),
       CMD_POD_OPTS(&o->mach),
       CMD_PROFILE_OPTS(&o->prof),
@@ -77,6 +96,7 @@ static int parse(int argc, char **argv, coll_opts_t *o) {
   if (!(o->mach.pod_given || o->mach.machine_path) || !o->have_op || !o->bytes)
     return cli_usage_error("collective", "--pod, --op and --bytes are required");
   if (o->have_tchip && !cfg->trace_path) return cli_usage_error("collective", "--trace-chip needs --trace FILE.fst");
+  if ((rc = op_options_check(o)) != CLI_EXIT_OK) return rc;
   rc = cmd_machine_resolve("collective", &o->mach, CMD_POD, cfg->trace_path ? (long)cfg->trace_chip : -1);
   if (rc != CLI_EXIT_OK) return rc;
   cfg->machine = o->mach.machine.pod;
@@ -102,7 +122,6 @@ static int report(coll_opts_t *o, const coll_job_result_t *res) {
   const pod_coll_bw_t bw = res->bw;
   const bool reduction = op == FW_COLL_ALLREDUCE || op == FW_COLL_REDUCE_SCATTER;
   const bool correct = res->correct;
-  static const char *const names[] = {"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
   report_t r;
   report_init(&r);
   report_u64(&r, "chips", s->w * s->h);
@@ -182,6 +201,8 @@ int cmd_collective(int argc, char **argv) {
     rc = cmd_job_error("collective", rs, err);
     goto out;
   }
+  if ((rc = cmd_profile_check("collective", &o.prof, o.cfg.machine.size_x, o.cfg.machine.size_y)) != CLI_EXIT_OK)
+    goto out;
   if (cli_check_only()) {
     rc = cli_checked("collective");
     goto out;

@@ -37,7 +37,7 @@ typedef struct {
 enum { LEVEL_CHIP, LEVEL_MXU };
 
 static void gemm_help(void) {
-  printf("usage: tpusim gemm --mxu RxC [--mxus X] [--cores K] [--flit-words W] --m M --k K --n N [--level chip|mxu] [--seed S]\n"
+  printf("usage: tpusim gemm --mxu RxC [--mxus X] [--cores K] --m M --k K --n N [--level chip|mxu] [--seed S]\n"
          "                   [--a A.npy --b B.npy] [--out C.npy] [--hbm-bw BYTES_PER_CYCLE]\n"
          "                   [--hbm-latency CYCLES] [--relu] [--bf16-out] [--transposed-a]\n"
          "                   [--transposed-b] [--model rtl|fast|check] [--check-rows N] [--trace FILE.fst]\n"
@@ -62,7 +62,9 @@ static void gemm_help(void) {
          "--mxus X, --cores K (--level chip): a chip of K cores of X MXUs each (docs/isa.md, \"MXUs\",\n"
          "\"Cores\"): the GEMM splits the column tiles over a core's MXUs and the rows over the cores\n"
          "--chip small|v2|v3: a preset chip (docs/fidelity.md): its MXUs, cores, clock and HBM\n"
-         "bandwidth (instead of --mxu/--mxus/--cores; --hbm-bw still overrides the bandwidth)\n"
+         "bandwidth (instead of --mxu/--mxus/--cores/--clock-mhz/--hbm-*: a preset fixes what it sets)\n"
+         "--flit-words and --link-bytes are refused: one chip's GEMM sends nothing over its links;\n"
+         "--hbm-bw and --hbm-latency need --level chip\n"
          "--check-rows N: the golden model checks N rows of C (the first, the last and random\n"
          "others from --seed) instead of all M, for GEMMs too big to check whole (0: all, default)\n"
          "Without --a/--b the inputs are random (from --seed, default 1). .npy inputs must be\n"
@@ -97,7 +99,7 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
       {0}};
   int rc = cli_parse("gemm", argc, argv, opts, gemm_help);
   if (rc != CLI_EXIT_OK) return rc;
-  /* a preset or machine file: the MXUs, cores, clock and HBM of docs/machines.md (--hbm-bw wins) */
+  /* a preset or machine file: the MXUs, cores, clock and HBM of docs/machines.md (fixed: not with the options) */
   const cmd_machine_kind_t kind = o->level == LEVEL_MXU ? CMD_LONE_MXU : CMD_LONE_CHIP;
   if ((rc = cmd_machine_build("gemm", &o->mach, kind)) != CLI_EXIT_OK) return rc;
   o->chip = o->mach.machine.pod.chip;
@@ -117,6 +119,11 @@ static int parse(int argc, char **argv, gemm_opts_t *o) {
                            o->chip.rows, o->chip.cols);
   if (o->level == LEVEL_MXU && (o->chip.mxus > 1 || o->chip.cores > 1))
     return cli_usage_error("gemm", "--mxus and --cores need --level chip (the MXU alone is one MXU)");
+  if (o->level == LEVEL_MXU && (o->mach.hbm_bw_given || o->mach.hbm_latency_given))
+    return cli_usage_error("gemm", "--hbm-bw and --hbm-latency need --level chip (the MXU alone is fed from C, not HBM)");
+  if (o->mach.flit_given || o->mach.link_bytes_given)
+    return cli_usage_error("gemm", "--flit-words and --link-bytes: the GEMM runs on one chip and sends nothing over its "
+                           "links (a pod command or `tpusim chip` uses them)");
   if ((rc = cmd_machine_check("gemm", &o->mach, kind, -1)) != CLI_EXIT_OK) return rc;
   if (o->level == LEVEL_MXU && !mxu_top_acc_depth(o->chip.rows, o->chip.cols))
     return cli_usage_error("gemm", "no %ux%u MXU in this build; built sizes: %s", o->chip.rows, o->chip.cols,
@@ -303,12 +310,13 @@ int cmd_gemm(int argc, char **argv) {
     rc = cmd_job_error("gemm", rs, err);
     goto out;
   }
-  if (cli_check_only()) {
-    rc = cli_checked("gemm");
-    goto out;
-  }
   if ((o.prof.path || o.prof.op || o.prof.chips) && o.level != LEVEL_CHIP) {
     rc = cli_usage_error("gemm", "--profile and --op-profile profile chips: they need --level chip");
+    goto out;
+  }
+  if ((rc = cmd_profile_check("gemm", &o.prof, 1, 1)) != CLI_EXIT_OK) goto out;
+  if (cli_check_only()) {
+    rc = cli_checked("gemm");
     goto out;
   }
   if ((rc = cmd_profile_begin("gemm", &o.prof, 1, 1, o.chip.clock_mhz, o.chip.rows, o.chip.cols)) != CLI_EXIT_OK) goto out;

@@ -16,6 +16,7 @@
 #include "network/noc_net.h"
 #include "network/noc_traffic.h"
 #include "util/cli.h"
+#include "util/json.h"
 #include "util/outfile.h"
 #include "util/report.h"
 #include "util/stopwatch.h"
@@ -31,7 +32,7 @@ typedef struct {
   char default_csv[4200], png[4200]; /* png: the sweep's plot, the CSV's name with .png */
   uint64_t trace_node;
   int model;                /* chip_model_t: its index in CHIP_MODEL_CHOICES */
-  bool json, sweep, sweep_csv_given;
+  bool json, sweep;
 } net_opts_t;
 
 static void net_help(void) {
@@ -49,7 +50,9 @@ static void net_help(void) {
          "waveform (default node 0). --sweep runs rates 0.05, 0.10, ... until saturation and\n"
          "writes a latency-versus-load CSV (default net_sweep.csv beside the tpusim binary, in\n"
          "build/) and a PNG next to it (scripts/plot_sweep.py, found from the binary: any working\n"
-         "directory will do). --model: rtl (default) the Verilated routers; fast their C model\n"
+         "directory will do); --sweep-csv needs --sweep and a name ending in .csv, --rate is not\n"
+         "taken with --sweep, and --sweep --json prints one JSON object (a point per rate).\n"
+         "--model: rtl (default) the Verilated routers; fast their C model\n"
          "(csim/fast/noc_fast.c, cycle-equal to the RTL: the same results, many times faster; no\n"
          "--trace); check both at every node, every output compared every cycle, and the first\n"
          "difference reported (exit 1). A scoreboard error or a stuck network is a failed run.\n"
@@ -58,9 +61,8 @@ static void net_help(void) {
 }
 
 static bool parse_rate(const char *cmd, const char *opt, const char *text, void *dst) {
-  char *end;
-  double r = strtod(text, &end);
-  if (end == text || *end || !(r >= 0.0 && r <= 1.0)) {
+  double r;
+  if (!cli_real(text, &r) || !(r >= 0.0 && r <= 1.0)) {
     cli_usage_error(cmd, "%s expects a number in [0, 1] (flits/node/cycle), got '%s'", opt, text);
     return false;
   }
@@ -92,11 +94,11 @@ static int parse(int argc, char **argv, net_opts_t *o) {
   snprintf(o->default_csv, sizeof o->default_csv, "%s/net_sweep.csv", o->exe_dir);
   o->sweep_csv = o->default_csv;
   unsigned pod[2];
-  bool have_pod = false;
+  bool have_pod = false, have_rate = false, have_csv = false, have_node = false;
   const cli_opt_t opts[] = {
       CLI_OPT("pod", CLI_DIMS, pod, .min = 2, .max = 255, .shape = "XxY", .given = &have_pod),
       CLI_OPT("traffic", CLI_CUSTOM, &o->run.pattern, .parse = parse_pattern),
-      CLI_OPT("rate", CLI_CUSTOM, &o->run.rate, .parse = parse_rate),
+      CLI_OPT("rate", CLI_CUSTOM, &o->run.rate, .given = &have_rate, .parse = parse_rate),
       CLI_OPT("packet-flits", CLI_UINT, &o->run.packet_flits, .min = 1, .max = 255),
       CLI_OPT("vcs", CLI_UINT, &o->cfg.vcs, .min = 1, .max = 64),
       CLI_OPT("buf", CLI_UINT, &o->cfg.buf_depth, .min = 1, .max = NOC_MAX_DEPTH),
@@ -106,14 +108,20 @@ static int parse(int argc, char **argv, net_opts_t *o) {
       CLI_OPT("seed", CLI_U64, &o->run.seed, .min = 0, .max = UINT64_MAX),
       CLI_OPT("model", CLI_CHOICE, &o->model, .shape = CHIP_MODEL_CHOICES),
       CLI_OPT("trace", CLI_OUTPUT, &o->trace),
-      CLI_OPT("trace-node", CLI_U64, &o->trace_node, .min = 0, .max = NET_MAX_NODES - 1),
+      CLI_OPT("trace-node", CLI_U64, &o->trace_node, .min = 0, .max = NET_MAX_NODES - 1, .given = &have_node),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CLI_OPT("sweep", CLI_FLAG, &o->sweep),
-      CLI_OPT("sweep-csv", CLI_OUTPUT, &o->sweep_csv, .given = &o->sweep_csv_given),
+      CLI_OPT("sweep-csv", CLI_OUTPUT, &o->sweep_csv, .given = &have_csv),
       {0}};
   int rc = cli_parse("net", argc, argv, opts, net_help);
   if (rc != CLI_EXIT_OK) return rc;
   if (!have_pod) return cli_usage_error("net", "missing --pod XxY");
+  /* options the mode would not use are refused, not ignored */
+  if (have_csv && !o->sweep) return cli_usage_error("net", "--sweep-csv names the sweep's CSV: it needs --sweep");
+  if (have_rate && o->sweep)
+    return cli_usage_error("net", "--rate with --sweep: the sweep runs its own rates (0.05, 0.10, ...)");
+  if (have_node && !o->trace) return cli_usage_error("net", "--trace-node needs --trace FILE.fst");
+  if (have_csv && !cli_output_ext("net", "--sweep-csv", o->sweep_csv, "csv")) return CLI_EXIT_USAGE;
   o->cfg.size_x = pod[0];
   o->cfg.size_y = pod[1];
   o->cfg.seed = o->run.seed;
@@ -130,7 +138,7 @@ static int parse(int argc, char **argv, net_opts_t *o) {
   if (o->trace && o->sweep) return cli_usage_error("net", "--trace and --sweep cannot be combined");
   if (o->trace && o->cfg.model == CHIP_MODEL_FAST)
     return cli_usage_error("net", "--trace needs --model rtl or check: a fast model has no waveform");
-  if (o->sweep && ((!o->sweep_csv_given && !outfile_claim("net", "--sweep-csv", o->sweep_csv)) ||
+  if (o->sweep && ((!have_csv && !outfile_claim("net", "--sweep-csv", o->sweep_csv)) ||
                    !outfile_claim("net", "--sweep-csv's plot", sweep_png(o))))
     return CLI_EXIT_USAGE;
   /* Wait long enough for the slowest credit loop before declaring the network stuck. */
@@ -212,13 +220,48 @@ static int print_result(const net_opts_t *o, double rate, const noc_result_t *r)
   return report_print(&rep, o->json, stdout) ? cli_fail("net", "cannot write the report") : CLI_EXIT_OK;
 }
 
+/* The sweep as one JSON object (--json): the run's parameters, the files, and a point per rate. */
+static void print_sweep_json(const net_opts_t *o, const noc_result_t *pts, const double *rates, int n, const char *png) {
+  json_t j;
+  json_begin(&j, stdout);
+  json_u64(&j, "pod_x", o->cfg.size_x);
+  json_u64(&j, "pod_y", o->cfg.size_y);
+  json_str(&j, "traffic", noc_pattern_name(o->run.pattern));
+  json_u64(&j, "packet_flits", o->run.packet_flits);
+  json_u64(&j, "vcs", o->cfg.vcs);
+  json_u64(&j, "buf", o->cfg.buf_depth);
+  json_u64(&j, "link_latency", o->cfg.link_latency);
+  json_u64(&j, "seed", o->run.seed);
+  json_str(&j, "model", chip_model_name(o->cfg.model));
+  json_str(&j, "csv", o->sweep_csv);
+  json_str(&j, "png", png);
+  json_array(&j, "points");
+  for (int i = 0; i < n; i++) {
+    json_object(&j, NULL);
+    json_f64(&j, "rate", rates[i]);
+    json_f64(&j, "offered", pts[i].offered);
+    json_f64(&j, "accepted", pts[i].accepted);
+    json_f64(&j, "avg_latency", pts[i].avg_latency);
+    json_f64(&j, "p50_latency", pts[i].p50_latency);
+    json_f64(&j, "p99_latency", pts[i].p99_latency);
+    json_bool(&j, "saturated", pts[i].saturated);
+    json_object_end(&j);
+  }
+  json_array_end(&j);
+  json_end(&j);
+}
+
 static int sweep(net_opts_t *o) {
+  enum { MAX_POINTS = 20 };
+  noc_result_t pts[MAX_POINTS];
+  double rates[MAX_POINTS];
+  int points = 0;
   FILE *csv = outfile_open(o->sweep_csv, "w");
   if (!csv) return cli_fail("net", "cannot write '%s': %s", o->sweep_csv, strerror(errno));
   fprintf(csv, "rate,offered,accepted,avg_latency,p50_latency,p99_latency,saturated\n");
-  printf("%8s %10s %10s %12s %10s\n", "rate", "offered", "accepted", "avg_latency", "p99");
+  if (!o->json) printf("%8s %10s %10s %12s %10s\n", "rate", "offered", "accepted", "avg_latency", "p99");
   int saturated_points = 0, rc = CLI_EXIT_OK;
-  for (int i = 1; i <= 20 && saturated_points < 2; i++) {
+  for (int i = 1; i <= MAX_POINTS && saturated_points < 2; i++) {
     double rate = 0.05 * i;
     noc_result_t r;
     if ((rc = run_point(o, rate, &r)) != CLI_EXIT_OK) break;
@@ -230,9 +273,12 @@ static int sweep(net_opts_t *o) {
     }
     fprintf(csv, "%.2f,%.5f,%.5f,%.3f,%.0f,%.0f,%d\n", rate, r.offered, r.accepted, r.avg_latency,
             r.p50_latency, r.p99_latency, r.saturated);
-    printf("%8.2f %10.4f %10.4f %12.2f %10.0f%s\n", rate, r.offered, r.accepted, r.avg_latency,
-           r.p99_latency, r.saturated ? "  saturated" : "");
-    fflush(stdout);
+    pts[points] = r, rates[points++] = rate;
+    if (!o->json) {
+      printf("%8.2f %10.4f %10.4f %12.2f %10.0f%s\n", rate, r.offered, r.accepted, r.avg_latency,
+             r.p99_latency, r.saturated ? "  saturated" : "");
+      fflush(stdout);
+    }
     /* Past saturation the latency is unbounded: two saturated points end the sweep. */
     saturated_points += r.saturated || r.avg_latency > 20 * (r.p50_latency + 1);
   }
@@ -244,8 +290,9 @@ static int sweep(net_opts_t *o) {
            noc_pattern_name(o->run.pattern), o->run.packet_flits, o->cfg.vcs, o->cfg.buf_depth);
   if (cmd_plot(o->exe_dir, "plot_sweep.py", outfile_temp(o->sweep_csv), outfile_temp(o->png), title, err, sizeof err))
     return cli_fail("net", "cannot plot the sweep to '%s': %s", o->png, err);
+  if (o->json) print_sweep_json(o, pts, rates, points, o->png);
   fprintf(stderr, "net: wrote %s and %s\n", o->sweep_csv, o->png);
-  return CLI_EXIT_OK;
+  return CLI_EXIT_OK; /* (stdout is flushed and checked at the end: outfile_finish) */
 }
 
 int cmd_net(int argc, char **argv) {

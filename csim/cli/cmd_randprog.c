@@ -46,7 +46,7 @@ static void randprog_help(void) {
          "and in cycles when it sends no RDMA (a quarter of them: the routers' arbiters keep\n"
          "state between programs); an invalid one stops with its error at its command; a\n"
          "mutated one ends where the golden command checker allows. Set n has seed S + n\n"
-         "(default S = 1); --print lists each set's programs; --save writes each (lone-chip) set to DIR as an input of the command-\n"
+         "(default S = 1); --print lists each set's programs (not with --json); --save writes each (lone-chip) set to DIR as an input of the command-\n"
          "program fuzzer (tests/fuzz/fuzz_cmdprog.c). The pods' reset values come from R (default\n"
          "S). docs/robustness.md describes the programs. --model: the chips under test run the RTL\n"
          "(default), the fast model, or both in lockstep (check: every visible event compared every\n"
@@ -82,6 +82,9 @@ static int parse(int argc, char **argv, randprog_opts_t *o) {
   cli_set_quiet(o->prof.quiet);
   if (rc != CLI_EXIT_OK) return rc;
   if (!o->have_reset_seed) o->reset_seed = o->seed;
+  if (o->print && o->json)
+    return cli_usage_error("randprog", "--print lists the programs as text on stdout, where --json puts one JSON "
+                           "object: give one of them");
   if (o->save_dir && !outfile_dir_ok("randprog", "--save", o->save_dir)) return CLI_EXIT_USAGE;
   const cmd_machine_t *m = &o->mach;
   if (m->flit_given)

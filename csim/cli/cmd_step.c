@@ -158,6 +158,7 @@ int cmd_step(int argc, char **argv) {
     rc = cmd_job_error("step", rs, err);
     goto out;
   }
+  if ((rc = cmd_profile_check("step", &o.prof, o.cfg.machine.size_x, o.cfg.machine.size_y)) != CLI_EXIT_OK) goto out;
   if (cli_check_only()) {
     rc = cli_checked("step");
     goto out;

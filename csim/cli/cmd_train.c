@@ -37,12 +37,15 @@ typedef struct {
   const char *loss_csv, *plot, *trace, *digits, *export_dir;
   float lr;
   int data;  /* 0 digits, 1 synthetic */
-  bool json, have_slice, have_dp, have_mp, have_tchip, have_tsteps, have_examples, have_features, have_classes;
+  bool json, have_slice, have_dp, have_mp, have_tchip, have_tsteps, have_examples, have_features, have_classes,
+      have_print_every;
   char exe_dir[4096];
   cmd_machine_t mach;      /* mach.machine.pod: the pod (its chips' seed: --seed) */
   cmd_profile_t prof;
   cmd_progress_t progress;
 } train_opts_t;
+
+#define PLOT_EXTENSIONS "png|svg|pdf"
 
 static void train_help(void) {
   printf("usage: tpusim train [--pod XxY] [--slice X0,Y0,WxH] [--dp A] [--mp B] [--hidden H] [--batch B]\n"
@@ -62,16 +65,18 @@ static void train_help(void) {
          "cycles split into compute, communication and exposed communication, MXU utilisation and\n"
          "TFLOPS. --export DIR writes the data in step order and the initial and final weights as\n"
          ".npy (for scripts/train_numpy.py). Synthetic data: --examples, --features, --classes.\n"
-         "--trace-steps N: the FST holds the first N steps only.\n"
+         "--trace-steps N: the FST holds the first N steps only. --plot FILE: the loss curve drawn by\n"
+         "scripts/plot_loss.py, as FILE's extension says (.png, .svg or .pdf). --print-every N: the\n"
+         "loss on stderr every N steps (default a tenth of them; not with --quiet).\n"
          CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static bool parse_lr(const char *cmd, const char *opt, const char *text, void *dst) {
-  char *end;
-  double v = strtod(text, &end);
+  double v = 0;
+  const bool number = cli_real(text, &v);
   float f = (float)v;
   /* the vector unit reads subnormals as zero (docs/numerics.md): such a rate would not train */
-  if (*text == 0 || *end != 0 || !isfinite(v) || !(v > 0) || !isfinite(f) || !(f >= FLT_MIN)) {
+  if (!number || !(v > 0) || !isfinite(f) || !(f >= FLT_MIN)) {
     cli_usage_error(cmd, "%s must be a finite positive number of at least %g (fp32, not subnormal), got '%s'", opt,
                     (double)FLT_MIN, text);
     return false;
@@ -127,7 +132,7 @@ static int parse(int argc, char **argv, train_opts_t *o) {
       CLI_OPT("trace-steps", CLI_UINT, &o->trace_steps, .min = 1, .max = 1u << 24, .given = &o->have_tsteps),
       CLI_OPT("digits", CLI_INPUT, &o->digits),
       CLI_OPT("export", CLI_STR, &o->export_dir),
-      CLI_OPT("print-every", CLI_UINT, &o->print_every, .min = 0, .max = 1u << 24),
+      CLI_OPT("print-every", CLI_UINT, &o->print_every, .min = 0, .max = 1u << 24, .given = &o->have_print_every),
       CLI_OPT("json", CLI_FLAG, &o->json),
       CMD_MACHINE_OPTS(&o->mach),
       CMD_POD_OPTS(&o->mach),
@@ -137,6 +142,10 @@ static int parse(int argc, char **argv, train_opts_t *o) {
   if (rc != CLI_EXIT_OK) return rc;
   if ((o->have_tchip || o->have_tsteps) && !o->trace)
     return cli_usage_error("train", "--trace-chip and --trace-steps need --trace FILE.fst");
+  if (o->have_print_every && o->prof.quiet)
+    return cli_usage_error("train", "--print-every sets how often the loss is printed on stderr, and --quiet prints none");
+  /* matplotlib writes what the extension names (scripts/plot_loss.py): these three need no more packages */
+  if (o->plot && !cli_output_ext("train", "--plot", o->plot, PLOT_EXTENSIONS)) return CLI_EXIT_USAGE;
   if ((rc = cmd_machine_resolve("train", &o->mach, CMD_POD, o->trace ? (long)o->trace_chip : -1)) != CLI_EXIT_OK)
     return rc;
   pod_config_t *pc = &o->mach.machine.pod;
@@ -330,6 +339,7 @@ int cmd_train(int argc, char **argv) {
     rc = cmd_job_error("train", rs, err);
     goto out;
   }
+  if ((rc = cmd_profile_check("train", &o.prof, cfg.machine.size_x, cfg.machine.size_y)) != CLI_EXIT_OK) goto out;
   if (cli_check_only()) {
     rc = cli_checked("train");
     goto out;

@@ -78,8 +78,10 @@ void cmd_machine_free(cmd_machine_t *m);
   "--machine FILE: the machine from a JSON file (docs/machines.md; csim/pod/machines/ holds the\n"    \
   "presets'); --chip small|v2|v3: a preset (docs/fidelity.md): v2 two cores of one 128x128 MXU at\n" \
   "700 MHz, v3 two cores of two at 940 MHz, both with 128-byte flits on links of 96 bytes a cycle;\n" \
-  "small one 4x4 with 64-bit flits. Either sets --mxu, --mxus and --cores (not given with them);\n" \
-  "the other options override it. --print-machine prints the machine as a file and exits.\n"       \
+  "small one 4x4 with 64-bit flits. An option setting what the preset or file sets is refused\n"   \
+  "(--mxu, --mxus, --cores, --clock-mhz, --hbm-*, --flit-words, --link-bytes; and what a file\n"  \
+  "sets of the pod, links, model, threads): to vary a machine, --print-machine > m.json, edit\n"  \
+  "m.json and give --machine m.json. --print-machine prints the machine as a file and exits.\n"  \
   "--model rtl|fast|check: the chips' model (default rtl): the Verilated RTL, the fast C model\n"      \
   "(csim/fast, cycle-equal to the RTL), or both in lockstep, compared every cycle (a difference\n"    \
   "stops the run, exit 1, naming the cycle, chip, unit and both values).\n"                          \
@@ -159,6 +161,9 @@ typedef struct {
   "unit and semaphore, link and HBM counters; open it in ui.perfetto.dev) and the op profile in the\n" \
   "report; --op-profile: the op profile alone; --profile-chips LIST (indices y*w+x, ranges a-b):\n"   \
   "the chips to profile (default the first 64). --quiet: no progress on stderr. docs/profiling.md.\n"
+/* The profile options' checks alone (before --check returns): --profile-chips needs --profile or
+ * --op-profile, and names chips of the w x h pod. CLI_EXIT_OK or a usage error. */
+int cmd_profile_check(const char *cmd, const cmd_profile_t *o, unsigned w, unsigned h);
 /* After parsing: sets --quiet, checks the list against the w x h pod (a usage error outside it)
  * and makes the profile when asked for (o->prof; NULL when not). CLI_EXIT_OK or the error. */
 int cmd_profile_begin(const char *cmd, cmd_profile_t *o, unsigned w, unsigned h, double clock_mhz, unsigned rows,

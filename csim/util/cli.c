@@ -6,7 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,12 +95,23 @@ void cli_progress(const char *fmt, ...) {
 
 bool cli_number(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
   const char *p = text;
-  while (isspace((unsigned char)*p)) p++;
-  if (!isdigit((unsigned char)*p)) return false;  /* no sign: strtoull would wrap "-1" */
+  /* digits only: strtoull would take leading spaces and a sign (and wrap "-1") */
+  if (!isdigit((unsigned char)*p)) return false;
   errno = 0;
   char *end;
   unsigned long long v = strtoull(p, &end, 10);
   if (errno || *end != '\0' || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+bool cli_real(const char *text, double *out) {
+  /* a digit or a point first: strtod would take leading spaces, a sign, "inf" and "nan" */
+  if (!isdigit((unsigned char)*text) && *text != '.') return false;
+  char *end;
+  errno = 0;
+  const double v = strtod(text, &end);
+  if (end == text || *end || !isfinite(v)) return false;
   *out = v;
   return true;
 }
@@ -145,6 +156,26 @@ static int choice_index(const char *choices, const char *text) {
   return -1;
 }
 
+/* The '|'-separated words of `choices` as "a, b, c", each after `prefix` (at most one character). */
+static void choice_list(const char *choices, const char *prefix, char *list, size_t len) {
+  size_t n = 0;
+  for (const char *c = choices; *c && n + 4 < len; c++) {
+    if (*prefix && (c == choices || c[-1] == '|')) list[n++] = *prefix;
+    if (*c == '|') list[n++] = ',', list[n++] = ' ';
+    else list[n++] = *c;
+  }
+  list[n] = 0;
+}
+
+bool cli_output_ext(const char *cmd, const char *opt, const char *path, const char *exts) {
+  const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
+  if (dot && dot[1] && choice_index(exts, dot + 1) >= 0) return true;
+  char list[256];
+  choice_list(exts, ".", list, sizeof list);
+  cli_usage_error(cmd, "%s '%s': the name must end in %s (the extension says what is written)", opt, path, list);
+  return false;
+}
+
 static bool parse_value(const char *cmd, const cli_opt_t *o, const char *text) {
   char opt[64];
   snprintf(opt, sizeof opt, "--%s", o->name);
@@ -179,12 +210,7 @@ static bool parse_value(const char *cmd, const cli_opt_t *o, const char *text) {
         return true;
       }
       char list[256];
-      size_t n = 0;
-      for (const char *c = o->shape; *c && n + 3 < sizeof list; c++) {
-        if (*c == '|') list[n++] = ',', list[n++] = ' ';
-        else list[n++] = *c;
-      }
-      list[n] = 0;
+      choice_list(o->shape, "", list, sizeof list);
       cli_usage_error(cmd, "unknown %s '%s' (%s)", opt, text, list);
       return false;
     }
@@ -202,41 +228,61 @@ int cli_checked(const char *cmd) {
   return CLI_EXIT_OK;
 }
 
+/* The table entry named exactly `name` (len bytes), or NULL. */
+static const cli_opt_t *find_opt(const cli_opt_t *opts, const char *name, size_t len) {
+  for (const cli_opt_t *o = opts; o->name; o++)
+    if (strlen(o->name) == len && !strncmp(o->name, name, len)) return o;
+  return NULL;
+}
+
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, void (*help)(void)) {
-  enum { MAX_OPTS = 64, HELP = MAX_OPTS + 1, CHECK = MAX_OPTS + 2 };
-  struct option longopts[MAX_OPTS + 3];
+  enum { MAX_OPTS = 64 };
   unsigned n = 0;
-  for (; opts[n].name; n++) {
+  for (; opts[n].name; n++)
     if (n == MAX_OPTS) {
       fprintf(stderr, "tpusim %s: too many options in the table\n", cmd);
       abort();
     }
-    longopts[n] = (struct option){opts[n].name, opts[n].kind == CLI_FLAG ? no_argument : required_argument, 0,
-                                  (int)n + 1};
-  }
-  longopts[n] = (struct option){"help", no_argument, 0, HELP};
-  longopts[n + 1] = (struct option){"check", no_argument, 0, CHECK};
-  longopts[n + 2] = (struct option){0, 0, 0, 0};
-  outfile_reset(); /* (one command line a process; tests parse several) */
-  opterr = 0;
-  optind = 0;  /* 0, not 1: glibc then forgets everything about the last argv it scanned */
+  bool seen[MAX_OPTS] = {false}, seen_check = false;
   check_only = false;
-  int c;
-  while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-    if (c == HELP) {
+  outfile_reset(); /* (one command line a process; tests parse several) */
+  /* Exact long names only (docs/robustness.md, "Command lines"): getopt_long's unambiguous
+   * prefixes ("--ste" for --steps) would let a new option silently change an old command line. */
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strncmp(arg, "--", 2) || !arg[2]) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    const size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const bool is_help = len == 4 && !strncmp(name, "help", 4), is_check = len == 5 && !strncmp(name, "check", 5);
+    if ((is_help || is_check) && eq) return cli_usage_error(cmd, "--%.*s takes no value, got '%s'", (int)len, name, arg);
+    if (is_help) {
       help();
       return CLI_HELP;
     }
-    if (c == CHECK) {
-      check_only = true;
+    if (is_check) {
+      if (seen_check) return cli_usage_error(cmd, "--check is given twice");
+      seen_check = check_only = true;
       continue;
     }
-    if (c < 1 || c > (int)n)
-      return cli_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
-    const cli_opt_t *o = &opts[c - 1];
-    if (!parse_value(cmd, o, optarg)) return CLI_EXIT_USAGE;
+    const cli_opt_t *o = find_opt(opts, name, len);
+    if (!o) return cli_usage_error(cmd, "unknown option '--%.*s'", (int)len, name);
+    if (seen[o - opts]) return cli_usage_error(cmd, "--%s is given twice (each option at most once)", o->name);
+    seen[o - opts] = true;
+    const char *value = NULL;
+    if (o->kind == CLI_FLAG) {
+      if (eq) return cli_usage_error(cmd, "--%s takes no value, got '%s'", o->name, arg);
+    } else if (eq) {
+      value = eq + 1;
+    } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
+      value = argv[++i];
+    } else if (i + 1 < argc) { /* (a value that is an option is a forgotten value: --NAME=--x says it is one) */
+      return cli_usage_error(cmd, "--%s needs a value, got the option '%s' (--%s=VALUE for a value starting with "
+                             "'--')", o->name, argv[i + 1], o->name);
+    } else {
+      return cli_usage_error(cmd, "--%s needs a value", o->name);
+    }
+    if (!parse_value(cmd, o, value)) return CLI_EXIT_USAGE;
     if (o->given) *o->given = true;
   }
-  if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
   return CLI_EXIT_OK;
 }

@@ -19,12 +19,14 @@
 /* The rule every command's --help states (docs/robustness.md). */
 #define CLI_EXIT_STATUS_HELP                                                                      \
   "Exit status: 0 success; 1 the run failed (a result differs from the golden model, a chip\n"   \
-  "error, a timeout, a stuck network, an output that could not be written whole); 2 bad\n"     \
-  "usage, a bad input file, or an output that cannot be written (all checked before anything\n"  \
-  "is simulated). Outputs are written under hidden temporary names beside their destinations\n" \
-  "and renamed into place only when the command succeeds: a failure or a signal leaves\n"      \
-  "nothing, and no existing file is touched. --check checks the command line and its input\n"  \
-  "files and exits without simulating.\n"
+  "error, a timeout, a stuck network, an output that could not be written whole);\n"           \
+  "2 bad usage, a bad input file, or an output that cannot be written (all checked before\n"   \
+  "anything is simulated). Outputs are written under hidden temporary names beside their\n"    \
+  "destinations and renamed into place only when the command succeeds: a failure or a signal\n" \
+  "leaves nothing, and no existing file is touched. --check checks the command line and its\n"  \
+  "input files and exits without simulating. Options: full names (--name value or\n"          \
+  "--name=value), each at most once; options that contradict each other, or that the run\n"   \
+  "would ignore, are refused (docs/robustness.md, \"Command lines\").\n"
 
 typedef enum {
   CLI_FLAG,    /* bool: set by the option alone */
@@ -53,9 +55,11 @@ typedef struct {
  * table ends with {0}. */
 #define CLI_OPT(opt_name, opt_kind, ...) {.name = (opt_name), .kind = (opt_kind), .dst = __VA_ARGS__}
 
-/* Parses a command's argv (argv[0] is its name) against opts. --help calls help() and
- * returns CLI_HELP; any other problem (unknown option, missing or bad value, a positional
- * argument) prints a usage error and returns CLI_EXIT_USAGE; else CLI_EXIT_OK. Every
+/* Parses a command's argv (argv[0] is its name) against opts: "--name value" or "--name=value",
+ * exact names only (no abbreviations), each option at most once (docs/robustness.md, "Command
+ * lines"). --help calls help() and returns CLI_HELP; any other problem (unknown option, missing
+ * or bad value, a repeated option, a positional argument) prints a usage error naming the option
+ * and returns CLI_EXIT_USAGE; else CLI_EXIT_OK. Every
  * command also takes --check: cli_check_only() is then true, and the command returns
  * cli_checked() once it has checked everything it would check before simulating. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt_t *opts, void (*help)(void));
@@ -72,6 +76,10 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
  * util/outfile.h.) */
 bool cli_input_ok(const char *path, char *why, size_t len);
 
+/* Whether the file name of `path` ends in a dot and one of the '|'-separated extensions of exts
+ * ("png|svg|pdf"), checked when parsed; false after a usage error naming opt and the extensions. */
+bool cli_output_ext(const char *cmd, const char *opt, const char *path, const char *exts);
+
 /* The directory holding the running tpusim binary (build/ in the project), for the files
  * that live beside it: false when /proc/self/exe cannot be read. */
 bool cli_exe_dir(char *dir, size_t len);
@@ -87,9 +95,12 @@ void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* stderr is a terminal (progress updates a line in place). */
 bool cli_progress_tty(void);
 
-/* A decimal integer in [min, max], digits only (no sign, no spaces after); false when not. */
+/* A decimal integer in [min, max], digits only (no sign, no spaces before or after); false when not. */
 bool cli_number(const char *text, uint64_t min, uint64_t max, uint64_t *out);
-/* The same, with a usage error naming the option. */
+/* A finite decimal number, e.g. 0.25, .5 or 1e-3: a digit or a point first (no sign, no spaces
+ * before or after, no inf or nan); false when not. */
+bool cli_real(const char *text, double *out);
+/* cli_number with a usage error naming the option. */
 bool cli_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif

@@ -6,7 +6,7 @@
 static void key(json_t *j, const char *k) {
   if (!j->first[j->depth]) fputc(',', j->out);
   j->first[j->depth] = false;
-  fprintf(j->out, "\"%s\":", k);
+  if (k) fprintf(j->out, "\"%s\":", k);
 }
 
 static void open_obj(json_t *j) {
@@ -35,6 +35,18 @@ void json_object(json_t *j, const char *k) {
 
 void json_object_end(json_t *j) {
   fputc('}', j->out);
+  if (j->depth > 1) j->depth--;
+}
+
+void json_array(json_t *j, const char *k) {
+  key(j, k);
+  fputc('[', j->out);
+  if (j->depth + 1 < JSON_MAX_DEPTH) j->depth++;
+  j->first[j->depth] = true;
+}
+
+void json_array_end(json_t *j) {
+  fputc(']', j->out);
   if (j->depth > 1) j->depth--;
 }
 
