@@ -101,6 +101,34 @@ static double batch_loss(pod_train_t *t, const pod_train_config_t *c, const layo
   return sum / l->batch;
 }
 
+/* A layout's pod and the reference trainer on the same data and initial weights. */
+typedef struct {
+  data_t d;
+  pod_train_config_t c;
+  pod_train_t *t;
+  train_golden_t *ref;
+} trainers_t;
+
+static void trainers_new(trainers_t *r, const layout_t *l, uint64_t data_seed, uint64_t chip_seed, float lr) {
+  make_data(l, data_seed, &r->d);
+  r->c = config_of(l, &r->d, chip_seed);
+  r->c.net.lr = bits_of_float(lr);
+  char err[4096];
+  rt_status_t rc;
+  r->t = pod_train_new(&r->c, &rc, err, sizeof err);
+  cr_assert_not_null(r->t, "%s", err);
+  const uint32_t *wc[3] = {r->d.w[0], r->d.w[1], r->d.w[2]}, *bc[3] = {r->d.bias[0], r->d.bias[1], r->d.bias[2]};
+  r->ref = train_golden_new(&r->c.net, &r->c.slice, r->c.machine.chip.cols, pod_train_plan(r->t)->cores, wc, bc, err,
+                            sizeof err);
+  cr_assert_not_null(r->ref, "%s", err);
+}
+
+static void trainers_free(trainers_t *r) {
+  train_golden_free(r->ref);
+  pod_train_free(r->t);
+  free_data(&r->d);
+}
+
 /* After step s: every chip's parameters and probabilities, every lane (pad lanes included),
  * must be the reference trainer's. */
 static void expect_chips_match(pod_train_t *t, const train_golden_t *ref, const layout_t *l, unsigned s,
@@ -125,27 +153,20 @@ static void expect_chips_match(pod_train_t *t, const train_golden_t *ref, const 
  * every step; returns the cycles of the last step and the first and last losses (the data is
  * four batches, so steps 1 and 4k + 1 see the same examples). */
 static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, double *loss1) {
-  data_t d;
-  make_data(l, seed, &d);
-  pod_train_config_t c = config_of(l, &d, seed);
+  trainers_t r;
+  trainers_new(&r, l, seed, seed, 0.5f);
   char err[4096];
-  rt_status_t rc;
-  pod_train_t *t = pod_train_new(&c, &rc, err, sizeof err);
-  cr_assert_not_null(t, "%s", err);
-  const fw_train_plan_t *pl = pod_train_plan(t);
-  const uint32_t *wc[3] = {d.w[0], d.w[1], d.w[2]}, *bc[3] = {d.bias[0], d.bias[1], d.bias[2]};
-  train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.machine.chip.cols, pl->cores, wc, bc, err, sizeof err);
-  cr_assert_not_null(ref, "%s", err);
+  const fw_train_plan_t *pl = pod_train_plan(r.t);
   const size_t plines = (size_t)pl->param_lines * pl->lanes;
   uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->batch_per_chip * pl->lanes * 4);
   uint64_t cycles = 0, first_cycles = 0;
   for (unsigned s = 0; s < l->steps; s++) {
-    const unsigned first = (s % (d.examples / l->batch)) * l->batch;
-    cr_assert_eq(pod_train_step(t, first, &cycles, err, sizeof err), RT_OK, "step %u: %s", s + 1, err);
-    cr_assert_eq(train_golden_step(ref, d.x, d.label, first), 0);
-    cr_assert_eq(pod_train_sems_left(t), 0, "step %u left semaphores set", s + 1);
-    expect_chips_match(t, ref, l, s, params, probs);
-    double loss = batch_loss(t, &c, l, first, probs);
+    const unsigned first = (s % (r.d.examples / l->batch)) * l->batch;
+    cr_assert_eq(pod_train_step(r.t, first, &cycles, err, sizeof err), RT_OK, "step %u: %s", s + 1, err);
+    cr_assert_eq(train_golden_step(r.ref, r.d.x, r.d.label, first), 0);
+    cr_assert_eq(pod_train_sems_left(r.t), 0, "step %u left semaphores set", s + 1);
+    expect_chips_match(r.t, r.ref, l, s, params, probs);
+    double loss = batch_loss(r.t, &r.c, l, first, probs);
     if (s == 0) *loss0 = loss, first_cycles = cycles;
     *loss1 = loss;
     /* the step's programs are the same every step: so are its cycles */
@@ -153,9 +174,7 @@ static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, do
                  (unsigned long long)first_cycles);
   }
   free(params), free(probs);
-  train_golden_free(ref);
-  pod_train_free(t);
-  free_data(&d);
+  trainers_free(&r);
   return cycles;
 }
 
@@ -200,18 +219,10 @@ Test(train, a_diverging_run_matches_the_reference_on_every_lane) {
   static const float lr[] = {1e30f, 1e15f, 1e8f, 1e30f, 1e20f};
   for (unsigned i = 0; i < sizeof diverging / sizeof diverging[0]; i++) {
     const layout_t *l = &diverging[i];
-    data_t d;
-    make_data(l, test_seed() * 10 + i, &d);
-    pod_train_config_t c = config_of(l, &d, test_seed());
-    c.net.lr = bits_of_float(lr[i]);
+    trainers_t r;
+    trainers_new(&r, l, test_seed() * 10 + i, test_seed(), lr[i]);
     char err[4096];
-    rt_status_t rc;
-    pod_train_t *t = pod_train_new(&c, &rc, err, sizeof err);
-    cr_assert_not_null(t, "%s", err);
-    const fw_train_plan_t *pl = pod_train_plan(t);
-    const uint32_t *wc[3] = {d.w[0], d.w[1], d.w[2]}, *bc[3] = {d.bias[0], d.bias[1], d.bias[2]};
-    train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.machine.chip.cols, pl->cores, wc, bc, err, sizeof err);
-    cr_assert_not_null(ref, "%s", err);
+    const fw_train_plan_t *pl = pod_train_plan(r.t);
     /* which parameter lanes are padding: those a shard of all-ones leaves zero */
     const size_t plines = (size_t)pl->param_lines * pl->lanes;
     uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->batch_per_chip * pl->lanes * 4);
@@ -221,13 +232,13 @@ Test(train, a_diverging_run_matches_the_reference_on_every_lane) {
       fw_train_pack(pl, k, ones, ones, real + at);
     bool diverged = false, pad_non_finite = false;
     for (unsigned s = 0; s < l->steps && !diverged; s++) {
-      const unsigned first = (s % (d.examples / l->batch)) * l->batch;
+      const unsigned first = (s % (r.d.examples / l->batch)) * l->batch;
       uint64_t cycles;
-      cr_assert_eq(pod_train_step(t, first, &cycles, err, sizeof err), RT_OK, "layout %u step %u: %s", i, s + 1, err);
-      cr_assert_eq(train_golden_step(ref, d.x, d.label, first), 0);
-      expect_chips_match(t, ref, l, s, params, probs);
+      cr_assert_eq(pod_train_step(r.t, first, &cycles, err, sizeof err), RT_OK, "layout %u step %u: %s", i, s + 1, err);
+      cr_assert_eq(train_golden_step(r.ref, r.d.x, r.d.label, first), 0);
+      expect_chips_match(r.t, r.ref, l, s, params, probs);
       for (unsigned chip = 0; chip < l->slice.w * l->slice.h; chip++) {
-        cr_assert_eq(pod_train_read(t, chip, params, NULL), 0);
+        cr_assert_eq(pod_train_read(r.t, chip, params, NULL), 0);
         for (size_t j = 0; j < plines; j++)
           if ((params[j] & 0x7F800000u) == 0x7F800000u) diverged = true, pad_non_finite |= real[j] == 0;
       }
@@ -235,9 +246,7 @@ Test(train, a_diverging_run_matches_the_reference_on_every_lane) {
     cr_assert(diverged, "layout %u: the weights stayed finite at lr %g", i, (double)lr[i]);
     cr_assert(pad_non_finite, "layout %u: no pad lane became non-finite, the case does not test the padding", i);
     free(params), free(probs), free(real), free(ones);
-    train_golden_free(ref);
-    pod_train_free(t);
-    free_data(&d);
+    trainers_free(&r);
   }
 }
 

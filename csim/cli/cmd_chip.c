@@ -2,8 +2,8 @@
  * cmd_chip: `tpusim chip`, the host cost of simulating a chip, on the model asked for: host
  * time per simulated cycle for an idle chip, a chip running a GEMM, the same GEMM on one chip
  * of a 4x4 pod whose other chips wait (what an idle chip costs among busy ones, against the
- * GEMM on a 1x1 pod: next to nothing with the fast model's event-driven time), and chips moving data through their routers (a
- * 3x1 pod: one sending, one forwarding, one receiving). With --profile or --op-profile, the
+ * GEMM on a 1x1 pod: next to nothing with the fast model's event-driven time), and chips
+ * moving data through their routers (a 3x1 pod: one sending, one forwarding, one receiving). With --profile or --op-profile, the
  * GEMM runs once more on a fresh chip with the profile attached, after the timed runs: the
  * host-speed figures are never a profiled run's.
  */
