@@ -1,7 +1,9 @@
 /*
  * Tests of the training data (csim/util/dataset.c): the digits python3-sklearn ships (its
- * known counts and first examples), the fixed split, synthetic data, and every kind of bad
- * file refused with a message. The digits file is a `make deps` package: its absence fails.
+ * known counts and first examples), the fixed split, synthetic data, every kind of bad
+ * file refused with a message, the 64 MiB cap on the decompressed text to the byte, and bytes
+ * after the gzip data (refused unless a further member). The digits file is a `make deps`
+ * package: its absence fails.
  */
 #include <criterion/criterion.h>
 
@@ -168,4 +170,113 @@ Test(dataset, bad_files_are_refused_with_a_message) {
   snprintf(path, sizeof path, "%s/d.csv.gz", dir);
   unlink(path);
   rmdir(dir);
+}
+
+/* One gzip member of n bytes (deflate level 1), in memory; *len its size. */
+static unsigned char *gz_member(const void *data, size_t n, size_t *len) {
+  z_stream zs = {0};
+  cr_assert_eq(deflateInit2(&zs, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  const size_t cap = deflateBound(&zs, n);
+  unsigned char *out = malloc(cap);
+  cr_assert_not_null(out);
+  zs.next_in = (Bytef *)data, zs.avail_in = (uInt)n, zs.next_out = out, zs.avail_out = (uInt)cap;
+  cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  *len = cap - zs.avail_out;
+  deflateEnd(&zs);
+  return out;
+}
+
+static void append_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "ab");
+  cr_assert_not_null(f);
+  cr_assert_eq(fwrite(data, 1, n, f), n);
+  cr_assert_eq(fclose(f), 0);
+}
+
+/* Issue 27: the documented cap of 64 MiB of text was enforced near 128 MiB (the buffer doubled
+ * once more before the check). The cap is on the decompressed text: exactly DATASET_MAX_BYTES
+ * is read, one byte more is refused. The inputs are made here, as 64 gzip members of the same
+ * 1 MiB of lines (4,096 lines of 256 bytes; a further member is read as gzip -d reads it), so
+ * nothing big is committed and the test stays fast. */
+Test(dataset, the_cap_is_64_MiB_of_decompressed_text_exactly) {
+  enum { LINE = 256, CHUNK = 1 << 20 };
+  char *chunk = malloc(CHUNK);
+  cr_assert_not_null(chunk);
+  for (size_t at = 0; at < CHUNK; at += LINE) { /* 62 pixels of 3 digits, 2 of 2, a label: 256 bytes */
+    char *p = chunk + at;
+    for (unsigned i = 0; i < 64; i++) p += sprintf(p, i < 62 ? "%03u," : "%02u,", (unsigned)((at / LINE + i) % 17));
+    p += sprintf(p, "%u\n", (unsigned)(at / LINE % 10));
+    cr_assert_eq(p - (chunk + at), LINE, "a line of %td bytes", p - (chunk + at));
+  }
+  size_t mlen, nl_len;
+  unsigned char *member = gz_member(chunk, CHUNK, &mlen), *newline = gz_member("\n", 1, &nl_len);
+  char dir[] = "/tmp/tpusim-dataset-XXXXXX", path[256];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/big.csv.gz", dir);
+  write_file(path, member, mlen);
+  for (unsigned k = 1; k < DATASET_MAX_BYTES / CHUNK; k++) append_file(path, member, mlen);
+  dataset_t d;
+  char err[256];
+  cr_assert_eq(dataset_read_digits(path, &d, err, sizeof err), 0, "exactly %d bytes of text: %s", DATASET_MAX_BYTES, err);
+  cr_assert_eq(d.count, DATASET_MAX_BYTES / LINE);
+  cr_assert_eq(d.label[d.count - 1], (CHUNK / LINE - 1) % 10);
+  dataset_free(&d);
+  append_file(path, newline, nl_len); /* one byte over */
+  refused(path, "more than 64 MiB of text (decompressed)");
+  unlink(path);
+  /* plain text: the same cap */
+  snprintf(path, sizeof path, "%s/big.csv", dir);
+  write_file(path, chunk, CHUNK);
+  for (unsigned k = 1; k < DATASET_MAX_BYTES / CHUNK; k++) append_file(path, chunk, CHUNK);
+  cr_assert_eq(dataset_read_digits(path, &d, err, sizeof err), 0, "exactly %d bytes of plain text: %s", DATASET_MAX_BYTES,
+               err);
+  cr_assert_eq(d.count, DATASET_MAX_BYTES / LINE);
+  dataset_free(&d);
+  append_file(path, "\n", 1);
+  refused(path, "more than 64 MiB of text (decompressed)");
+  unlink(path);
+  rmdir(dir);
+  free(chunk), free(member), free(newline);
+}
+
+/* Issue 27: bytes after the gzip stream were accepted (zlib's gzread ignores them). A further
+ * gzip member is read, as gzip -d reads concatenated members; anything else after a member --
+ * text, a zero byte, half a magic number -- is refused, and a member cut short is corrupt. */
+Test(dataset, bytes_after_the_gzip_data_are_refused_unless_a_further_member) {
+  FILE *f = fopen(DATASET_DIGITS_PATH, "rb");
+  cr_assert_not_null(f, "the digits file is missing: run 'make deps'");
+  static unsigned char digits[1 << 18];
+  const size_t n = fread(digits, 1, sizeof digits, f);
+  cr_assert(n > 0 && n < sizeof digits && feof(f));
+  fclose(f);
+  char dir[] = "/tmp/tpusim-dataset-XXXXXX", path[256];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/d.csv.gz", dir);
+  static const struct { const char *bytes; size_t n; } junk[] = {{"x", 1}, {"\0", 1}, {"\x1f", 1}, {"\n", 1},
+                                                                   {"\x1f\x8c", 2}, {"garbage after\n", 14}};
+  for (unsigned i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+    write_file(path, digits, n);
+    append_file(path, junk[i].bytes, junk[i].n);
+    refused(path, "bytes after the end of the gzip data that are not a further gzip member");
+  }
+  /* a further member: its examples follow the digits' */
+  size_t mlen;
+  unsigned char *member = gz_member(example(16, "3", ""), strlen(example(16, "3", "")), &mlen);
+  write_file(path, digits, n);
+  append_file(path, member, mlen);
+  dataset_t d;
+  char err[256];
+  cr_assert_eq(dataset_read_digits(path, &d, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(d.count, DIGITS_EXAMPLES + 1);
+  cr_assert_eq(d.label[DIGITS_EXAMPLES], 3);
+  cr_assert_eq(d.label[0], 0);
+  dataset_free(&d);
+  /* ... cut short: corrupt */
+  write_file(path, digits, n);
+  append_file(path, member, mlen - 4);
+  refused(path, "corrupt gzip data (it ends early)");
+  /* a plain-text file is still read as it is, trailing bytes and all (they are its text) */
+  unlink(path);
+  rmdir(dir);
+  free(member);
 }

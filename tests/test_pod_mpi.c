@@ -213,6 +213,33 @@ Test(pod_mpi, a_rank_that_fails_alone_stops_the_job) {
   cr_expect(!strstr(r.err, "the write came back"), "rank 0 went on: %s", r.err);
 }
 
+/* Issue 27: TPUSIM_END_WAIT_S=-1 (or 0, or abc) turned a correct MPI run into MPI_ABORT, exit 1,
+ * after "correct": true. It is checked at start-up on every rank: a usage error (exit 2) naming
+ * the variable and its range, before anything is simulated (no report); also without mpirun.
+ * A value in the range, and an empty one (the default), run as usual. */
+Test(pod_mpi, a_bad_end_wait_is_refused_before_the_run) {
+  static const char *const bad[] = {"-1", "0", "abc", "0.5", "1e9", "5s", "' 5'"};
+  static const char *const said[] = {"-1", "0", "abc", "0.5", "1e9", "5s", " 5"};
+  const char *cmd = "collective --pod 2x2 --mxu 4x4 --op allreduce --bytes 256 --model fast --json";
+  char line[2048], want[256];
+  for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(want, sizeof want, "TPUSIM_END_WAIT_S is '%s': it must be a number of seconds from 1 to 86400", said[i]);
+    if (i < 3) { /* the issue's values under mpirun (each job takes a second or two to start) */
+      snprintf(line, sizeof line, MPIRUN "-x TPUSIM_END_WAIT_S=%s -np 2 %s %s", bad[i], tpusim(), cmd);
+      expect_refused(line, want);
+    }
+    snprintf(line, sizeof line, "TPUSIM_END_WAIT_S=%s %s %s", bad[i], tpusim(), cmd);
+    expect_refused(line, want);
+  }
+  static const char *const good[] = {"2.5", "\"\""};
+  for (unsigned i = 0; i < sizeof good / sizeof good[0]; i++) {
+    snprintf(line, sizeof line, MPIRUN "-x TPUSIM_END_WAIT_S=%s -np 2 %s %s", good[i], tpusim(), cmd);
+    run_t r = run_shell(line);
+    cr_expect_eq(r.status, 0, "%s exited %d: %s", line, r.status, r.err);
+    cr_expect(strstr(r.out, "\"correct\":true"), "%s: %s", line, r.out);
+  }
+}
+
 /* The runs of tests/pod_scenarios.h (printed by tests/pod_probe.c): a packet dropped at a
  * slice's edge, whose end needs the bands to meet before a quiet chip's own step, and a chip
  * sleeping while its last credits come back from another rank. The same end cycles, chip clocks

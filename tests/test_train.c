@@ -101,43 +101,72 @@ static double batch_loss(pod_train_t *t, const pod_train_config_t *c, const layo
   return sum / l->batch;
 }
 
+/* A layout's pod and the reference trainer on the same data and initial weights. */
+typedef struct {
+  data_t d;
+  pod_train_config_t c;
+  pod_train_t *t;
+  train_golden_t *ref;
+} trainers_t;
+
+static void trainers_new(trainers_t *r, const layout_t *l, uint64_t data_seed, uint64_t chip_seed, float lr) {
+  make_data(l, data_seed, &r->d);
+  r->c = config_of(l, &r->d, chip_seed);
+  r->c.net.lr = bits_of_float(lr);
+  char err[4096];
+  rt_status_t rc;
+  r->t = pod_train_new(&r->c, &rc, err, sizeof err);
+  cr_assert_not_null(r->t, "%s", err);
+  const uint32_t *wc[3] = {r->d.w[0], r->d.w[1], r->d.w[2]}, *bc[3] = {r->d.bias[0], r->d.bias[1], r->d.bias[2]};
+  r->ref = train_golden_new(&r->c.net, &r->c.slice, r->c.machine.chip.cols, pod_train_plan(r->t)->cores, wc, bc, err,
+                            sizeof err);
+  cr_assert_not_null(r->ref, "%s", err);
+}
+
+static void trainers_free(trainers_t *r) {
+  train_golden_free(r->ref);
+  pod_train_free(r->t);
+  free_data(&r->d);
+}
+
+/* After step s: every chip's parameters and probabilities, every lane (pad lanes included),
+ * must be the reference trainer's. */
+static void expect_chips_match(pod_train_t *t, const train_golden_t *ref, const layout_t *l, unsigned s,
+                               uint32_t *params, uint32_t *probs) {
+  const fw_train_plan_t *pl = pod_train_plan(t);
+  const size_t plines = (size_t)pl->param_lines * pl->lanes;
+  for (unsigned i = 0; i < l->slice.w * l->slice.h; i++) {
+    cr_assert_eq(pod_train_read(t, i, params, probs), 0);
+    size_t n;
+    const uint32_t *want = train_golden_params(ref, i, &n), *wantp = train_golden_probs(ref, i);
+    cr_assert_eq(n, pl->param_lines);
+    for (size_t j = 0; j < plines; j++)
+      cr_assert_eq(params[j], want[j], "dp %u mp %u step %u chip %u parameter line %zu lane %zu: 0x%08x, reference 0x%08x",
+                   l->dp, l->mp, s + 1, i, j / pl->lanes, j % pl->lanes, params[j], want[j]);
+    for (size_t j = 0; j < (size_t)pl->batch_per_chip * pl->lanes; j++)
+      cr_assert_eq(probs[j], wantp[j], "dp %u mp %u step %u chip %u probability %zu: 0x%08x, reference 0x%08x", l->dp,
+                   l->mp, s + 1, i, j, probs[j], wantp[j]);
+  }
+}
+
 /* Trains `steps` steps on the chips and the reference trainer, comparing every chip after
  * every step; returns the cycles of the last step and the first and last losses (the data is
  * four batches, so steps 1 and 4k + 1 see the same examples). */
 static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, double *loss1) {
-  data_t d;
-  make_data(l, seed, &d);
-  pod_train_config_t c = config_of(l, &d, seed);
+  trainers_t r;
+  trainers_new(&r, l, seed, seed, 0.5f);
   char err[4096];
-  rt_status_t rc;
-  pod_train_t *t = pod_train_new(&c, &rc, err, sizeof err);
-  cr_assert_not_null(t, "%s", err);
-  const fw_train_plan_t *pl = pod_train_plan(t);
-  const uint32_t *wc[3] = {d.w[0], d.w[1], d.w[2]}, *bc[3] = {d.bias[0], d.bias[1], d.bias[2]};
-  train_golden_t *ref = train_golden_new(&c.net, &c.slice, c.machine.chip.cols, pl->cores, wc, bc, err, sizeof err);
-  cr_assert_not_null(ref, "%s", err);
+  const fw_train_plan_t *pl = pod_train_plan(r.t);
   const size_t plines = (size_t)pl->param_lines * pl->lanes;
   uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->batch_per_chip * pl->lanes * 4);
   uint64_t cycles = 0, first_cycles = 0;
   for (unsigned s = 0; s < l->steps; s++) {
-    const unsigned first = (s % (d.examples / l->batch)) * l->batch;
-    cr_assert_eq(pod_train_step(t, first, &cycles, err, sizeof err), RT_OK, "step %u: %s", s + 1, err);
-    cr_assert_eq(train_golden_step(ref, d.x, d.label, first), 0);
-    cr_assert_eq(pod_train_sems_left(t), 0, "step %u left semaphores set", s + 1);
-    for (unsigned i = 0; i < l->slice.w * l->slice.h; i++) {
-      cr_assert_eq(pod_train_read(t, i, params, probs), 0);
-      size_t n;
-      const uint32_t *want = train_golden_params(ref, i, &n), *wantp = train_golden_probs(ref, i);
-      cr_assert_eq(n, pl->param_lines);
-      for (size_t j = 0; j < plines; j++)
-        cr_assert_eq(params[j], want[j],
-                     "dp %u mp %u step %u chip %u parameter line %zu lane %zu: 0x%08x, reference 0x%08x", l->dp, l->mp,
-                     s + 1, i, j / pl->lanes, j % pl->lanes, params[j], want[j]);
-      for (size_t j = 0; j < (size_t)pl->batch_per_chip * pl->lanes; j++)
-        cr_assert_eq(probs[j], wantp[j], "dp %u mp %u step %u chip %u probability %zu: 0x%08x, reference 0x%08x",
-                     l->dp, l->mp, s + 1, i, j, probs[j], wantp[j]);
-    }
-    double loss = batch_loss(t, &c, l, first, probs);
+    const unsigned first = (s % (r.d.examples / l->batch)) * l->batch;
+    cr_assert_eq(pod_train_step(r.t, first, &cycles, err, sizeof err), RT_OK, "step %u: %s", s + 1, err);
+    cr_assert_eq(train_golden_step(r.ref, r.d.x, r.d.label, first), 0);
+    cr_assert_eq(pod_train_sems_left(r.t), 0, "step %u left semaphores set", s + 1);
+    expect_chips_match(r.t, r.ref, l, s, params, probs);
+    double loss = batch_loss(r.t, &r.c, l, first, probs);
     if (s == 0) *loss0 = loss, first_cycles = cycles;
     *loss1 = loss;
     /* the step's programs are the same every step: so are its cycles */
@@ -145,9 +174,7 @@ static uint64_t check_layout(const layout_t *l, uint64_t seed, double *loss0, do
                  (unsigned long long)first_cycles);
   }
   free(params), free(probs);
-  train_golden_free(ref);
-  pod_train_free(t);
-  free_data(&d);
+  trainers_free(&r);
   return cycles;
 }
 
@@ -172,6 +199,54 @@ Test(train, every_layout_matches_the_reference_bit_for_bit_and_learns) {
     check_layout(&LAYOUTS[i], test_seed() * 100 + i, &loss0, &loss1);
     cr_assert_lt(loss1, loss0, "layout %u (dp %u mp %u): the loss went from %g to %g", i, LAYOUTS[i].dp, LAYOUTS[i].mp,
                  loss0, loss1);
+  }
+}
+
+/* Issue 27: a learning rate so large that the activations overflow. The chips compute whole
+ * tiles, so the MXU's inf x 0 (an overflowed activation times a pad weight) puts NaN in pad
+ * lanes and pad rows; the reference trainer must hold every lane as the chips do, step by step
+ * until the weights are non-finite, and some pad lane must be among the non-finite ones (or
+ * the case would not test the padding). Layouts with pad rows (features, hidden / mp not a
+ * multiple of C), pad lanes (classes < C) and pad examples. */
+Test(train, a_diverging_run_matches_the_reference_on_every_lane) {
+  static const layout_t diverging[] = {
+      {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 6, 6, 3, 5, 20, 4, 1, 0},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 4, 1, 10, 20, 3, 24, 20, 4, 1, 0},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 1, 4, 9, 24, 3, 12, 20, 4, 1, 0},
+      {2, 2, {0, 0, 2, 2, 0, 0}, 2, 2, 7, 12, 2, 10, 20, 4, 1, 0},
+      {1, 1, {0, 0, 1, 1, 0, 0}, 1, 1, 30, 20, 10, 16, 20, 16, 1, 0},
+  };
+  static const float lr[] = {1e30f, 1e15f, 1e8f, 1e30f, 1e20f};
+  for (unsigned i = 0; i < sizeof diverging / sizeof diverging[0]; i++) {
+    const layout_t *l = &diverging[i];
+    trainers_t r;
+    trainers_new(&r, l, test_seed() * 10 + i, test_seed(), lr[i]);
+    char err[4096];
+    const fw_train_plan_t *pl = pod_train_plan(r.t);
+    /* which parameter lanes are padding: those a shard of all-ones leaves zero */
+    const size_t plines = (size_t)pl->param_lines * pl->lanes;
+    uint32_t *params = malloc(plines * 4), *probs = malloc((size_t)pl->batch_per_chip * pl->lanes * 4);
+    uint32_t *real = malloc(plines * 4), *ones = malloc(plines * 4); /* (a shard is smaller than its lines) */
+    for (size_t j = 0; j < plines; j++) ones[j] = 1;
+    for (unsigned k = 0, at = 0; k < FW_TRAIN_LAYERS; at += pl->layer[k].lines * pl->lanes, k++)
+      fw_train_pack(pl, k, ones, ones, real + at);
+    bool diverged = false, pad_non_finite = false;
+    for (unsigned s = 0; s < l->steps && !diverged; s++) {
+      const unsigned first = (s % (r.d.examples / l->batch)) * l->batch;
+      uint64_t cycles;
+      cr_assert_eq(pod_train_step(r.t, first, &cycles, err, sizeof err), RT_OK, "layout %u step %u: %s", i, s + 1, err);
+      cr_assert_eq(train_golden_step(r.ref, r.d.x, r.d.label, first), 0);
+      expect_chips_match(r.t, r.ref, l, s, params, probs);
+      for (unsigned chip = 0; chip < l->slice.w * l->slice.h; chip++) {
+        cr_assert_eq(pod_train_read(r.t, chip, params, NULL), 0);
+        for (size_t j = 0; j < plines; j++)
+          if ((params[j] & 0x7F800000u) == 0x7F800000u) diverged = true, pad_non_finite |= real[j] == 0;
+      }
+    }
+    cr_assert(diverged, "layout %u: the weights stayed finite at lr %g", i, (double)lr[i]);
+    cr_assert(pad_non_finite, "layout %u: no pad lane became non-finite, the case does not test the padding", i);
+    free(params), free(probs), free(real), free(ones);
+    trainers_free(&r);
   }
 }
 

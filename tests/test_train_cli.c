@@ -139,6 +139,34 @@ Test(train_cli, refuses_missing_and_corrupt_data) {
   refused(SMALL "--digits /etc/hostname", "--digits is for --data digits");
 }
 
+/* Issue 27: at a learning rate this large the activations overflow, the MXU's inf x 0 puts NaN
+ * in the pad lanes (lane 10 past the 10 classes, pad rows past the features), and the chips
+ * and the reference trainer used to disagree there ("lane 10 is 0x7fc00000, the reference
+ * trainer's 0x00000000"). They agree on every lane; the run stops with the documented
+ * message, on every model. */
+Test(train_cli, a_diverging_run_agrees_on_the_pad_lanes_and_says_non_finite, .timeout = 240) {
+  const char *cases[] = {
+      "train --pod 1x1 --mxu 16x16 --hidden 16 --batch 16 --lr 1e20 --steps 20 --model rtl",
+      "train --pod 1x1 --mxu 16x16 --hidden 16 --batch 16 --lr 1e20 --steps 20 --model fast",
+      "train --pod 1x1 --mxu 16x16 --hidden 16 --batch 16 --lr 1e20 --steps 20 --model check",
+      "train --pod 2x2 --batch 64 --lr 1e5 --model fast",
+      "train --pod 2x2 --batch 64 --lr 1e5 --model check",
+      /* synthetic data: pad rows (10 features on 4 lanes) and pad lanes (3 classes) */
+      "train --pod 2x2 --mxu 4x4 --data synthetic --features 10 --classes 3 --hidden 20 --batch 24 --steps 30 "
+      "--lr 1e15 --model fast",
+      "train --pod 2x2 --mxu 4x4 --mp 4 --data synthetic --features 9 --classes 3 --hidden 24 --batch 12 --steps 30 "
+      "--lr 1e8 --model check",
+  };
+  const char *at_step[] = {"step 2 ", "step 2 ", "step 2 ", "step 4 ", "step 4 ", "step 2 ", "step 3 "};
+  for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    run_t r = run(cases[i]);
+    cr_assert_eq(r.status, 1, "%s: exit %d, %s", cases[i], r.status, r.err);
+    cr_assert(!strstr(r.err, "reference trainer's"), "%s: the chips and the reference disagree: %s", cases[i], r.err);
+    cr_assert(strstr(r.err, "the weights became non-finite at "), "%s: %s", cases[i], r.err);
+    cr_assert(strstr(r.err, at_step[i]), "%s: not at %s: %s", cases[i], at_step[i], r.err);
+  }
+}
+
 Test(train_cli, divergence_stops_with_the_step_and_leaves_no_output) {
   char dir[] = "/tmp/train_cli_XXXXXX";
   cr_assert_not_null(mkdtemp(dir));

@@ -18,22 +18,27 @@ struct train_golden {
   fw_slice_t s;
   unsigned C, chips, cores, b, bp, hm;  /* b: examples per core (each core a data-parallel replica) */
   unsigned k[FW_TRAIN_LAYERS], n[FW_TRAIN_LAYERS], kp[FW_TRAIN_LAYERS], nb[FW_TRAIN_LAYERS];
+  unsigned np[FW_TRAIN_LAYERS];  /* columns padded to whole blocks: nb x C */
   size_t lines[FW_TRAIN_LAYERS], first[FW_TRAIN_LAYERS], total;  /* parameter lines */
   uint32_t *params;  /* chips x total x C */
   uint32_t *probs;   /* chips x cores x b x C */
 };
 
-/* What one core of a chip computes in a step, between the all-reduces. */
+/* What one core of a chip computes in a step, between the all-reduces. Every matrix has
+ * the chip's padded shape (Fp, Hp, Hmp: features, hidden and hidden / mp rounded up to C;
+ * C classes): the chip computes whole tiles, so its pad lanes hold what the MXU and the
+ * vector unit make of the pad weights -- zero while every value is finite, but inf x 0 is
+ * NaN, and the reference holds every lane (docs/training.md, "Pad lanes"). */
 typedef struct {
-  uint16_t *x;                 /* b x F */
+  uint16_t *x;                 /* b x Fp, pad features zero */
   uint32_t *y;                 /* b x C, one-hot */
-  uint16_t *wb[FW_TRAIN_LAYERS];
-  uint32_t *z1, *z2;           /* b x H, b x Hm (bias added) */
+  uint16_t *wb[FW_TRAIN_LAYERS]; /* kp x np */
+  uint32_t *z1, *z2;           /* b x Hp, b x Hmp (bias added) */
   uint16_t *a1b, *a2b;
   uint32_t *zp;                /* b x C lines: the (partial) logits */
   uint32_t *da1;               /* nb1 blocks of bp lines x C: the (partial) input gradient of layer 2 */
   uint32_t *grad;              /* total x C */
-  uint16_t *dz2b, *dz3b;
+  uint16_t *dz2b, *dz3b;       /* b x Hmp, b x C */
 } chip_work_t;
 
 static unsigned up(unsigned a, unsigned m) { return (a + m - 1) / m * m; }
@@ -78,6 +83,7 @@ train_golden_t *train_golden_new(const fw_train_net_t *net, const fw_slice_t *s,
   const unsigned ks[3] = {net->features, net->hidden, t->hm}, ns[3] = {net->hidden, t->hm, net->classes};
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) {
     t->k[l] = ks[l], t->n[l] = ns[l], t->kp[l] = up(ks[l], lanes), t->nb[l] = (ns[l] + lanes - 1) / lanes;
+    t->np[l] = t->nb[l] * lanes;
     t->lines[l] = (size_t)t->nb[l] * t->kp[l] + t->nb[l];
     t->first[l] = t->total;
     t->total += t->lines[l];
@@ -201,58 +207,55 @@ static void work_free(chip_work_t *w) {
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) free(w->wb[l]);
 }
 
-/* Forward up to the partial logits. */
+/* Z = Z + bias, A = bf16(relu(Z)) over the b lines of layer l's padded output columns. */
+static void bias_relu(const train_golden_t *t, uint32_t *p, unsigned l, uint32_t *z, uint16_t *a) {
+  const unsigned np = t->np[l];
+  for (unsigned e = 0; e < t->b; e++)
+    for (unsigned n = 0; n < np; n++) {
+      uint32_t *zz = &z[(size_t)e * np + n];
+      *zz = lane(ISA_VEC_ADD, *zz, *b_at(t, p, l, n), 0);
+      a[(size_t)e * np + n] = bf16(lane(ISA_VEC_RELU, *zz, 0, 0));
+    }
+}
+
+/* Forward up to the partial logits, on the padded shapes (each layer's kp x np weights as
+ * the parameter lines hold them, pad rows and lanes included). */
 static int forward(const train_golden_t *t, unsigned i, unsigned core, const uint16_t *x, const uint8_t *label,
                    unsigned first, chip_work_t *w) {
-  const unsigned C = t->C, b = t->b, F = t->net.features, H = t->net.hidden, hm = t->hm;
+  const unsigned C = t->C, b = t->b, F = t->net.features, fp = t->kp[0], hp = t->kp[1], hmp = t->kp[2];
   unsigned dp, mp;
   fw_slice_t g1, g2;
   place(t, i, &dp, &mp, &g1, &g2);
   uint32_t *p = t->params + (size_t)i * t->total * C;
-  w->x = malloc((size_t)b * F * 2);
+  w->x = calloc((size_t)b * fp, 2);
   w->y = calloc((size_t)b * C, 4);
-  w->z1 = malloc((size_t)b * H * 4), w->a1b = malloc((size_t)b * H * 2);
-  w->z2 = malloc((size_t)b * hm * 4), w->a2b = malloc((size_t)b * hm * 2);
-  w->zp = calloc((size_t)b * C, 4);
-  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) w->wb[l] = malloc((size_t)t->k[l] * t->n[l] * 2 + 2);
+  w->z1 = malloc((size_t)b * hp * 4), w->a1b = malloc((size_t)b * hp * 2);
+  w->z2 = malloc((size_t)b * hmp * 4), w->a2b = malloc((size_t)b * hmp * 2);
+  w->zp = malloc((size_t)b * C * 4);
+  for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++) w->wb[l] = malloc((size_t)t->kp[l] * t->np[l] * 2);
   if (!w->x || !w->y || !w->z1 || !w->a1b || !w->z2 || !w->a2b || !w->zp || !w->wb[0] || !w->wb[1] || !w->wb[2])
     return -1;
   for (unsigned l = 0; l < FW_TRAIN_LAYERS; l++)
-    for (unsigned k = 0; k < t->k[l]; k++)
-      for (unsigned n = 0; n < t->n[l]; n++) w->wb[l][(size_t)k * t->n[l] + n] = bf16(*w_at(t, p, l, k, n));
+    for (unsigned k = 0; k < t->kp[l]; k++)
+      for (unsigned n = 0; n < t->np[l]; n++) w->wb[l][(size_t)k * t->np[l] + n] = bf16(*w_at(t, p, l, k, n));
   const unsigned ex = first + (dp * t->cores + core) * b;
-  memcpy(w->x, x + (size_t)ex * F, (size_t)b * F * 2);
+  for (unsigned e = 0; e < b; e++) memcpy(w->x + (size_t)e * fp, x + (size_t)(ex + e) * F, (size_t)F * 2);
   for (unsigned e = 0; e < b; e++) w->y[(size_t)e * C + label[ex + e]] = 0x3F800000u;
-  /* layer 1, layer 2: Z = A W + bias; A = bf16(relu(Z)) */
-  mxu_golden_gemm(C, b, F, H, w->x, w->wb[0], w->z1);
-  for (unsigned e = 0; e < b; e++)
-    for (unsigned n = 0; n < H; n++) {
-      uint32_t *z = &w->z1[(size_t)e * H + n];
-      *z = lane(ISA_VEC_ADD, *z, *b_at(t, p, 0, n), 0);
-      w->a1b[(size_t)e * H + n] = bf16(lane(ISA_VEC_RELU, *z, 0, 0));
-    }
-  mxu_golden_gemm(C, b, H, hm, w->a1b, w->wb[1], w->z2);
-  for (unsigned e = 0; e < b; e++)
-    for (unsigned n = 0; n < hm; n++) {
-      uint32_t *z = &w->z2[(size_t)e * hm + n];
-      *z = lane(ISA_VEC_ADD, *z, *b_at(t, p, 1, n), 0);
-      w->a2b[(size_t)e * hm + n] = bf16(lane(ISA_VEC_RELU, *z, 0, 0));
-    }
-  /* layer 3's partial logits, a line (C lanes) per example */
-  uint32_t *zp = malloc((size_t)b * t->net.classes * 4);
-  if (!zp) return -1;
-  mxu_golden_gemm(C, b, hm, t->net.classes, w->a2b, w->wb[2], zp);
-  for (unsigned e = 0; e < b; e++)
-    for (unsigned n = 0; n < t->net.classes; n++) w->zp[(size_t)e * C + n] = zp[(size_t)e * t->net.classes + n];
-  free(zp);
+  /* layer 1, layer 2: Z = A W + bias; A = bf16(relu(Z)); layer 3's partial logits, a line
+   * (C lanes, np[2] = C) per example */
+  mxu_golden_gemm(C, b, fp, hp, w->x, w->wb[0], w->z1);
+  bias_relu(t, p, 0, w->z1, w->a1b);
+  mxu_golden_gemm(C, b, hp, hmp, w->a1b, w->wb[1], w->z2);
+  bias_relu(t, p, 1, w->z2, w->a2b);
+  mxu_golden_gemm(C, b, hmp, C, w->a2b, w->wb[2], w->zp);
   return 0;
 }
 
-/* The gradients of layer l into w->grad: dW = A^T dZ (A: b x k bf16, dZ: b x n bf16), db = the
- * sum of dZ's fp32 lines (b x C lanes a block, nb blocks) in line order. */
+/* The gradients of layer l into w->grad, every lane of its lines: dW = A^T dZ (A: b x kp bf16,
+ * dZ: b x np bf16), db = the sum of dZ's fp32 lines (b x C lanes a block, nb blocks) in line order. */
 static int layer_grads(const train_golden_t *t, unsigned l, const uint16_t *a, const uint16_t *dzb,
                        const uint32_t *dz_lines, chip_work_t *w) {
-  const unsigned C = t->C, b = t->b, k = t->k[l], n = t->n[l];
+  const unsigned C = t->C, b = t->b, k = t->kp[l], n = t->np[l];
   uint16_t *at = transpose16(a, b, k);
   uint32_t *dw = malloc((size_t)k * n * 4 + 4), *sum = malloc(C * 4);
   if (!at || !dw || !sum) {
@@ -282,7 +285,7 @@ static uint32_t *as_lines(const train_golden_t *t, const uint32_t *v, unsigned r
 
 /* Softmax, dZ3, layer 3's gradients and input gradient, then layer 2's input gradient. */
 static int middle(const train_golden_t *t, unsigned i, unsigned core, chip_work_t *w) {
-  const unsigned C = t->C, b = t->b, K = t->net.classes, hm = t->hm, H = t->net.hidden;
+  const unsigned C = t->C, b = t->b, K = t->net.classes, hp = t->kp[1], hmp = t->kp[2];
   uint32_t *p = t->params + (size_t)i * t->total * C, *probs = t->probs + ((size_t)i * t->cores + core) * b * C;
   uint32_t mask[VEC_GOLDEN_MAX_LANES], z[VEC_GOLDEN_MAX_LANES], m[VEC_GOLDEN_MAX_LANES], e[VEC_GOLDEN_MAX_LANES];
   uint32_t s[VEC_GOLDEN_MAX_LANES], r[VEC_GOLDEN_MAX_LANES];
@@ -291,7 +294,7 @@ static int middle(const train_golden_t *t, unsigned i, unsigned core, chip_work_
   uint32_t inv_bits;
   memcpy(&inv_bits, &inv, 4);
   uint32_t *dz3 = calloc((size_t)b * C, 4);
-  w->dz3b = malloc((size_t)b * K * 2 + 2);
+  w->dz3b = malloc((size_t)b * C * 2);
   w->grad = calloc(t->total * C, 4);
   if (!dz3 || !w->dz3b || !w->grad) {
     free(dz3);
@@ -309,34 +312,34 @@ static int middle(const train_golden_t *t, unsigned i, unsigned core, chip_work_
       probs[(size_t)ex * C + c] = pr;
       uint32_t d = lane(ISA_VEC_SCALE, lane(ISA_VEC_SUB, pr, w->y[(size_t)ex * C + c], 0), 0, inv_bits);
       dz3[(size_t)ex * C + c] = d;
-      if (c < K) w->dz3b[(size_t)ex * K + c] = bf16(d);
+      w->dz3b[(size_t)ex * C + c] = bf16(d);
     }
   }
   /* layer 3: input gradient dA2 = dZ3 W3^T, then its gradients; dZ2 = dA2 where Z2 > 0 */
-  uint16_t *w3t = transpose16(w->wb[2], hm, K);
-  uint32_t *da2 = malloc((size_t)b * hm * 4 + 4), *dz2 = malloc((size_t)b * hm * 4 + 4);
-  w->dz2b = malloc((size_t)b * hm * 2 + 2);
+  uint16_t *w3t = transpose16(w->wb[2], hmp, C);
+  uint32_t *da2 = malloc((size_t)b * hmp * 4), *dz2 = malloc((size_t)b * hmp * 4);
+  w->dz2b = malloc((size_t)b * hmp * 2);
   int rc = -1;
   if (!w3t || !da2 || !dz2 || !w->dz2b) goto out;
-  mxu_golden_gemm(C, b, K, hm, w->dz3b, w3t, da2);
+  mxu_golden_gemm(C, b, C, hmp, w->dz3b, w3t, da2);
   if (layer_grads(t, 2, w->a2b, w->dz3b, dz3, w)) goto out;
-  for (size_t j = 0; j < (size_t)b * hm; j++) {
+  for (size_t j = 0; j < (size_t)b * hmp; j++) {
     dz2[j] = lane(ISA_VEC_RELU_GRAD, w->z2[j], da2[j], 0);
     w->dz2b[j] = bf16(dz2[j]);
   }
   /* layer 2's input gradient (partial over mp), in the all-reduce's lines */
-  uint16_t *w2t = transpose16(w->wb[1], H, hm);
-  uint32_t *da1 = malloc((size_t)b * H * 4 + 4);
+  uint16_t *w2t = transpose16(w->wb[1], hp, hmp);
+  uint32_t *da1 = malloc((size_t)b * hp * 4);
   if (!w2t || !da1) {
     free(w2t), free(da1);
     goto out;
   }
-  mxu_golden_gemm(C, b, hm, H, w->dz2b, w2t, da1);
-  w->da1 = as_lines(t, da1, b, H, t->bp);
+  mxu_golden_gemm(C, b, hmp, hp, w->dz2b, w2t, da1);
+  w->da1 = as_lines(t, da1, b, hp, t->bp);
   free(w2t), free(da1);
   if (!w->da1) goto out;
   /* dZ2's fp32 lines, for its bias sum */
-  uint32_t *dz2l = as_lines(t, dz2, b, hm, b);
+  uint32_t *dz2l = as_lines(t, dz2, b, hmp, b);
   if (!dz2l) goto out;
   rc = layer_grads(t, 1, w->a1b, w->dz2b, dz2l, w);
   free(dz2l);
@@ -347,18 +350,18 @@ out:
 
 /* Layer 1's gradients from the all-reduced dA1. */
 static int last(const train_golden_t *t, chip_work_t *w) {
-  const unsigned C = t->C, b = t->b, H = t->net.hidden;
-  uint32_t *dz1 = malloc((size_t)b * H * 4 + 4);
-  uint16_t *dz1b = malloc((size_t)b * H * 2 + 2);
+  const unsigned C = t->C, b = t->b, hp = t->kp[1];
+  uint32_t *dz1 = malloc((size_t)b * hp * 4);
+  uint16_t *dz1b = malloc((size_t)b * hp * 2);
   int rc = -1;
   if (dz1 && dz1b) {
     for (unsigned e = 0; e < b; e++)
-      for (unsigned n = 0; n < H; n++) {
+      for (unsigned n = 0; n < hp; n++) {
         uint32_t da = w->da1[((size_t)(n / C) * t->bp + e) * C + n % C];
-        dz1[(size_t)e * H + n] = lane(ISA_VEC_RELU_GRAD, w->z1[(size_t)e * H + n], da, 0);
-        dz1b[(size_t)e * H + n] = bf16(dz1[(size_t)e * H + n]);
+        dz1[(size_t)e * hp + n] = lane(ISA_VEC_RELU_GRAD, w->z1[(size_t)e * hp + n], da, 0);
+        dz1b[(size_t)e * hp + n] = bf16(dz1[(size_t)e * hp + n]);
       }
-    uint32_t *dz1l = as_lines(t, dz1, b, H, b);
+    uint32_t *dz1l = as_lines(t, dz1, b, hp, b);
     if (dz1l) rc = layer_grads(t, 0, w->x, dz1b, dz1l, w);
     free(dz1l);
   }

@@ -95,6 +95,105 @@ int dataset_parse_digits(const char *text, size_t len, const char *name, dataset
   return 0;
 }
 
+/* The file's text as it is read: at most DATASET_MAX_BYTES bytes once decompressed; the
+ * buffer grows to one byte more, so that a longer text is seen as one. */
+typedef struct {
+  const char *path;
+  char *text;
+  size_t len, cap;
+  char *err;
+  size_t errlen;
+} text_t;
+
+static int too_long(const text_t *t) {
+  return fail(t->err, t->errlen, "%s: more than %d MiB of text (decompressed)", t->path, DATASET_MAX_BYTES >> 20);
+}
+
+/* Room for at least one more byte of text, or -1 (too much text, out of memory). */
+static int text_room(text_t *t) {
+  if (t->len < t->cap) return 0;
+  if (t->cap > DATASET_MAX_BYTES) return too_long(t);
+  size_t next = t->cap ? 2 * t->cap : 1 << 20;
+  if (next > (size_t)DATASET_MAX_BYTES + 1) next = (size_t)DATASET_MAX_BYTES + 1;
+  char *grown = realloc(t->text, next);
+  if (!grown) return fail(t->err, t->errlen, "%s: out of memory", t->path);
+  t->text = grown, t->cap = next;
+  return 0;
+}
+
+/* Reads from fd until zs holds at least `need` unread bytes at the start of `in` or the file
+ * ends; -1 (with the message) on a read error. */
+static int fill(int fd, z_stream *zs, unsigned char *in, size_t size, unsigned need, text_t *t) {
+  if (zs->avail_in && zs->next_in != in) memmove(in, zs->next_in, zs->avail_in);
+  zs->next_in = in;
+  while (zs->avail_in < need) {
+    const ssize_t n = read(fd, in + zs->avail_in, size - zs->avail_in);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(t->err, t->errlen, "cannot read %s: %s", t->path, strerror(errno));
+    if (n == 0) break;
+    zs->avail_in += (uInt)n;
+  }
+  return 0;
+}
+
+/* gzip members, one after another to the end of the file, as gzip -d reads them: anything
+ * else after a member is refused. */
+static int inflate_members(int fd, z_stream *zs, unsigned char *in, size_t size, text_t *t) {
+  for (;;) {
+    if (fill(fd, zs, in, size, 2, t)) return -1;
+    if (zs->avail_in == 0) return 0;
+    if (zs->avail_in < 2 || zs->next_in[0] != 0x1f || zs->next_in[1] != 0x8b)
+      return fail(t->err, t->errlen, "%s: bytes after the end of the gzip data that are not a further gzip member",
+                  t->path);
+    if (inflateReset(zs) != Z_OK) return fail(t->err, t->errlen, "%s: corrupt gzip data (reset)", t->path);
+    int z;
+    do {
+      if (zs->avail_in == 0 && fill(fd, zs, in, size, 1, t)) return -1;
+      if (text_room(t)) return -1;
+      zs->next_out = (Bytef *)t->text + t->len, zs->avail_out = (uInt)(t->cap - t->len);
+      z = inflate(zs, Z_NO_FLUSH);
+      t->len = t->cap - zs->avail_out;
+      if (z == Z_BUF_ERROR && zs->avail_in == 0) /* no input left, and the member goes on */
+        return fail(t->err, t->errlen, "%s: corrupt gzip data (it ends early)", t->path);
+      if (z != Z_OK && z != Z_STREAM_END && z != Z_BUF_ERROR)
+        return fail(t->err, t->errlen, "%s: corrupt gzip data (%s)", t->path, zs->msg ? zs->msg : "read error");
+    } while (z != Z_STREAM_END);
+  }
+}
+
+/* The whole text of fd: gzip (the magic 1f 8b first) inflated, anything else as it is. */
+static int read_text(int fd, text_t *t) {
+  enum { IN_BYTES = 1 << 16 };
+  unsigned char *in = malloc(IN_BYTES);
+  z_stream zs = {0};
+  if (!in || inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+    free(in);
+    return fail(t->err, t->errlen, "%s: out of memory", t->path);
+  }
+  int rc = fill(fd, &zs, in, IN_BYTES, 2, t);
+  if (rc == 0 && zs.avail_in >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
+    rc = inflate_members(fd, &zs, in, IN_BYTES, t);
+  } else if (rc == 0) { /* plain text: what was read, then the rest */
+    for (size_t at = 0; rc == 0;) {
+      if ((rc = text_room(t))) break;
+      if (at < zs.avail_in) {
+        const size_t n = zs.avail_in - at < t->cap - t->len ? zs.avail_in - at : t->cap - t->len;
+        memcpy(t->text + t->len, in + at, n);
+        t->len += n, at += n;
+        continue;
+      }
+      const ssize_t n = read(fd, t->text + t->len, t->cap - t->len);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) rc = fail(t->err, t->errlen, "cannot read %s: %s", t->path, strerror(errno));
+      if (n <= 0) break;
+      t->len += (size_t)n;
+    }
+  }
+  inflateEnd(&zs);
+  free(in);
+  return rc == 0 && t->len > DATASET_MAX_BYTES ? too_long(t) : rc;
+}
+
 int dataset_read_digits(const char *path, dataset_t *d, char *err, size_t errlen) {
   memset(d, 0, sizeof *d);
   if (!path) path = DATASET_DIGITS_PATH;
@@ -111,47 +210,11 @@ int dataset_read_digits(const char *path, dataset_t *d, char *err, size_t errlen
     close(fd);
     return fail(err, errlen, "cannot open %s: %s", path, dir ? strerror(EISDIR) : "not a regular file");
   }
-  gzFile gz = gzdopen(fd, "rb");
-  if (!gz) {
-    close(fd);
-    return fail(err, errlen, "cannot open %s: out of memory", path);
-  }
-  size_t cap = 1 << 20, len = 0;
-  char *text = malloc(cap);
-  int rc = 0;
-  for (;;) {
-    if (!text) {
-      rc = fail(err, errlen, "%s: out of memory", path);
-      break;
-    }
-    if (len == cap) {
-      if (cap > DATASET_MAX_BYTES) {
-        rc = fail(err, errlen, "%s: more than %d MiB of text", path, DATASET_MAX_BYTES >> 20);
-        break;
-      }
-      char *t = realloc(text, cap * 2);
-      if (!t) {
-        rc = fail(err, errlen, "%s: out of memory", path);
-        break;
-      }
-      text = t, cap *= 2;
-    }
-    int n = gzread(gz, text + len, (unsigned)(cap - len));
-    if (n < 0) {
-      int code;
-      const char *msg = gzerror(gz, &code);
-      rc = fail(err, errlen, "%s: corrupt gzip data (%s)", path, msg && *msg ? msg : "read error");
-      break;
-    }
-    if (n == 0) break;
-    len += (size_t)n;
-  }
-  /* a stream cut short reads as a clean end; closing says so (Z_BUF_ERROR) */
-  const int closed = gzclose_r(gz);
-  if (rc == 0 && closed != Z_OK)
-    rc = fail(err, errlen, "%s: corrupt gzip data (%s)", path, closed == Z_BUF_ERROR ? "it ends early" : "read error");
-  if (rc == 0) rc = dataset_parse_digits(text, len, path, d, err, errlen);
-  free(text);
+  text_t t = {.path = path, .err = err, .errlen = errlen};
+  int rc = read_text(fd, &t);
+  close(fd);
+  if (rc == 0) rc = dataset_parse_digits(t.text, t.len, path, d, err, errlen);
+  free(t.text);
   return rc;
 }
 

@@ -5,9 +5,11 @@
  * data of any shape. Pixels become fp32 features in [0, 1] (pixel / 16).
  *
  * The reader is strict: a regular file only (a FIFO or device is refused, not waited on),
- * gzip (or plain text), every line exactly the expected fields, every value in range, at
- * most DATASET_MAX_EXAMPLES lines and DATASET_MAX_BYTES of text; anything else is refused
- * with a one-line message naming the file, the line and the problem.
+ * gzip (one member or several in a row, as gzip -d reads them; any other bytes after the last
+ * member are refused) or plain text, every line exactly the expected fields, every value in
+ * range, at most DATASET_MAX_EXAMPLES lines and DATASET_MAX_BYTES of text (decompressed:
+ * exactly that many bytes are read, one more is refused); anything else is refused with a
+ * one-line message naming the file, the line and the problem.
  */
 #ifndef UTIL_DATASET_H
 #define UTIL_DATASET_H

@@ -2,6 +2,8 @@
  * never pays MPI's start-up. */
 #include "util/dist.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,28 @@
 
 static unsigned rank_, size_ = 1;
 static bool started;
+static double end_wait_s = DIST_END_WAIT_S;
+
+/* TPUSIM_END_WAIT_S, strictly: unset or empty, the default; else a plain decimal number of
+ * seconds in the documented range (a value a correct job could not end within, 0 or less,
+ * or text, would make dist_finalize stop a job that did nothing wrong). */
+static int read_end_wait(char *err, size_t errlen) {
+  const char *env = getenv("TPUSIM_END_WAIT_S");
+  end_wait_s = DIST_END_WAIT_S;
+  if (!env || !*env) return 0;
+  char *end;
+  errno = 0;
+  const double v = strtod(env, &end);
+  if (isspace((unsigned char)*env) || end == env || *end || errno || !(v >= DIST_END_WAIT_MIN_S) ||
+      !(v <= DIST_END_WAIT_MAX_S)) {
+    snprintf(err, errlen, "TPUSIM_END_WAIT_S is '%.40s': it must be a number of seconds from %d to %d (how long a rank "
+             "that has ended waits for the other MPI ranks; unset: %d)", env, DIST_END_WAIT_MIN_S, DIST_END_WAIT_MAX_S,
+             DIST_END_WAIT_S);
+    return -1;
+  }
+  end_wait_s = v;
+  return 0;
+}
 
 /* FNV-1a of the arguments: ranks that disagree on them would simulate different things. */
 static uint64_t args_hash(int argc, char **argv) {
@@ -24,7 +48,7 @@ static uint64_t args_hash(int argc, char **argv) {
 
 int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
   const char *world = getenv("OMPI_COMM_WORLD_SIZE");
-  if (!world || atoi(world) <= 1) return 0;
+  if (!world || atoi(world) <= 1) return read_end_wait(err, errlen) ? -2 : 0;
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     snprintf(err, errlen, "MPI did not start");
@@ -47,14 +71,12 @@ int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
              size_);
     return -2;
   }
-  return 0;
+  return read_end_wait(err, errlen) ? -2 : 0; /* (with MPI up: rank 0 says it, every rank ends) */
 }
 
 void dist_finalize(int rc) {
   if (!started) return;
-  double wait = DIST_END_WAIT_S;
-  const char *env = getenv("TPUSIM_END_WAIT_S");
-  if (env && *env) wait = atof(env);
+  const double wait = end_wait_s;
   MPI_Request req;
   MPI_Ibarrier(MPI_COMM_WORLD, &req);
   const double until = MPI_Wtime() + wait;

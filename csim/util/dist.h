@@ -15,15 +15,19 @@
 #include <stdint.h>
 
 /* Starts MPI when this process was started by mpirun (else does nothing): 0, or -1 with a
- * message. Then checks that every rank got the same arguments: -2 with a message if not. */
+ * message. Then checks that every rank got the same arguments, and (on every run, MPI or not)
+ * the environment's TPUSIM_END_WAIT_S: -2 with a message (a usage error) if not. */
 int dist_init(int *argc, char ***argv, char *err, size_t errlen);
 /* Ends MPI (if started), the process's status being `rc`. A rank that ends first waits for the
  * others to end too, up to DIST_END_WAIT_S seconds (the environment's TPUSIM_END_WAIT_S, if
- * set): a rank that failed alone (its host program stopped where the others' did not) would
+ * set and not empty: a decimal number of seconds from DIST_END_WAIT_MIN_S to DIST_END_WAIT_MAX_S;
+ * anything else is refused by dist_init): a rank that failed alone (its host program stopped where the others' did not) would
  * otherwise leave them waiting for ever in a shared operation. If they do not all come, it
  * says so on stderr and stops the job (MPI_Abort with rc, or 1). */
 void dist_finalize(int rc);
 #define DIST_END_WAIT_S 30
+#define DIST_END_WAIT_MIN_S 1     /* below a second rank 0 may still be writing the reports */
+#define DIST_END_WAIT_MAX_S 86400 /* a day */
 /* Stops every rank of the job (a rank that cannot go on must not leave the others waiting). */
 void dist_abort(int code);
 
