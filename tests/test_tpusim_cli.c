@@ -796,6 +796,23 @@ Test(tpusim_profile, quiet_prints_nothing_on_stderr, .timeout = 120) {
   cr_assert(strstr(r.err, "collective: 4 chips, 256 bytes each, running..."), "%s", r.err);
 }
 
+/* TPUSIM_PROGRESS_SECONDS is read strictly, before anything runs (it was atof: 'abc' or -1
+ * were taken silently). */
+Test(tpusim_profile, a_bad_progress_interval_is_refused_before_the_run) {
+  static const char *const bad[] = {"abc", "-1", "1e9", " 2", "inf"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char line[512];
+    snprintf(line, sizeof line, "TPUSIM_PROGRESS_SECONDS='%s' %s dot --n 4", bad[i], tpusim());
+    run_t r = run_shell(line);
+    cr_expect_eq(r.status, 2, "'%s': %s", bad[i], r.err);
+    cr_expect(strstr(r.err, "TPUSIM_PROGRESS_SECONDS is ") && !*r.out, "'%s': %s", bad[i], r.err);
+  }
+  char ok[512];
+  snprintf(ok, sizeof ok, "TPUSIM_PROGRESS_SECONDS=2.5 %s dot --n 4 >/dev/null", tpusim());
+  run_t r = run_shell(ok);
+  cr_expect_eq(r.status, 0, "%s", r.err);
+}
+
 /* Not a terminal: a line per interval (TPUSIM_PROGRESS_SECONDS=0: at every report), in the
  * documented form "CMD: cycle N, T s, R cycles/s[, about S s left][, D/N steps done, last loss L]". */
 Test(tpusim_profile, progress_lines_when_not_a_terminal, .timeout = 120) {

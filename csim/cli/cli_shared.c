@@ -267,11 +267,29 @@ int cmd_machine_check(const char *cmd, cmd_machine_t *m, cmd_machine_kind_t kind
   return CLI_EXIT_OK;
 }
 
+/* TPUSIM_PROGRESS_SECONDS: unset or empty, the default; else seconds in [0, 3600] (0: a line at
+ * every report, as the tests use). */
+static bool progress_env(double *seconds) {
+  const char *every = getenv("TPUSIM_PROGRESS_SECONDS");
+  *seconds = cli_progress_tty() ? 0.5 : 5.0;
+  return !every || !*every || (cli_real(every, seconds) && *seconds <= 3600);
+}
+
+int cmd_check_env(const char *cmd) {
+  double s;
+  if (!progress_env(&s))
+    return cli_usage_error(cmd, "TPUSIM_PROGRESS_SECONDS is '%.40s': it must be a number of seconds from 0 to 3600 "
+                           "(the interval between progress lines; unset: 5, or 0.5 on a terminal)",
+                           getenv("TPUSIM_PROGRESS_SECONDS"));
+  return CLI_EXIT_OK;
+}
+
 void cmd_progress_init(cmd_progress_t *p, const char *cmd) {
   memset(p, 0, sizeof *p);
   p->cmd = cmd;
-  const char *every = getenv("TPUSIM_PROGRESS_SECONDS");
-  ticker_init(&p->ticker, every && *every ? atof(every) : cli_progress_tty() ? 0.5 : 5.0);
+  double every;
+  progress_env(&every); /* (checked before the command ran: cmd_check_env) */
+  ticker_init(&p->ticker, every);
   stopwatch_start(&p->watch);
 }
 

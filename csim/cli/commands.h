@@ -137,6 +137,9 @@ typedef struct {
   unsigned step, step_total;
   double loss;
 } cmd_progress_t;
+/* The environment variables a command reads (TPUSIM_PROGRESS_SECONDS), checked before it runs:
+ * CLI_EXIT_OK, or a usage error naming the variable and its range. */
+int cmd_check_env(const char *cmd);
 void cmd_progress_init(cmd_progress_t *p, const char *cmd);
 void cmd_progress(void *ctx, uint64_t cycles);
 

@@ -56,7 +56,8 @@ static int run_command(const command_t *c, int argc, char **argv) {
   const bool quiet_rank = dist_rank() > 0 && !getenv("TPUSIM_DEBUG_RANKS"); /* (docs/scale.md "MPI") */
   if (quiet_rank && (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))) dist_abort(1);
   /* the outputs are renamed into place, or removed, whatever the command did */
-  const int rc = outfile_finish(c->name, c->run(argc - 1, argv + 1));
+  int rc = cmd_check_env(c->name);
+  if (rc == CLI_EXIT_OK) rc = outfile_finish(c->name, c->run(argc - 1, argv + 1));
   dist_finalize(rc); /* (stops the job if the other ranks do not end too) */
   return rc;
 }
