@@ -8,7 +8,7 @@
 
 #include "golden/arith_golden.h"
 #include "golden/coll_golden.h"
-#include "golden/mxu_golden.h"
+#include "golden/mxu_golden_fpu.h"
 #include "golden/vec_golden.h"
 
 #define NEG_INF 0xFF800000u
@@ -224,14 +224,14 @@ static int forward(const train_golden_t *t, unsigned i, unsigned core, const uin
   memcpy(w->x, x + (size_t)ex * F, (size_t)b * F * 2);
   for (unsigned e = 0; e < b; e++) w->y[(size_t)e * C + label[ex + e]] = 0x3F800000u;
   /* layer 1, layer 2: Z = A W + bias; A = bf16(relu(Z)) */
-  mxu_golden_gemm(C, b, F, H, w->x, w->wb[0], w->z1);
+  mxu_golden_fpu_gemm(C, b, F, H, w->x, w->wb[0], w->z1);
   for (unsigned e = 0; e < b; e++)
     for (unsigned n = 0; n < H; n++) {
       uint32_t *z = &w->z1[(size_t)e * H + n];
       *z = lane(ISA_VEC_ADD, *z, *b_at(t, p, 0, n), 0);
       w->a1b[(size_t)e * H + n] = bf16(lane(ISA_VEC_RELU, *z, 0, 0));
     }
-  mxu_golden_gemm(C, b, H, hm, w->a1b, w->wb[1], w->z2);
+  mxu_golden_fpu_gemm(C, b, H, hm, w->a1b, w->wb[1], w->z2);
   for (unsigned e = 0; e < b; e++)
     for (unsigned n = 0; n < hm; n++) {
       uint32_t *z = &w->z2[(size_t)e * hm + n];
@@ -241,7 +241,7 @@ static int forward(const train_golden_t *t, unsigned i, unsigned core, const uin
   /* layer 3's partial logits, a line (C lanes) per example */
   uint32_t *zp = malloc((size_t)b * t->net.classes * 4);
   if (!zp) return -1;
-  mxu_golden_gemm(C, b, hm, t->net.classes, w->a2b, w->wb[2], zp);
+  mxu_golden_fpu_gemm(C, b, hm, t->net.classes, w->a2b, w->wb[2], zp);
   for (unsigned e = 0; e < b; e++)
     for (unsigned n = 0; n < t->net.classes; n++) w->zp[(size_t)e * C + n] = zp[(size_t)e * t->net.classes + n];
   free(zp);
@@ -259,7 +259,7 @@ static int layer_grads(const train_golden_t *t, unsigned l, const uint16_t *a, c
     free(at), free(dw), free(sum);
     return -1;
   }
-  mxu_golden_gemm(C, k, b, n, at, dzb, dw);
+  mxu_golden_fpu_gemm(C, k, b, n, at, dzb, dw);
   for (unsigned kk = 0; kk < k; kk++)
     for (unsigned nn = 0; nn < n; nn++) *w_at(t, w->grad, l, kk, nn) = dw[(size_t)kk * n + nn];
   for (unsigned nt = 0; nt < t->nb[l]; nt++) {
@@ -318,7 +318,7 @@ static int middle(const train_golden_t *t, unsigned i, unsigned core, chip_work_
   w->dz2b = malloc((size_t)b * hm * 2 + 2);
   int rc = -1;
   if (!w3t || !da2 || !dz2 || !w->dz2b) goto out;
-  mxu_golden_gemm(C, b, K, hm, w->dz3b, w3t, da2);
+  mxu_golden_fpu_gemm(C, b, K, hm, w->dz3b, w3t, da2);
   if (layer_grads(t, 2, w->a2b, w->dz3b, dz3, w)) goto out;
   for (size_t j = 0; j < (size_t)b * hm; j++) {
     dz2[j] = lane(ISA_VEC_RELU_GRAD, w->z2[j], da2[j], 0);
@@ -331,7 +331,7 @@ static int middle(const train_golden_t *t, unsigned i, unsigned core, chip_work_
     free(w2t), free(da1);
     goto out;
   }
-  mxu_golden_gemm(C, b, hm, H, w->dz2b, w2t, da1);
+  mxu_golden_fpu_gemm(C, b, hm, H, w->dz2b, w2t, da1);
   w->da1 = as_lines(t, da1, b, H, t->bp);
   free(w2t), free(da1);
   if (!w->da1) goto out;
