@@ -9,7 +9,7 @@
 /* The fp32 add and multiply the operations are written against: the host FPU's
  * (arith_golden_fpu, the default) or the soft float's (arith_golden, the reference of
  * references). One composition for both, so they differ in nothing but those two operations,
- * which tests/test_arith_golden.c and tests/test_vec.c hold equal bit for bit. */
+ * which tests/test_vec_golden.c holds equal bit for bit. */
 typedef struct {
   uint32_t (*add)(uint32_t a, uint32_t b);
   uint32_t (*mul)(uint32_t a, uint32_t b);
@@ -138,13 +138,6 @@ unsigned vec_golden_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const 
   return lines_op(&host_fpu, op, lanes, rows, a, b, scalar, out);
 }
 
-uint32_t vec_golden_exact_lane(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
-  return lane_op(&soft_float, op, a, b, scalar);
-}
-void vec_golden_exact_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const uint32_t *b, uint32_t scalar,
-                           uint32_t *out) {
-  line_op(&soft_float, op, lanes, a, b, scalar, out);
-}
 unsigned vec_golden_exact_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
                                 uint32_t scalar, uint32_t *out) {
   return lines_op(&soft_float, op, lanes, rows, a, b, scalar, out);
