@@ -13,7 +13,7 @@ uint32_t arith_golden_fpu_fp32_add(uint32_t a, uint32_t b) {
    * subnormal result is exact and flushing it gives arith_golden's signed zero; an exact
    * cancellation is +0 under RNE, (-0) + (-0) is -0, x + 0 is x; Inf - Inf and NaN inputs give
    * some NaN, made canonical. */
-  return arith_fpu_canonical(arith_fpu_flush(arith_fpu_in(a) + arith_fpu_in(b)));
+  return arith_golden_fpu_canonical(arith_golden_fpu_flush(arith_golden_fpu_in(a) + arith_golden_fpu_in(b)));
 }
 
 uint32_t arith_golden_fpu_fp32_mul(uint32_t a, uint32_t b) {
@@ -23,11 +23,11 @@ uint32_t arith_golden_fpu_fp32_mul(uint32_t a, uint32_t b) {
    * is normal or overflows. Below 2^-126 the host would round to the subnormal grid instead;
    * arith_golden rounds to 24 bits first, which reaches 2^-126 from [2^-126 - 2^-151, 2^-126)
    * (the tie goes to the even 2^-126), and flushes everything else to the zero of its sign. */
-  const double p = (double)arith_fpu_in(a) * (double)arith_fpu_in(b);
+  const double p = (double)arith_golden_fpu_in(a) * (double)arith_golden_fpu_in(b);
   const double mag = fabs(p);
   if (mag < 0x1p-126) {
     const uint32_t sign = signbit(p) ? 0x80000000u : 0;
     return mag >= 0x1p-126 - 0x1p-151 ? sign | 0x00800000u : sign;
   }
-  return arith_fpu_canonical((float)p);
+  return arith_golden_fpu_canonical((float)p);
 }

@@ -20,16 +20,16 @@
 
 /* A value below 2^-126 (a subnormal, or a zero) becomes the zero of its sign: flush to zero on
  * results, denormals are zero on inputs. Infinities and NaNs pass. */
-static inline float arith_fpu_flush(float f) {
+static inline float arith_golden_fpu_flush(float f) {
   const uint32_t u = bits_of_float(f);
   return (u & 0x7F800000u) ? f : bits_to_float(u & 0x80000000u);
 }
 
 /* fp32 bits as a host float, a subnormal read as zero. */
-static inline float arith_fpu_in(uint32_t x) { return arith_fpu_flush(bits_to_float(x)); }
+static inline float arith_golden_fpu_in(uint32_t x) { return arith_golden_fpu_flush(bits_to_float(x)); }
 
 /* Every NaN is the canonical one; anything else is as it is. */
-static inline uint32_t arith_fpu_canonical(float f) {
+static inline uint32_t arith_golden_fpu_canonical(float f) {
   const uint32_t u = bits_of_float(f);
   return (u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu) ? 0x7FC00000u : u;
 }
