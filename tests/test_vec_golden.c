@@ -9,6 +9,9 @@
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "bf16_operands.h"
 #include "golden/arith_golden.h"
@@ -81,6 +84,21 @@ Test(vec_golden, fp32_add_random_pairs_with_specials) {
 
 Test(vec_golden, fp32_mul_random_pairs_with_specials) {
   random_pairs(arith_golden_fpu_fp32_mul, arith_golden_fp32_mul, "mul", test_seed() * 7919 + 2);
+}
+
+/* The fast models run under the host's FTZ and DAZ modes (csim/fast/fpmode.h); the host path
+ * gives the same bits with them on (each test is a process of its own, so the mode stays here). */
+Test(vec_golden, the_hosts_ftz_and_daz_modes_change_nothing) {
+#if defined(__SSE__)
+  _mm_setcsr(_mm_getcsr() | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6), rounding to nearest kept */
+  cr_assert_eq(_mm_getcsr() & 0xE040u, 0x8040u);
+  random_pairs(arith_golden_fpu_fp32_add, arith_golden_fp32_add, "add under FTZ/DAZ", test_seed() * 7919 + 4);
+  random_pairs(arith_golden_fpu_fp32_mul, arith_golden_fp32_mul, "mul under FTZ/DAZ", test_seed() * 7919 + 5);
+  expect_same(arith_golden_fpu_fp32_mul, arith_golden_fp32_mul, "mul under FTZ/DAZ", 0x3F7FFFFFu, 0x00800000u);
+  expect_same(arith_golden_fpu_fp32_mul, arith_golden_fp32_mul, "mul under FTZ/DAZ", 0x1F842108u, 0x20780000u);
+#else
+  cr_skip_test("no SSE control register on this host");
+#endif
 }
 
 Test(vec_golden, fp32_add_directed) {
