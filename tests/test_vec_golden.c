@@ -1,11 +1,11 @@
 /*
  * The host-FPU golden path of the vector unit and the collectives (csim/golden/arith_golden_fpu.c
- * and vec_golden's default path) against the soft float (arith_golden, vec_golden_exact_*), the
- * reference of references: the fp32 add and multiply on millions of random pairs and on the
+ * and vec_golden's default path) against the soft float (arith_golden, vec_golden_exact_lines),
+ * the reference of references: the fp32 add and multiply on millions of random pairs and on the
  * cases where host arithmetic and the spec part (subnormal rounding below 2^-126, NaN
- * payloads and signs, signed zeros, RNE ties, overflow); then every VEC operation on more than
- * a million lanes each, bit for bit, for 4, 16 and 128 lanes and line reductions of 1 to 9
- * lines.
+ * payloads and signs, signed zeros, RNE ties, overflow), also under the host's FTZ/DAZ modes;
+ * then every VEC operation on more than a million lanes each, bit for bit, for 4, 16 and 128
+ * lanes and line reductions of 1 to 9 lines.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ static uint32_t lane_value(rng_t *r) {
 }
 
 /* A pair: independent operands, or b near a's magnitude (sums that cancel, round and tie: a
- * shift of d places ties one time in 2^d), or a product that lands at 2^-126 (exponents
+ * shift of d places ties one time in 2^d), or a product near 2^-126 (for a below 1: exponents
  * summing to 127 or 128). */
 static void pair(rng_t *r, uint32_t *a, uint32_t *b) {
   *a = lane_value(r), *b = lane_value(r);
