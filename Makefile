@@ -144,7 +144,7 @@ MODEL_SUITES := $(CHIP_SUITES) test_pod test_rdma test_collective test_line_sum 
 # The suites that run once, not once per seed: pure C (no RTL, so the seed changes nothing but
 # their data) and the long single-seed soak.
 ONCE_SUITES := test_arith_golden test_golden_checks test_hbm test_isa test_mxu_fast test_mxu_golden test_npy test_outputs test_vec_fast \
-               test_noc_soak
+               test_vec_golden test_noc_soak
 
 test: lint check-layers check-functions $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
 	@MODELS="$(MODELS)" MODEL_SUITES="$(MODEL_SUITES)" ONCE_SUITES="$(ONCE_SUITES)" scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)

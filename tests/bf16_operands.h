@@ -1,8 +1,9 @@
 /*
- * bf16_operands: bf16 operands drawn to hit every special case of docs/numerics.md (signed
- * zeros, subnormals read as zero, Inf, NaNs of every kind, products that overflow or
- * underflow, sums that cancel), shared by the suites that hold one MXU arithmetic to another
- * (test_mxu_fast: the fast model; test_mxu_golden: the host-FPU golden path).
+ * bf16_operands: bf16 (and fp32) operands drawn to hit every special case of docs/numerics.md
+ * (signed zeros, subnormals read as zero, Inf, NaNs of every kind, products that overflow or
+ * underflow, sums that cancel), shared by the suites that hold one arithmetic to another
+ * (test_mxu_fast, test_vec_fast: the fast models; test_mxu_golden, test_vec_golden: the
+ * host-FPU golden paths).
  */
 #ifndef BF16_OPERANDS_H
 #define BF16_OPERANDS_H
@@ -31,6 +32,27 @@ static inline uint16_t operand(rng_t *r, kind_t kind) {
   const uint16_t sign = (uint16_t)(rng_below(r, 2) << 15), frac = (uint16_t)rng_below(r, 128);
   const unsigned exp = pick < wide && kind != NARROW ? 1 + (unsigned)rng_below(r, 254) : 120 + (unsigned)rng_below(r, 16);
   return (uint16_t)(sign | exp << 7 | frac);
+}
+
+/* An fp32 lane value: a fifth special (signed zeros, Inf, NaNs of both signs and several
+ * payloads, subnormals, the extremes, EXP's range limits), the rest normal numbers anywhere,
+ * near 1 (sums that cancel), near the smallest normal, near EXP's range limit 128, or near the
+ * top (RECIP flushing, products overflowing). */
+static inline uint32_t fp32_operand(rng_t *r) {
+  static const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
+                                      0x7F800001u, 0xFFFFFFFFu, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x80800000u,
+                                      0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u, 0xBF800000u, 0x43000000u, 0xC3000000u,
+                                      0x42FFFFFFu, 0xC2FFFFFFu, 0x7E800000u, 0x7F000000u, 0x00400000u, 0x3F7FFFFFu};
+  const uint64_t pick = rng_below(r, 100);
+  if (pick < 20) return specials[rng_below(r, sizeof specials / sizeof specials[0])];
+  const uint32_t sign = (uint32_t)rng_below(r, 2) << 31, frac = (uint32_t)rng_below(r, 1u << 23);
+  uint32_t exp;
+  if (pick < 50) exp = 1 + (uint32_t)rng_below(r, 254);             /* anywhere */
+  else if (pick < 70) exp = 110 + (uint32_t)rng_below(r, 30);       /* near 1: sums that cancel */
+  else if (pick < 80) exp = 1 + (uint32_t)rng_below(r, 12);         /* near the smallest normal */
+  else if (pick < 90) exp = 126 + (uint32_t)rng_below(r, 10);       /* EXP's range limit, 128 */
+  else exp = 240 + (uint32_t)rng_below(r, 15);                      /* RECIP flushing, products overflowing */
+  return sign | exp << 23 | frac;
 }
 
 /* A random GEMM case for the million-output tests, drawn in this order: R of the built MXUs;

@@ -9,29 +9,13 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
+#include "bf16_operands.h"
 #include "fast/vec_fast.h"
 #include "golden/vec_golden.h"
 #include "test_util.h"
 #include "util/rng.h"
 
 TestSuite(vec_fast, .timeout = 300);
-
-static uint32_t value(rng_t *r) {
-  static const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
-                                      0x7F800001u, 0xFFFFFFFFu, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x80800000u,
-                                      0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u, 0xBF800000u, 0x43000000u, 0xC3000000u,
-                                      0x42FFFFFFu, 0xC2FFFFFFu, 0x7E800000u, 0x7F000000u, 0x00400000u, 0x3F7FFFFFu};
-  const uint64_t pick = rng_below(r, 100);
-  if (pick < 20) return specials[rng_below(r, sizeof specials / sizeof specials[0])];
-  const uint32_t sign = (uint32_t)rng_below(r, 2) << 31, frac = (uint32_t)rng_below(r, 1u << 23);
-  uint32_t exp;
-  if (pick < 50) exp = 1 + (uint32_t)rng_below(r, 254);             /* anywhere */
-  else if (pick < 70) exp = 110 + (uint32_t)rng_below(r, 30);       /* near 1: sums that cancel */
-  else if (pick < 80) exp = 1 + (uint32_t)rng_below(r, 12);         /* near the smallest normal */
-  else if (pick < 90) exp = 126 + (uint32_t)rng_below(r, 10);       /* EXP's range limit, 128 */
-  else exp = 240 + (uint32_t)rng_below(r, 15);                      /* RECIP flushing, products overflowing */
-  return sign | exp << 23 | frac;
-}
 
 Test(vec_fast, every_operation_agrees_on_every_bit) {
   rng_t r;
@@ -46,8 +30,8 @@ Test(vec_fast, every_operation_agrees_on_every_bit) {
   for (unsigned round = 0; lanes_checked < 1200000; round++) {
     const isa_vec_op_t op = ops[round % (sizeof ops / sizeof ops[0])];
     const unsigned lanes = lane_counts[rng_below(&r, 3)], rows = 1 + (unsigned)rng_below(&r, 9);
-    for (unsigned i = 0; i < rows * lanes; i++) a[i] = value(&r), b[i] = value(&r);
-    const uint32_t scalar = value(&r);
+    for (unsigned i = 0; i < rows * lanes; i++) a[i] = fp32_operand(&r), b[i] = fp32_operand(&r);
+    const uint32_t scalar = fp32_operand(&r);
     const unsigned n = vec_fast_lines(op, lanes, rows, a, b, scalar, got);
     const unsigned w = vec_golden_lines(op, lanes, rows, a, b, scalar, want);
     cr_assert_eq(n, w, "op %d: %u lines written, golden %u", op, n, w);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "golden/arith_golden.h"
+#include "golden/arith_golden_fpu.h"
 
 /* Segment k of n of [lo, lo+len): [lo + floor(k len / n), lo + floor((k+1) len / n)). */
 static unsigned seg_index(uint32_t lo, uint32_t len, unsigned n, uint32_t line) {
@@ -22,7 +22,7 @@ static unsigned coord(unsigned p, unsigned n, int dir) { return dir > 0 ? p % n 
  * is given as an array over coordinates. */
 static uint32_t ring_sum(const uint32_t *v, unsigned n, int dir, unsigned k) {
   uint32_t acc = v[coord(k + 1, n, dir)];
-  for (unsigned i = 2; i <= n; i++) acc = arith_golden_fp32_add(v[coord(k + i, n, dir)], acc);
+  for (unsigned i = 2; i <= n; i++) acc = arith_golden_fpu_fp32_add(v[coord(k + i, n, dir)], acc);
   return acc;
 }
 

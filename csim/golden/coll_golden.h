@@ -1,7 +1,8 @@
 /*
  * coll_golden: the golden model of the collectives (docs/collectives.md). Written from
  * the documented reduction order, independently of the firmware: for every line it
- * works out which chips' values are summed in which order (fp32 adds, arith_golden).
+ * works out which chips' values are summed in which order (fp32 adds: arith_golden_fpu,
+ * arith_golden's on the host FPU).
  * Data is per chip `lines` lines of `lanes` fp32 bit patterns, chip (x, y) of the slice
  * at index y * w + x.
  */

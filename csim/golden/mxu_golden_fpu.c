@@ -10,27 +10,14 @@
 #include <emmintrin.h>
 #endif
 
-#include "util/bits.h"
+#include "golden/arith_golden_fpu.h"
 
 #if FLT_EVAL_METHOD != 0
 #error "mxu_golden_fpu needs binary32 arithmetic evaluated in binary32 (FLT_EVAL_METHOD 0)"
 #endif
 
-/* A value below 2^-126 (a subnormal, or a zero) becomes the zero of its sign: flush to zero on
- * results, denormals are zero on inputs. Infinities and NaNs pass. */
-static inline float flush(float f) {
-  const uint32_t u = bits_of_float(f);
-  return (u & 0x7F800000u) ? f : bits_to_float(u & 0x80000000u);
-}
-
 /* bf16 bits widened exactly to binary32, a subnormal read as zero. */
-static inline float widen(uint16_t h) { return flush(bits_to_float((uint32_t)h << 16)); }
-
-/* Every NaN is the canonical one; anything else is as it is. */
-static inline uint32_t canonical(float f) {
-  const uint32_t u = bits_of_float(f);
-  return (u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu) ? 0x7FC00000u : u;
-}
+static inline float widen(uint16_t h) { return arith_golden_fpu_in((uint32_t)h << 16); }
 
 /* s[j] = flush(s[j] + flush(x * w[j])) for j < n: one row of the column sums, four lanes at a
  * time on SSE2 (every x86-64 has it), each lane the scalar step's exact operations. */
@@ -48,7 +35,7 @@ static void row_step(float *s, float x, const float *w, size_t n) {
     _mm_storeu_ps(s + j, _mm_castsi128_ps(su));
   }
 #endif
-  for (; j < n; j++) s[j] = flush(s[j] + flush(x * w[j]));
+  for (; j < n; j++) s[j] = arith_golden_fpu_flush(s[j] + arith_golden_fpu_flush(x * w[j]));
 }
 
 /* Rows [first, end) of C: each row's sums depend on nothing but A's row and B. */
@@ -77,14 +64,14 @@ static void gemm_rows(const part_t *p) {
       for (size_t r = 0; r < rows; r++) {
         const size_t kk = t * rows + r;
         if (kk >= k) {
-          for (size_t j = 0; j < n; j++) s[j] = flush(s[j] + 0.0f);
+          for (size_t j = 0; j < n; j++) s[j] = arith_golden_fpu_flush(s[j] + 0.0f);
           continue;
         }
         row_step(s, widen(p->a[i * k + kk]), p->w + kk * n, n);
       }
-      for (size_t j = 0; j < n; j++) acc[j] = t == 0 ? s[j] : flush(acc[j] + s[j]);
+      for (size_t j = 0; j < n; j++) acc[j] = t == 0 ? s[j] : arith_golden_fpu_flush(acc[j] + s[j]);
     }
-    for (size_t j = 0; j < n; j++) p->out[i * n + j] = canonical(acc[j]);
+    for (size_t j = 0; j < n; j++) p->out[i * n + j] = arith_golden_fpu_canonical(acc[j]);
   }
   free(s), free(acc);
 }

@@ -8,7 +8,7 @@
 
 #include "golden/arith_golden.h"
 #include "golden/coll_golden.h"
-#include "golden/mxu_golden.h"
+#include "golden/mxu_golden_fpu.h"
 #include "golden/vec_golden.h"
 
 #define NEG_INF 0xFF800000u
@@ -243,11 +243,11 @@ static int forward(const train_golden_t *t, unsigned i, unsigned core, const uin
   for (unsigned e = 0; e < b; e++) w->y[(size_t)e * C + label[ex + e]] = 0x3F800000u;
   /* layer 1, layer 2: Z = A W + bias; A = bf16(relu(Z)); layer 3's partial logits, a line
    * (C lanes, np[2] = C) per example */
-  mxu_golden_gemm(C, b, fp, hp, w->x, w->wb[0], w->z1);
+  mxu_golden_fpu_gemm(C, b, fp, hp, w->x, w->wb[0], w->z1);
   bias_relu(t, p, 0, w->z1, w->a1b);
-  mxu_golden_gemm(C, b, hp, hmp, w->a1b, w->wb[1], w->z2);
+  mxu_golden_fpu_gemm(C, b, hp, hmp, w->a1b, w->wb[1], w->z2);
   bias_relu(t, p, 1, w->z2, w->a2b);
-  mxu_golden_gemm(C, b, hmp, C, w->a2b, w->wb[2], w->zp);
+  mxu_golden_fpu_gemm(C, b, hmp, C, w->a2b, w->wb[2], w->zp);
   return 0;
 }
 
@@ -262,7 +262,7 @@ static int layer_grads(const train_golden_t *t, unsigned l, const uint16_t *a, c
     free(at), free(dw), free(sum);
     return -1;
   }
-  mxu_golden_gemm(C, k, b, n, at, dzb, dw);
+  mxu_golden_fpu_gemm(C, k, b, n, at, dzb, dw);
   for (unsigned kk = 0; kk < k; kk++)
     for (unsigned nn = 0; nn < n; nn++) *w_at(t, w->grad, l, kk, nn) = dw[(size_t)kk * n + nn];
   for (unsigned nt = 0; nt < t->nb[l]; nt++) {
@@ -321,7 +321,7 @@ static int middle(const train_golden_t *t, unsigned i, unsigned core, chip_work_
   w->dz2b = malloc((size_t)b * hmp * 2);
   int rc = -1;
   if (!w3t || !da2 || !dz2 || !w->dz2b) goto out;
-  mxu_golden_gemm(C, b, C, hmp, w->dz3b, w3t, da2);
+  mxu_golden_fpu_gemm(C, b, C, hmp, w->dz3b, w3t, da2);
   if (layer_grads(t, 2, w->a2b, w->dz3b, dz3, w)) goto out;
   for (size_t j = 0; j < (size_t)b * hmp; j++) {
     dz2[j] = lane(ISA_VEC_RELU_GRAD, w->z2[j], da2[j], 0);
@@ -334,7 +334,7 @@ static int middle(const train_golden_t *t, unsigned i, unsigned core, chip_work_
     free(w2t), free(da1);
     goto out;
   }
-  mxu_golden_gemm(C, b, hmp, hp, w->dz2b, w2t, da1);
+  mxu_golden_fpu_gemm(C, b, hmp, hp, w->dz2b, w2t, da1);
   w->da1 = as_lines(t, da1, b, hp, t->bp);
   free(w2t), free(da1);
   if (!w->da1) goto out;

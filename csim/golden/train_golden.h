@@ -1,10 +1,11 @@
 /*
  * train_golden: the reference trainer, a golden model of a training step on a slice
  * (docs/training.md). Written from the documented step -- layers, precision, the MXU's
- * accumulation order (mxu_golden), the vector unit's operations (vec_golden), the
- * collectives' reduction orders (coll_golden) and the parameter-line layout -- and sharing
- * no code with the firmware (fw/train.c) it checks. It keeps every chip's parameters and
- * reproduces them bit for bit after every step, for every parallel layout.
+ * accumulation order (mxu_golden_fpu: mxu_golden's on the host FPU), the vector unit's
+ * operations (vec_golden), the collectives' reduction orders (coll_golden) and the
+ * parameter-line layout -- and sharing no code with the firmware (fw/train.c) it checks. It
+ * keeps every chip's parameters and reproduces them bit for bit after every step, for every
+ * parallel layout.
  */
 #ifndef GOLDEN_TRAIN_GOLDEN_H
 #define GOLDEN_TRAIN_GOLDEN_H

@@ -4,6 +4,18 @@
 #include <stddef.h>
 
 #include "golden/arith_golden.h"
+#include "golden/arith_golden_fpu.h"
+
+/* The fp32 add and multiply the operations are written against: the host FPU's
+ * (arith_golden_fpu, the default) or the soft float's (arith_golden, the reference of
+ * references). One composition for both, so they differ in nothing but those two operations,
+ * which tests/test_vec_golden.c holds equal bit for bit. */
+typedef struct {
+  uint32_t (*add)(uint32_t a, uint32_t b);
+  uint32_t (*mul)(uint32_t a, uint32_t b);
+} fp32_arith_t;
+static const fp32_arith_t host_fpu = {arith_golden_fpu_fp32_add, arith_golden_fpu_fp32_mul};
+static const fp32_arith_t soft_float = {arith_golden_fp32_add, arith_golden_fp32_mul};
 
 /* a > +0: positive, not zero, not subnormal (read as zero), not NaN (docs/numerics.md). */
 static bool positive(uint32_t a) {
@@ -25,65 +37,63 @@ enum {
 static const uint32_t exp_coef[8] = {0x3F800000u, 0x3F800000u, 0x3F000000u, 0x3E2AAAABu,  /* 1/i!, i = 0..7 */
                                      0x3D2AAAABu, 0x3C088889u, 0x3AB60B61u, 0x39500D01u};
 
-static uint32_t golden_exp(uint32_t x) {
+static uint32_t golden_exp(const fp32_arith_t *ar, uint32_t x) {
   const uint32_t e = x >> 23 & 0xFF;
   if (e == 0xFF && (x & 0x7FFFFF)) return F_NAN;
   if (e >= 127 + 7) return x & F_SIGN ? 0 : F_INF;  /* |x| >= 128, infinities too */
-  const uint32_t t = arith_golden_fp32_add(arith_golden_fp32_mul(x, EXP_LOG2E), EXP_ROUNDER);
+  const uint32_t t = ar->add(ar->mul(x, EXP_LOG2E), EXP_ROUNDER);
   const int k = (int)(t & 0x7FFFFF) - 0x400000;  /* round(x log2 e) */
-  const uint32_t kf = arith_golden_fp32_add(t, EXP_ROUNDER | F_SIGN);
-  const uint32_t r = arith_golden_fp32_add(arith_golden_fp32_add(x, arith_golden_fp32_mul(kf, EXP_LN2_HI | F_SIGN)),
-                                           arith_golden_fp32_mul(kf, EXP_LN2_LO | F_SIGN));
+  const uint32_t kf = ar->add(t, EXP_ROUNDER | F_SIGN);
+  const uint32_t r = ar->add(ar->add(x, ar->mul(kf, EXP_LN2_HI | F_SIGN)), ar->mul(kf, EXP_LN2_LO | F_SIGN));
   uint32_t p = exp_coef[7];
-  for (int i = 6; i >= 0; i--) p = arith_golden_fp32_add(arith_golden_fp32_mul(p, r), exp_coef[i]);
+  for (int i = 6; i >= 0; i--) p = ar->add(ar->mul(p, r), exp_coef[i]);
   const int biased = (int)(p >> 23 & 0xFF) + k;
   if (biased >= 255) return F_INF;
   if (biased <= 0) return 0;
   return (p & 0x7FFFFF) | (uint32_t)biased << 23;
 }
 
-static uint32_t golden_recip(uint32_t x) {
+static uint32_t golden_recip(const fp32_arith_t *ar, uint32_t x) {
   const uint32_t sign = x & F_SIGN, e = x >> 23 & 0xFF, man = x & 0x7FFFFF;
   if (e == 0xFF) return man ? F_NAN : sign;  /* 1/NaN, 1/Inf = 0 */
   if (e == 0) return sign | F_INF;           /* zero and subnormals (read as zero) */
   const uint32_t m = F_ONE | man;            /* the significand, in [1, 2) */
-  uint32_t y = arith_golden_fp32_add(RECIP_A, arith_golden_fp32_mul(RECIP_B, m));
+  uint32_t y = ar->add(RECIP_A, ar->mul(RECIP_B, m));
   for (int i = 0; i < 3; i++) {
-    const uint32_t err = arith_golden_fp32_add(F_ONE, arith_golden_fp32_mul(m, y) ^ F_SIGN);
-    y = arith_golden_fp32_add(y, arith_golden_fp32_mul(y, err));
+    const uint32_t err = ar->add(F_ONE, ar->mul(m, y) ^ F_SIGN);
+    y = ar->add(y, ar->mul(y, err));
   }
   const int biased = (int)(y >> 23 & 0xFF) - ((int)e - 127);
   if (biased <= 0) return sign;  /* below 2^-126: flushed */
   return sign | (uint32_t)biased << 23 | (y & 0x7FFFFF);
 }
 
-uint32_t vec_golden_lane(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
+static uint32_t lane_op(const fp32_arith_t *ar, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
   switch (op) {
-    case ISA_VEC_ADD: return arith_golden_fp32_add(a, b);
-    case ISA_VEC_SUB: return arith_golden_fp32_add(a, b ^ 0x80000000u);
-    case ISA_VEC_MUL: return arith_golden_fp32_mul(a, b);
+    case ISA_VEC_ADD: return ar->add(a, b);
+    case ISA_VEC_SUB: return ar->add(a, b ^ 0x80000000u);
+    case ISA_VEC_MUL: return ar->mul(a, b);
     case ISA_VEC_MAX: return arith_golden_fp32_max(a, b);
     case ISA_VEC_RELU: return arith_golden_fp32_max(a, 0);
-    case ISA_VEC_SCALE: return arith_golden_fp32_mul(a, scalar);
+    case ISA_VEC_SCALE: return ar->mul(a, scalar);
     case ISA_VEC_COPY: return a;
     case ISA_VEC_RELU_GRAD: return positive(a) ? b : 0;
-    case ISA_VEC_AXPY: return arith_golden_fp32_add(a, arith_golden_fp32_mul(scalar, b));
-    case ISA_VEC_EXP: return golden_exp(a);
-    case ISA_VEC_RECIP: return golden_recip(a);
+    case ISA_VEC_AXPY: return ar->add(a, ar->mul(scalar, b));
+    case ISA_VEC_EXP: return golden_exp(ar, a);
+    case ISA_VEC_RECIP: return golden_recip(ar, a);
     default: return 0;  /* the conversions and reductions are not lane-wise: vec_golden_line(s) */
   }
 }
 
-void vec_golden_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const uint32_t *b, uint32_t scalar,
-                     uint32_t *out) {
+static void line_op(const fp32_arith_t *ar, isa_vec_op_t op, unsigned lanes, const uint32_t *a, const uint32_t *b,
+                    uint32_t scalar, uint32_t *out) {
   if (op == ISA_VEC_SUM_LANES || op == ISA_VEC_MAX_LANES) {
     /* the pairwise tree of docs/numerics.md, in place over a copy */
     uint32_t t[VEC_GOLDEN_MAX_LANES];
     for (unsigned l = 0; l < lanes; l++) t[l] = a[l];
     for (unsigned step = 1; step < lanes; step *= 2)
       for (unsigned i = 0; i + step < lanes; i += 2 * step)
-        t[i] = op == ISA_VEC_SUM_LANES ? arith_golden_fp32_add(t[i], t[i + step])
-                                       : arith_golden_fp32_max(t[i], t[i + step]);
+        t[i] = op == ISA_VEC_SUM_LANES ? ar->add(t[i], t[i + step]) : arith_golden_fp32_max(t[i], t[i + step]);
     for (unsigned l = 0; l < lanes; l++) out[l] = t[0];
     return;
   }
@@ -95,23 +105,40 @@ void vec_golden_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const u
     else if (op == ISA_VEC_TO_FP32)
       out[l] = arith_golden_bf16_to_fp32((uint16_t)(a[l / 2] >> (16 * (l % 2))));
     else
-      out[l] = vec_golden_lane(op, a[l], b[l], scalar);
+      out[l] = lane_op(ar, op, a[l], b[l], scalar);
   }
 }
 
-unsigned vec_golden_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
-                          uint32_t scalar, uint32_t *out) {
+static unsigned lines_op(const fp32_arith_t *ar, isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a,
+                         const uint32_t *b, uint32_t scalar, uint32_t *out) {
   if (op == ISA_VEC_SUM_LINES || op == ISA_VEC_MAX_LINES) {
     for (unsigned l = 0; l < lanes; l++) {
       uint32_t acc = a[l];  /* the first line as it is, then each next one in line order */
       for (unsigned r = 1; r < rows; r++)
-        acc = op == ISA_VEC_SUM_LINES ? arith_golden_fp32_add(acc, a[(size_t)r * lanes + l])
+        acc = op == ISA_VEC_SUM_LINES ? ar->add(acc, a[(size_t)r * lanes + l])
                                       : arith_golden_fp32_max(acc, a[(size_t)r * lanes + l]);
       out[l] = acc;
     }
     return 1;
   }
   for (unsigned r = 0; r < rows; r++)
-    vec_golden_line(op, lanes, a + (size_t)r * lanes, b + (size_t)r * lanes, scalar, out + (size_t)r * lanes);
+    line_op(ar, op, lanes, a + (size_t)r * lanes, b + (size_t)r * lanes, scalar, out + (size_t)r * lanes);
   return rows;
+}
+
+uint32_t vec_golden_lane(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
+  return lane_op(&host_fpu, op, a, b, scalar);
+}
+void vec_golden_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const uint32_t *b, uint32_t scalar,
+                     uint32_t *out) {
+  line_op(&host_fpu, op, lanes, a, b, scalar, out);
+}
+unsigned vec_golden_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
+                          uint32_t scalar, uint32_t *out) {
+  return lines_op(&host_fpu, op, lanes, rows, a, b, scalar, out);
+}
+
+unsigned vec_golden_exact_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
+                                uint32_t scalar, uint32_t *out) {
+  return lines_op(&soft_float, op, lanes, rows, a, b, scalar, out);
 }

@@ -2,6 +2,11 @@
  * vec_golden: C golden model of the chip's vector unit (docs/isa.md VEC, docs/numerics.md),
  * written from the documentation on top of arith_golden, independently of the RTL
  * (rtl/chip_vec_unit.sv). Values are fp32 bit patterns; a line is `lanes` of them.
+ *
+ * vec_golden_* do the fp32 adds and multiplies on the host's FPU (arith_golden_fpu), the
+ * default for every check; vec_golden_exact_lines runs the same operations in the same order
+ * on arith_golden's soft float, the reference of references the host path is tested against
+ * (tests/test_vec_golden.c). The results are the same bits for every input.
  */
 #ifndef GOLDEN_VEC_GOLDEN_H
 #define GOLDEN_VEC_GOLDEN_H
@@ -26,5 +31,9 @@ void vec_golden_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const u
  * many (rows, or 1 for SUM_LINES and MAX_LINES, which fold the lines in line order). */
 unsigned vec_golden_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
                           uint32_t scalar, uint32_t *out);
+
+/* vec_golden_lines on the soft float (arith_golden); a lane or a line is a command of one line. */
+unsigned vec_golden_exact_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
+                                uint32_t scalar, uint32_t *out);
 
 #endif
