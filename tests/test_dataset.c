@@ -200,7 +200,7 @@ static void append_file(const char *path, const void *data, size_t n) {
  * nothing big is committed and the test stays fast. */
 Test(dataset, the_cap_is_64_MiB_of_decompressed_text_exactly) {
   enum { LINE = 256, CHUNK = 1 << 20 };
-  char *chunk = malloc(CHUNK);
+  char *chunk = malloc(CHUNK + 1); /* (+1: sprintf's terminating NUL after the last line) */
   cr_assert_not_null(chunk);
   for (size_t at = 0; at < CHUNK; at += LINE) { /* 62 pixels of 3 digits, 2 of 2, a label: 256 bytes */
     char *p = chunk + at;
