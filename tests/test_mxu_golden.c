@@ -114,14 +114,41 @@ Test(mxu_golden, the_host_fpu_gemm_equals_the_soft_float_one_on_a_million_output
     const unsigned R = c.rows;
     const size_t m = c.m, k = c.k, n = c.n;
     mxu_golden_gemm(R, m, k, n, a, b, want);
-    mxu_golden_fpu_gemm(R, m, k, n, a, b, got);
-    for (size_t i = 0; i < m * n; i++)
-      cr_assert_eq(got[i], want[i], "case %llu (R=%u, %zux%zux%zu) output %zu: host FPU 0x%08x, soft float 0x%08x",
-                   (unsigned long long)cases, R, m, k, n, i, got[i], want[i]);
+    /* each row step the host FPU path has: AVX2's 8 lanes (the default here), SSE2's 4, scalar */
+    static const char *const lanes[] = {"", "4", "1"};
+    for (unsigned l = 0; l < 3; l++) {
+      setenv("MXU_GOLDEN_FPU_LANES", lanes[l], 1);
+      mxu_golden_fpu_gemm(R, m, k, n, a, b, got);
+      for (size_t i = 0; i < m * n; i++)
+        cr_assert_eq(got[i], want[i], "case %llu (R=%u, %zux%zux%zu, lanes '%s') output %zu: host FPU 0x%08x, soft "
+                     "float 0x%08x", (unsigned long long)cases, R, m, k, n, lanes[l], i, got[i], want[i]);
+    }
+    unsetenv("MXU_GOLDEN_FPU_LANES");
     outputs += m * n;
     cases++;
   }
   free(a), free(b), free(got), free(want);
+}
+
+/* A column sum flushed to -0 (1.5 x 2^-126 - 2 x 2^-126 = -2^-127, below 2^-126) in a tile
+ * with padded rows: each padded row adds +0 x +0 = +0, which makes it +0. The random sets
+ * rarely reach this, so every kernel (8 lanes, 4, scalar) and width is held to it directly. */
+Test(mxu_golden, a_padded_tile_turns_a_flushed_negative_zero_positive) {
+  enum { K = 2, N = 19 };
+  uint16_t a[K] = {0x3FC0, 0xC000}, b[K * N]; /* 1.5, -2; B's rows 2^-126 */
+  for (unsigned i = 0; i < K * N; i++) b[i] = 0x0080;
+  static const char *const lanes[] = {"", "4", "1"};
+  for (unsigned R = 3; R <= 4; R++) {
+    uint32_t want[N], got[N];
+    mxu_golden_gemm(R, 1, K, N, a, b, want);
+    cr_assert_eq(want[0], 0x00000000u, "the soft float: 0x%08x", want[0]);
+    for (unsigned l = 0; l < 3; l++) {
+      setenv("MXU_GOLDEN_FPU_LANES", lanes[l], 1);
+      mxu_golden_fpu_gemm(R, 1, K, N, a, b, got);
+      for (unsigned j = 0; j < N; j++) cr_expect_eq(got[j], want[j], "R=%u lanes '%s' column %u: 0x%08x", R, lanes[l], j, got[j]);
+    }
+  }
+  unsetenv("MXU_GOLDEN_FPU_LANES");
 }
 
 /* K = 0 and the edge shapes: the sum of nothing is +0 on both paths. */

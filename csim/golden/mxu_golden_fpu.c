@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -19,23 +20,109 @@
 /* bf16 bits widened exactly to binary32, a subnormal read as zero. */
 static inline float widen(uint16_t h) { return arith_golden_fpu_in((uint32_t)h << 16); }
 
-/* s[j] = flush(s[j] + flush(x * w[j])) for j < n: one row of the column sums, four lanes at a
- * time on SSE2 (every x86-64 has it), each lane the scalar step's exact operations. */
-static void row_step(float *s, float x, const float *w, size_t n) {
-  size_t j = 0;
+/* A tile's column sums for GROUP rows of A at once: s_r[j] = ((+0 + x_r[0] w[0][j]) + x_r[1]
+ * w[1][j]) + ... over the tile's q real rows of B, then + (+0) for each of its pad padded rows
+ * (a padded row adds +0 x +0 = +0, which turns a -0 sum into +0). Each lane does the scalar
+ * step's operations in the same order, so every sum's bits are the scalar ones; the vector
+ * kernels keep 16 (AVX2) or 8 (SSE2) columns of the GROUP rows in registers down the whole
+ * tile and load each row of B once for the group. AVX2 where the host has it (chosen at run
+ * time), else SSE2 (every x86-64 has it), else scalar with the flushes written out.
+ *
+ * The vector kernels run with the thread's MXCSR set to flush to zero and read denormals as
+ * zero (gemm_rows), which for these operations is the documented rule exactly: a bf16 x bf16
+ * product is exact in binary32 (16 significant bits), and a sum of two normals that lands
+ * below 2^-126 is exact too, so "below 2^-126" means the same before and after rounding, and
+ * the hardware's zero keeps the result's sign as the rule does. tests/test_mxu_golden.c holds
+ * each kernel to the soft float on a million outputs with specials on both sides of 2^-126. */
+enum { GROUP = 4 };
+
+typedef struct {
+  float *s[GROUP];        /* out: the tile's sums, n each */
+  const float *x[GROUP];  /* A's rows widened, from the tile's first column */
+  const float *w;         /* B's row at the tile's first row, rows n apart */
+  size_t n, q, pad;
+} tile_t;
+
+/* Columns [from, n) of the tile, one lane at a time. */
+static void tile_scalar(const tile_t *t, size_t from) {
+  for (unsigned r = 0; r < GROUP; r++)
+    for (size_t j = from; j < t->n; j++) {
+      float s = 0.0f;
+      for (size_t q = 0; q < t->q; q++) s = arith_golden_fpu_flush(s + arith_golden_fpu_flush(t->x[r][q] * t->w[q * t->n + j]));
+      for (size_t q = 0; q < t->pad; q++) s = arith_golden_fpu_flush(s + 0.0f);
+      t->s[r][j] = s;
+    }
+}
+
 #if defined(__SSE2__)
-  const __m128 xv = _mm_set1_ps(x);
-  const __m128i exp = _mm_set1_epi32(0x7F800000), mag = _mm_set1_epi32(0x7FFFFFFF), zero = _mm_setzero_si128();
-  for (; j + 4 <= n; j += 4) {
-    __m128i pu = _mm_castps_si128(_mm_mul_ps(xv, _mm_loadu_ps(w + j)));
-    /* below 2^-126 (exponent field 0): keep the sign bit only */
-    pu = _mm_andnot_si128(_mm_and_si128(_mm_cmpeq_epi32(_mm_and_si128(pu, exp), zero), mag), pu);
-    __m128i su = _mm_castps_si128(_mm_add_ps(_mm_loadu_ps(s + j), _mm_castsi128_ps(pu)));
-    su = _mm_andnot_si128(_mm_and_si128(_mm_cmpeq_epi32(_mm_and_si128(su, exp), zero), mag), su);
-    _mm_storeu_ps(s + j, _mm_castsi128_ps(su));
+static void tile_sse2(const tile_t *t) {
+  size_t j = 0;
+  for (; j + 8 <= t->n; j += 8) {
+    __m128 s[GROUP][2];
+    for (unsigned r = 0; r < GROUP; r++) s[r][0] = s[r][1] = _mm_setzero_ps();
+    for (size_t q = 0; q < t->q; q++) {
+      const float *w = t->w + q * t->n + j;
+      const __m128 w0 = _mm_loadu_ps(w), w1 = _mm_loadu_ps(w + 4);
+      for (unsigned r = 0; r < GROUP; r++) {
+        const __m128 x = _mm_set1_ps(t->x[r][q]);
+        s[r][0] = _mm_add_ps(s[r][0], _mm_mul_ps(x, w0));
+        s[r][1] = _mm_add_ps(s[r][1], _mm_mul_ps(x, w1));
+      }
+    }
+    for (size_t q = 0; q < t->pad; q++)
+      for (unsigned r = 0; r < GROUP; r++)
+        s[r][0] = _mm_add_ps(s[r][0], _mm_setzero_ps()), s[r][1] = _mm_add_ps(s[r][1], _mm_setzero_ps());
+    for (unsigned r = 0; r < GROUP; r++) _mm_storeu_ps(t->s[r] + j, s[r][0]), _mm_storeu_ps(t->s[r] + j + 4, s[r][1]);
   }
+  tile_scalar(t, j);
+}
 #endif
-  for (; j < n; j++) s[j] = arith_golden_fpu_flush(s[j] + arith_golden_fpu_flush(x * w[j]));
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* (AVX2 only: no FMA, so a multiply and an add stay two roundings) */
+__attribute__((target("avx2"))) static void tile_avx2(const tile_t *t) {
+  size_t j = 0;
+  for (; j + 16 <= t->n; j += 16) {
+    __m256 s[GROUP][2];
+    for (unsigned r = 0; r < GROUP; r++) s[r][0] = s[r][1] = _mm256_setzero_ps();
+    for (size_t q = 0; q < t->q; q++) {
+      const float *w = t->w + q * t->n + j;
+      const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8);
+      for (unsigned r = 0; r < GROUP; r++) {
+        const __m256 x = _mm256_set1_ps(t->x[r][q]);
+        s[r][0] = _mm256_add_ps(s[r][0], _mm256_mul_ps(x, w0));
+        s[r][1] = _mm256_add_ps(s[r][1], _mm256_mul_ps(x, w1));
+      }
+    }
+    for (size_t q = 0; q < t->pad; q++)
+      for (unsigned r = 0; r < GROUP; r++)
+        s[r][0] = _mm256_add_ps(s[r][0], _mm256_setzero_ps()), s[r][1] = _mm256_add_ps(s[r][1], _mm256_setzero_ps());
+    for (unsigned r = 0; r < GROUP; r++)
+      _mm256_storeu_ps(t->s[r] + j, s[r][0]), _mm256_storeu_ps(t->s[r] + j + 8, s[r][1]);
+  }
+  tile_scalar(t, j);
+}
+#endif
+
+typedef void tile_fn(const tile_t *t);
+
+static void tile_plain(const tile_t *t) { tile_scalar(t, 0); }
+
+/* The widest kernel this host runs; MXU_GOLDEN_FPU_LANES=4 or 1 picks a narrower one (the tests
+ * hold each to the soft float). */
+static tile_fn *pick_tile(void) {
+  const char *lanes = getenv("MXU_GOLDEN_FPU_LANES");
+  if (lanes && !strcmp(lanes, "1")) return tile_plain;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!(lanes && !strcmp(lanes, "4")) && __builtin_cpu_supports("avx2")) return tile_avx2;
+#endif
+#if defined(__SSE2__)
+  return tile_sse2;
+#else
+  return tile_plain;
+#endif
 }
 
 /* Rows [first, end) of C: each row's sums depend on nothing but A's row and B. */
@@ -45,35 +132,51 @@ typedef struct {
   const uint16_t *a;
   const float *w;  /* B widened */
   uint32_t *out;
+  tile_fn *tile;
 } part_t;
 
 static void gemm_rows(const part_t *p) {
-  /* mxu_golden's loops and order: tile by tile, the column sum s = ((+0 + x0 w0) + x1 w1) + ...
-   * over the tile's R rows (a padded row adds +0 x +0 = +0, which turns a -0 sum into +0),
-   * then acc = s (tile 0) or acc + s. NaNs propagate through the host's operations and are
-   * made canonical once at the end: a NaN input or Inf x 0 or Inf - Inf anywhere gives the
-   * canonical NaN either way. */
+  /* mxu_golden's loops and order: tile by tile, the column sums s (tile_t), then acc = s
+   * (tile 0) or acc + s. NaNs propagate through the host's operations and are made canonical
+   * once at the end: a NaN input or Inf x 0 or Inf - Inf anywhere gives the canonical NaN
+   * either way. GROUP rows of C at a time, each in that order; a group of fewer rows fills
+   * the rest with a row of zeros whose sums go to scratch. */
   const unsigned rows = p->rows;
   const size_t k = p->k, n = p->n, tiles = (k + rows - 1) / rows;
-  float *s = malloc((n + 1) * sizeof *s), *acc = malloc((n + 1) * sizeof *acc);
-  if (!s || !acc) abort();  /* the golden model has no other way to fail */
-  for (size_t i = p->first; i < p->end; i++) {
-    for (size_t j = 0; j < n; j++) acc[j] = 0.0f; /* K = 0: the sum of nothing is +0 */
-    for (size_t t = 0; t < tiles; t++) {
-      for (size_t j = 0; j < n; j++) s[j] = 0.0f; /* +0 enters the top of the column */
-      for (size_t r = 0; r < rows; r++) {
-        const size_t kk = t * rows + r;
-        if (kk >= k) {
-          for (size_t j = 0; j < n; j++) s[j] = arith_golden_fpu_flush(s[j] + 0.0f);
-          continue;
-        }
-        row_step(s, widen(p->a[i * k + kk]), p->w + kk * n, n);
-      }
-      for (size_t j = 0; j < n; j++) acc[j] = t == 0 ? s[j] : arith_golden_fpu_flush(acc[j] + s[j]);
+  float *buf = malloc(((2 * GROUP + 1) * (n + 1) + (GROUP + 1) * (k + 1)) * sizeof *buf), *acc[GROUP], *xa[GROUP];
+  if (!buf) abort();  /* the golden model has no other way to fail */
+  float *scratch = buf + 2 * GROUP * (n + 1), *zeros = scratch + (n + 1) + GROUP * (k + 1);
+  tile_t t = {.n = n};
+  for (unsigned r = 0; r < GROUP; r++)
+    t.s[r] = buf + r * (n + 1), acc[r] = buf + (GROUP + r) * (n + 1), xa[r] = scratch + (n + 1) + r * (k + 1);
+  for (size_t q = 0; q < k; q++) zeros[q] = 0.0f;
+#if defined(__SSE2__)
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr(csr | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6) for the vector kernels: see above */
+#endif
+  for (size_t i = p->first; i < p->end; i += GROUP) {
+    const unsigned g = p->end - i < GROUP ? (unsigned)(p->end - i) : GROUP;
+    for (unsigned r = 0; r < g; r++) {
+      for (size_t q = 0; q < k; q++) xa[r][q] = widen(p->a[(i + r) * k + q]);
+      for (size_t j = 0; j < n; j++) acc[r][j] = 0.0f; /* K = 0: the sum of nothing is +0 */
     }
-    for (size_t j = 0; j < n; j++) p->out[i * n + j] = arith_golden_fpu_canonical(acc[j]);
+    for (size_t tl = 0; tl < tiles; tl++) {
+      const size_t k0 = tl * rows;
+      t.q = k - k0 < rows ? k - k0 : rows, t.pad = rows - t.q, t.w = p->w + k0 * n;
+      for (unsigned r = 0; r < GROUP; r++) t.x[r] = (r < g ? xa[r] : zeros) + k0;
+      for (unsigned r = g; r < GROUP; r++) t.s[r] = scratch;
+      p->tile(&t);
+      for (unsigned r = 0; r < g; r++)
+        for (size_t j = 0; j < n; j++) acc[r][j] = tl == 0 ? t.s[r][j] : arith_golden_fpu_flush(acc[r][j] + t.s[r][j]);
+      for (unsigned r = g; r < GROUP; r++) t.s[r] = buf + r * (n + 1);
+    }
+    for (unsigned r = 0; r < g; r++)
+      for (size_t j = 0; j < n; j++) p->out[(i + r) * n + j] = arith_golden_fpu_canonical(acc[r][j]);
   }
-  free(s), free(acc);
+#if defined(__SSE2__)
+  _mm_setcsr(csr);
+#endif
+  free(buf);
 }
 
 static void *gemm_rows_thread(void *arg) {
@@ -99,7 +202,8 @@ void mxu_golden_fpu_gemm(unsigned rows, size_t m, size_t k, size_t n, const uint
   part_t part[16];
   pthread_t tid[16];
   bool started[16] = {false};
-  for (unsigned t = 0; t < nt; t++) part[t] = (part_t){rows, k, n, m * t / nt, m * (t + 1) / nt, a, w, out};
+  tile_fn *tile = pick_tile();
+  for (unsigned t = 0; t < nt; t++) part[t] = (part_t){rows, k, n, m * t / nt, m * (t + 1) / nt, a, w, out, tile};
   /* parts 1.. on threads, part 0 here; a part whose thread cannot start runs here too */
   for (unsigned t = 1; t < nt; t++) started[t] = pthread_create(&tid[t], NULL, gemm_rows_thread, &part[t]) == 0;
   for (unsigned t = 0; t < nt; t++)
