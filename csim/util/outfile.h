@@ -46,13 +46,15 @@ const char *outfile_temp_fst(const char *path);
 const char *outfile_scratch(const char *path, const char *suffix);
 
 /* fopen(outfile_temp(path), mode) creating the temporary; outfile_close checks everything
- * written reached the file (ferror, fflush, fsync, fclose): 0, or -1 with errno set. */
+ * written reached the file (ferror, fflush, fclose; outfile_finish syncs the file system
+ * before renaming): 0, or -1 with errno set. */
 FILE *outfile_open(const char *path, const char *mode);
 int outfile_close(FILE *f);
 
 /* Ends the command with status rc: when rc is 0, the report on stdout is flushed and
  * checked (a report that cannot be written is a failure: exit 1), the FST outputs are
- * checked, and every temporary that exists is renamed into place, in claim order; when
+ * checked, the temporaries' file systems synced (syncfs, once a directory), and every
+ * temporary that exists is renamed into place, in claim order; when
  * anything failed, every temporary is removed. Returns the command's final status. */
 int outfile_finish(const char *cmd, int rc);
 
