@@ -23,7 +23,8 @@ SEEDS      ?= 1 2 3
 # Debian 12 packages the project needs (`make deps`).
 DEB_PACKAGES := verilator g++ gcc make zlib1g-dev pkg-config libcriterion-dev libsystemc-dev \
                 gtkwave python3-numpy python3-matplotlib ccache xvfb imagemagick iverilog valgrind \
-                clang libclang-rt-14-dev python3-sklearn openmpi-bin libopenmpi-dev libjansson-dev
+                clang libclang-rt-14-dev python3-sklearn openmpi-bin libopenmpi-dev libjansson-dev \
+                python3-torch python3-torchvision python3-onnx protobuf-c-compiler libprotobuf-c-dev
 
 CC         := gcc
 CXX        := g++
