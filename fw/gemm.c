@@ -27,7 +27,10 @@
 #define LEAD_ALL 3
 enum {
   SEM_W_READY = FW_SEMS_GEMM, SEM_W_FREE = SEM_W_READY + NW, SEM_OUT_READY = SEM_W_FREE + NW,
-  SEM_OUT_FREE = SEM_OUT_READY + 1, SEM_A_READY = SEM_OUT_FREE + 2, SEM_A_FREE = SEM_A_READY + 2
+  SEM_OUT_FREE = SEM_OUT_READY + 1, SEM_A_READY = SEM_OUT_FREE + 2, SEM_A_FREE = SEM_A_READY + 2,
+  /* the epilogue's operands (docs/models.md): the bias lines loaded, a residual block loaded, its
+   * buffer free again; only a GEMM with a bias or a residual uses them (fw/hal.h's map) */
+  SEM_BIAS_READY = SEM_A_FREE + 2, SEM_RES_READY = SEM_BIAS_READY + 1, SEM_RES_FREE = SEM_RES_READY + 1
 };
 
 static uint32_t round4(uint32_t x) { return (x + 3) & ~3u; }
@@ -38,15 +41,29 @@ static uint32_t round4(uint32_t x) { return (x + 3) & ~3u; }
 static uint32_t mxus_of(const chip_geometry_t *chip) { return isa_geometry_mxus(chip); }
 static uint32_t groups_of(const chip_geometry_t *chip, uint32_t n) { return fw_ceil_div(fw_ceil_div(n, chip->cols), mxus_of(chip)); }
 
+/* VMEM the epilogue's operands take besides the tiles: the bias lines (one per column tile) and
+ * two residual blocks (2 X Mt lines, like the output blocks). */
+typedef struct {
+  uint32_t fixed, per_row;
+} extra_t;
+
+static extra_t extra_of(const chip_geometry_t *chip, const fw_gemm_args_t *g) {
+  extra_t e = {0, 0};
+  if (g->has_bias) e.fixed = fw_ceil_div(g->n, chip->cols);
+  if (g->window && g->window->has_res) e.per_row = 2 * mxus_of(chip);
+  return e;
+}
+
 /* Row-block height for K panels of kp tiles. VMEM: NW weight tiles per MXU (NW X R lines),
  * two activation panels (2 kp Mt lines, each `spare` more) and two output blocks (2 X Mt
- * lines), X the MXUs. Accumulator: two column groups when a panel spans all of K (outputs
- * finish one group at a time), else every column group of two row blocks. */
+ * lines), X the MXUs, and the epilogue's `ex`. Accumulator: two column groups when a panel
+ * spans all of K (outputs finish one group at a time), else every column group of two row
+ * blocks. */
 static uint32_t block_rows_for(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp,
-                               uint32_t spare) {
+                               uint32_t spare, extra_t ex) {
   const uint32_t mx = mxus_of(chip);
-  uint32_t fixed = NW * mx * chip->rows + 2 * spare;
-  uint32_t by_vmem = chip->vmem_lines > fixed ? (chip->vmem_lines - fixed) / (2 * kp + 2 * mx) : 0;
+  uint32_t fixed = NW * mx * chip->rows + 2 * spare + ex.fixed;
+  uint32_t by_vmem = chip->vmem_lines > fixed ? (chip->vmem_lines - fixed) / (2 * kp + 2 * mx + ex.per_row) : 0;
   uint32_t by_acc = kp == kts ? chip->acc_depth / 2 : chip->acc_depth / (2 * nts);
   return fw_min_u32(m, fw_min_u32(by_vmem, by_acc));
 }
@@ -54,26 +71,28 @@ static uint32_t block_rows_for(const chip_geometry_t *chip, uint32_t m, uint32_t
 /* K tiles per panel: all of K when a row block can still be at least min(M, R) rows high
  * (every output block then finishes on its own and write-backs spread evenly), else the
  * largest panel that allows it, else one K tile. */
-static uint32_t choose_panel(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t spare) {
+static uint32_t choose_panel(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t spare,
+                             extra_t ex) {
   uint32_t want = fw_min_u32(m, chip->rows);
   for (uint32_t kp = kts; kp > 1; kp--)
-    if (block_rows_for(chip, m, kts, nts, kp, spare) >= want) return kp;
+    if (block_rows_for(chip, m, kts, nts, kp, spare, ex) >= want) return kp;
   return 1;
 }
 
 static uint32_t balanced_rows(const chip_geometry_t *chip, uint32_t m, uint32_t kts, uint32_t nts, uint32_t kp,
-                              uint32_t spare, uint32_t cap) {
-  uint32_t mt = fw_min_u32(cap, block_rows_for(chip, m, kts, nts, kp, spare));
+                              uint32_t spare, extra_t ex, uint32_t cap) {
+  uint32_t mt = fw_min_u32(cap, block_rows_for(chip, m, kts, nts, kp, spare, ex));
   return mt ? fw_ceil_div(m, fw_ceil_div(m, mt)) : 0;  /* balanced: blocks differ by at most a row */
 }
 
 uint32_t fw_gemm_panel_tiles(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n) {
-  return choose_panel(chip, m, fw_ceil_div(k, chip->rows), groups_of(chip, n), 0);
+  return choose_panel(chip, m, fw_ceil_div(k, chip->rows), groups_of(chip, n), 0, (extra_t){0, 0});
 }
 
 uint32_t fw_gemm_block_rows(const chip_geometry_t *chip, uint32_t m, uint32_t k, uint32_t n, uint32_t kp) {
   uint32_t kts = fw_ceil_div(k, chip->rows), nts = groups_of(chip, n);
-  return balanced_rows(chip, m, kts, nts, kp ? kp : choose_panel(chip, m, kts, nts, 0), 0, UINT32_MAX);
+  const extra_t none = {0, 0};
+  return balanced_rows(chip, m, kts, nts, kp ? kp : choose_panel(chip, m, kts, nts, 0, none), 0, none, UINT32_MAX);
 }
 
 typedef struct {
@@ -129,6 +148,7 @@ typedef struct {
   const fw_gemm_args_t *g;
   plan_t pl;
   uint32_t w_line[NW], a_line[2], o_line[2];
+  uint32_t r_line[2], bias_line;  /* the residual blocks (as o_line), the bias lines (a column tile's each) */
   uint32_t per_sub;  /* pieces per sub-block: one per column tile's worth (A^T: per transposing DMA) */
   uint32_t ldc;      /* bf16 output pitch */
   bool one_panel;    /* one K panel spans all of K */
@@ -150,6 +170,56 @@ static uint32_t chunk_rows(const gemm_t *x, uint32_t rows) {
 /* Non-empty chunks per sub-block of `rows` rows: the pieces that signal its buffer. */
 static uint32_t chunks(const gemm_t *x, uint32_t rows) { return fw_ceil_div(rows, chunk_rows(x, rows)); }
 
+/* ---- a GEMM whose rows are pixels (fw_gemm_window_t). Its rows are cut where an output row
+ * ends: each run of pixels in one row is one strided DMA. */
+typedef struct {
+  uint32_t img, oh, ow, n;
+} pix_run_t;
+
+/* The run of output pixels from pixel p, at most n, that stays in one output row. */
+static pix_run_t pixel_run(const fw_gemm_window_t *w, uint32_t p, uint32_t n) {
+  const uint32_t per_img = w->out.h * w->out.w;
+  pix_run_t r = {p / per_img, p % per_img / w->out.w, p % w->out.w, 0};
+  r.n = fw_min_u32(n, w->out.w - r.ow);
+  return r;
+}
+
+/* Output pixels [p0, p0 + n) <-> VMEM lines from `line`: pixel (oh, ow)'s row is pixel
+ * (oh sh + dh, ow sw + dw) of tensor t, from byte `off` of it, `bytes` of it; to HBM or from.
+ * The last DMA adds 1 to `sem` (DMAs complete in order). */
+typedef struct {
+  const fw_act_t *t;
+  int64_t dh, dw;
+  uint32_t sh, sw, off, bytes;
+} pix_map_t;
+
+static void window_dma(fw_prog_t *dq, const fw_gemm_window_t *w, const pix_map_t *m, bool to_hbm, uint32_t p0,
+                       uint32_t n, uint32_t line, unsigned sem) {
+  const uint32_t stride = (uint32_t)(m->sw * fw_act_pixel_bytes(m->t));
+  for (uint32_t done = 0; done < n;) {
+    const pix_run_t run = pixel_run(w, p0 + done, n - done);
+    const uint32_t addr = (uint32_t)(fw_act_pixel_addr(m->t, run.img, (int64_t)run.oh * m->sh + m->dh,
+                                                       (int64_t)run.ow * m->sw + m->dw) + m->off);
+    const unsigned s = done + run.n == n ? sem : ISA_SEM_NONE;
+    if (to_hbm) fw_dma_vmem_to_hbm(dq, s, 1, line + done, addr, stride, run.n, m->bytes);
+    else fw_dma_hbm_to_vmem(dq, s, 1, addr, stride, line + done, run.n, m->bytes);
+    done += run.n;
+  }
+}
+
+/* The im2col rows of K tile kt: kernel row i = kt / (seg / R), from element (kt mod seg/R) R of
+ * the row's window. */
+static pix_map_t im2col_map(const fw_gemm_window_t *w, uint32_t R, uint32_t kt) {
+  const uint32_t cp = fw_act_cp(&w->in), tps = fw_conv_segment(R, w->kw, cp) / R, i = kt / tps, t = kt % tps;
+  return (pix_map_t){&w->in, (int64_t)i - w->pt, -(int64_t)w->pl, w->sh, w->sw, 2 * t * R,
+                     round4(2 * fw_min_u32(R, w->kw * cp - t * R))};
+}
+
+/* Column tile ct of output pixels in `out` or the residual (C bf16 lanes from channel ct C). */
+static pix_map_t column_map(const fw_act_t *t, uint32_t C, uint32_t ct, uint32_t n_cols) {
+  return (pix_map_t){t, 0, 0, 1, 1, 2 * ct * C, round4(2 * fw_min_u32(C, n_cols - ct * C))};
+}
+
 /* DMA of piece `piece` (sub-block piece / per_sub, chunk piece % per_sub) of the panel
  * that tile `tl` starts, waiting for its buffer to be free before the first piece. */
 static void load_panel_piece(fw_prog_t *dq, const gemm_t *x, const tile_t *tl, uint32_t piece) {
@@ -162,7 +232,10 @@ static void load_panel_piece(fw_prog_t *dq, const gemm_t *x, const tile_t *tl, u
   uint32_t n = fw_min_u32(chunk, rows - lo), kt = tl->p * pl->kp + kk, krows = fw_min_u32(R, g->k - kt * R);
   uint32_t line = x->a_line[buf] + kk * mt + lo;
   if (piece == 0 && tl->ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + buf, 1);
-  if (g->a_transposed) /* line m of the chunk: element mc Mt + lo + m of A^T's rows kt R .., zero past K */
+  if (g->window) {
+    const pix_map_t m = im2col_map(g->window, R, kt);
+    window_dma(dq, g->window, &m, false, g->window->m0 + tl->mc * mt + lo, n, line, SEM_A_READY + buf);
+  } else if (g->a_transposed) /* line m of the chunk: element mc Mt + lo + m of A^T's rows kt R .., zero past K */
     fw_dma_hbm_to_vmem_transposed(dq, SEM_A_READY + buf, 1, g->a + 2 * (kt * R * g->lda + tl->mc * mt + lo),
                                   2 * g->lda, line, krows, round4(2 * n));
   else
@@ -202,6 +275,40 @@ static bool stored_block(const gemm_t *x, uint64_t t, tile_t *b) {
 /* The last tile that reads its activation panel. */
 static bool last_use_of_a(const gemm_t *x, const tile_t *tl) { return tl->i == tl->kpn * x->pl.nts - 1; }
 
+/* A windowed GEMM's shapes agree with each other, and the input's border covers the windows. */
+static int check_window(const chip_geometry_t *chip, const fw_gemm_args_t *g, char *err, size_t errlen) {
+  const fw_gemm_window_t *w = g->window;
+  const fw_act_t *in = &w->in, *out = &w->out;
+  if (g->a_transposed || g->b_transposed) {
+    snprintf(err, errlen, "a convolution's GEMM takes neither operand transposed");
+    return -1;
+  }
+  if (w->kh == 0 || w->kw == 0 || w->sh == 0 || w->sw == 0 || in->n != out->n || out->c != g->n ||
+      g->k != w->kh * fw_conv_segment(chip->rows, w->kw, fw_act_cp(in))) {
+    snprintf(err, errlen, "convolution shapes disagree (kernel %ux%u stride %ux%u, %u -> %u images, "
+             "%u output channels for N = %u, K = %u)", w->kh, w->kw, w->sh, w->sw, in->n, out->n, out->c, g->n, g->k);
+    return -1;
+  }
+  /* the first window starts at -pt, -pl; the last ends at (O - 1) s - p + k - 1 */
+  const int64_t last_h = (int64_t)(out->h - 1) * w->sh - w->pt + w->kh - 1;
+  const int64_t last_w = (int64_t)(out->w - 1) * w->sw - w->pl + w->kw - 1;
+  if (w->pt > in->bh || w->pl > in->bw || last_h >= (int64_t)in->h + in->bh || last_w >= (int64_t)in->w + in->bw) {
+    snprintf(err, errlen, "the input's border (%u rows, %u columns) does not cover the convolution's windows",
+             in->bh, in->bw);
+    return -1;
+  }
+  if ((uint64_t)w->m0 + g->m > (uint64_t)out->n * out->h * out->w) {
+    snprintf(err, errlen, "pixels %u .. %u are past the output's %u", w->m0, w->m0 + g->m - 1,
+             out->n * out->h * out->w);
+    return -1;
+  }
+  if (w->has_res && (w->res.n != out->n || w->res.c != out->c || w->res.h != out->h || w->res.w != out->w)) {
+    snprintf(err, errlen, "the residual's shape is not the output's");
+    return -1;
+  }
+  return 0;
+}
+
 /* Checks the shape against the chip and plans it, with at most lead_max column tiles side by
  * side in the first pass (A^T); -1 with a message when it cannot run. */
 static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint32_t lead_max, gemm_t *x, char *err,
@@ -222,6 +329,7 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
              chip->cols);
     return -1;
   }
+  if (g->window && check_window(chip, g, err, errlen)) return -1;
   plan_t *pl = &x->pl;
   x->g = g;
   pl->r = R;
@@ -234,7 +342,8 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
     return -1;
   }
   const uint32_t spare = g->a_transposed ? 1 : 0;  /* a line after each panel buffer (chunk_rows) */
-  pl->kp = g->k_panel ? g->k_panel : choose_panel(chip, g->m, pl->kts, pl->nts, spare);
+  const extra_t ex = extra_of(chip, g);
+  pl->kp = g->k_panel ? g->k_panel : choose_panel(chip, g->m, pl->kts, pl->nts, spare, ex);
   pl->kps = fw_ceil_div(pl->kts, pl->kp);
   x->one_panel = pl->kp == pl->kts;
   /* A^T: the first pass over the first panel, which follows the transposing DMAs, takes
@@ -249,7 +358,7 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
     if (pl->lead == 0) pl->lead = 1;
   }
   const uint32_t acc_cap = x->one_panel && pl->lead > 1 ? chip->acc_depth / (pl->lead + 1) : UINT32_MAX;
-  pl->mt = balanced_rows(chip, g->m, pl->kts, pl->nts, pl->kp, spare, acc_cap);
+  pl->mt = balanced_rows(chip, g->m, pl->kts, pl->nts, pl->kp, spare, ex, acc_cap);
   if (pl->mt == 0) {
     snprintf(err, errlen, "N = %u with K panels of %u tiles leaves no room for even one row per block "
              "(VMEM %u lines, accumulator %u rows)", g->n, pl->kp, chip->vmem_lines, chip->acc_depth);
@@ -267,6 +376,8 @@ static int plan_gemm(const chip_geometry_t *chip, const fw_gemm_args_t *g, uint3
   for (uint32_t i = 0; i < NW; i++) x->w_line[i] = i * pl->mx * R;
   x->a_line[0] = NW * pl->mx * R, x->a_line[1] = x->a_line[0] + pl->kp * mt + spare;
   x->o_line[0] = x->a_line[1] + pl->kp * mt + spare, x->o_line[1] = x->o_line[0] + pl->mx * mt;
+  x->r_line[0] = x->r_line[1] = x->bias_line = x->o_line[1] + pl->mx * mt;
+  if (ex.per_row) x->r_line[1] = x->r_line[0] + pl->mx * mt, x->bias_line = x->r_line[1] + pl->mx * mt;
   /* A transposing DMA is slow to start (it waits for the queue to drain, then for its HBM
    * rows), so A^T comes in as few as can be: 2C rows of the panel each. */
   x->per_sub = g->a_transposed ? fw_ceil_div(mt, 2 * chip->cols) : pl->nts;
@@ -288,11 +399,27 @@ static void write_back(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *ch
     const uint32_t ct = b->nt * x->pl.mx + u, cols_out = fw_min_u32(C, g->n - ct * C);
     const uint32_t line = x->o_line[b->oblock % 2] + u * mt + lo;
     const unsigned s = u + 1 == act ? sem : ISA_SEM_NONE;
-    if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
+    if (g->window) {
+      const pix_map_t m = column_map(&g->window->out, C, ct, g->n);
+      window_dma(dq, g->window, &m, true, g->window->m0 + b->mc * mt + lo, n, line, s);
+    } else if (g->bf16_out) /* bf16 rows: pitch n rounded up to even, bytes rounded up to 4 */
       fw_dma_vmem_to_hbm(dq, s, 1, line, g->c + 2 * ((b->mc * mt + lo) * x->ldc + ct * C), 2 * x->ldc, n,
                          round4(2 * cols_out));
     else
       fw_dma_vmem_to_hbm(dq, s, 1, line, g->c + 4 * ((b->mc * mt + lo) * g->n + ct * C), 4 * g->n, n, 4 * cols_out);
+  }
+}
+
+/* DMA queue: the residual rows of output block b (a column tile per MXU), into its buffer once
+ * the epilogue two blocks before has read it; the last signals SEM_RES_READY. */
+static void load_residual(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *chip, const tile_t *b) {
+  const fw_gemm_window_t *w = x->g->window;
+  const uint32_t mt = x->pl.mt, act = active(&x->pl, b->nt);
+  if (b->oblock >= 2) fw_sem_wait(dq, SEM_RES_FREE + b->oblock % 2, 1);
+  for (uint32_t u = 0; u < act; u++) {
+    const pix_map_t m = column_map(&w->res, chip->cols, b->nt * x->pl.mx + u, x->g->n);
+    window_dma(dq, w, &m, false, w->m0 + b->mc * mt, rows_of(x, b), x->r_line[b->oblock % 2] + u * mt,
+               u + 1 == act ? SEM_RES_READY : ISA_SEM_NONE);
   }
 }
 
@@ -363,6 +490,9 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
   const uint32_t R = chip->rows, C = chip->cols;
   const uint32_t spacing = panel_tiles(pl, pl->kps - 1);
   const uint32_t wb_delay = spacing == 1 ? 2 : fw_min_u32(NW + 1, spacing + 1);
+  const bool res = g->window && g->window->has_res;
+  if (g->has_bias) /* the bias lines, once: a line of C fp32 lanes per column tile */
+    fw_dma_hbm_to_vmem(dq, SEM_BIAS_READY, 1, g->bias, 4 * C, x->bias_line, pl->ncts, 4 * C);
   for (uint64_t t = 0; t < pl->tiles + wb_delay; t++) {
     if (t >= NW && t < pl->tiles) fw_sem_wait(dq, SEM_W_FREE + t % NW, 1);
     if (t < pl->tiles) {
@@ -384,6 +514,8 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
         }
       }
       panel_pieces(dq, x, t, &tl);
+      tile_t b;
+      if (res && stored_block(x, t, &b)) load_residual(dq, x, chip, &b);
     }
     /* after this tile's weights, so a long write-back never delays them */
     if (t >= wb_delay) {
@@ -404,8 +536,16 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
     fw_sem_wait(dq, SEM_W_FREE + j % NW, 1);
   const uint64_t ablocks = (uint64_t)pl->mcs * pl->kps, oblocks = (uint64_t)pl->mcs * pl->nts;
   if (ablocks >= 2) fw_sem_wait(dq, SEM_A_FREE + (ablocks - 2) % 2, 1);
-  for (uint64_t o = oblocks >= 2 ? oblocks - 2 : 0; o < oblocks; o++) fw_sem_wait(dq, SEM_OUT_FREE + o % 2, 1);
+  for (uint64_t o = oblocks >= 2 ? oblocks - 2 : 0; o < oblocks; o++) {
+    fw_sem_wait(dq, SEM_OUT_FREE + o % 2, 1);
+    if (res) fw_sem_wait(dq, SEM_RES_FREE + o % 2, 1);
+  }
   fw_halt(dq);
+}
+
+/* rows lines from `line` += the one line `vec` (a bias: the same C lanes added to every row). */
+static void add_row_vector(fw_prog_t *cq, uint32_t line, uint32_t vec, uint32_t rows) {
+  for (uint32_t i = 0; i < rows; i++) fw_vec(cq, ISA_VEC_ADD, line + i, vec, line + i, 1, 0);
 }
 
 /* Compute queue: stores the output block of tile tl (the last tile's in pieces, each
@@ -413,7 +553,10 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
  * next tile's weight load), with the epilogue in place on the stored rows. */
 static void store_block(fw_prog_t *cq, const gemm_t *x, const tile_t *tl, bool last) {
   const fw_gemm_args_t *g = x->g;
+  const bool res = g->window && g->window->has_res;
   if (tl->oblock >= 2) fw_sem_wait(cq, SEM_OUT_FREE + tl->oblock % 2, 1);
+  if (g->has_bias && tl->oblock == 0) fw_sem_wait(cq, SEM_BIAS_READY, 1);
+  if (res) fw_sem_wait(cq, SEM_RES_READY, 1);
   const uint32_t rows = rows_of(x, tl), step = last ? fw_ceil_div(rows, LAST_PIECES) : rows, act = active(&x->pl, tl->nt);
   for (uint32_t lo = 0; lo < rows; lo += step) {
     uint32_t n = fw_min_u32(step, rows - lo), line = x->o_line[tl->oblock % 2] + lo;
@@ -423,12 +566,19 @@ static void store_block(fw_prog_t *cq, const gemm_t *x, const tile_t *tl, bool l
     }
     /* the epilogue runs in place on the stored rows, in program order after the stores */
     for (uint32_t u = 0; u < act; u++) {
-      const uint32_t l = line + u * x->pl.mt;
+      const uint32_t l = line + u * x->pl.mt, ct = tl->nt * x->pl.mx + u;
+      if (g->has_bias) add_row_vector(cq, l, x->bias_line + ct, n);
+      if (res) { /* the residual's bf16 rows widened in place, then added */
+        const uint32_t r = x->r_line[tl->oblock % 2] + u * x->pl.mt + lo;
+        fw_vec(cq, ISA_VEC_TO_FP32, r, r, r, n, 0);
+        fw_vec(cq, ISA_VEC_ADD, l, r, l, n, 0);
+      }
       if (g->relu) fw_vec(cq, ISA_VEC_RELU, l, l, l, n, 0);
-      if (g->bf16_out) fw_vec(cq, ISA_VEC_TO_BF16, l, l, l, n, 0);
+      if (g->bf16_out || g->window) fw_vec(cq, ISA_VEC_TO_BF16, l, l, l, n, 0);
     }
     if (last) fw_sem_signal(cq, SEM_OUT_READY, 1);
   }
+  if (res) fw_sem_signal(cq, SEM_RES_FREE + tl->oblock % 2, 1);
 }
 
 /* ---- compute queue. Tile t: load its weights (the MXU overlaps them with tile t-1's
@@ -556,6 +706,8 @@ int fw_gemm_cores(const chip_geometry_t *chip, const fw_gemm_args_t *g, fw_prog_
       continue;
     }
     fw_gemm_args_t part = *g;
+    fw_gemm_window_t w;
+    if (g->window) w = *g->window, w.m0 += lo, part.window = &w;
     part.m = hi - lo;
     part.a = g->a + (g->a_transposed ? 2 * lo : 2 * lo * g->lda);
     part.c = g->c + (g->bf16_out ? 2 * lo * ((g->n + 1) & ~1u) : 4 * lo * g->n);

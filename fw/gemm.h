@@ -12,7 +12,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fw/act.h"
 #include "fw/hal.h"
+
+/* A GEMM whose rows are pixels (docs/models.md, "Convolution as a GEMM"): A's row r is the im2col
+ * row of output pixel m0 + r of a convolution over `in` (bordered NHWC, fw/act.h), made on the
+ * chip by strided DMAs straight from the input's pixels, one per output-row segment and K tile;
+ * C's row r is that pixel of `out` (bf16). K is laid out by kernel rows: kernel row i holds the
+ * kw * Cp input values of its window (pixel after pixel, Cp channels each) at K index i * seg,
+ * seg = kw * Cp rounded up to the MXU's rows R, zero between; B must be laid out the same way
+ * (fw_conv_weight_row). in's border must cover the padding: bh >= pt, pb; bw >= pl, pr. */
+typedef struct {
+  fw_act_t in, out;
+  fw_act_t res;          /* has_res: added to the result before ReLU (out's shape, its own border) */
+  bool has_res;
+  uint32_t kh, kw, sh, sw, pt, pl;
+  uint32_t m0;           /* output pixel of A's row 0 (a part of the conv: cores, or a split) */
+} fw_gemm_window_t;
+
+/* The K length of a kernel row's window, padded to R: seg above. */
+static inline uint32_t fw_conv_segment(uint32_t rows, uint32_t kw, uint32_t cp) {
+  return (kw * cp + rows - 1) / rows * rows;
+}
+/* B's row for input channel c at kernel position (i, j). */
+static inline uint32_t fw_conv_weight_row(uint32_t rows, uint32_t kw, uint32_t cp, uint32_t i, uint32_t j, uint32_t c) {
+  return i * fw_conv_segment(rows, kw, cp) + j * cp + c;
+}
 
 typedef struct {
   uint32_t a, b, c;      /* HBM byte addresses */
@@ -27,6 +52,9 @@ typedef struct {
   bool a_transposed;     /* HBM at a holds A^T (K x M, row pitch lda >= M): the activation panels'
                             lines are made by transposing DMAs from A^T's rows (square MXUs;
                             docs/gemm.md, "A transposed"); the same bits as from A */
+  const fw_gemm_window_t *window; /* non-NULL: a convolution (above); A, lda and c unused, bf16_out */
+  bool has_bias;         /* add bias[column] (fp32, HBM at `bias`, a C-lane line per column tile) */
+  uint32_t bias;
 } fw_gemm_args_t;
 
 /* Appends the GEMM to a compute program and a DMA program (each ends with HALT).
