@@ -25,6 +25,7 @@ int cmd_collective(int argc, char **argv);
 int cmd_step(int argc, char **argv);
 int cmd_randprog(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_infer(int argc, char **argv);
 
 /* Shared by the commands (cli_shared.c). --slice X0,Y0,WxH into an fw_slice_t (a CLI_CUSTOM
  * parser: numbers 0..255, an empty slice is refused later with the pod). */

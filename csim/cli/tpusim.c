@@ -23,6 +23,8 @@ static const command_t commands[] = {
     {"train", cmd_train, "trains an MLP on a slice: data, model or both parallel, checked bit-exact per step", true},
     {"step", cmd_step, "a data-parallel training step on a pod: per-chip GEMMs, then an all-reduce", true},
     {"net", cmd_net, "synthetic traffic on a torus of RTL routers: latency, throughput, scoreboard", false},
+    {"infer", cmd_infer, "a model from an ONNX file (ResNet, BERT) compiled to firmware, data parallel, checked bit-exact",
+     false},
     {"gemm", cmd_gemm, "C = A x B on the RTL MXU (systolic array), checked bit-exact and cycle-exact", false},
     {"randprog", cmd_randprog, "random command programs on chips or pods, every run judged (robustness)", true},
 };
