@@ -186,7 +186,7 @@ static int tensor_dims(rd_t *r, const Onnx__TensorProto *t, const char *what, in
 }
 
 int rd_tensor_val(rd_t *r, Onnx__TensorProto *t, const char *name, const char *what) {
-  int64_t dims[GRAPH_MAX_RANK], n;
+  int64_t dims[GRAPH_MAX_RANK], n = 0;
   if (t->n_external_data || (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
     return rd_fail(r, "%s keeps its data in an external file (not supported: save the model as one file)", what);
   if (t->segment) return rd_fail(r, "%s is a segment of a tensor (not supported)", what);
