@@ -181,7 +181,7 @@ def ok_folding():
         n("Mul", ["rd", "scale2"], ["y"], name="mul_out"),
         n("Relu", ["x"], ["unused"], name="dead"),                     # unused: dropped
     ]
-    table = np.abs(RNG.standard_normal((3, 12))).astype(np.float32)
+    table = np.arange(1, 37, dtype=np.float32).reshape(3, 12)  # known values: the test checks the folding
     inits = [const("ax0", [0]), const("st", [0]), const("en", [1]), const("table", table),
              const("st_r", [-1]), const("en_r", [-13]), const("step_r", [-1]), const("half", np.float32(0.5))]
     return model(nodes, [vinfo("x", ["batch", 3, 4])], [vinfo("y", ["batch", 12])], inits,
@@ -208,6 +208,17 @@ def ok_ops():
     ]
     inits = [weights("w", (4, 5)), weights("wg", (7, 15)), weights("cg", (7,)), const("two", np.float32(2.0))]
     return model(nodes, [vinfo("x", [2, 4, 6, 6])], [vinfo("y", [6, 7])], inits)
+
+
+def ok_split():
+    """torch's fused q, k, v projection: Slice of Add(b, MatMul(x, W)) along the last axis; the
+    reader makes the projection again from W's and b's sliced columns (known values)."""
+    n = helper.make_node
+    nodes = [n("MatMul", ["x", "W"], ["mm"], name="proj"), n("Add", ["b", "mm"], ["qkv"], name="bias"),
+             n("Slice", ["qkv", "st", "en", "ax"], ["k"], name="slice_k"), n("Relu", ["k"], ["y"], name="relu")]
+    inits = [const("W", np.arange(24, dtype=np.float32).reshape(4, 6)), const("b", np.arange(6, dtype=np.float32) * 10),
+             const("st", [2]), const("en", [4]), const("ax", [-1])]
+    return model(nodes, [vinfo("x", [3, 5, 4])], [vinfo("y", [3, 5, 2])], inits)
 
 
 def ok_ir3():
@@ -272,7 +283,7 @@ def main(argv):
     out = argv[1]
     os.makedirs(out, exist_ok=True)
     cases = bad_cases()
-    cases.update(ok_folding=ok_folding(), ok_ops=ok_ops(), ok_ir3=ok_ir3())
+    cases.update(ok_folding=ok_folding(), ok_ops=ok_ops(), ok_ir3=ok_ir3(), ok_split=ok_split())
     for name, m in cases.items():
         write(os.path.join(out, name + ".onnx"), m)
     import warnings

@@ -119,10 +119,19 @@ static int check_declared(rd_t *r, const Onnx__ValueInfoProto *vi, const char *w
       ok = x->dims[k] == r->batch;
   }
   if (ok) return 0;
-  char got[160] = "";
-  for (unsigned k = 0; k < x->rank; k++) snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", k ? "," : "", (long long)x->dims[k]);
-  return rd_fail(r, "%s '%.200s' is declared with a shape of rank %zu that differs from the inferred [%s]", what, vi->name,
-                 s->n_dim, got);
+  char want[200] = "", got[200] = "";
+  for (size_t k = 0; k < s->n_dim && k < GRAPH_MAX_RANK + 2; k++) {
+    const Onnx__TensorShapeProto__Dimension *d = s->dim[k];
+    size_t u = strlen(want);
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      snprintf(want + u, sizeof want - u, "%s%lld", k ? "," : "", (long long)d->dim_value);
+    else
+      snprintf(want + u, sizeof want - u, "%s%.20s", k ? "," : "",
+               d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? d->dim_param : "?");
+  }
+  for (unsigned k = 0; k < x->rank; k++)
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", k ? "," : "", (long long)x->dims[k]);
+  return rd_fail(r, "%s '%.200s' is declared with shape [%s]; the inferred shape is [%s]", what, vi->name, want, got);
 }
 
 static int read_nodes(rd_t *r, const Onnx__GraphProto *g) {
