@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define GRAPH_MAX_RANK 6
 #define GRAPH_MAX_INPUTS 3   /* a node's inputs (Conv and Gemm: X, W, B) */
@@ -72,6 +73,8 @@ typedef struct {
   unsigned nin;
   int in[GRAPH_MAX_INPUTS];   /* tensor indices; -1 for an optional input left out */
   int out;                    /* the one output tensor used (every supported op has one) */
+  /* Reshape (also what the reader makes of Unsqueeze and Squeeze on computed tensors) has one
+   * input, the data: the target shape, with 0 and -1 resolved, is its output tensor's dims. */
   graph_attrs_t attrs;
 } graph_node_t;
 
@@ -89,5 +92,9 @@ void graph_free(graph_t *g);
 
 /* Elements of a tensor (the product of its dims). */
 uint64_t graph_tensor_elems(const graph_tensor_t *t);
+
+/* A summary for debugging: the op histogram, then each node with its input and output shapes.
+ * Returns 0, or -1 if writing to f failed. */
+int graph_print(const graph_t *g, FILE *f);
 
 #endif
