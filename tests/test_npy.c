@@ -939,16 +939,51 @@ Test(npy, nd_write_replaces_existing_file, .timeout = TIMEOUT_S) {
 
 static const char fuzz_alphabet[] = "0123456789 ,:(){}[]'\"\n\t\\<>=|fi48LTrueFalsdcpho-x\x93";
 
-/* 20,000 mutants of two valid images (v1 as numpy writes it, and v2). The reader must
- * return 0 or -1 (a crash fails the test), and on success the shape must account for
- * exactly the data bytes present, which must be the ones returned. */
+/* Checks the N-D reader's verdict on a mutant against the 2-D reader's (rc2, m): the same
+ * answer for a rank-2 array, a refusal for the 2-D reader for any other rank, and on
+ * success a shape that accounts for exactly the data bytes present, which must be the ones
+ * returned. Returns the rank accepted, or 0. */
+static unsigned fuzz_check_nd(int it, const unsigned char *buf, size_t len, const char *path, int rc2,
+                              const npy_matrix_t *m) {
+  char err[ERR_LEN] = "";
+  npy_array_t a;
+  int rc = npy_read_f32(path, &a, err, sizeof err);
+  cr_assert(rc == 0 || rc == -1, "case %d: returned %d", it, rc);
+  if (rc == -1) {
+    cr_assert(err[0] != '\0' && strchr(err, '\n') == NULL, "case %d: message '%s'", it, err);
+    cr_assert(a.data == NULL && a.rank == 0, "case %d: refused but *out not zeroed", it);
+    cr_assert_eq(rc2, -1, "case %d: the 2-D reader took what the N-D reader refused: %s", it, err);
+    return 0;
+  }
+  cr_assert(a.rank >= 1 && a.rank <= NPY_MAX_RANK, "case %d: rank %u", it, a.rank);
+  size_t off = data_offset(buf), count = product(a.rank, a.dims);
+  cr_assert(len >= off && count * 4 == len - off, "case %d: %zu values but %zu data bytes", it, count,
+            len >= off ? len - off : 0);
+  unsigned char *want = le_bytes((const uint32_t *)(const void *)a.data, count);
+  cr_assert(memcmp(want, buf + off, len - off) == 0, "case %d: data differs", it);
+  free(want);
+  if (a.rank == 2) {
+    cr_assert_eq(rc2, 0, "case %d: a 2-D array the 2-D reader refused", it);
+    cr_assert(m->rows == a.dims[0] && m->cols == a.dims[1], "case %d: the readers' shapes differ", it);
+  } else {
+    cr_assert_eq(rc2, -1, "case %d: the 2-D reader took a rank-%u array", it, a.rank);
+  }
+  free(a.data);
+  return a.rank;
+}
+
+/* 20,000 mutants of four valid images (2-D as numpy writes it, 2-D version 2, 4-D and
+ * 1-D), each read by both readers. Each must return 0 or -1 (a crash fails the test), and
+ * on success the shape must account for exactly the data bytes present, which must be the
+ * ones returned; the two readers must agree (fuzz_check_nd). */
 Test(npy, fuzz_reader, .timeout = TIMEOUT_S) {
   uint32_t *bits = make_bits(12, 10);
   unsigned char *le = le_bytes(bits, 12);
-  image_t base[2] = {numpy_image(3, 4, bits),
-                     image_from_dict(2, DICT("<f4", "False", "(2, 6)"), le, 48)};
+  const size_t d4[4] = {2, 1, 3, 2}, d1[1] = {12};
+  image_t base[4] = {numpy_image(3, 4, bits), image_from_dict(2, DICT("<f4", "False", "(2, 6)"), le, 48),
+                     numpy_image_nd(4, d4, bits), numpy_image_nd(1, d1, bits)};
   size_t cap = 0;
-  for (int k = 0; k < 2; k++) cap = base[k].len > cap ? base[k].len : cap;
+  for (int k = 0; k < 4; k++) cap = base[k].len > cap ? base[k].len : cap;
   cap += 64;
   unsigned char *buf = malloc(cap);
   cr_assert_not_null(buf);
@@ -956,9 +991,9 @@ Test(npy, fuzz_reader, .timeout = TIMEOUT_S) {
   char path[128], err[ERR_LEN];
   join(path, sizeof path, "fuzz.npy");
   uint64_t s = 0x243F6A8885A308D3ull;
-  unsigned accepted = 0, rejected = 0;
+  unsigned accepted = 0, rejected = 0, accepted_nd = 0;
   for (int it = 0; it < FUZZ_CASES; it++) {
-    const image_t *b = &base[xorshift64(&s) % 2];
+    const image_t *b = &base[xorshift64(&s) % 4];
     memcpy(buf, b->bytes, b->len);
     size_t len = b->len;
     size_t hdr_end = data_offset(b->bytes);
@@ -1005,6 +1040,7 @@ Test(npy, fuzz_reader, .timeout = TIMEOUT_S) {
     npy_matrix_t m;
     err[0] = '\0';
     int rc = npy_read_f32_2d(path, &m, err, sizeof err);
+    accepted_nd += fuzz_check_nd(it, buf, len, path, rc, &m) > 0;
     unlink(path);
     cr_assert(rc == 0 || rc == -1, "case %d: returned %d", it, rc);
     if (rc == -1) {
@@ -1025,10 +1061,10 @@ Test(npy, fuzz_reader, .timeout = TIMEOUT_S) {
   }
   /* Guards against a fuzz that only ever exercises the first check. */
   cr_assert_gt(accepted, 100);
+  cr_assert_gt(accepted_nd, accepted + 100, "the N-D reader took %u, the 2-D reader %u", accepted_nd, accepted);
   cr_assert_gt(rejected, FUZZ_CASES / 2);
   free(buf);
   free(le);
-  free(base[0].bytes);
-  free(base[1].bytes);
+  for (int k = 0; k < 4; k++) free(base[k].bytes);
   free(bits);
 }
