@@ -21,7 +21,10 @@
  * (format.GROWTH_AXIS_MAX_DIGITS); mirrored so our files match np.save's bytes. */
 #define GROWTH_AXIS_MAX_DIGITS 21
 #define SHOW_MAX 32        /* longest piece of file text quoted in a message */
-#define HEADER_BUF_LEN 256 /* fits our header with 20-digit dims, growth room and padding */
+/* Fits the header we write: the writer's dims multiply to at most 2^28, so at most 9
+ * digits each, plus growth room and padding. */
+#define HEADER_BUF_LEN 320
+#define SHAPE_TEXT_LEN (NPY_MAX_RANK * 22 + 4) /* "(d, d, ...)" with 20-digit dims */
 
 __attribute__((format(printf, 3, 4)))
 static int fail(char *err, size_t errlen, const char *fmt, ...) {
@@ -67,11 +70,31 @@ static void swap32_inplace(unsigned char *p, size_t count) {
   }
 }
 
-/* Whether rows x cols float32 exceeds the data limit; phrased with divisions so that
- * it cannot overflow whatever the dimensions. Both must be non-zero. */
-static bool too_large(uint64_t rows, uint64_t cols) {
+/* Whether an array of shape dims[0..rank-1] of float32 exceeds the data limit; phrased
+ * with divisions so that it cannot overflow whatever the dimensions (the running product
+ * stays at most the limit). Every dimension must be non-zero. */
+static bool too_large(const uint64_t *dims, size_t rank) {
   const uint64_t max_elems = MAX_DATA_BYTES / ELEM_BYTES;
-  return cols > max_elems || rows > max_elems / cols;
+  uint64_t elems = 1;
+  for (size_t i = 0; i < rank; i++) {
+    if (dims[i] > max_elems / elems) return true;
+    elems *= dims[i];
+  }
+  return false;
+}
+
+static bool has_zero_dim(const uint64_t *dims, size_t rank) {
+  for (size_t i = 0; i < rank; i++)
+    if (dims[i] == 0) return true;
+  return false;
+}
+
+/* The shape as Python prints the tuple: "(5,)", "(2, 3, 4)". */
+static void shape_text(char *dst, size_t dstlen, const uint64_t *dims, size_t rank) {
+  size_t k = (size_t)snprintf(dst, dstlen, "(");
+  for (size_t i = 0; i < rank && k < dstlen; i++)
+    k += (size_t)snprintf(dst + k, dstlen - k, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
+  if (k < dstlen) snprintf(dst + k, dstlen - k, rank == 1 ? ",)" : ")");
 }
 
 /* ------------------------------------------------------------------ header parsing */
@@ -89,8 +112,8 @@ typedef struct {
   const char *descr;      /* points into the header text */
   size_t descr_len;
   bool fortran;
-  size_t ndim;
-  uint64_t dims[2];       /* the first two dimensions */
+  size_t ndim;            /* may exceed NPY_MAX_RANK: only that many dims are kept */
+  uint64_t dims[NPY_MAX_RANK];
 } header_t;
 
 static void skip_ws(cursor_t *c) {
@@ -154,7 +177,7 @@ static int parse_shape(cursor_t *c, header_t *h, const char *path, char *err, si
       c->p++;
     }
     if (peek(c, 'L') || peek(c, 'l')) c->p++;
-    if (h->ndim < 2) h->dims[h->ndim] = v;
+    if (h->ndim < NPY_MAX_RANK) h->dims[h->ndim] = v;
     h->ndim++;
     skip_ws(c);
     if (eat(c, ',')) {
@@ -239,8 +262,42 @@ static int parse_header(const char *text, size_t n, header_t *h, const char *pat
   return 0;
 }
 
-/* Checks that the parsed header describes a matrix this module can load. */
-static int check_header(const header_t *h, const char *path, char *err, size_t errlen) {
+/* The rank and size checks of a 2-D read, with the matrix wording the 2-D functions have
+ * always had. */
+static int check_matrix(const header_t *h, const char *path, char *err, size_t errlen) {
+  if (h->ndim != 2)
+    return fail(err, errlen, "%s has %zu dimension%s, expected a 2-D matrix", path, h->ndim,
+                h->ndim == 1 ? "" : "s");
+  if (h->dims[0] == 0 || h->dims[1] == 0)
+    return fail(err, errlen, "%s: empty matrix (shape (%llu, %llu))", path,
+                (unsigned long long)h->dims[0], (unsigned long long)h->dims[1]);
+  if (too_large(h->dims, 2))
+    return fail(err, errlen, "%s: %llu x %llu float32 matrix exceeds the 1 GiB data limit",
+                path, (unsigned long long)h->dims[0], (unsigned long long)h->dims[1]);
+  return 0;
+}
+
+/* The rank and size checks of an N-D read. */
+static int check_array(const header_t *h, const char *path, char *err, size_t errlen) {
+  if (h->ndim == 0)
+    return fail(err, errlen, "%s: shape () is a scalar, expected 1 to %d dimensions", path,
+                NPY_MAX_RANK);
+  if (h->ndim > NPY_MAX_RANK)
+    return fail(err, errlen, "%s has %zu dimensions, expected at most %d", path, h->ndim,
+                NPY_MAX_RANK);
+  char shape[SHAPE_TEXT_LEN];
+  shape_text(shape, sizeof shape, h->dims, h->ndim);
+  if (has_zero_dim(h->dims, h->ndim))
+    return fail(err, errlen, "%s: shape %s has a zero dimension", path, shape);
+  if (too_large(h->dims, h->ndim))
+    return fail(err, errlen, "%s: float32 array of shape %s exceeds the 1 GiB data limit", path,
+                shape);
+  return 0;
+}
+
+/* Checks that the parsed header describes an array this module can load: of rank
+ * want_rank (2: a matrix), or of any supported rank (want_rank 0). */
+static int check_header(const header_t *h, unsigned want_rank, const char *path, char *err, size_t errlen) {
   if (h->descr_structured)
     return fail(err, errlen, "%s: dtype is a structured type, expected float32 '<f4'", path);
   if (h->descr_len != 3 || memcmp(h->descr, "<f4", 3) != 0) {
@@ -251,16 +308,7 @@ static int check_header(const header_t *h, const char *path, char *err, size_t e
   if (h->fortran)
     return fail(err, errlen,
                 "%s is Fortran-ordered; save it C-ordered (np.ascontiguousarray)", path);
-  if (h->ndim != 2)
-    return fail(err, errlen, "%s has %zu dimension%s, expected a 2-D matrix", path, h->ndim,
-                h->ndim == 1 ? "" : "s");
-  if (h->dims[0] == 0 || h->dims[1] == 0)
-    return fail(err, errlen, "%s: empty matrix (shape (%llu, %llu))", path,
-                (unsigned long long)h->dims[0], (unsigned long long)h->dims[1]);
-  if (too_large(h->dims[0], h->dims[1]))
-    return fail(err, errlen, "%s: %llu x %llu float32 matrix exceeds the 1 GiB data limit",
-                path, (unsigned long long)h->dims[0], (unsigned long long)h->dims[1]);
-  return 0;
+  return want_rank == 2 ? check_matrix(h, path, err, errlen) : check_array(h, path, err, errlen);
 }
 
 /* ------------------------------------------------------------------ reader */
@@ -274,9 +322,10 @@ static bool read_failed(FILE *f, const char *path, const char *what, char *err,
   return true;
 }
 
-/* Reads the matrix from f, which holds fsize bytes; `path` names it in messages. Does not
- * close f. */
-static int read_stream(FILE *f, uint64_t fsize, const char *path, npy_matrix_t *out, char *err, size_t errlen) {
+/* Reads the array from f, which holds fsize bytes; `path` names it in messages; want_rank
+ * as check_header's. Does not close f. */
+static int read_stream(FILE *f, uint64_t fsize, const char *path, unsigned want_rank, npy_array_t *out, char *err,
+                       size_t errlen) {
   int rc = -1;
   char *header = NULL;
   unsigned char *data = NULL;
@@ -333,12 +382,13 @@ static int read_stream(FILE *f, uint64_t fsize, const char *path, npy_matrix_t *
   }
   header_t h;
   if (parse_header(header, hlen, &h, path, err, errlen) != 0 ||
-      check_header(&h, path, err, errlen) != 0)
+      check_header(&h, want_rank, path, err, errlen) != 0)
     goto done;
 
   /* check_header bounded the size, so none of this can overflow. */
-  size_t rows = (size_t)h.dims[0], cols = (size_t)h.dims[1];
-  size_t nbytes = rows * cols * ELEM_BYTES;
+  size_t count = 1;
+  for (size_t i = 0; i < h.ndim; i++) count *= (size_t)h.dims[i];
+  size_t nbytes = count * ELEM_BYTES;
   uint64_t data_off = pre_len + hlen;
 
   /* Compare sizes before allocating, so a corrupt shape cannot make us allocate up to 1 GiB
@@ -376,9 +426,9 @@ static int read_stream(FILE *f, uint64_t fsize, const char *path, npy_matrix_t *
   }
   if (read_failed(f, path, "data", err, errlen)) goto done;
 
-  if (!host_is_little_endian()) swap32_inplace(data, rows * cols);
-  out->rows = rows;
-  out->cols = cols;
+  if (!host_is_little_endian()) swap32_inplace(data, count);
+  out->rank = (unsigned)h.ndim;
+  for (size_t i = 0; i < h.ndim; i++) out->dims[i] = (size_t)h.dims[i];
   out->data = (float *)(void *)data;
   data = NULL;
   rc = 0;
@@ -389,9 +439,11 @@ done:
   return rc;
 }
 
-int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errlen) {
+/* The readers' common part: `fn` names the public function in a null-argument message. */
+static int read_path(const char *fn, const char *path, unsigned want_rank, npy_array_t *out, char *err,
+                     size_t errlen) {
   if (out) memset(out, 0, sizeof *out);
-  if (!path || !out) return fail(err, errlen, "npy_read_f32_2d: null argument");
+  if (!path || !out) return fail(err, errlen, "%s: null argument", fn);
   /* Non-blocking open, so a FIFO with no writer cannot hang us; then only regular files:
    * a FIFO, socket or device could block or never end. */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -413,21 +465,56 @@ int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errle
     close(fd);
     return fail(err, errlen, "cannot open %s: %s", path, strerror(e));
   }
-  int rc = read_stream(f, st.st_size > 0 ? (uint64_t)st.st_size : 0, path, out, err, errlen);
+  int rc = read_stream(f, st.st_size > 0 ? (uint64_t)st.st_size : 0, path, want_rank, out, err, errlen);
   fclose(f); /* read-only: a close error cannot lose data */
   return rc;
+}
+
+static int read_mem(const char *fn, const void *buf, size_t len, const char *name, unsigned want_rank,
+                    npy_array_t *out, char *err, size_t errlen) {
+  if (out) memset(out, 0, sizeof *out);
+  if (!buf || !name || !out) return fail(err, errlen, "%s: null argument", fn);
+  static const char empty[1];
+  FILE *f = fmemopen(len ? (void *)(uintptr_t)buf : (void *)(uintptr_t)empty, len ? len : 1, "rb");
+  if (!f) return fail(err, errlen, "%s: %s", name, strerror(errno));
+  int rc = len ? read_stream(f, len, name, want_rank, out, err, errlen) : fail(err, errlen, "%s is not a .npy file", name);
+  fclose(f);
+  return rc;
+}
+
+int npy_read_f32(const char *path, npy_array_t *out, char *err, size_t errlen) {
+  return read_path("npy_read_f32", path, 0, out, err, errlen);
+}
+
+int npy_read_f32_mem(const void *buf, size_t len, const char *name, npy_array_t *out, char *err,
+                     size_t errlen) {
+  return read_mem("npy_read_f32_mem", buf, len, name, 0, out, err, errlen);
+}
+
+/* A 2-D array as a matrix (a is rank 2). */
+static void to_matrix(const npy_array_t *a, npy_matrix_t *out) {
+  out->rows = a->dims[0];
+  out->cols = a->dims[1];
+  out->data = a->data;
+}
+
+int npy_read_f32_2d(const char *path, npy_matrix_t *out, char *err, size_t errlen) {
+  if (out) memset(out, 0, sizeof *out);
+  if (!out) return fail(err, errlen, "npy_read_f32_2d: null argument");
+  npy_array_t a;
+  if (read_path("npy_read_f32_2d", path, 2, &a, err, errlen) != 0) return -1;
+  to_matrix(&a, out);
+  return 0;
 }
 
 int npy_read_f32_2d_mem(const void *buf, size_t len, const char *name, npy_matrix_t *out, char *err,
                         size_t errlen) {
   if (out) memset(out, 0, sizeof *out);
-  if (!buf || !name || !out) return fail(err, errlen, "npy_read_f32_2d_mem: null argument");
-  static const char empty[1];
-  FILE *f = fmemopen(len ? (void *)(uintptr_t)buf : (void *)(uintptr_t)empty, len ? len : 1, "rb");
-  if (!f) return fail(err, errlen, "%s: %s", name, strerror(errno));
-  int rc = len ? read_stream(f, len, name, out, err, errlen) : fail(err, errlen, "%s is not a .npy file", name);
-  fclose(f);
-  return rc;
+  if (!out) return fail(err, errlen, "npy_read_f32_2d_mem: null argument");
+  npy_array_t a;
+  if (read_mem("npy_read_f32_2d_mem", buf, len, name, 2, &a, err, errlen) != 0) return -1;
+  to_matrix(&a, out);
+  return 0;
 }
 
 /* ------------------------------------------------------------------ writer */
@@ -466,13 +553,17 @@ static int write_data(int fd, const float *data, size_t count) {
 }
 
 /* Builds the preamble and header exactly as numpy 1.24's np.save does for this array;
- * returns the total length (a multiple of 64). buf holds HEADER_BUF_LEN bytes. */
-static size_t build_header(char *buf, size_t rows, size_t cols) {
-  int n = snprintf(buf + 10, HEADER_BUF_LEN - 10,
-                   "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, %zu), }", rows, cols);
+ * returns the total length (a multiple of 64). buf holds HEADER_BUF_LEN bytes; the shape
+ * passed the writer's checks. */
+static size_t build_header(char *buf, const uint64_t *dims, size_t rank) {
+  char shape[SHAPE_TEXT_LEN];
+  shape_text(shape, sizeof shape, dims, rank);
+  int n = snprintf(buf + 10, HEADER_BUF_LEN - 10, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }",
+                   shape);
   size_t len = 10 + (size_t)n;
+  /* Room for the first axis to grow to GROWTH_AXIS_MAX_DIGITS digits. */
   char digits[32];
-  int rd = snprintf(digits, sizeof digits, "%zu", rows);
+  int rd = snprintf(digits, sizeof digits, "%llu", (unsigned long long)dims[0]);
   size_t growth = rd < GROWTH_AXIS_MAX_DIGITS ? (size_t)(GROWTH_AXIS_MAX_DIGITS - rd) : 0;
   /* numpy pads by 1..64 spaces (a full 64 when already aligned), then the newline. */
   size_t pad = ARRAY_ALIGN - (len + growth + 1) % ARRAY_ALIGN;
@@ -488,29 +579,53 @@ static size_t build_header(char *buf, size_t rows, size_t cols) {
   return len;
 }
 
-/* The checks both writers make: 0, or -1 with a message. */
-static int write_checks(const char *path, const float *data, size_t rows, size_t cols, char *err, size_t errlen) {
-  if (!path || !data) return fail(err, errlen, "npy_write_f32_2d: null argument");
-  if (rows == 0 || cols == 0)
-    return fail(err, errlen, "%s: refusing to write an empty %zu x %zu matrix", path, rows,
-                cols);
-  if (too_large(rows, cols))
-    return fail(err, errlen, "%s: %zu x %zu float32 matrix exceeds the 1 GiB data limit", path,
-                rows, cols);
-  /* rename() would replace a device or FIFO at path with a regular file: refuse them */
+/* rename() would replace a device or FIFO at path with a regular file: refuse them. */
+static int target_ok(const char *path, char *err, size_t errlen) {
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
     return fail(err, errlen, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
   return 0;
 }
 
+/* The N-D writers' checks; fills dims64 with the shape: 0, or -1 with a message. */
+static int array_checks(const char *fn, const char *path, const float *data, unsigned rank, const size_t *dims,
+                        uint64_t *dims64, char *err, size_t errlen) {
+  if (!path || !data || !dims) return fail(err, errlen, "%s: null argument", fn);
+  if (rank == 0 || rank > NPY_MAX_RANK)
+    return fail(err, errlen, "%s: refusing to write an array of rank %u (expected 1 to %d)", path, rank,
+                NPY_MAX_RANK);
+  for (unsigned i = 0; i < rank; i++) dims64[i] = dims[i];
+  char shape[SHAPE_TEXT_LEN];
+  shape_text(shape, sizeof shape, dims64, rank);
+  if (has_zero_dim(dims64, rank))
+    return fail(err, errlen, "%s: refusing to write shape %s: it has a zero dimension", path, shape);
+  if (too_large(dims64, rank))
+    return fail(err, errlen, "%s: float32 array of shape %s exceeds the 1 GiB data limit", path, shape);
+  return target_ok(path, err, errlen);
+}
+
+/* The matrix writers' checks, in the words they have always used: 0, or -1 with a message. */
+static int matrix_checks(const char *path, const float *data, size_t rows, size_t cols, char *err, size_t errlen) {
+  if (!path || !data) return fail(err, errlen, "npy_write_f32_2d: null argument");
+  if (rows == 0 || cols == 0)
+    return fail(err, errlen, "%s: refusing to write an empty %zu x %zu matrix", path, rows,
+                cols);
+  const uint64_t dims[2] = {rows, cols};
+  if (too_large(dims, 2))
+    return fail(err, errlen, "%s: %zu x %zu float32 matrix exceeds the 1 GiB data limit", path,
+                rows, cols);
+  return target_ok(path, err, errlen);
+}
+
 /* Header and data to fd, synced and closed (fd closed either way): 0, or -1 with the step
  * that failed in *step and errno set. */
-static int write_fd(int fd, const float *data, size_t rows, size_t cols, const char **step) {
+static int write_fd(int fd, const float *data, const uint64_t *dims, size_t rank, const char **step) {
   char header[HEADER_BUF_LEN];
-  size_t header_len = build_header(header, rows, cols);
+  size_t header_len = build_header(header, dims, rank);
+  size_t count = 1;
+  for (size_t i = 0; i < rank; i++) count *= (size_t)dims[i];
   *step = "write";
-  if (write_all(fd, header, header_len) != 0 || write_data(fd, data, rows * cols) != 0) goto fail;
+  if (write_all(fd, header, header_len) != 0 || write_data(fd, data, count) != 0) goto fail;
   *step = "sync";
   if (fsync(fd) != 0) goto fail; /* else a crash after rename could leave it empty */
   *step = "close";
@@ -522,9 +637,9 @@ fail:;
   return -1;
 }
 
-int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t cols, char *err,
-                     size_t errlen) {
-  if (write_checks(path, data, rows, cols, err, errlen)) return -1;
+/* Writes the checked array to a temporary beside path and renames it into place. */
+static int write_replace(const char *path, const float *data, const uint64_t *dims, size_t rank, char *err,
+                         size_t errlen) {
   /* Temporary next to the target so rename() is atomic (same file system). O_EXCL with a
    * pid-and-attempt suffix instead of mkstemp so the final file gets the usual 0666 & ~umask
    * permissions, not mkstemp's 0600. */
@@ -544,7 +659,7 @@ int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t co
     return -1;
   }
   const char *step;
-  if (write_fd(fd, data, rows, cols, &step) != 0) goto fail_tmp;
+  if (write_fd(fd, data, dims, rank, &step) != 0) goto fail_tmp;
   step = "rename into place";
   if (rename(tmp, path) != 0) goto fail_tmp;
   free(tmp);
@@ -558,13 +673,41 @@ fail_tmp:;
   return -1;
 }
 
-int npy_write_f32_2d_file(const char *path, const float *data, size_t rows, size_t cols, char *err, size_t errlen) {
-  if (write_checks(path, data, rows, cols, err, errlen)) return -1;
+/* Writes the checked array to path itself, removing it on failure. */
+static int write_in_place(const char *path, const float *data, const uint64_t *dims, size_t rank, char *err,
+                          size_t errlen) {
   const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return fail(err, errlen, "%s: cannot create: %s", path, strerror(errno));
   const char *step;
-  if (write_fd(fd, data, rows, cols, &step) == 0) return 0;
+  if (write_fd(fd, data, dims, rank, &step) == 0) return 0;
   const int e = errno;
   unlink(path);
   return fail(err, errlen, "%s: cannot %s: %s", path, step, strerror(e));
+}
+
+int npy_write_f32(const char *path, const float *data, unsigned rank, const size_t *dims, char *err,
+                  size_t errlen) {
+  uint64_t d[NPY_MAX_RANK];
+  if (array_checks("npy_write_f32", path, data, rank, dims, d, err, errlen)) return -1;
+  return write_replace(path, data, d, rank, err, errlen);
+}
+
+int npy_write_f32_file(const char *path, const float *data, unsigned rank, const size_t *dims, char *err,
+                       size_t errlen) {
+  uint64_t d[NPY_MAX_RANK];
+  if (array_checks("npy_write_f32_file", path, data, rank, dims, d, err, errlen)) return -1;
+  return write_in_place(path, data, d, rank, err, errlen);
+}
+
+int npy_write_f32_2d(const char *path, const float *data, size_t rows, size_t cols, char *err,
+                     size_t errlen) {
+  if (matrix_checks(path, data, rows, cols, err, errlen)) return -1;
+  const uint64_t d[2] = {rows, cols};
+  return write_replace(path, data, d, 2, err, errlen);
+}
+
+int npy_write_f32_2d_file(const char *path, const float *data, size_t rows, size_t cols, char *err, size_t errlen) {
+  if (matrix_checks(path, data, rows, cols, err, errlen)) return -1;
+  const uint64_t d[2] = {rows, cols};
+  return write_in_place(path, data, d, 2, err, errlen);
 }
