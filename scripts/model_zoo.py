@@ -179,12 +179,13 @@ def transformer_small(seed, batch=2):
     return _transformer(seed, batch, layers=2, d_model=64, heads=4, ffn=128, seq=16)
 
 
-# name -> (builder, default batch, is a classifier (logits: top-1 agreement is checked))
+# name -> (builder, default batch, is a classifier (its output is logits: top-1 agreement is
+# checked), one sample's input shape, one sample's output shape)
 MODELS = {
-    "resnet50": (resnet50, 8, True),
-    "bert_base": (bert_base, 8, False),
-    "cnn_small": (cnn_small, 2, True),
-    "transformer_small": (transformer_small, 2, False),
+    "resnet50": (resnet50, 8, True, (3, 224, 224), (1000,)),
+    "bert_base": (bert_base, 8, False, (128, 768), (128, 768)),
+    "cnn_small": (cnn_small, 2, True, (3, 16, 16), (10,)),
+    "transformer_small": (transformer_small, 2, False, (16, 64), (16, 64)),
 }
 SMALL = ("cnn_small", "transformer_small")
 
@@ -201,5 +202,5 @@ def run(model, x):
 
 def build(name, seed=0, batch=None):
     """(module, input) for a model of MODELS; batch None takes its default."""
-    fn, default_batch, _ = MODELS[name]
+    fn, default_batch = MODELS[name][:2]
     return fn(seed, default_batch if batch is None else batch)
