@@ -273,6 +273,11 @@ $(ONNX_CASES): scripts/make_onnx_cases.py
 	$(PY) scripts/make_onnx_cases.py $(dir $@)
 	@touch $@
 $(BUILD)/tests/test_onnx $(SAN)/tests/test_onnx: $(ONNX_CASES)
+# The reader on the exported reference models (tests/onnx_models.c; needs build/models from
+# scripts/export_models.py, so not part of 'make test').
+.PHONY: onnx-models
+onnx-models: $(BUILD)/tests/onnx_models ## Load the exported reference models (build/models: ResNet-50, BERT-base, the small ones) with the ONNX reader (not part of 'make test')
+	$(BUILD)/tests/onnx_models --jobs 1 --verbose
 
 check-build-tools:
 	$(call need,$(VERILATOR))

@@ -21,6 +21,7 @@
 
 #define ONNX_MAX_ELEMS (1ll << 40)     /* a tensor of more elements is refused (overflow guard) */
 #define ONNX_MAX_FOLD_ELEMS (1ll << 26) /* a constant folding would make of more is refused */
+#define ONNX_MAX_FOLD_TOTAL (1ll << 28) /* and all of them together (a chain of broadcasts) */
 
 typedef enum { VAL_ACT, VAL_F32, VAL_I64 } val_kind_t;
 
@@ -66,6 +67,7 @@ typedef struct {
   rnode_t *nodes;
   size_t nnodes, capnodes;
   int64_t opset;
+  int64_t folded;               /* elements of the constants made so far (ONNX_MAX_FOLD_TOTAL) */
   int input;                    /* the graph input's value */
   const char *batch_param;      /* the input's symbolic first dimension, or NULL */
   int64_t batch;

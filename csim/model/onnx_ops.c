@@ -841,6 +841,7 @@ static const op_rule_t *rule_of(const char *op) {
 
 static bool word_in(const char *list, const char *w) {
   const size_t n = strlen(w);
+  if (n == 0) return false;  /* an empty name (strstr would find it everywhere, forever) */
   for (const char *p = list; (p = strstr(p, w)); p += n)
     if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return true;
   return false;

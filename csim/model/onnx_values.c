@@ -116,6 +116,8 @@ int rd_new_const(rd_t *r, const char *name, val_kind_t kind, unsigned rank, cons
   int64_t n = rd_elems(rank, dims);
   if (n < 0 || n > ONNX_MAX_FOLD_ELEMS)
     return rd_node_fail(r, "folding would make a constant of over %lld elements", (long long)ONNX_MAX_FOLD_ELEMS);
+  if ((r->folded += n) > ONNX_MAX_FOLD_TOTAL)
+    return rd_node_fail(r, "folding would make over %lld elements of constants in all", (long long)ONNX_MAX_FOLD_TOTAL);
   int v = rd_new_val(r, name, kind, rank, dims);
   if (v < 0) return -1;
   size_t bytes = (size_t)(n ? n : 1) * (kind == VAL_F32 ? sizeof(float) : sizeof(int64_t));
