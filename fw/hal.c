@@ -170,16 +170,28 @@ void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line) 
   ISA_PUT(c, MXU_STORE, mxu, p->mxu);
 }
 
-void fw_vec(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
-            uint32_t scalar_bits) {
+static uint32_t *vec_cmd(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line,
+                         uint32_t rows, uint32_t scalar_bits) {
   uint32_t *c = emit(p, ISA_OP_VEC);
-  if (!c) return;
+  if (!c) return NULL;
   ISA_PUT(c, VEC, op, op);
   ISA_PUT(c, VEC, a, a_line);
   ISA_PUT(c, VEC, b, b_line);
   ISA_PUT(c, VEC, dst, dst_line);
   ISA_PUT(c, VEC, rows, rows);
   ISA_PUT(c, VEC, scalar, scalar_bits);
+  return c;
+}
+
+void fw_vec(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
+            uint32_t scalar_bits) {
+  vec_cmd(p, op, a_line, b_line, dst_line, rows, scalar_bits);
+}
+
+void fw_vec_bcast(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
+                  uint32_t scalar_bits) {
+  uint32_t *c = vec_cmd(p, op, a_line, b_line, dst_line, rows, scalar_bits);
+  if (c) ISA_PUT(c, VEC, b_repeat, 1);
 }
 
 void fw_raw(fw_prog_t *p, const uint32_t w[ISA_CMD_WORDS]) {

@@ -119,6 +119,12 @@ void fw_mxu_store(fw_prog_t *p, uint32_t acc_row, uint32_t rows, uint32_t line);
 void fw_vec(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
             uint32_t scalar_bits);
 
+/* fw_vec with b_repeat: dst[i] = op(a[i], b) with b the one line b_line for every row (a bias,
+ * LayerNorm's gamma or beta broadcast over rows). A binary operation only (ADD, SUB, MUL, MAX,
+ * RELU_GRAD, AXPY): on any other the command stops the queue with error 1 (docs/isa.md). */
+void fw_vec_bcast(fw_prog_t *p, isa_vec_op_t op, uint32_t a_line, uint32_t b_line, uint32_t dst_line, uint32_t rows,
+                  uint32_t scalar_bits);
+
 /* Appends a raw command, word for word (tests of the command processor's error paths). */
 void fw_raw(fw_prog_t *p, const uint32_t words[ISA_CMD_WORDS]);
 /* Appends commands first .. first + n - 1 of src (kernels that interleave two streams). */

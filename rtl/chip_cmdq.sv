@@ -134,10 +134,13 @@ module chip_cmdq #(
           else if (w(cmd.mxu_matmul.acc_row) + w(cmd.mxu_matmul.rows) > 64'(AccDepth)) err = ErrAcc;
         end
         OpVec: begin
-          if (cmd.vec.op >= 32'(VecOps)) err = ErrOpcode;
+          // b_repeat (b is one line for every row) is for the binary operations only
+          if (cmd.vec.op >= 32'(VecOps) || (cmd.vec.b_repeat && !vec_binary(cmd.vec.op[VecOpBits-1:0])))
+            err = ErrOpcode;
           else if (cmd.vec.rows == 0) err = ErrSize;
           else if (w(cmd.vec.a) + w(cmd.vec.rows) > 64'(VmemLines) ||
-                   (vec_binary(cmd.vec.op[VecOpBits-1:0]) && w(cmd.vec.b) + w(cmd.vec.rows) > 64'(VmemLines)) ||
+                   (vec_binary(cmd.vec.op[VecOpBits-1:0]) &&
+                    w(cmd.vec.b) + (cmd.vec.b_repeat ? 64'd1 : w(cmd.vec.rows)) > 64'(VmemLines)) ||
                    w(cmd.vec.dst) + (vec_reduces_lines(cmd.vec.op[VecOpBits-1:0]) ? 64'd1 : w(cmd.vec.rows)) >
                        64'(VmemLines)) err = ErrVmem;
         end

@@ -1,8 +1,9 @@
 // The chip's vector unit (docs/isa.md, opcode VEC): operations over VMEM lines, one line of
 // C fp32 lanes per cycle: add, subtract, multiply, max, ReLU, multiply by a scalar, fp32 ->
 // bf16 (RNE), bf16 -> fp32, copy; for training, ReLU's derivative mask, a + scalar * b,
-// e^a and 1/a, reductions across a line's lanes (sum, max: a pairwise tree, broadcast) and
-// across lines (sum, max: folded in line order into one line, written after the last).
+// e^a, 1/a, 1/sqrt(a) and erf(a), reductions across a line's lanes (sum, max: a pairwise
+// tree, broadcast) and across lines (sum, max: folded in line order into one line, written
+// after the last). A binary operation with b_repeat reads the one line b for every row.
 //
 // Ordering within the compute queue: a VEC command starts once every MXU load, matmul and
 // store issued before it has finished its VMEM accesses (snapshots of the MXU unit's
@@ -46,6 +47,7 @@ module chip_vec_unit #(
   // One pending command behind the running one.
   typedef struct packed {
     vec_op_e           op;
+    logic              b_repeat;
     logic [LineAw-1:0] a, b, dst;
     logic [31:0]       rows;
     logic [31:0]       scalar;
@@ -57,7 +59,8 @@ module chip_vec_unit #(
   logic [31:0] row_q, issued_q, done_q;
 
   vec_t in_cmd;  // the command processor checked every field before issuing the command
-  assign in_cmd = '{op: vec_op_e'(cmd_i.vec.op[VecOpBits-1:0]), a: LineAw'(cmd_i.vec.a), b: LineAw'(cmd_i.vec.b),
+  assign in_cmd = '{op: vec_op_e'(cmd_i.vec.op[VecOpBits-1:0]), b_repeat: cmd_i.vec.b_repeat,
+                    a: LineAw'(cmd_i.vec.a), b: LineAw'(cmd_i.vec.b),
                     dst: LineAw'(cmd_i.vec.dst), rows: cmd_i.vec.rows, scalar: cmd_i.vec.scalar};
   assign cmd_ready_o = !pend_valid_q;
 
@@ -69,7 +72,7 @@ module chip_vec_unit #(
                     (stores_done_i >= pend_stores_q);
 
   assign a_raddr_o = cur_q.a + LineAw'(row_q);
-  assign b_raddr_o = cur_q.b + LineAw'(row_q);
+  assign b_raddr_o = cur_q.b + (cur_q.b_repeat ? '0 : LineAw'(row_q));
   // A line reduction folds each line into acc_q and writes once, the last line's cycle, to dst.
   logic             cur_reduces;
   logic [LineW-1:0] acc_q;
@@ -125,6 +128,59 @@ module chip_vec_unit #(
     return {x[31], biased[7:0], y[22:0]};
   endfunction
 
+  // 1/sqrt(a) and erf(a) (docs/numerics.md, "Reciprocal square root", "Error function").
+  localparam logic [31:0] Fp32Half = 32'h3F00_0000, RsqrtMagic = 32'h5F37_59DF;
+  localparam logic [31:0] ErfTiny = 32'h3580_0000;                                    // 2^-20
+  localparam logic [31:0] ErfUp = 32'h4B80_0000, ErfDown = 32'h3380_0000;             // 2^24, 2^-24
+  localparam logic [31:0] ErfTwo = 32'h4000_0000, ErfFour = 32'h4080_0000;
+  localparam logic [31:0] ErfC1 = 32'h3FC0_0000, ErfC2 = 32'h4040_0000;               // 1.5, 3
+  localparam logic [31:0] ErfQ0 [7] = '{32'h3E03_75D4, 32'hBEC0_939F, 32'h3DE7_168C, 32'hBCDB_FD9C,
+                                        32'h3BAA_0B1B, 32'hBA52_35A0, 32'h38A5_4ED6};
+  localparam logic [31:0] ErfQ1 [11] = '{32'h3D0A_D554, 32'hBDF3_91B9, 32'h3E36_AD4B, 32'hBE0E_150F,
+                                         32'h3D36_AD68, 32'h3C73_A4D6, 32'hBC9E_55D4, 32'h3B9A_0C38,
+                                         32'h3B1B_CC06, 32'hBAC9_E7A2, 32'h3825_78B8};
+  localparam logic [31:0] ErfQ2 [11] = '{32'h37B9_509D, 32'hB911_E8A9, 32'h39DA_FF28, 32'hBA4F_6791,
+                                         32'h3A88_FAEA, 32'hBA83_B224, 32'h3A40_AD10, 32'hB9DB_1B24,
+                                         32'h3913_FA4F, 32'h376D_303A, 32'hB7B9_8885};
+
+  function automatic logic [31:0] fp32_rsqrt(logic [31:0] x);
+    logic [31:0] y, r;
+    if (x[30:23] == 8'hFF && x[22:0] != '0) return Fp32CanonNan;
+    if (x[30:23] == 8'h00) return {x[31], 8'hFF, 23'd0};  // +-0 and subnormals: +-Inf
+    if (x[31]) return Fp32CanonNan;                       // negative, -Inf included
+    if (x[30:23] == 8'hFF) return 32'd0;                  // 1/sqrt(+Inf)
+    y = RsqrtMagic - {1'b0, x[31:1]};                     // the integer estimate
+    for (int i = 0; i < 3; i++) begin                     // y += y (1 - x y^2) / 2
+      r = fp32_add(Fp32One, fp32_mul(fp32_mul(x, y), y) ^ Fp32Sign);
+      y = fp32_add(y, fp32_mul(y, fp32_mul(r, Fp32Half)));
+    end
+    return y;
+  endfunction
+
+  function automatic logic [31:0] fp32_erf(logic [31:0] x);
+    logic [31:0] a, z, t, p, r, s;
+    a = {1'b0, x[30:0]};
+    if (a > Fp32Inf) return Fp32CanonNan;
+    if (a[30:23] == 8'h00) return {x[31], 31'd0};         // +-0 and subnormals
+    if (a >= ErfFour) return {x[31], Fp32One[30:0]};      // 1 - erf(4) < 2^-25; Inf too
+    if (a < ErfTiny) begin                                // x + x q0(0), x scaled by 2^24 and back
+      s = fp32_mul(a, ErfUp);
+      r = fp32_mul(fp32_add(s, fp32_mul(s, ErfQ0[0])), ErfDown);
+    end else if (a < Fp32One) begin                       // x + x q0(x^2)
+      z = fp32_mul(a, a);
+      p = ErfQ0[6];
+      for (int i = 5; i >= 0; i--) p = fp32_add(fp32_mul(p, z), ErfQ0[i]);
+      r = fp32_add(a, fp32_mul(a, p));
+    end else begin                                        // 1 - q(|x| - c), the subtraction exact
+      t = fp32_add(a, (a >= ErfTwo ? ErfC2 : ErfC1) | Fp32Sign);
+      p = a >= ErfTwo ? ErfQ2[10] : ErfQ1[10];
+      for (int i = 9; i >= 0; i--) p = fp32_add(fp32_mul(p, t), a >= ErfTwo ? ErfQ2[i] : ErfQ1[i]);
+      r = fp32_add(Fp32One, p ^ Fp32Sign);
+      if (r > Fp32One) r = Fp32One;                       // at most 1
+    end
+    return {x[31], r[30:0]};
+  endfunction
+
   // One lane of an element-wise operation (fp32 in and out).
   function automatic logic [31:0] lane(vec_op_e op, logic [31:0] a, logic [31:0] b,
                                        logic [31:0] scalar);
@@ -140,6 +196,8 @@ module chip_vec_unit #(
       VecAxpy:   return fp32_add(a, fp32_mul(b, scalar));
       VecExp:    return fp32_exp(a);
       VecRecip:  return fp32_recip(a);
+      VecRsqrt:  return fp32_rsqrt(a);
+      VecErf:    return fp32_erf(a);
       default: return '0;
     endcase
   endfunction

@@ -25,8 +25,9 @@ static uint32_t random_lane(rng_t *rng) {
   return (uint32_t)((x >> 32) & 0x81FFFFFFu) | (uint32_t)(100 + (x >> 16) % 56) << 23;
 }
 
-/* Loads rows of random lanes into VMEM lines a and b, runs one VEC, writes dst back. */
-static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng) {
+/* Loads rows of random lanes into VMEM lines a and b, runs one VEC (with b_repeat: b's first
+ * line for every row), writes dst back. */
+static void check_vec_b(unsigned size, isa_vec_op_t op, uint32_t rows, bool b_repeat, rng_t *rng) {
   chip_t *c = test_chip(size, 64, 9);
   const unsigned lanes = chip_geometry(c)->cols, line = 4 * lanes;
   uint32_t *a = malloc(rows * line), *b = malloc(rows * line), *out = malloc(rows * line);
@@ -47,23 +48,30 @@ static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng)
   fw_sem_wait(&cq, 1, 1);
   /* a unary operation neither reads nor checks operand b: give it one far outside VMEM (it
    * used to stop with a VMEM range error) */
-  fw_vec(&cq, op, 100, isa_vec_operands(op) == 2 ? 1000 : UINT32_MAX, 2000, rows, scalar);
+  if (b_repeat) fw_vec_bcast(&cq, op, 100, 1000, 2000, rows, scalar);
+  else fw_vec(&cq, op, 100, isa_vec_operands(op) == 2 ? 1000 : UINT32_MAX, 2000, rows, scalar);
   fw_sem_signal(&cq, 2, 1);
   fw_halt(&cq);
   test_run_programs(c, &cq, &dq, 100000, NULL);
   cr_assert_eq(chip_hbm_read(c, 2u << 20, out, rows * line), 0);
   uint32_t *want = malloc(rows * line);
-  const unsigned written = vec_golden_lines(op, lanes, rows, a, b, scalar, want);
+  const unsigned written = b_repeat ? vec_golden_lines_repeat_b(op, lanes, rows, a, b, scalar, want)
+                                    : vec_golden_lines(op, lanes, rows, a, b, scalar, want);
   /* every line the command writes, and (a line reduction) none after its one line */
   for (uint32_t i = 0; i < rows * lanes; i++) {
     const uint32_t w = i < written * lanes ? want[i] : 0, r = i / lanes, l = i % lanes;
-    cr_assert_eq(out[i], w, "%ux%u %s row %u lane %u: a 0x%08x b 0x%08x s 0x%08x: chip 0x%08x golden 0x%08x", size, size,
-                 isa_vec_op_name(op), r, l, a[i], b[i], scalar, out[i], w);
+    cr_assert_eq(out[i], w, "%ux%u %s%s row %u lane %u: a 0x%08x b 0x%08x s 0x%08x: chip 0x%08x golden 0x%08x", size,
+                 size, isa_vec_op_name(op), b_repeat ? " b_repeat" : "", r, l, a[i], b_repeat ? b[l] : b[i], scalar,
+                 out[i], w);
   }
   free(a), free(b), free(out), free(want);
   fw_prog_free(&cq);
   fw_prog_free(&dq);
   chip_free(c);
+}
+
+static void check_vec(unsigned size, isa_vec_op_t op, uint32_t rows, rng_t *rng) {
+  check_vec_b(size, op, rows, false, rng);
 }
 
 Test(vec, every_vector_op_against_the_golden_model) {
@@ -74,6 +82,92 @@ Test(vec, every_vector_op_against_the_golden_model) {
     check_vec(16, (isa_vec_op_t)op, 9, &rng);
     if (op == ISA_VEC_SUM_LANES || op == ISA_VEC_MAX_LANES || op == ISA_VEC_SUM_LINES)
       check_vec(128, (isa_vec_op_t)op, 3, &rng);  /* the deepest lane tree */
+  }
+}
+
+/* b_repeat: every binary operation with one line of b for every row (a bias, LayerNorm's gamma
+ * and beta), on 4x4 and 16x16 chips, against the golden model. */
+Test(vec, b_repeat_broadcasts_one_line_of_b) {
+  rng_t rng;
+  rng_seed(&rng, test_seed() * 13 + 5);
+  for (int op = 0; op < ISA_NUM_VEC_OPS; op++) {
+    if (isa_vec_operands(op) != 2) continue;
+    check_vec_b(4, (isa_vec_op_t)op, 21, true, &rng);
+    check_vec_b(16, (isa_vec_op_t)op, 6, true, &rng);
+  }
+}
+
+/* b_repeat's checks (docs/isa.md, VEC): b is range-checked as one line, so it may be VMEM's last
+ * line whatever rows is, but not one past it; on an operation that does not read b it is error
+ * 1, as a reserved bit would be. */
+Test(vec, b_repeat_checks_one_line_and_only_binary_operations) {
+  chip_t *c = test_chip(4, 16, 5);
+  const uint32_t V = chip_geometry(c)->vmem_lines;
+  static const struct {
+    isa_vec_op_t op;
+    uint32_t b;
+    unsigned err;
+  } cases[] = {{ISA_VEC_ADD, 0, ISA_ERR_NONE},          {ISA_VEC_MUL, 0, ISA_ERR_NONE},
+               {ISA_VEC_AXPY, 0, ISA_ERR_NONE},         {ISA_VEC_ADD, 1, ISA_ERR_VMEM},
+               {ISA_VEC_RELU, 0, ISA_ERR_OPCODE},       {ISA_VEC_RSQRT, 0, ISA_ERR_OPCODE},
+               {ISA_VEC_SUM_LINES, 0, ISA_ERR_OPCODE},  {ISA_VEC_COPY, 1, ISA_ERR_OPCODE}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    fw_prog_t p;
+    fw_prog_init(&p);
+    fw_vec_bcast(&p, cases[i].op, 0, V - 1 + cases[i].b, 16, 8, 0);  /* b: the last line, or one past it */
+    fw_halt(&p);
+    test_load_once(c, ISA_QUEUE_COMPUTE, &p);
+    chip_status_t st;
+    const int rc = chip_run(c, ISA_QMASK_COMPUTE, 10000, &st);
+    cr_assert_eq(st.error[0], cases[i].err, "%s b_repeat, b %u: error %u, not %u: %s", isa_vec_op_name(cases[i].op),
+                 V - 1 + cases[i].b, st.error[0], cases[i].err, st.report);
+    cr_assert_eq(rc, cases[i].err == ISA_ERR_NONE ? 0 : -1, "%s", st.report);
+    if (cases[i].err) cr_assert_eq(st.pc[0], 0, "stopped at the VEC: %s", st.report);
+  }
+  chip_free(c);
+}
+
+/* The vector unit's timing contract (docs/isa.md, "Vector unit timing"): every operation takes
+ * one cycle a line, so the compute program [VEC of rows lines; FENCE; HALT] runs rows + VEC_FIXED
+ * cycles from the start, and back-to-back VECs follow each other without a bubble (the next
+ * starts in the cycle after the last line of the one before) once the first has two lines or
+ * more (one command waits behind the running one, and the queue hands the next over the cycle
+ * after the first started): [VEC r1; VEC r2; FENCE; HALT] runs r1 + r2 + VEC_FIXED, one more
+ * when r1 is 1. Every operation, the new RSQRT and ERF and b_repeat included. */
+enum { VEC_FIXED = 5 };
+static uint64_t vec_cycles(chip_t *c, isa_vec_op_t op, bool b_repeat, uint32_t r1, uint32_t r2) {
+  fw_prog_t p;
+  fw_prog_init(&p);
+  if (b_repeat) fw_vec_bcast(&p, op, 0, 500, 1000, r1, 0x3F800000u);
+  else fw_vec(&p, op, 0, 500, 1000, r1, 0x3F800000u);
+  if (r2) fw_vec(&p, op, 2000, 2500, 3000, r2, 0x3F800000u);
+  fw_fence(&p);
+  fw_halt(&p);
+  test_load_once(c, ISA_QUEUE_COMPUTE, &p);
+  chip_status_t st;
+  return test_run(c, ISA_QMASK_COMPUTE, 100000, &st);
+}
+
+Test(vec, every_operation_meets_the_timing_contract) {
+  static const uint32_t rows_l[] = {1, 2, 7, 64, 300};
+  for (unsigned size = 4; size <= 16; size *= 4) {
+    chip_t *c = test_chip(size, 16, 5);
+    for (int op = 0; op < ISA_NUM_VEC_OPS; op++)
+      for (size_t r = 0; r < sizeof rows_l / sizeof rows_l[0]; r++) {
+        const uint32_t rows = rows_l[r];
+        const uint64_t one = vec_cycles(c, (isa_vec_op_t)op, false, rows, 0);
+        cr_assert_eq(one, rows + VEC_FIXED, "%ux%u %s over %u lines: %llu cycles, contract %u", size, size,
+                     isa_vec_op_name(op), rows, (unsigned long long)one, rows + VEC_FIXED);
+        const uint64_t two = vec_cycles(c, (isa_vec_op_t)op, false, rows, 3);
+        cr_assert_eq(two, rows + 3 + VEC_FIXED + (rows == 1), "%ux%u %s over %u then 3 lines: %llu cycles", size, size,
+                     isa_vec_op_name(op), rows, (unsigned long long)two);
+        if (isa_vec_operands(op) == 2) {
+          const uint64_t rep = vec_cycles(c, (isa_vec_op_t)op, true, rows, 0);
+          cr_assert_eq(rep, rows + VEC_FIXED, "%ux%u %s b_repeat over %u lines: %llu cycles", size, size,
+                       isa_vec_op_name(op), rows, (unsigned long long)rep);
+        }
+      }
+    chip_free(c);
   }
 }
 

@@ -23,7 +23,7 @@ Test(vec_fast, every_operation_agrees_on_every_bit) {
   const isa_vec_op_t ops[] = {ISA_VEC_ADD,       ISA_VEC_SUB,       ISA_VEC_MUL,       ISA_VEC_MAX,      ISA_VEC_RELU,
                               ISA_VEC_SCALE,     ISA_VEC_TO_BF16,   ISA_VEC_TO_FP32,   ISA_VEC_COPY,     ISA_VEC_RELU_GRAD,
                               ISA_VEC_AXPY,      ISA_VEC_SUM_LANES, ISA_VEC_MAX_LANES, ISA_VEC_SUM_LINES, ISA_VEC_MAX_LINES,
-                              ISA_VEC_EXP,       ISA_VEC_RECIP};
+                              ISA_VEC_EXP,       ISA_VEC_RECIP,     ISA_VEC_RSQRT,     ISA_VEC_ERF};
   const unsigned lane_counts[] = {4, 16, 128};
   uint32_t *a = malloc(9 * 128 * 4), *b = malloc(9 * 128 * 4), *got = malloc(9 * 128 * 4), *want = malloc(9 * 128 * 4);
   uint64_t lanes_checked = 0;
@@ -41,4 +41,29 @@ Test(vec_fast, every_operation_agrees_on_every_bit) {
     lanes_checked += (uint64_t)n * lanes;
   }
   free(a), free(b), free(got), free(want);
+}
+
+/* b_repeat: the binary operations with one line of b for every row, against the golden model's
+ * vec_golden_lines_repeat_b; and a planted mistake (b's rows read as usual) is seen to differ. */
+Test(vec_fast, b_repeat_reads_one_line_of_b_for_every_row) {
+  rng_t r;
+  rng_seed(&r, test_seed() * 104729 + 3);
+  const isa_vec_op_t ops[] = {ISA_VEC_ADD, ISA_VEC_SUB, ISA_VEC_MUL, ISA_VEC_MAX, ISA_VEC_RELU_GRAD, ISA_VEC_AXPY};
+  uint32_t a[9 * 128], b[9 * 128], got[9 * 128], want[9 * 128], plain[9 * 128];
+  unsigned differs = 0;
+  for (unsigned round = 0; round < 3000; round++) {
+    const isa_vec_op_t op = ops[round % 6];
+    const unsigned lanes = 4u << (2 * rng_below(&r, 3)), rows = 2 + (unsigned)rng_below(&r, 8);
+    for (unsigned i = 0; i < rows * lanes; i++) a[i] = fp32_operand(&r), b[i] = fp32_operand(&r);
+    const uint32_t scalar = fp32_operand(&r);
+    cr_assert_eq(vec_fast_lines_b(op, lanes, rows, a, b, true, scalar, got), rows);
+    cr_assert_eq(vec_golden_lines_repeat_b(op, lanes, rows, a, b, scalar, want), rows);
+    vec_fast_lines_b(op, lanes, rows, a, b, false, scalar, plain);
+    for (unsigned i = 0; i < rows * lanes; i++) {
+      cr_assert_eq(got[i], want[i], "%s, %u lanes, row %u lane %u: fast 0x%08x, golden 0x%08x", isa_vec_op_name(op),
+                   lanes, i / lanes, i % lanes, got[i], want[i]);
+      differs += got[i] != plain[i];
+    }
+  }
+  cr_assert_gt(differs, 100000, "b_repeat and b's own rows gave the same lanes %u times too often", differs);
 }

@@ -73,11 +73,12 @@ static uint8_t check(const uint32_t *c, uint32_t op, const cmdq_fast_limits_t *l
     }
     case ISA_OP_VEC: {
       const uint64_t rows = ISA_GET(c, VEC, rows), vop = ISA_GET(c, VEC, op);
-      if (vop >= ISA_NUM_VEC_OPS) return ISA_ERR_OPCODE;
-      if (rows == 0) return ISA_ERR_SIZE;
       const uint32_t op5 = (uint32_t)vop & 31;
+      const bool repeat = ISA_GET(c, VEC, b_repeat) != 0;
+      if (vop >= ISA_NUM_VEC_OPS || (repeat && !vec_binary(op5))) return ISA_ERR_OPCODE;
+      if (rows == 0) return ISA_ERR_SIZE;
       const bool reduces = op5 == ISA_VEC_SUM_LINES || op5 == ISA_VEC_MAX_LINES;
-      if (ISA_GET(c, VEC, a) + rows > V || (vec_binary(op5) && ISA_GET(c, VEC, b) + rows > V) ||
+      if (ISA_GET(c, VEC, a) + rows > V || (vec_binary(op5) && ISA_GET(c, VEC, b) + (repeat ? 1 : rows) > V) ||
           ISA_GET(c, VEC, dst) + (reduces ? 1 : rows) > V)
         return ISA_ERR_VMEM;
       return ISA_ERR_NONE;

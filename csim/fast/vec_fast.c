@@ -74,6 +74,51 @@ static uint32_t vrecip(uint32_t x) {
   return sign | (y & 0x7FFFFFu) | (uint32_t)ey << 23;
 }
 
+/* 1/sqrt(x): the integer estimate 0x5F3759DF - (x >> 1), then three steps y += y (1 - x y^2) / 2 */
+static uint32_t vrsqrt(uint32_t x) {
+  if (is_nan(x)) return NAN32;
+  if (!(x & 0x7F800000u)) return (x & 0x80000000u) | 0x7F800000u; /* +-0 and subnormals: +-Inf */
+  if (x >> 31) return NAN32;
+  if (x == 0x7F800000u) return 0;
+  uint32_t y = 0x5F3759DFu - (x >> 1);
+  for (int i = 0; i < 3; i++) {
+    const uint32_t r = add(0x3F800000u, mul(mul(x, y), y) ^ 0x80000000u);
+    y = add(y, mul(y, mul(r, 0x3F000000u)));
+  }
+  return y;
+}
+
+/* erf(x) on |x| with x's sign: x + x q0(x^2) below 1 (x scaled by 2^24 below 2^-20), 1 - q(|x| - c)
+ * on [1, 2) (c = 1.5) and [2, 4) (c = 3), 1 from 4 */
+static uint32_t verf(uint32_t x) {
+  static const uint32_t q0[7] = {0x3E0375D4u, 0xBEC0939Fu, 0x3DE7168Cu, 0xBCDBFD9Cu, 0x3BAA0B1Bu, 0xBA5235A0u,
+                                 0x38A54ED6u};
+  static const uint32_t q[2][11] = {{0x3D0AD554u, 0xBDF391B9u, 0x3E36AD4Bu, 0xBE0E150Fu, 0x3D36AD68u, 0x3C73A4D6u,
+                                     0xBC9E55D4u, 0x3B9A0C38u, 0x3B1BCC06u, 0xBAC9E7A2u, 0x382578B8u},
+                                    {0x37B9509Du, 0xB911E8A9u, 0x39DAFF28u, 0xBA4F6791u, 0x3A88FAEAu, 0xBA83B224u,
+                                     0x3A40AD10u, 0xB9DB1B24u, 0x3913FA4Fu, 0x376D303Au, 0xB7B98885u}};
+  if (is_nan(x)) return NAN32;
+  const uint32_t s = x & 0x80000000u, a = x & 0x7FFFFFFFu;
+  if (a < 0x00800000u) return s;
+  if (a >= 0x40800000u) return s | 0x3F800000u;
+  if (a < 0x35800000u) { /* below 2^-20: x + x q0(0), on x scaled by 2^24 and back */
+    const uint32_t u = mul(a, 0x4B800000u);
+    return s | mul(add(u, mul(u, q0[0])), 0x33800000u);
+  }
+  if (a < 0x3F800000u) {
+    const uint32_t z = mul(a, a);
+    uint32_t p = q0[6];
+    for (int i = 5; i >= 0; i--) p = add(mul(p, z), q0[i]);
+    return s | add(a, mul(a, p));
+  }
+  const unsigned hi = a >= 0x40000000u;
+  const uint32_t t = add(a, hi ? 0xC0400000u : 0xBFC00000u);
+  uint32_t p = q[hi][10];
+  for (int i = 9; i >= 0; i--) p = add(mul(p, t), q[hi][i]);
+  const uint32_t r = add(0x3F800000u, p ^ 0x80000000u);
+  return s | (r > 0x3F800000u ? 0x3F800000u : r);
+}
+
 static uint32_t lane_op(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t s) {
   switch (op) {
     case ISA_VEC_ADD: return add(a, b);
@@ -88,6 +133,8 @@ static uint32_t lane_op(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t s) {
     case ISA_VEC_AXPY: return add(a, mul(s, b));
     case ISA_VEC_EXP: return vexp(a);
     case ISA_VEC_RECIP: return vrecip(a);
+    case ISA_VEC_RSQRT: return vrsqrt(a);
+    case ISA_VEC_ERF: return verf(a);
     default: return 0;
   }
 }
@@ -127,6 +174,11 @@ void vec_fast_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const uin
 
 unsigned vec_fast_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
                         uint32_t scalar, uint32_t *out) {
+  return vec_fast_lines_b(op, lanes, rows, a, b, false, scalar, out);
+}
+
+unsigned vec_fast_lines_b(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
+                          bool b_repeat, uint32_t scalar, uint32_t *out) {
   const unsigned saved = _mm_getcsr();
   _mm_setcsr((saved & ~MXCSR_RC) | MXCSR_DAZ | MXCSR_FTZ);
   unsigned written = rows;
@@ -140,7 +192,8 @@ unsigned vec_fast_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const ui
     written = 1;
   } else {
     for (unsigned r = 0; r < rows; r++)
-      line_op(op, lanes, a + (size_t)r * lanes, b ? b + (size_t)r * lanes : NULL, scalar, out + (size_t)r * lanes);
+      line_op(op, lanes, a + (size_t)r * lanes, b ? b + (b_repeat ? 0 : (size_t)r * lanes) : NULL, scalar,
+              out + (size_t)r * lanes);
   }
   _mm_setcsr(saved);
   return written;

@@ -40,14 +40,15 @@ void vec_unit_fast_cycle(vec_unit_fast_t *v, const paged_t *vmem, bool cmd_valid
   out->wdata = v->wdata;
   if (v->cur_active) {
     const uint32_t *a = paged_read(vmem, (v->cur.a + v->row) & mask);
-    const uint32_t *b = paged_read(vmem, (v->cur.b + v->row) & mask);
+    const uint32_t *b = paged_read(vmem, (v->cur.b + (v->cur.b_repeat ? 0 : v->row)) & mask);
     if (red && v->row == 0) memcpy(v->wdata, a, v->cols * sizeof *a);
     else vec_fast_line((isa_vec_op_t)v->cur.op, v->cols, a, red ? v->acc : b, v->cur.scalar, v->wdata);
     if (red) memcpy(v->acc, v->wdata, v->cols * sizeof *v->acc);
   }
   /* the edge */
   if (accept) {
-    v->pend = (vec_unit_fast_cmd_t){.op = (uint8_t)(ISA_GET(cmd, VEC, op) & 31), .a = ISA_GET(cmd, VEC, a) & mask,
+    v->pend = (vec_unit_fast_cmd_t){.op = (uint8_t)(ISA_GET(cmd, VEC, op) & 31),
+                                    .b_repeat = ISA_GET(cmd, VEC, b_repeat) != 0, .a = ISA_GET(cmd, VEC, a) & mask,
                                     .b = ISA_GET(cmd, VEC, b) & mask, .dst = ISA_GET(cmd, VEC, dst) & mask,
                                     .rows = ISA_GET(cmd, VEC, rows), .scalar = ISA_GET(cmd, VEC, scalar)};
     v->pend_loads = mxu->loads_issued;

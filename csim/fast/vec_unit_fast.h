@@ -17,6 +17,7 @@
 
 typedef struct {
   uint8_t op;
+  bool b_repeat;               /* operand b is the one line b for every row */
   uint32_t a, b, dst, rows, scalar;
 } vec_unit_fast_cmd_t;
 

@@ -43,12 +43,13 @@ static unsigned check_rdma(const cmd_golden_chip_t *c, const uint32_t *cmd) {
 static unsigned check_vec(const cmd_golden_chip_t *c, const uint32_t *cmd) {
   const uint64_t V = c->geo.vmem_lines;
   const uint32_t op = ISA_GET(cmd, VEC, op), rows = ISA_GET(cmd, VEC, rows);
-  if (!isa_vec_op_name(op)) return ISA_ERR_OPCODE;
+  const bool repeat = ISA_GET(cmd, VEC, b_repeat) != 0;  /* b is one line; binary operations only */
+  if (!isa_vec_op_name(op) || (repeat && isa_vec_operands(op) != 2)) return ISA_ERR_OPCODE;
   if (rows == 0) return ISA_ERR_SIZE;
   if (!inside(ISA_GET(cmd, VEC, a), rows, V) ||
       !inside(ISA_GET(cmd, VEC, dst), isa_vec_reduces_lines(op) ? 1 : rows, V))
     return ISA_ERR_VMEM;
-  if (isa_vec_operands(op) == 2 && !inside(ISA_GET(cmd, VEC, b), rows, V)) return ISA_ERR_VMEM;
+  if (isa_vec_operands(op) == 2 && !inside(ISA_GET(cmd, VEC, b), repeat ? 1 : rows, V)) return ISA_ERR_VMEM;
   return ISA_ERR_NONE;
 }
 

@@ -68,6 +68,65 @@ static uint32_t golden_recip(const fp32_arith_t *ar, uint32_t x) {
   return sign | (uint32_t)biased << 23 | (y & 0x7FFFFF);
 }
 
+/* 1/sqrt(x) and erf(x) as docs/numerics.md defines them ("Reciprocal square root", "Error
+ * function"). */
+enum {
+  F_HALF = 0x3F000000u,
+  RSQRT_MAGIC = 0x5F3759DFu,   /* y0 = MAGIC - (x >> 1) as integers: within 3.5% of 1/sqrt(x) */
+  ERF_TINY = 0x35800000u,      /* 2^-20: below it erf(x) = x + x q0(0) to within 2^-41 */
+  ERF_UP = 0x4B800000u, ERF_DOWN = 0x33800000u,  /* 2^24, 2^-24: x scaled up so x q0(0) stays normal */
+  ERF_TWO = 0x40000000u, ERF_FOUR = 0x40800000u,
+  ERF_C1 = 0x3FC00000u, ERF_C2 = 0x40400000u,  /* the centres of [1, 2) and [2, 4): 1.5, 3 */
+};
+/* erf(x) = x + x q0(x^2) on [2^-20, 1); erfc(c + t) = q(t) on [1, 2) (c 1.5) and [2, 4) (c 3) */
+static const uint32_t erf_q0[7] = {0x3E0375D4u, 0xBEC0939Fu, 0x3DE7168Cu, 0xBCDBFD9Cu,
+                                   0x3BAA0B1Bu, 0xBA5235A0u, 0x38A54ED6u};
+static const uint32_t erf_q[2][11] = {
+    {0x3D0AD554u, 0xBDF391B9u, 0x3E36AD4Bu, 0xBE0E150Fu, 0x3D36AD68u, 0x3C73A4D6u, 0xBC9E55D4u, 0x3B9A0C38u,
+     0x3B1BCC06u, 0xBAC9E7A2u, 0x382578B8u},
+    {0x37B9509Du, 0xB911E8A9u, 0x39DAFF28u, 0xBA4F6791u, 0x3A88FAEAu, 0xBA83B224u, 0x3A40AD10u, 0xB9DB1B24u,
+     0x3913FA4Fu, 0x376D303Au, 0xB7B98885u}};
+
+static uint32_t golden_rsqrt(const fp32_arith_t *ar, uint32_t x) {
+  const uint32_t sign = x & F_SIGN, e = x >> 23 & 0xFF, man = x & 0x7FFFFF;
+  if (e == 0xFF && man) return F_NAN;
+  if (e == 0) return sign | F_INF;  /* 1/sqrt(+-0) = +-Inf (IEEE 754's rSqrt); subnormals read as zero */
+  if (sign) return F_NAN;           /* negative, -Inf included */
+  if (e == 0xFF) return 0;          /* 1/sqrt(+Inf) */
+  uint32_t y = RSQRT_MAGIC - (x >> 1);
+  for (int i = 0; i < 3; i++) {  /* y += y (1 - x y^2) / 2 */
+    const uint32_t r = ar->add(F_ONE, ar->mul(ar->mul(x, y), y) ^ F_SIGN);
+    y = ar->add(y, ar->mul(y, ar->mul(r, F_HALF)));
+  }
+  return y;
+}
+
+static uint32_t horner(const fp32_arith_t *ar, const uint32_t *c, int n, uint32_t t) {
+  uint32_t p = c[n - 1];
+  for (int i = n - 2; i >= 0; i--) p = ar->add(ar->mul(p, t), c[i]);
+  return p;
+}
+
+static uint32_t golden_erf(const fp32_arith_t *ar, uint32_t x) {
+  const uint32_t sign = x & F_SIGN, a = x & ~F_SIGN;
+  if (a > F_INF) return F_NAN;
+  if ((a >> 23) == 0) return sign;         /* +-0, subnormals (read as zero) */
+  if (a >= ERF_FOUR) return sign | F_ONE;  /* 1 - erf(4) < 2^-25; Inf too */
+  uint32_t r;
+  if (a < ERF_TINY) {
+    const uint32_t s = ar->mul(a, ERF_UP);  /* exact, and so is the scaling back (the result is normal) */
+    r = ar->mul(ar->add(s, ar->mul(s, erf_q0[0])), ERF_DOWN);
+  } else if (a < F_ONE) {
+    r = ar->add(a, ar->mul(a, horner(ar, erf_q0, 7, ar->mul(a, a))));
+  } else {
+    const int hi = a >= ERF_TWO;
+    const uint32_t t = ar->add(a, (hi ? ERF_C2 : ERF_C1) | F_SIGN);  /* exact (Sterbenz) */
+    r = ar->add(F_ONE, horner(ar, erf_q[hi], 11, t) ^ F_SIGN);
+    if (r > F_ONE) r = F_ONE;                                         /* at most 1 */
+  }
+  return sign | r;
+}
+
 static uint32_t lane_op(const fp32_arith_t *ar, isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar) {
   switch (op) {
     case ISA_VEC_ADD: return ar->add(a, b);
@@ -81,6 +140,8 @@ static uint32_t lane_op(const fp32_arith_t *ar, isa_vec_op_t op, uint32_t a, uin
     case ISA_VEC_AXPY: return ar->add(a, ar->mul(scalar, b));
     case ISA_VEC_EXP: return golden_exp(ar, a);
     case ISA_VEC_RECIP: return golden_recip(ar, a);
+    case ISA_VEC_RSQRT: return golden_rsqrt(ar, a);
+    case ISA_VEC_ERF: return golden_erf(ar, a);
     default: return 0;  /* the conversions and reductions are not lane-wise: vec_golden_line(s) */
   }
 }
@@ -109,8 +170,9 @@ static void line_op(const fp32_arith_t *ar, isa_vec_op_t op, unsigned lanes, con
   }
 }
 
+/* b_stride: lanes (b's lines follow a's), or 0 (b_repeat: one line of b for every row) */
 static unsigned lines_op(const fp32_arith_t *ar, isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a,
-                         const uint32_t *b, uint32_t scalar, uint32_t *out) {
+                         const uint32_t *b, size_t b_stride, uint32_t scalar, uint32_t *out) {
   if (op == ISA_VEC_SUM_LINES || op == ISA_VEC_MAX_LINES) {
     for (unsigned l = 0; l < lanes; l++) {
       uint32_t acc = a[l];  /* the first line as it is, then each next one in line order */
@@ -122,7 +184,7 @@ static unsigned lines_op(const fp32_arith_t *ar, isa_vec_op_t op, unsigned lanes
     return 1;
   }
   for (unsigned r = 0; r < rows; r++)
-    line_op(ar, op, lanes, a + (size_t)r * lanes, b + (size_t)r * lanes, scalar, out + (size_t)r * lanes);
+    line_op(ar, op, lanes, a + (size_t)r * lanes, b ? b + r * b_stride : a, scalar, out + (size_t)r * lanes);
   return rows;
 }
 
@@ -135,10 +197,14 @@ void vec_golden_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const u
 }
 unsigned vec_golden_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
                           uint32_t scalar, uint32_t *out) {
-  return lines_op(&host_fpu, op, lanes, rows, a, b, scalar, out);
+  return lines_op(&host_fpu, op, lanes, rows, a, b, lanes, scalar, out);
+}
+unsigned vec_golden_lines_repeat_b(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a,
+                                   const uint32_t *b_line, uint32_t scalar, uint32_t *out) {
+  return lines_op(&host_fpu, op, lanes, rows, a, b_line, 0, scalar, out);
 }
 
 unsigned vec_golden_exact_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
                                 uint32_t scalar, uint32_t *out) {
-  return lines_op(&soft_float, op, lanes, rows, a, b, scalar, out);
+  return lines_op(&soft_float, op, lanes, rows, a, b, lanes, scalar, out);
 }

@@ -17,7 +17,8 @@
 
 enum { VEC_GOLDEN_MAX_LANES = 1024 };
 
-/* One lane of a lane-wise operation (ADD, SUB, MUL, MAX, RELU, SCALE, COPY, RELU_GRAD, AXPY). */
+/* One lane of a lane-wise operation (ADD, SUB, MUL, MAX, RELU, SCALE, COPY, RELU_GRAD, AXPY, EXP,
+ * RECIP, RSQRT, ERF). */
 uint32_t vec_golden_lane(isa_vec_op_t op, uint32_t a, uint32_t b, uint32_t scalar);
 
 /* One line of any operation but the line reductions: TO_BF16 packs the lanes' bf16 values
@@ -31,6 +32,11 @@ void vec_golden_line(isa_vec_op_t op, unsigned lanes, const uint32_t *a, const u
  * many (rows, or 1 for SUM_LINES and MAX_LINES, which fold the lines in line order). */
 unsigned vec_golden_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
                           uint32_t scalar, uint32_t *out);
+
+/* A VEC command with b_repeat set (a binary operation): b_line, one line, is operand b of every
+ * row (a bias or a scale broadcast over the rows). */
+unsigned vec_golden_lines_repeat_b(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a,
+                                   const uint32_t *b_line, uint32_t scalar, uint32_t *out);
 
 /* vec_golden_lines on the soft float (arith_golden); a lane or a line is a command of one line. */
 unsigned vec_golden_exact_lines(isa_vec_op_t op, unsigned lanes, unsigned rows, const uint32_t *a, const uint32_t *b,
