@@ -64,6 +64,7 @@ typedef struct {
   seg_t seg[2 * FW_POOL_MAX_WINDOW + 1];
   uint32_t nseg;
   /* one core's VMEM plan and rows */
+  uint32_t vmem;                  /* the VMEM lines it may use */
   uint32_t group, ngroups, ring, slot_lines, acc_base;
   row_t *rows;
   uint32_t nrows, nloads;
@@ -231,14 +232,14 @@ static int plan_core(const chip_geometry_t *chip, plan_t *p, unsigned core, unsi
   const uint32_t ahead = ring_slots(two, n2, true), least = ring_slots(two, n2, false);
   free(two);
   uint32_t ring = ahead;
-  uint64_t blocks = chip->vmem_lines / ((uint64_t)ahead * p->sb + 2ull * p->ow);
+  uint64_t blocks = p->vmem / ((uint64_t)ahead * p->sb + 2ull * p->ow);
   if (!blocks) {
     ring = least;
-    blocks = chip->vmem_lines / ((uint64_t)least * p->sb + 2ull * p->ow) ? 1 : 0;
+    blocks = p->vmem / ((uint64_t)least * p->sb + 2ull * p->ow) ? 1 : 0;
   }
   if (!blocks) {
     snprintf(err, errlen, "%s: %u input rows of %u lines and two output rows of %u lines do not fit the %u lines of VMEM",
-             what, least, p->sb, p->ow, chip->vmem_lines);
+             what, least, p->sb, p->ow, p->vmem);
     return -1;
   }
   p->group = (uint32_t)(blocks < p->nb ? blocks : p->nb);
@@ -383,9 +384,9 @@ static int pool(const chip_geometry_t *chip, fw_pool_kind_t kind, const fw_pool_
   p.nb = fw_ceil_div(p.cp, p.lanes);
   p.kh = a->kh, p.kw = a->kw, p.sh = a->sh, p.sw = a->sw, p.pt = a->pad_top, p.pl = a->pad_left;
   p.incl = a->count_include_pad, p.oh = a->out.h, p.ow = a->out.w;
-  if (a->in.w > chip->vmem_lines) {
-    snprintf(err, errlen, "%s: an input row of %u pixels does not fit the %u lines of VMEM", what, a->in.w,
-             chip->vmem_lines);
+  p.vmem = a->vmem_lines && a->vmem_lines < chip->vmem_lines ? a->vmem_lines : chip->vmem_lines;
+  if (a->in.w > p.vmem) {
+    snprintf(err, errlen, "%s: an input row of %u pixels does not fit the %u lines of VMEM", what, a->in.w, p.vmem);
     return -1;
   }
   plan_columns(&p);
@@ -506,7 +507,9 @@ int fw_global_avgpool(const chip_geometry_t *chip, const fw_act_t *in, const fw_
   g.nb = fw_ceil_div(g.cp, g.lanes);
   /* two buffers of the running sum's line and whole image rows, two sum lines */
   const uint64_t room = chip->vmem_lines >= 4 ? (chip->vmem_lines - 2) / 2 - 1 : 0;
-  g.chunk_rows = (uint32_t)(room / in->w < in->h ? room / in->w : in->h);
+  const uint64_t cap = in->w < FW_POOL_GLOBAL_CHUNK_PIXELS ? FW_POOL_GLOBAL_CHUNK_PIXELS / in->w : 1;
+  const uint64_t rows = room / in->w < cap ? room / in->w : cap;
+  g.chunk_rows = (uint32_t)(rows < in->h ? rows : in->h);
   if (!g.chunk_rows) {
     snprintf(err, errlen, "%s: two input rows of %u pixels do not fit the %u lines of VMEM", what, in->w,
              chip->vmem_lines);

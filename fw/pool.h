@@ -17,7 +17,7 @@
  *
  * Each function appends core c's programs to compute[c] and dma[c] for every core of the chip,
  * without HALT (kernels compose): once core c's DMA queue is past them, its output rows are in
- * HBM. They use VMEM from line 0 and semaphores FW_SEMS_STREAM .. + 3, and leave those at zero.
+ * HBM. They use VMEM from line 0 (MaxPool and AveragePool: at most args.vmem_lines) and semaphores FW_SEMS_STREAM .. + 3, and leave those at zero.
  * They return 0, or -1 with a message (a shape that is not a pooling, does not fit VMEM or the
  * queues, tensors that overlap or leave 32-bit HBM addresses).
  */
@@ -40,7 +40,12 @@ typedef struct {
   uint32_t kh, kw, sh, sw; /* kernel and strides, 1 .. FW_POOL_MAX_WINDOW */
   uint32_t pad_top, pad_left, pad_bottom, pad_right; /* each below its kernel side: every window holds a pixel */
   bool count_include_pad; /* AveragePool: divide by kh x kw (1) or by the window's valid pixels (0) */
+  uint32_t vmem_lines;    /* the VMEM lines from line 0 it may use; 0: all of it */
 } fw_pool_args_t;
+
+/* GlobalAveragePool sums an image's channel block in chunks of whole rows of at most this many
+ * pixels (a row at a time when a row is longer), two chunk buffers in VMEM. */
+#define FW_POOL_GLOBAL_CHUNK_PIXELS 2048
 
 /* ONNX's output size with ceil_mode 0: floor((in + pad_lo + pad_hi - k) / s) + 1, or 0 when
  * no window fits (or k or s is 0). */
