@@ -443,6 +443,23 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LINK_LIBS) | check-test-tools
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $< $(LINK_LIBS) $$(pkg-config --libs criterion) $(LDLIBS)
 
+# ---------------------------------------------------------------- reference models (docs/models.md)
+# PyTorch (Debian's python3-torch, python3-torchvision, python3-onnx) exports the reference
+# models to ONNX with random weights from fixed seeds (scripts/export_models.py, the modules in
+# scripts/model_zoo.py); each NAME.onnx is written last, after NAME_input.npy and
+# NAME_output.npy, so the .onnx stands for all three.
+MODELS_DIR    := $(BUILD)/models
+MODEL_SCRIPTS := scripts/export_models.py scripts/model_zoo.py
+SMALL_MODELS  := cnn_small transformer_small transformer_small_opset17
+BIG_MODELS    := resnet50 bert_base
+.PHONY: models models-small check-model-tools
+models-small: $(patsubst %,$(MODELS_DIR)/%.onnx,$(SMALL_MODELS)) ## Export the small test models (a CNN, a 2-layer transformer, its opset-17 variant) from PyTorch to build/models
+models: models-small $(patsubst %,$(MODELS_DIR)/%.onnx,$(BIG_MODELS)) ## Export every reference model (also ResNet-50 and BERT-base: ~1 min and 440 MB) from PyTorch to build/models
+$(MODELS_DIR)/%.onnx: $(MODEL_SCRIPTS) | check-model-tools
+	$(PY) scripts/export_models.py --out $(MODELS_DIR) --only $*
+check-model-tools: | $(AFTER_DEPS)
+	@$(PY) -c 'import torch, torchvision, onnx' 2>/dev/null || { echo "error: $(PY) cannot import torch, torchvision and onnx (Debian packages python3-torch python3-torchvision python3-onnx); run 'make deps' to install them" >&2; exit 127; }
+
 # ---------------------------------------------------------------- SystemC (docs/systemc.md)
 # csim/sc/: the chip and a slice of chips as SystemC modules with TLM-2.0 sockets (C++17 against
 # Debian's libsystemc-dev, pkg-config systemc and tlm), over libtpusim.a; tpusim_sc_main.cpp is
