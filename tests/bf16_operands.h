@@ -35,14 +35,17 @@ static inline uint16_t operand(rng_t *r, kind_t kind) {
 }
 
 /* An fp32 lane value: a fifth special (signed zeros, Inf, NaNs of both signs and several
- * payloads, subnormals, the extremes, EXP's range limits), the rest normal numbers anywhere,
+ * payloads, subnormals, the extremes, EXP's range limits, ERF's piece edges), the rest normal numbers anywhere,
  * near 1 (sums that cancel), near the smallest normal, near EXP's range limit 128, or near the
  * top (RECIP flushing, products overflowing). */
 static inline uint32_t fp32_operand(rng_t *r) {
   static const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u,
                                       0x7F800001u, 0xFFFFFFFFu, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x80800000u,
                                       0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u, 0xBF800000u, 0x43000000u, 0xC3000000u,
-                                      0x42FFFFFFu, 0xC2FFFFFFu, 0x7E800000u, 0x7F000000u, 0x00400000u, 0x3F7FFFFFu};
+                                      0x42FFFFFFu, 0xC2FFFFFFu, 0x7E800000u, 0x7F000000u, 0x00400000u, 0x3F7FFFFFu,
+                                      /* ERF's piece edges (2^-20, 1, 2, 4) from both sides, RSQRT's 4 */
+                                      0x35800000u, 0xB57FFFFFu, 0x3FFFFFFFu, 0xC0000000u, 0x407FFFFFu, 0xC0800000u,
+                                      0x40800000u};
   const uint64_t pick = rng_below(r, 100);
   if (pick < 20) return specials[rng_below(r, sizeof specials / sizeof specials[0])];
   const uint32_t sign = (uint32_t)rng_below(r, 2) << 31, frac = (uint32_t)rng_below(r, 1u << 23);

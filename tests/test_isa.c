@@ -116,6 +116,7 @@ Test(isa, hal_encodes_the_documented_layout) {
   fw_mxu_load_transposed(&p, 323);
   fw_mxu_matmul(&p, 21, 22, 23, false);
   fw_mxu_store(&p, 24, 25, 26);
+  fw_vec_bcast(&p, ISA_VEC_ADD, 27, 28, 29, 30, 0);
   cr_assert(fw_prog_ok(&p));
   static const uint32_t want[][8] = {
       {0x01},
@@ -134,6 +135,7 @@ Test(isa, hal_encodes_the_documented_layout) {
       {0x20, 0, 323, 1 | 1u << 8},
       {0x21, 0, 21, 22, 23, 1u << 8},
       {0x22, 0, 24, 25, 26, 1},
+      {0x30, 0, 27, 28, 29, 30, 0, 1},
   };
   cr_assert_eq(p.count, sizeof want / sizeof want[0]);
   for (size_t i = 0; i < p.count; i++)
@@ -164,7 +166,7 @@ Test(isa, reserved_bits_and_queues_as_documented) {
   cr_expect_eq(isa_defined_bits(ISA_OP_HALT, 1), 0);
   cr_expect_eq(isa_defined_bits(ISA_OP_MXU_MATMUL, 5), 0xFF01u, "accumulate is one bit, the MXU eight");
   cr_expect_eq(isa_defined_bits(ISA_OP_RDMA, 2), 0xFFFFFFFFu, "x, y, engine and the checked reserved bits");
-  cr_expect_eq(isa_defined_bits(ISA_OP_VEC, 7), 0);
+  cr_expect_eq(isa_defined_bits(ISA_OP_VEC, 7), 1u, "b_repeat, one bit");
   cr_expect(!isa_op_allowed(ISA_OP_DMA, ISA_QUEUE_COMPUTE) && isa_op_allowed(ISA_OP_DMA, ISA_QUEUE_DMA));
   cr_expect(isa_op_allowed(ISA_OP_VEC, ISA_QUEUE_COMPUTE) && !isa_op_allowed(ISA_OP_VEC, ISA_QUEUE_DMA));
   cr_expect_eq(ISA_QMASK_ALL, 3u);

@@ -82,6 +82,7 @@ Test(vec, every_vector_op_against_the_golden_model) {
     check_vec(16, (isa_vec_op_t)op, 9, &rng);
     if (op == ISA_VEC_SUM_LANES || op == ISA_VEC_MAX_LANES || op == ISA_VEC_SUM_LINES)
       check_vec(128, (isa_vec_op_t)op, 3, &rng);  /* the deepest lane tree */
+    if (op == ISA_VEC_RSQRT || op == ISA_VEC_ERF) check_vec(128, (isa_vec_op_t)op, 3, &rng);  /* 384 lanes more */
   }
 }
 
@@ -95,6 +96,7 @@ Test(vec, b_repeat_broadcasts_one_line_of_b) {
     check_vec_b(4, (isa_vec_op_t)op, 21, true, &rng);
     check_vec_b(16, (isa_vec_op_t)op, 6, true, &rng);
   }
+  check_vec_b(128, ISA_VEC_MUL, 3, true, &rng);  /* the widest line of b */
 }
 
 /* b_repeat's checks (docs/isa.md, VEC): b is range-checked as one line, so it may be VMEM's last

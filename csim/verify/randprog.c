@@ -148,9 +148,14 @@ static void compute_op(gen_t *g, unsigned chip) {
   } else if (pick < 90) {
     isa_vec_op_t op = (isa_vec_op_t)below(g, ISA_NUM_VEC_OPS);
     uint32_t rows = rows_upto(g, g->l.compute_lines);
-    /* a unary operation's b is not read: sometimes give it a value far outside VMEM */
-    uint32_t b = isa_vec_operands(op) == 1 && chance(g, 30) ? (uint32_t)rng_next(&g->r) : compute_line(g, rows);
-    fw_vec(p, op, compute_line(g, rows), b, compute_line(g, rows), rows, (uint32_t)rng_next(&g->r));
+    /* a unary operation's b is not read: sometimes give it a value far outside VMEM; a binary
+     * one sometimes reads one line of b for every row (b_repeat), inside the compute zone as
+     * every operand is, so the race-freedom of the zones holds as before */
+    const bool repeat = isa_vec_operands(op) == 2 && chance(g, 30);
+    uint32_t b = isa_vec_operands(op) == 1 && chance(g, 30) ? (uint32_t)rng_next(&g->r)
+                                                            : compute_line(g, repeat ? 1 : rows);
+    if (repeat) fw_vec_bcast(p, op, compute_line(g, rows), b, compute_line(g, rows), rows, (uint32_t)rng_next(&g->r));
+    else fw_vec(p, op, compute_line(g, rows), b, compute_line(g, rows), rows, (uint32_t)rng_next(&g->r));
     g->cost += 4 * rows + 30;
   } else {
     fw_fence(p);
@@ -307,8 +312,13 @@ static void bad_command(gen_t *g, unsigned code, unsigned q, uint32_t w[ISA_CMD_
       } else if (v == 1 || dma) {
         fw_fence(&t);  /* a reserved bit: FENCE names no field beyond its opcode */
         t.words[below(g, ISA_CMD_WORDS)] |= 1u << (8 + below(g, 24));
-      } else {
+      } else if (chance(g, 50)) {
         fw_vec(&t, (isa_vec_op_t)(ISA_NUM_VEC_OPS + below(g, 1000)), 0, 0, 0, 1, 0);
+      } else {
+        /* b_repeat on an operation that does not read b */
+        static const isa_vec_op_t unary[] = {ISA_VEC_RELU, ISA_VEC_COPY, ISA_VEC_EXP, ISA_VEC_RSQRT, ISA_VEC_ERF,
+                                             ISA_VEC_SUM_LINES};
+        fw_vec_bcast(&t, unary[below(g, 6)], 0, 0, 0, 1, 0);
       }
       break;
     }
