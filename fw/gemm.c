@@ -543,11 +543,6 @@ static void dma_program(fw_prog_t *dq, const gemm_t *x, const chip_geometry_t *c
   fw_halt(dq);
 }
 
-/* rows lines from `line` += the one line `vec` (a bias: the same C lanes added to every row). */
-static void add_row_vector(fw_prog_t *cq, uint32_t line, uint32_t vec, uint32_t rows) {
-  for (uint32_t i = 0; i < rows; i++) fw_vec(cq, ISA_VEC_ADD, line + i, vec, line + i, 1, 0);
-}
-
 /* Compute queue: stores the output block of tile tl (the last tile's in pieces, each
  * released at once, so its write-back overlaps its store; the others are released after the
  * next tile's weight load), with the epilogue in place on the stored rows. */
@@ -567,7 +562,7 @@ static void store_block(fw_prog_t *cq, const gemm_t *x, const tile_t *tl, bool l
     /* the epilogue runs in place on the stored rows, in program order after the stores */
     for (uint32_t u = 0; u < act; u++) {
       const uint32_t l = line + u * x->pl.mt, ct = tl->nt * x->pl.mx + u;
-      if (g->has_bias) add_row_vector(cq, l, x->bias_line + ct, n);
+      if (g->has_bias) fw_vec_bcast(cq, ISA_VEC_ADD, l, x->bias_line + ct, l, n, 0); /* one line for every row */
       if (res) { /* the residual's bf16 rows widened in place, then added */
         const uint32_t r = x->r_line[tl->oblock % 2] + u * x->pl.mt + lo;
         fw_vec(cq, ISA_VEC_TO_FP32, r, r, r, n, 0);

@@ -79,9 +79,7 @@ static int parse(int argc, char **argv, infer_opts_t *o) {
 }
 
 /* The input .npy: float32 of exactly the graph input's shape. */
-static int read_input(const infer_opts_t *o, const graph_t *g, npy_array_t *x) {
-  char err[512];
-  if (npy_read_f32(o->input, x, err, sizeof err)) return cli_usage_error("infer", "--input: %s", err);
+static int check_input(const infer_opts_t *o, const graph_t *g, npy_array_t *x) {
   const graph_tensor_t *t = &g->tensors[g->input];
   bool same = x->rank == t->rank;
   for (unsigned i = 0; same && i < t->rank; i++) same = x->dims[i] == (size_t)t->dims[i];
@@ -124,22 +122,22 @@ static int report(const infer_opts_t *o, const infer_job_t *j, double seconds) {
                                 isa_geometry_cores(&p->chip);
   FILE *f = stdout;
   if (o->json) {
-    fprintf(f, "{\"model_file\": ");
+    fprintf(f, "{\"model_file\":");
     json_str(f, o->onnx);
-    fprintf(f, ", \"chips\": %u, \"images_per_chip\": %u, \"batch\": %u, \"model\": \"%s\", \"cycles\": %" PRIu64
-            ", \"latency_us\": %.3f, \"images_per_s_per_chip\": %.2f, \"images_per_s\": %.2f, \"tflops\": %.3f, "
-            "\"utilization\": %.6f, \"utilization_bound\": %.6f, \"macs_per_chip\": %" PRIu64 ", \"bit_exact\": %s, "
-            "\"mismatches\": %zu, \"hbm_bytes\": %" PRIu64 ", \"sim_seconds\": %.3f, \"layers\": [",
+    fprintf(f, ",\"chips\":%u,\"images_per_chip\":%u,\"batch\":%u,\"model\":\"%s\",\"cycles\":%" PRIu64
+            ",\"latency_us\":%.3f,\"images_per_s_per_chip\":%.2f,\"images_per_s\":%.2f,\"tflops\":%.3f,"
+            "\"utilization\":%.6f,\"utilization_bound\":%.6f,\"macs_per_chip\":%" PRIu64 ",\"bit_exact\":%s,"
+            "\"mismatches\":%zu,\"hbm_bytes\":%" PRIu64 ",\"sim_seconds\":%.3f,\"layers\":[",
             chips, p->images, p->images * chips, chip_model_name(pc->chip.model), r->cycles, latency_us, per_chip,
             per_chip * chips, tflops, r->utilization, r->bound, r->macs, r->bit_exact ? "true" : "false", r->mismatches,
             p->hbm_bytes, seconds);
     for (size_t i = 0; i < p->nsteps; i++) {
       const model_step_t *s = &p->steps[i];
       const infer_step_result_t *sr = &r->steps[i];
-      fprintf(f, "%s{\"name\": ", i ? ", " : "");
+      fprintf(f, "%s{\"name\":", i ? "," : "");
       json_str(f, s->name);
-      fprintf(f, ", \"op\": \"%s\", \"kernel\": \"%s\", \"cycles\": %" PRIu64 ", \"macs\": %" PRIu64
-              ", \"flops\": %" PRIu64 ", \"utilization\": %.6f, \"bound\": %.6f, \"parts\": %u}",
+      fprintf(f, ",\"op\":\"%s\",\"kernel\":\"%s\",\"cycles\":%" PRIu64 ",\"macs\":%" PRIu64
+              ",\"flops\":%" PRIu64 ",\"utilization\":%.6f,\"bound\":%.6f,\"parts\":%u}",
               s->ops, kernel_of(s), sr->cycles, sr->macs, 2 * sr->macs,
               sr->cycles ? (double)sr->macs / ((double)sr->cycles * macs_a_cycle) : 0,
               sr->padded_macs ? (double)sr->macs / sr->padded_macs : 0, s->parts);
@@ -177,9 +175,8 @@ static int report(const infer_opts_t *o, const infer_job_t *j, double seconds) {
 }
 
 static void step_progress(void *ctx, size_t step, size_t steps) {
-  const infer_opts_t *o = ctx;
-  if (!o->json) fprintf(stderr, "infer: step %zu of %zu\r%s", step, steps, step == steps ? "\n" : "");
-  else fprintf(stderr, "infer: step %zu of %zu\n", step, steps);
+  (void)ctx;
+  if (step < steps) fprintf(stderr, "infer: step %zu of %zu\n", step + 1, steps);
 }
 
 int cmd_infer(int argc, char **argv) {
@@ -190,12 +187,23 @@ int cmd_infer(int argc, char **argv) {
   infer_job_t *j = NULL;
   char err[4096];
   if (rc != CLI_EXIT_OK) goto out;
-  const onnx_load_opts_t lo = {.batch = o.have_batch ? (int64_t)o.batch : 0};
-  if (onnx_load(o.onnx, &lo, &g, err, sizeof err)) {
+  if (o.input && npy_read_f32(o.input, &x, err, sizeof err)) {
+    rc = cli_usage_error("infer", "--input: %s", err);
+    goto out;
+  }
+  /* the batch: --batch, else the input's first dimension, else the file's own or 1 */
+  onnx_load_opts_t lo = {.batch = o.have_batch ? (int64_t)o.batch : o.input ? (int64_t)x.dims[0] : 0};
+  int lrc = onnx_load(o.onnx, &lo, &g, err, sizeof err);
+  if (lrc && !o.have_batch && !o.input) {
+    graph_free(&g);
+    lo.batch = 1;
+    lrc = onnx_load(o.onnx, &lo, &g, err, sizeof err);
+  }
+  if (lrc) {
     rc = cli_usage_error("infer", "%s", err);
     goto out;
   }
-  if (o.input && (rc = read_input(&o, &g, &x)) != CLI_EXIT_OK) goto out;
+  if (o.input && (rc = check_input(&o, &g, &x)) != CLI_EXIT_OK) goto out;
   rt_status_t rs;
   const infer_job_config_t jc = {.machine = o.mach.machine.pod, .graph = &g, .dp = o.dp, .input = x.data,
                                  .seed = o.seed, .golden = true, .progress = step_progress, .progress_ctx = &o};

@@ -111,13 +111,13 @@ static int golden_step(const infer_job_t *j, const model_step_t *s, const uint16
                                   s->pt, s->pl, s->pb, s->pr, s->has_bias, res != NULL, s->relu};
     return conv_golden(j->geo.rows, &a, x, w, bias, res, y);
   }
-  const pool_golden_args_t a = {.n = in->n, .c = in->c, .h = in->h, .w = in->w, .kh = s->kh, .kw = s->kw,
-                                .sh = s->sh, .sw = s->sw, .pad_top = s->pt, .pad_left = s->pl,
-                                .pad_bottom = s->pb, .pad_right = s->pr, .count_include_pad = s->count_include_pad};
+  const pool_golden_window_t win = {.kh = s->kh, .kw = s->kw, .sh = s->sh, .sw = s->sw, .pad_top = s->pt,
+                                    .pad_left = s->pl, .pad_bottom = s->pb, .pad_right = s->pr,
+                                    .count_include_pad = s->count_include_pad};
   switch (s->kind) {
-    case MODEL_STEP_MAXPOOL: return pool_golden_max(&a, x, y);
-    case MODEL_STEP_AVGPOOL: return pool_golden_avg(&a, x, y);
-    default: return pool_golden_global_avg(in->n, in->c, in->h, in->w, x, y);
+    case MODEL_STEP_MAXPOOL: return pool_golden_max(&win, in->n, in->c, in->h, in->w, x, y);
+    case MODEL_STEP_AVGPOOL: return pool_golden_avg(&win, in->n, in->c, in->h, in->w, x, y);
+    default: pool_golden_global_avg(in->n, in->c, in->h, in->w, x, y); return 0;
   }
 }
 
@@ -213,9 +213,13 @@ rt_status_t infer_job_run(infer_job_t *j, char *err, size_t errlen) {
     const model_step_t *s = &p->steps[si];
     if (j->cfg.progress) j->cfg.progress(j->cfg.progress_ctx, si, p->nsteps);
     pod_phase(pod, s->name);
-    for (unsigned part = 0; part < s->parts; part++) {
+    /* part -1 zeroes the output's border (when it has one), then the kernel's parts */
+    for (int part = -1; part < (int)s->parts; part++) {
       for (unsigned c = 0; c < MODEL_MAX_CORES; c++) cq[c].count = dq[c].count = 0, cq[c].nmarks = 0;
-      if (model_step_programs(p, si, part, cq, dq, err, errlen)) goto out;
+      const int brc = part < 0 ? model_step_border_programs(p, si, cq, dq, err, errlen)
+                               : model_step_programs(p, si, (unsigned)part, cq, dq, err, errlen);
+      if (brc == 1) continue;
+      if (brc) goto out;
       for (unsigned i = 0; i < j->chips; i++) {
         chip_t *c = pod_chip(pod, i % j->pod.size_x, i / j->pod.size_x);
         for (unsigned core = 0; core < isa_geometry_cores(&j->geo); core++)
@@ -228,7 +232,7 @@ rt_status_t infer_job_run(infer_job_t *j, char *err, size_t errlen) {
       uint64_t cycles = 0;
       char report[1024];
       if (pod_run(pod, CHIP_QMASK_EVERY_CORE, limit, &cycles, report, sizeof report)) {
-        snprintf(err, errlen, "step %zu '%s' (%s), part %u of %u: %s", si, s->name, s->ops, part + 1, s->parts, report);
+        snprintf(err, errlen, "step %zu '%s' (%s), %s%d of %u: %s", si, s->name, s->ops, part < 0 ? "zeroing the border before part " : "part ", part < 0 ? 1 : part + 1, s->parts, report);
         goto out;
       }
       r->steps[si].cycles += cycles;

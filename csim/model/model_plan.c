@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fw/border.h"
 #include "fw/conv.h"
 #include "fw/fw_util.h"
 #include "fw/hal.h"
@@ -368,6 +369,15 @@ int model_step_programs(const model_plan_t *p, size_t i, unsigned part, fw_prog_
   if (rc) return rc;
   for (unsigned c = 0; c < isa_geometry_cores(&p->chip); c++) fw_halt(&cq[c]), fw_halt(&dq[c]); /* pooling composes: end it */
   return fw_programs_fit(&p->chip, &cq[0], &dq[0], s->ops, "", err, errlen);
+}
+
+int model_step_border_programs(const model_plan_t *p, size_t i, fw_prog_t *cq, fw_prog_t *dq, char *err,
+                               size_t errlen) {
+  const fw_act_t *out = &p->bufs[p->steps[i].out].act;
+  if (!out->bh && !out->bw) return 1;
+  if (fw_zero_border(&p->chip, out, p->zero_addr, &dq[0], err, errlen)) return -1;
+  for (unsigned c = 0; c < isa_geometry_cores(&p->chip); c++) fw_halt(&cq[c]), fw_halt(&dq[c]);
+  return fw_programs_fit(&p->chip, &cq[0], &dq[0], "zeroing a border", "", err, errlen);
 }
 
 /* The fewest parts (1, 2, 4, ...) whose programs each build and fit the queues: a big layer's

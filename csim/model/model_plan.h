@@ -84,6 +84,12 @@ void model_plan_free(model_plan_t *p);
 int model_step_programs(const model_plan_t *p, size_t s, unsigned part, fw_prog_t *compute, fw_prog_t *dma, char *err,
                         size_t errlen);
 
+/* The programs that zero step s's output border before it runs (fw/border.h: the memory plan
+ * reuses HBM), core 0's DMA queue: 1 when the output has no border (nothing to run), 0 with the
+ * programs, or -1 with a message. */
+int model_step_border_programs(const model_plan_t *p, size_t s, fw_prog_t *compute, fw_prog_t *dma, char *err,
+                               size_t errlen);
+
 /* --print-plan: the schedule (step, ops, nodes, shapes, MACs, parts) and the memory plan
  * (every buffer's place, size and life). -1 when the stream fails. */
 int model_plan_print(const model_plan_t *p, FILE *f);
