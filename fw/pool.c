@@ -550,14 +550,25 @@ int fw_pool_cost(const chip_geometry_t *chip, fw_pool_kind_t kind, const fw_pool
   rc = kind == FW_POOL_GLOBAL ? fw_global_avgpool(chip, &a->in, &a->out, cq, dq, err, errlen)
                            : pool(chip, kind, a, cq, dq, err, errlen);
   if (rc) goto done;
+  uint64_t lead = 0; /* the loads the compute queue waits for before its first VEC */
   for (size_t i = 0; i < cq[core].count; i++) {
     const uint32_t *w = cq[core].words + i * ISA_CMD_WORDS;
-    if (isa_opcode(w) == ISA_OP_VEC) cost->vec_lines += ISA_GET(w, VEC, rows);
+    if (!cost->vec_cmds && isa_opcode(w) == ISA_OP_SEM_WAIT && ISA_GET(w, SEM_WAIT, sem) == SEM_LOADED)
+      lead += ISA_GET(w, SEM_WAIT, value);
+    if (isa_opcode(w) != ISA_OP_VEC) continue;
+    cost->vec_lines += ISA_GET(w, VEC, rows), cost->vec_cmds++;
+    cost->vec_single += ISA_GET(w, VEC, rows) == 1;
   }
   for (size_t i = 0; i < dq[core].count; i++) {
     const uint32_t *w = dq[core].words + i * ISA_CMD_WORDS;
+    if (isa_opcode(w) == ISA_OP_SEM_WAIT && ISA_GET(w, SEM_WAIT, sem) == SEM_READY) cost->tail_rows = 0;
     if (isa_opcode(w) != ISA_OP_DMA) continue;
     const uint64_t rows = ISA_GET(w, DMA, rows), bytes = rows * ISA_GET(w, DMA, bytes);
+    if (ISA_GET(w, DMA, kind) == ISA_DMA_VMEM_TO_HBM) cost->tail_rows += rows;
+    if (lead && ISA_GET(w, DMA, kind) == ISA_DMA_HBM_TO_VMEM) {
+      cost->lead_rows += rows;
+      lead -= ISA_GET(w, DMA, sem) == SEM_LOADED;
+    }
     if (ISA_GET(w, DMA, kind) == ISA_DMA_HBM_TO_VMEM)
       cost->load_rows += rows, cost->load_bytes += bytes;
     else

@@ -9,6 +9,7 @@
  * the timing formula of docs/timing.md ("Pooling").
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,4 +331,115 @@ Test(pool, output_sizes) {
       for (uint32_t s = 1; s < 4; s++)
         for (uint32_t p = 0; p < k; p++)
           cr_assert_eq(fw_pool_out_size(in, k, s, p, k - 1 - p), pool_golden_out_size(in, k, s, p, k - 1 - p));
+}
+
+/* The timing contract (docs/timing.md, "Pooling"): while the vector unit never waits for the
+ * DMA queue, core k takes
+ *   V + V1 + (lead - 1) p + (tail - 1) p + 2 L + 15
+ * cycles (V lines through the vector unit, V1 one-line VECs, lead the DMA rows of the first
+ * output row's loads, tail those of the last row's store, p = ceil(row bytes / (B / cores)),
+ * L the HBM latency) and the kernel the largest over its cores. Always at least the larger
+ * of V + V1 and the DMA rows' p (load + store). */
+static int64_t contract(const chip_t *c, fw_pool_kind_t kind, const fw_pool_args_t *run, unsigned row_bytes,
+                        int64_t *lower) {
+  const chip_geometry_t *g = chip_geometry(c);
+  const chip_config_t *cfg = chip_config(c);
+  const unsigned cores = isa_geometry_cores(g), share = cfg->hbm_bytes_per_cycle / cores;
+  const int64_t p = (row_bytes + share - 1) / share, L = cfg->hbm_latency;
+  int64_t most = 0;
+  *lower = 0;
+  for (unsigned k = 0; k < cores; k++) {
+    fw_pool_cost_t co;
+    char err[256];
+    cr_assert_eq(fw_pool_cost(g, kind, run, k, &co, err, sizeof err), 0, "%s", err);
+    if (!co.vec_cmds) continue;
+    const int64_t v = (int64_t)(co.vec_lines + co.vec_single), d = p * (int64_t)(co.load_rows + co.store_rows);
+    const int64_t f = v + ((int64_t)co.lead_rows - 1) * p + ((int64_t)co.tail_rows - 1) * p + 2 * L + 15;
+    most = f > most ? f : most;
+    *lower = v > *lower ? v : *lower;
+    *lower = d > *lower ? d : *lower;
+  }
+  return most;
+}
+
+static void check_contract(unsigned cores, unsigned bw, unsigned lat, fw_pool_kind_t kind, const shape_t *s) {
+  chip_config_t cfg = test_chip_config(4, 4, bw, lat);
+  if (cores > 1) cfg.mxus = 2, cfg.cores = cores;
+  chip_t *c = test_chip_new(&cfg);
+  const uint64_t cycles = check_shape(c, kind, s, false);
+  fw_pool_args_t a = args_of(s);
+  a.in.addr = 0x1000, a.out.addr = 1u << 21;
+  int64_t lower;
+  const int64_t want = contract(c, kind, &a, 8, &lower);
+  cr_assert_eq((int64_t)cycles, want, "%u cores, B %u, L %u, kind %d, %ux%ux%ux%u %ux%u/%u: %llu cycles, contract %lld",
+               cores, bw, lat, kind, s->n, s->c, s->h, s->w, s->kh, s->kw, s->sh, (unsigned long long)cycles,
+               (long long)want);
+  cr_assert_geq((int64_t)cycles, lower);
+  chip_free(c);
+}
+
+Test(pool, meets_its_timing_contract) {
+  static const shape_t sh[] = {
+      {1, 4, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0},
+      {2, 4, 17, 33, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0},
+      {1, 8, 17, 33, 3, 3, 2, 2, 1, 1, 1, 1, false, 1, 1, 0},  /* two blocks a pixel */
+      {1, 4, 16, 16, 2, 2, 2, 2, 0, 0, 0, 0, false, 0, 0, 0},
+      {1, 4, 40, 40, 3, 3, 1, 1, 1, 1, 1, 1, false, 0, 0, 0},
+      {1, 4, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, true, 0, 0, 0},
+  };
+  static const unsigned lat[] = {1, 10};
+  for (int kind = FW_POOL_MAX; kind <= FW_POOL_AVG; kind++)
+    for (size_t i = 0; i < COUNT(sh); i++) {
+      for (size_t l = 0; l < COUNT(lat); l++) {
+        check_contract(1, 64, lat[l], kind, &sh[i]);
+        check_contract(1, 8, lat[l], kind, &sh[i]);  /* a row a cycle exactly */
+        check_contract(2, 64, lat[l], kind, &sh[i]);
+      }
+      if (i == 1 || i == 2 || i == 4) check_contract(1, 64, 40, kind, &sh[i]);
+    }
+}
+
+/* Where the DMA queue is what the vector unit waits for (a slow HBM port), the contract is a
+ * lower bound: cycles stay above it and above both units' own work. */
+Test(pool, is_bounded_when_hbm_is_slow) {
+  static const shape_t s[] = {
+      {1, 4, 16, 16, 2, 2, 2, 2, 0, 0, 0, 0, false, 0, 0, 0},
+      {2, 4, 17, 33, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0},
+  };
+  for (size_t i = 0; i < COUNT(s); i++)
+    for (unsigned cores = 1; cores <= 2; cores++) {
+      chip_config_t cfg = test_chip_config(4, 4, 4, 40);
+      if (cores > 1) cfg.mxus = 2, cfg.cores = cores;
+      chip_t *c = test_chip_new(&cfg);
+      const uint64_t cycles = check_shape(c, FW_POOL_MAX, &s[i], false);
+      fw_pool_args_t a = args_of(&s[i]);
+      a.in.addr = 0x1000, a.out.addr = 1u << 21;
+      int64_t lower;
+      const int64_t f = contract(c, FW_POOL_MAX, &a, 8, &lower);
+      cr_assert_gt((int64_t)cycles, f, "shape %zu, %u cores: %llu cycles, contract %lld", i, cores,
+                   (unsigned long long)cycles, (long long)f);
+      cr_assert_geq((int64_t)cycles, lower);
+      chip_free(c);
+    }
+}
+
+/* The figure of docs/timing.md: ResNet-50's MaxPool (112x112x64 -> 56x56x64, 3x3/2 pad 1,
+ * batch 1) on a 128x128 chip of the fast model (v3's HBM: 957 bytes a cycle, latency 100), one
+ * core and v3's two, bit-exact and to the contract's cycle. */
+Test(pool, resnet50_maxpool_on_a_128x128_chip) {
+  const shape_t s = {1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 1, 0};
+  const uint64_t want[2] = {44118, 22613};
+  for (unsigned cores = 1; cores <= 2; cores++) {
+    chip_config_t cfg = chip_config_default(128, 128);
+    cfg.model = CHIP_MODEL_FAST, cfg.hbm_bytes = 1u << 23, cfg.seed = test_seed();
+    if (cores > 1) cfg.mxus = 2, cfg.cores = cores;
+    chip_t *c = test_chip_new(&cfg);
+    const uint64_t cycles = check_shape(c, FW_POOL_MAX, &s, false);
+    fw_pool_args_t a = args_of(&s);
+    a.in.addr = 0x1000, a.out.addr = 1u << 22;
+    int64_t lower;
+    cr_assert_eq((int64_t)cycles, contract(c, FW_POOL_MAX, &a, 128, &lower));
+    cr_assert_eq(cycles, want[cores - 1], "%u cores: %llu cycles", cores, (unsigned long long)cycles);
+    chip_free(c);
+  }
 }
