@@ -443,3 +443,72 @@ Test(pool, resnet50_maxpool_on_a_128x128_chip) {
     chip_free(c);
   }
 }
+
+/* Shapes the kernels cannot run are refused with a message naming what is wrong. */
+static void refused(fw_pool_kind_t kind, const fw_pool_args_t *a, const char *what) {
+  chip_geometry_t g;
+  cr_assert_eq(chip_top_geometry(4, 4, 1, 1, &g), 0);
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  char err[256] = "";
+  const int rc = kind == FW_POOL_MAX   ? fw_maxpool(&g, a, &cq, &dq, err, sizeof err)
+                 : kind == FW_POOL_AVG ? fw_avgpool(&g, a, &cq, &dq, err, sizeof err)
+                                       : fw_global_avgpool(&g, &a->in, &a->out, &cq, &dq, err, sizeof err);
+  cr_expect_eq(rc, -1, "accepted; wanted \"%s\"", what);
+  cr_expect(strstr(err, what) != NULL, "message \"%s\", wanted \"%s\"", err, what);
+  fw_pool_cost_t co;
+  cr_expect_eq(fw_pool_cost(&g, kind, a, 0, &co, err, sizeof err), -1);
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+}
+
+Test(pool, bad_shapes_are_refused) {
+  const shape_t base = {1, 4, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0};
+  fw_pool_args_t ok = args_of(&base);
+  ok.in.addr = 0x1000, ok.out.addr = 0x80000000u;
+  fw_pool_args_t a = ok;
+  a.kh = 0;
+  refused(FW_POOL_MAX, &a, "kernel height 0 is outside 1..64");
+  a = ok, a.sw = 65;
+  refused(FW_POOL_AVG, &a, "stride width 65 is outside 1..64");
+  a = ok, a.pad_left = 3;
+  refused(FW_POOL_MAX, &a, "must each be below the 3x3 kernel");
+  a = ok, a.in.h = 1, a.in.w = 1, a.pad_top = a.pad_bottom = a.pad_left = a.pad_right = 0;
+  refused(FW_POOL_MAX, &a, "larger than the padded 1x1 input");
+  a = ok, a.out.w = 5;
+  refused(FW_POOL_MAX, &a, "the output is 4x5; a 3x3 kernel, stride 2x2, over 8x8 gives 4x4");
+  a = ok, a.out.c = 5;
+  refused(FW_POOL_AVG, &a, "the output has 1 images of 5 channels, the input 1 of 4");
+  a = ok, a.in.n = 0;
+  refused(FW_POOL_MAX, &a, "the input has a zero dimension");
+  a = ok, a.out.addr = 0x1100;
+  refused(FW_POOL_MAX, &a, "overlap in HBM");
+  a = ok, a.out.addr = 0xFFFFFFC0u;
+  refused(FW_POOL_MAX, &a, "the output (128 bytes at 0xffffffc0) reaches past 32-bit HBM addresses");
+  a = ok, a.vmem_lines = 20;
+  refused(FW_POOL_MAX, &a, "do not fit the 20 lines of VMEM");
+  a = ok, a.in.w = 300000, a.out.w = fw_pool_out_size(300000, 3, 2, 1, 1);
+  refused(FW_POOL_AVG, &a, "an input row of 300000 pixels does not fit");
+  a = ok, a.in.n = a.out.n = 20000;
+  refused(FW_POOL_MAX, &a, "(split the batch)");
+  /* GlobalAveragePool */
+  fw_pool_args_t gl = ok;
+  gl.out.h = gl.out.w = 1;
+  a = gl, a.out.w = 2;
+  refused(FW_POOL_GLOBAL, &a, "the output is 1x2, not 1x1");
+  a = gl, a.in.w = 200000;
+  refused(FW_POOL_GLOBAL, &a, "two input rows of 200000 pixels do not fit");
+  a = gl, a.out.n = 2;
+  refused(FW_POOL_GLOBAL, &a, "the output has 2 images of 4 channels, the input 1 of 4");
+  a = gl, a.in.n = a.out.n = 40000;
+  refused(FW_POOL_GLOBAL, &a, "(split the batch)");
+  /* the cost of a core the chip does not have */
+  chip_geometry_t g;
+  cr_assert_eq(chip_top_geometry(4, 4, 1, 1, &g), 0);
+  fw_pool_cost_t co;
+  char err[256];
+  cr_expect_eq(fw_pool_cost(&g, FW_POOL_MAX, &ok, 1, &co, err, sizeof err), -1);
+  cr_expect(strstr(err, "no core 1") != NULL, "%s", err);
+  cr_expect_eq(fw_pool_cost(&g, FW_POOL_MAX, &ok, 0, &co, err, sizeof err), 0, "%s", err);
+}
