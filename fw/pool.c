@@ -389,6 +389,10 @@ static int pool(const chip_geometry_t *chip, fw_pool_kind_t kind, const fw_pool_
     snprintf(err, errlen, "%s: an input row of %u pixels does not fit the %u lines of VMEM", what, a->in.w, p.vmem);
     return -1;
   }
+  if ((uint64_t)a->in.n * p.oh > UINT32_MAX) {
+    snprintf(err, errlen, "%s: %u images of %u output rows are too many (split the batch)", what, a->in.n, p.oh);
+    return -1;
+  }
   plan_columns(&p);
   const unsigned cores = isa_geometry_cores(chip);
   for (unsigned c = 0; c < cores; c++) {

@@ -151,7 +151,7 @@ static fw_pool_args_t args_of(const shape_t *s) {
 }
 
 /* `kind` over shape s on chip c against the golden model; returns the cycles. */
-static uint64_t check_shape(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bool negative) {
+static uint64_t check_shape_with(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bool negative, bool specials) {
   fw_pool_args_t a = args_of(s);
   if (kind == FW_POOL_GLOBAL) a.out.h = a.out.w = 1;
   const size_t nin = (size_t)s->n * s->c * s->h * s->w, nout = (size_t)a.out.n * a.out.c * a.out.h * a.out.w;
@@ -159,6 +159,11 @@ static uint64_t check_shape(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bo
   rng_t r;
   rng_seed(&r, test_seed() * 1009 + s->c * 31 + s->h * 7 + s->w + kind);
   random_bf16(&r, in, nin, negative);
+  if (specials) /* NaNs, infinities, subnormals of both signs, the largest finite values */
+    for (size_t i = 0; i < nin; i += 5) {
+      static const uint16_t sp[] = {0x7FC0, 0xFF81, 0x7F80, 0xFF80, 0x0001, 0x807F, 0x7F7F, 0xFF7F, 0x0080};
+      in[i] = sp[rng_below(&r, sizeof sp / sizeof *sp)];
+    }
   const uint64_t cycles = run_pool(c, kind, &a, in, got);
   const pool_golden_window_t win = {s->kh, s->kw, s->sh, s->sw, s->pt, s->pl, s->pb, s->pr, s->incl};
   if (kind == FW_POOL_MAX)
@@ -180,6 +185,10 @@ static uint64_t check_shape(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bo
   free(got);
   free(want);
   return cycles;
+}
+
+static uint64_t check_shape(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bool negative) {
+  return check_shape_with(c, kind, s, negative, false);
 }
 
 static void check_shapes(unsigned size, unsigned cores, fw_pool_kind_t kind, const shape_t *s, size_t n,
@@ -274,6 +283,19 @@ Test(pool, channel_passes_when_vmem_is_short) {
   };
   check_shapes(4, 1, FW_POOL_AVG, s, COUNT(s), false);
   check_shapes(4, 1, FW_POOL_MAX, s, COUNT(s), true);
+}
+
+/* Special values: NaNs become the canonical NaN, infinities propagate (and +Inf + -Inf is a
+ * NaN), subnormals read as zeros, sums of the largest values overflow to infinity. */
+Test(pool, special_values) {
+  chip_t *c = pool_chip(4, 1, 1u << 22);
+  static const shape_t s[] = {
+      {2, 5, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, false, 1, 1, 0},
+      {1, 7, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, false, 0, 1, 0},
+  };
+  for (size_t i = 0; i < COUNT(s); i++)
+    for (int kind = FW_POOL_MAX; kind <= FW_POOL_GLOBAL; kind++) check_shape_with(c, kind, &s[i], false, true);
+  chip_free(c);
 }
 
 /* GlobalAveragePool is AveragePool with an H x W kernel, bit for bit: both sum the pixels in
