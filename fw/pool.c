@@ -585,3 +585,8 @@ done:
   free(dq);
   return rc;
 }
+
+uint64_t fw_pool_contract_cycles(const fw_pool_cost_t *c, uint32_t p, uint32_t hbm_latency) {
+  if (!c->vec_cmds) return 0;
+  return c->vec_lines + c->vec_single + (c->lead_rows - 1) * p + (c->tail_rows - 1) * p + 2ull * hbm_latency + 15;
+}

@@ -75,4 +75,10 @@ typedef struct {
 int fw_pool_cost(const chip_geometry_t *chip, fw_pool_kind_t kind, const fw_pool_args_t *a, unsigned core,
                  fw_pool_cost_t *cost, char *err, size_t errlen);
 
+/* The timing contract of MaxPool and AveragePool on a core (docs/timing.md, "Pooling"): its
+ * cycles while the vector unit never waits for the DMA queue, with p cycles a DMA row
+ * (ceil(row bytes / the core's HBM bytes a cycle)) and HBM latency L; 0 for a core without
+ * work. Below it otherwise. */
+uint64_t fw_pool_contract_cycles(const fw_pool_cost_t *cost, uint32_t p, uint32_t hbm_latency);
+
 #endif

@@ -222,6 +222,7 @@ Test(pool, maxpool_2x2_stride_2_and_other_windows) {
       {1, 3, 9, 10, 3, 2, 3, 1, 2, 0, 1, 1, false, 1, 0, 0}, /* asymmetric windows, strides and pads */
       {1, 2, 10, 11, 2, 3, 1, 3, 0, 2, 1, 0, false, 0, 0, 0},
       {1, 9, 5, 6, 1, 1, 1, 1, 0, 0, 0, 0, false, 1, 1, 0},  /* 1x1: a copy */
+      {2, 3, 11, 13, 2, 2, 3, 3, 0, 1, 1, 0, false, 0, 1, 0}, /* strides past the kernel: rows, columns, a phase unread */
   };
   check_shapes(4, 1, FW_POOL_MAX, s, COUNT(s), false);
 }
@@ -243,6 +244,7 @@ Test(pool, avgpool_3x3_stride_1_pad_1_both_count_modes) {
       {1, 5, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, true, 0, 0, 0},
       {1, 5, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0},
       {1, 2, 8, 9, 2, 3, 2, 1, 1, 2, 0, 1, false, 0, 1, 0},  /* counts 1..6 across the edges */
+      {2, 3, 11, 13, 2, 2, 3, 3, 0, 1, 1, 0, false, 1, 0, 0}, /* strides past the kernel */
   };
   check_shapes(4, 1, FW_POOL_AVG, s4, COUNT(s4), false);
   static const shape_t s16[] = {
@@ -377,6 +379,7 @@ static int64_t contract(const chip_t *c, fw_pool_kind_t kind, const fw_pool_args
     if (!co.vec_cmds) continue;
     const int64_t v = (int64_t)(co.vec_lines + co.vec_single), d = p * (int64_t)(co.load_rows + co.store_rows);
     const int64_t f = v + ((int64_t)co.lead_rows - 1) * p + ((int64_t)co.tail_rows - 1) * p + 2 * L + 15;
+    cr_assert_eq(fw_pool_contract_cycles(&co, (uint32_t)p, (uint32_t)L), (uint64_t)f);
     most = f > most ? f : most;
     *lower = v > *lower ? v : *lower;
     *lower = d > *lower ? d : *lower;
