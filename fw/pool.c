@@ -389,6 +389,10 @@ static int pool(const chip_geometry_t *chip, fw_pool_kind_t kind, const fw_pool_
     snprintf(err, errlen, "%s: an input row of %u pixels does not fit the %u lines of VMEM", what, a->in.w, p.vmem);
     return -1;
   }
+  if ((uint64_t)a->in.n * p.oh > UINT32_MAX) {
+    snprintf(err, errlen, "%s: %u images of %u output rows are too many (split the batch)", what, a->in.n, p.oh);
+    return -1;
+  }
   plan_columns(&p);
   const unsigned cores = isa_geometry_cores(chip);
   for (unsigned c = 0; c < cores; c++) {
@@ -550,14 +554,25 @@ int fw_pool_cost(const chip_geometry_t *chip, fw_pool_kind_t kind, const fw_pool
   rc = kind == FW_POOL_GLOBAL ? fw_global_avgpool(chip, &a->in, &a->out, cq, dq, err, errlen)
                            : pool(chip, kind, a, cq, dq, err, errlen);
   if (rc) goto done;
+  uint64_t lead = 0; /* the loads the compute queue waits for before its first VEC */
   for (size_t i = 0; i < cq[core].count; i++) {
     const uint32_t *w = cq[core].words + i * ISA_CMD_WORDS;
-    if (isa_opcode(w) == ISA_OP_VEC) cost->vec_lines += ISA_GET(w, VEC, rows);
+    if (!cost->vec_cmds && isa_opcode(w) == ISA_OP_SEM_WAIT && ISA_GET(w, SEM_WAIT, sem) == SEM_LOADED)
+      lead += ISA_GET(w, SEM_WAIT, value);
+    if (isa_opcode(w) != ISA_OP_VEC) continue;
+    cost->vec_lines += ISA_GET(w, VEC, rows), cost->vec_cmds++;
+    cost->vec_single += ISA_GET(w, VEC, rows) == 1;
   }
   for (size_t i = 0; i < dq[core].count; i++) {
     const uint32_t *w = dq[core].words + i * ISA_CMD_WORDS;
+    if (isa_opcode(w) == ISA_OP_SEM_WAIT && ISA_GET(w, SEM_WAIT, sem) == SEM_READY) cost->tail_rows = 0;
     if (isa_opcode(w) != ISA_OP_DMA) continue;
     const uint64_t rows = ISA_GET(w, DMA, rows), bytes = rows * ISA_GET(w, DMA, bytes);
+    if (ISA_GET(w, DMA, kind) == ISA_DMA_VMEM_TO_HBM) cost->tail_rows += rows;
+    if (lead && ISA_GET(w, DMA, kind) == ISA_DMA_HBM_TO_VMEM) {
+      cost->lead_rows += rows;
+      lead -= ISA_GET(w, DMA, sem) == SEM_LOADED;
+    }
     if (ISA_GET(w, DMA, kind) == ISA_DMA_HBM_TO_VMEM)
       cost->load_rows += rows, cost->load_bytes += bytes;
     else
@@ -569,4 +584,9 @@ done:
   free(cq);
   free(dq);
   return rc;
+}
+
+uint64_t fw_pool_contract_cycles(const fw_pool_cost_t *c, uint32_t p, uint32_t hbm_latency) {
+  if (!c->vec_cmds) return 0;
+  return c->vec_lines + c->vec_single + (c->lead_rows - 1) * p + (c->tail_rows - 1) * p + 2ull * hbm_latency + 15;
 }

@@ -66,10 +66,19 @@ int fw_global_avgpool(const chip_geometry_t *chip, const fw_act_t *in, const fw_
 typedef enum { FW_POOL_MAX, FW_POOL_AVG, FW_POOL_GLOBAL } fw_pool_kind_t;
 typedef struct {
   uint64_t vec_lines;
+  uint64_t vec_cmds, vec_single; /* VEC commands, and those of one line */
   uint64_t load_rows, store_rows, load_bytes, store_bytes;
+  uint64_t lead_rows;  /* DMA rows that land before the vector unit's first line: the first output row's loads */
+  uint64_t tail_rows;  /* DMA rows after its last line: the last output row's store */
   uint32_t compute_cmds, dma_cmds;
 } fw_pool_cost_t;
 int fw_pool_cost(const chip_geometry_t *chip, fw_pool_kind_t kind, const fw_pool_args_t *a, unsigned core,
                  fw_pool_cost_t *cost, char *err, size_t errlen);
+
+/* The timing contract of MaxPool and AveragePool on a core (docs/timing.md, "Pooling"): its
+ * cycles while the vector unit never waits for the DMA queue, with p cycles a DMA row
+ * (ceil(row bytes / the core's HBM bytes a cycle)) and HBM latency L; 0 for a core without
+ * work. Below it otherwise. */
+uint64_t fw_pool_contract_cycles(const fw_pool_cost_t *cost, uint32_t p, uint32_t hbm_latency);
 
 #endif

@@ -9,6 +9,7 @@
  * the timing formula of docs/timing.md ("Pooling").
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,7 +151,7 @@ static fw_pool_args_t args_of(const shape_t *s) {
 }
 
 /* `kind` over shape s on chip c against the golden model; returns the cycles. */
-static uint64_t check_shape(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bool negative) {
+static uint64_t check_shape_with(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bool negative, bool specials) {
   fw_pool_args_t a = args_of(s);
   if (kind == FW_POOL_GLOBAL) a.out.h = a.out.w = 1;
   const size_t nin = (size_t)s->n * s->c * s->h * s->w, nout = (size_t)a.out.n * a.out.c * a.out.h * a.out.w;
@@ -158,6 +159,11 @@ static uint64_t check_shape(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bo
   rng_t r;
   rng_seed(&r, test_seed() * 1009 + s->c * 31 + s->h * 7 + s->w + kind);
   random_bf16(&r, in, nin, negative);
+  if (specials) /* NaNs, infinities, subnormals of both signs, the largest finite values */
+    for (size_t i = 0; i < nin; i += 5) {
+      static const uint16_t sp[] = {0x7FC0, 0xFF81, 0x7F80, 0xFF80, 0x0001, 0x807F, 0x7F7F, 0xFF7F, 0x0080};
+      in[i] = sp[rng_below(&r, sizeof sp / sizeof *sp)];
+    }
   const uint64_t cycles = run_pool(c, kind, &a, in, got);
   const pool_golden_window_t win = {s->kh, s->kw, s->sh, s->sw, s->pt, s->pl, s->pb, s->pr, s->incl};
   if (kind == FW_POOL_MAX)
@@ -179,6 +185,10 @@ static uint64_t check_shape(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bo
   free(got);
   free(want);
   return cycles;
+}
+
+static uint64_t check_shape(chip_t *c, fw_pool_kind_t kind, const shape_t *s, bool negative) {
+  return check_shape_with(c, kind, s, negative, false);
 }
 
 static void check_shapes(unsigned size, unsigned cores, fw_pool_kind_t kind, const shape_t *s, size_t n,
@@ -212,6 +222,7 @@ Test(pool, maxpool_2x2_stride_2_and_other_windows) {
       {1, 3, 9, 10, 3, 2, 3, 1, 2, 0, 1, 1, false, 1, 0, 0}, /* asymmetric windows, strides and pads */
       {1, 2, 10, 11, 2, 3, 1, 3, 0, 2, 1, 0, false, 0, 0, 0},
       {1, 9, 5, 6, 1, 1, 1, 1, 0, 0, 0, 0, false, 1, 1, 0},  /* 1x1: a copy */
+      {2, 3, 11, 13, 2, 2, 3, 3, 0, 1, 1, 0, false, 0, 1, 0}, /* strides past the kernel: rows, columns, a phase unread */
   };
   check_shapes(4, 1, FW_POOL_MAX, s, COUNT(s), false);
 }
@@ -233,6 +244,7 @@ Test(pool, avgpool_3x3_stride_1_pad_1_both_count_modes) {
       {1, 5, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, true, 0, 0, 0},
       {1, 5, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0},
       {1, 2, 8, 9, 2, 3, 2, 1, 1, 2, 0, 1, false, 0, 1, 0},  /* counts 1..6 across the edges */
+      {2, 3, 11, 13, 2, 2, 3, 3, 0, 1, 1, 0, false, 1, 0, 0}, /* strides past the kernel */
   };
   check_shapes(4, 1, FW_POOL_AVG, s4, COUNT(s4), false);
   static const shape_t s16[] = {
@@ -273,6 +285,19 @@ Test(pool, channel_passes_when_vmem_is_short) {
   };
   check_shapes(4, 1, FW_POOL_AVG, s, COUNT(s), false);
   check_shapes(4, 1, FW_POOL_MAX, s, COUNT(s), true);
+}
+
+/* Special values: NaNs become the canonical NaN, infinities propagate (and +Inf + -Inf is a
+ * NaN), subnormals read as zeros, sums of the largest values overflow to infinity. */
+Test(pool, special_values) {
+  chip_t *c = pool_chip(4, 1, 1u << 22);
+  static const shape_t s[] = {
+      {2, 5, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, false, 1, 1, 0},
+      {1, 7, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, false, 0, 1, 0},
+  };
+  for (size_t i = 0; i < COUNT(s); i++)
+    for (int kind = FW_POOL_MAX; kind <= FW_POOL_GLOBAL; kind++) check_shape_with(c, kind, &s[i], false, true);
+  chip_free(c);
 }
 
 /* GlobalAveragePool is AveragePool with an H x W kernel, bit for bit: both sum the pixels in
@@ -330,4 +355,185 @@ Test(pool, output_sizes) {
       for (uint32_t s = 1; s < 4; s++)
         for (uint32_t p = 0; p < k; p++)
           cr_assert_eq(fw_pool_out_size(in, k, s, p, k - 1 - p), pool_golden_out_size(in, k, s, p, k - 1 - p));
+}
+
+/* The timing contract (docs/timing.md, "Pooling"): while the vector unit never waits for the
+ * DMA queue, core k takes
+ *   V + V1 + (lead - 1) p + (tail - 1) p + 2 L + 15
+ * cycles (V lines through the vector unit, V1 one-line VECs, lead the DMA rows of the first
+ * output row's loads, tail those of the last row's store, p = ceil(row bytes / (B / cores)),
+ * L the HBM latency) and the kernel the largest over its cores. Always at least the larger
+ * of V + V1 and the DMA rows' p (load + store). */
+static int64_t contract(const chip_t *c, fw_pool_kind_t kind, const fw_pool_args_t *run, unsigned row_bytes,
+                        int64_t *lower) {
+  const chip_geometry_t *g = chip_geometry(c);
+  const chip_config_t *cfg = chip_config(c);
+  const unsigned cores = isa_geometry_cores(g), share = cfg->hbm_bytes_per_cycle / cores;
+  const int64_t p = (row_bytes + share - 1) / share, L = cfg->hbm_latency;
+  int64_t most = 0;
+  *lower = 0;
+  for (unsigned k = 0; k < cores; k++) {
+    fw_pool_cost_t co;
+    char err[256];
+    cr_assert_eq(fw_pool_cost(g, kind, run, k, &co, err, sizeof err), 0, "%s", err);
+    if (!co.vec_cmds) continue;
+    const int64_t v = (int64_t)(co.vec_lines + co.vec_single), d = p * (int64_t)(co.load_rows + co.store_rows);
+    const int64_t f = v + ((int64_t)co.lead_rows - 1) * p + ((int64_t)co.tail_rows - 1) * p + 2 * L + 15;
+    cr_assert_eq(fw_pool_contract_cycles(&co, (uint32_t)p, (uint32_t)L), (uint64_t)f);
+    most = f > most ? f : most;
+    *lower = v > *lower ? v : *lower;
+    *lower = d > *lower ? d : *lower;
+  }
+  return most;
+}
+
+static void check_contract(unsigned cores, unsigned bw, unsigned lat, fw_pool_kind_t kind, const shape_t *s) {
+  chip_config_t cfg = test_chip_config(4, 4, bw, lat);
+  if (cores > 1) cfg.mxus = 2, cfg.cores = cores;
+  chip_t *c = test_chip_new(&cfg);
+  const uint64_t cycles = check_shape(c, kind, s, false);
+  fw_pool_args_t a = args_of(s);
+  a.in.addr = 0x1000, a.out.addr = 1u << 21;
+  int64_t lower;
+  const int64_t want = contract(c, kind, &a, 8, &lower);
+  cr_assert_eq((int64_t)cycles, want, "%u cores, B %u, L %u, kind %d, %ux%ux%ux%u %ux%u/%u: %llu cycles, contract %lld",
+               cores, bw, lat, kind, s->n, s->c, s->h, s->w, s->kh, s->kw, s->sh, (unsigned long long)cycles,
+               (long long)want);
+  cr_assert_geq((int64_t)cycles, lower);
+  chip_free(c);
+}
+
+Test(pool, meets_its_timing_contract) {
+  static const shape_t sh[] = {
+      {1, 4, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0},
+      {2, 4, 17, 33, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0},
+      {1, 8, 17, 33, 3, 3, 2, 2, 1, 1, 1, 1, false, 1, 1, 0},  /* two blocks a pixel */
+      {1, 4, 16, 16, 2, 2, 2, 2, 0, 0, 0, 0, false, 0, 0, 0},
+      {1, 4, 40, 40, 3, 3, 1, 1, 1, 1, 1, 1, false, 0, 0, 0},
+      {1, 4, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, true, 0, 0, 0},
+  };
+  static const unsigned lat[] = {1, 10};
+  for (int kind = FW_POOL_MAX; kind <= FW_POOL_AVG; kind++)
+    for (size_t i = 0; i < COUNT(sh); i++) {
+      for (size_t l = 0; l < COUNT(lat); l++) {
+        check_contract(1, 64, lat[l], kind, &sh[i]);
+        check_contract(1, 8, lat[l], kind, &sh[i]);  /* a row a cycle exactly */
+        check_contract(2, 64, lat[l], kind, &sh[i]);
+      }
+      if (i == 1 || i == 2 || i == 4) check_contract(1, 64, 40, kind, &sh[i]);
+    }
+}
+
+/* Where the DMA queue is what the vector unit waits for (a slow HBM port), the contract is a
+ * lower bound: cycles stay above it and above both units' own work. */
+Test(pool, is_bounded_when_hbm_is_slow) {
+  static const shape_t s[] = {
+      {1, 4, 16, 16, 2, 2, 2, 2, 0, 0, 0, 0, false, 0, 0, 0},
+      {2, 4, 17, 33, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0},
+  };
+  for (size_t i = 0; i < COUNT(s); i++)
+    for (unsigned cores = 1; cores <= 2; cores++) {
+      chip_config_t cfg = test_chip_config(4, 4, 4, 40);
+      if (cores > 1) cfg.mxus = 2, cfg.cores = cores;
+      chip_t *c = test_chip_new(&cfg);
+      const uint64_t cycles = check_shape(c, FW_POOL_MAX, &s[i], false);
+      fw_pool_args_t a = args_of(&s[i]);
+      a.in.addr = 0x1000, a.out.addr = 1u << 21;
+      int64_t lower;
+      const int64_t f = contract(c, FW_POOL_MAX, &a, 8, &lower);
+      cr_assert_gt((int64_t)cycles, f, "shape %zu, %u cores: %llu cycles, contract %lld", i, cores,
+                   (unsigned long long)cycles, (long long)f);
+      cr_assert_geq((int64_t)cycles, lower);
+      chip_free(c);
+    }
+}
+
+/* The figure of docs/timing.md: ResNet-50's MaxPool (112x112x64 -> 56x56x64, 3x3/2 pad 1,
+ * batch 1) on a 128x128 chip of the fast model (v3's HBM: 957 bytes a cycle, latency 100), one
+ * core and v3's two, bit-exact and to the contract's cycle. */
+Test(pool, resnet50_maxpool_on_a_128x128_chip) {
+  const shape_t s = {1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 1, 0};
+  const uint64_t want[2] = {44118, 22613};
+  for (unsigned cores = 1; cores <= 2; cores++) {
+    chip_config_t cfg = chip_config_default(128, 128);
+    cfg.model = CHIP_MODEL_FAST, cfg.hbm_bytes = 1u << 23, cfg.seed = test_seed();
+    if (cores > 1) cfg.mxus = 2, cfg.cores = cores;
+    chip_t *c = test_chip_new(&cfg);
+    const uint64_t cycles = check_shape(c, FW_POOL_MAX, &s, false);
+    fw_pool_args_t a = args_of(&s);
+    a.in.addr = 0x1000, a.out.addr = 1u << 22;
+    int64_t lower;
+    cr_assert_eq((int64_t)cycles, contract(c, FW_POOL_MAX, &a, 128, &lower));
+    cr_assert_eq(cycles, want[cores - 1], "%u cores: %llu cycles", cores, (unsigned long long)cycles);
+    chip_free(c);
+  }
+}
+
+/* Shapes the kernels cannot run are refused with a message naming what is wrong. */
+static void refused(fw_pool_kind_t kind, const fw_pool_args_t *a, const char *what) {
+  chip_geometry_t g;
+  cr_assert_eq(chip_top_geometry(4, 4, 1, 1, &g), 0);
+  fw_prog_t cq, dq;
+  fw_prog_init(&cq);
+  fw_prog_init(&dq);
+  char err[256] = "";
+  const int rc = kind == FW_POOL_MAX   ? fw_maxpool(&g, a, &cq, &dq, err, sizeof err)
+                 : kind == FW_POOL_AVG ? fw_avgpool(&g, a, &cq, &dq, err, sizeof err)
+                                       : fw_global_avgpool(&g, &a->in, &a->out, &cq, &dq, err, sizeof err);
+  cr_expect_eq(rc, -1, "accepted; wanted \"%s\"", what);
+  cr_expect(strstr(err, what) != NULL, "message \"%s\", wanted \"%s\"", err, what);
+  fw_pool_cost_t co;
+  cr_expect_eq(fw_pool_cost(&g, kind, a, 0, &co, err, sizeof err), -1);
+  fw_prog_free(&cq);
+  fw_prog_free(&dq);
+}
+
+Test(pool, bad_shapes_are_refused) {
+  const shape_t base = {1, 4, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, false, 0, 0, 0};
+  fw_pool_args_t ok = args_of(&base);
+  ok.in.addr = 0x1000, ok.out.addr = 0x80000000u;
+  fw_pool_args_t a = ok;
+  a.kh = 0;
+  refused(FW_POOL_MAX, &a, "kernel height 0 is outside 1..64");
+  a = ok, a.sw = 65;
+  refused(FW_POOL_AVG, &a, "stride width 65 is outside 1..64");
+  a = ok, a.pad_left = 3;
+  refused(FW_POOL_MAX, &a, "must each be below the 3x3 kernel");
+  a = ok, a.in.h = 1, a.in.w = 1, a.pad_top = a.pad_bottom = a.pad_left = a.pad_right = 0;
+  refused(FW_POOL_MAX, &a, "larger than the padded 1x1 input");
+  a = ok, a.out.w = 5;
+  refused(FW_POOL_MAX, &a, "the output is 4x5; a 3x3 kernel, stride 2x2, over 8x8 gives 4x4");
+  a = ok, a.out.c = 5;
+  refused(FW_POOL_AVG, &a, "the output has 1 images of 5 channels, the input 1 of 4");
+  a = ok, a.in.n = 0;
+  refused(FW_POOL_MAX, &a, "the input has a zero dimension");
+  a = ok, a.out.addr = 0x1100;
+  refused(FW_POOL_MAX, &a, "overlap in HBM");
+  a = ok, a.out.addr = 0xFFFFFFC0u;
+  refused(FW_POOL_MAX, &a, "the output (128 bytes at 0xffffffc0) reaches past 32-bit HBM addresses");
+  a = ok, a.vmem_lines = 20;
+  refused(FW_POOL_MAX, &a, "do not fit the 20 lines of VMEM");
+  a = ok, a.in.w = 300000, a.out.w = fw_pool_out_size(300000, 3, 2, 1, 1);
+  refused(FW_POOL_AVG, &a, "an input row of 300000 pixels does not fit");
+  a = ok, a.in.n = a.out.n = 20000;
+  refused(FW_POOL_MAX, &a, "(split the batch)");
+  /* GlobalAveragePool */
+  fw_pool_args_t gl = ok;
+  gl.out.h = gl.out.w = 1;
+  a = gl, a.out.w = 2;
+  refused(FW_POOL_GLOBAL, &a, "the output is 1x2, not 1x1");
+  a = gl, a.in.w = 200000;
+  refused(FW_POOL_GLOBAL, &a, "two input rows of 200000 pixels do not fit");
+  a = gl, a.out.n = 2;
+  refused(FW_POOL_GLOBAL, &a, "the output has 2 images of 4 channels, the input 1 of 4");
+  a = gl, a.in.n = a.out.n = 40000;
+  refused(FW_POOL_GLOBAL, &a, "(split the batch)");
+  /* the cost of a core the chip does not have */
+  chip_geometry_t g;
+  cr_assert_eq(chip_top_geometry(4, 4, 1, 1, &g), 0);
+  fw_pool_cost_t co;
+  char err[256];
+  cr_expect_eq(fw_pool_cost(&g, FW_POOL_MAX, &ok, 1, &co, err, sizeof err), -1);
+  cr_expect(strstr(err, "no core 1") != NULL, "%s", err);
+  cr_expect_eq(fw_pool_cost(&g, FW_POOL_MAX, &ok, 0, &co, err, sizeof err), 0, "%s", err);
 }
