@@ -151,17 +151,19 @@ MODEL_SUITES := $(CHIP_SUITES) test_conv test_pod test_rdma test_collective test
 # The suites that run once, not once per seed: pure C (no RTL, so the seed changes nothing but
 # their data) and the long single-seed soak.
 ONCE_SUITES := test_arith_golden test_golden_checks test_hbm test_isa test_mxu_fast test_mxu_golden test_npy test_outputs test_vec_fast \
-               test_vec_golden test_noc_soak test_onnx
+               test_vec_golden test_noc_soak test_onnx test_infer_cli
 
-test: lint check-layers check-functions $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUILD)/tests/pod_probe ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
+test: lint check-layers check-functions $(TEST_BINS) $(REPLAY_BINS) $(TPUSIM) $(TPUSIM_SC) $(BUILD)/tests/pod_probe models-small ## Build and run every test (Criterion suites under SEEDS, the chip suites again on the fast model and in lockstep), lint, the layer, wave-session and memory checks, the fuzz corpus, training against numpy
 	@MODELS="$(MODELS)" MODEL_SUITES="$(MODEL_SUITES)" ONCE_SUITES="$(ONCE_SUITES)" scripts/run_tests.sh "$(SEEDS)" $(TEST_BINS)
 	@scripts/replay_corpus.sh $(BUILD)/tests $(FUZZERS)
 	@scripts/check_waves.sh $(BUILD)/wavecheck
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_tpusim_cli
 	@scripts/memcheck.sh $(TPUSIM) $(BUILD)/tests/test_train_cli
 	@tests/train_numpy_test.sh
+	@tests/pytorch_check_test.sh
+	@tests/infer_pytorch_test.sh $(TPUSIM)
 
-sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim $(TPUSIM_SC) ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed; the chip suites again on the fast model) and the fuzz corpus
+sanitize: $(SAN_TESTS) $(SAN_REPLAY_BINS) $(SAN)/tpusim $(TPUSIM_SC) models-small ## Build the C harness, firmware and tests with ASan and UBSan and run every suite (one seed; the chip suites again on the fast model) and the fuzz corpus
 	@TPUSIM=$(SAN)/tpusim LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp) MODELS=fast \
 	  MODEL_SUITES="$(MODEL_SUITES)" ONCE_SUITES="$(ONCE_SUITES)" scripts/run_tests.sh "1" $(SAN_TESTS)
 	@scripts/replay_corpus.sh $(SAN)/tests $(FUZZERS)
@@ -230,6 +232,8 @@ screenshot: waves ## Render the waveform sessions to docs/img/ (Xvfb)
 bench: $(TPUSIM) $(TPUSIM_SC) ## Run the benchmarks (results under build/bench/)
 	@mkdir -p $(BUILD)/bench
 	scripts/bench.sh $(BUILD)/bench
+	$(MAKE) models
+	scripts/bench_models.sh $(BUILD)/bench $(TPUSIM)
 
 clean: ## Remove build products and traces
 	rm -rf $(BUILD) waves/*.fst

@@ -57,8 +57,8 @@ infer_job_t *infer_job_new(const infer_job_config_t *cfg, rt_status_t *rc, char 
   if (model_plan_build(cfg->graph, &j->geo, j->images, &j->plan, err, errlen)) goto fail;
   char why[256];
   if (pod_hbm_fit(&j->pod, j->plan.hbm_bytes, why, sizeof why)) {
-    snprintf(err, errlen, "the model needs %" PRIu64 " bytes of HBM a chip (weights %" PRIu64 ", activations %" PRIu64
-             "): %s", j->plan.hbm_bytes, j->plan.consts_bytes, j->plan.arena_bytes, why);
+    snprintf(err, errlen, "%s (the model: weights and biases %" PRIu64 " bytes, activations %" PRIu64 ")", why,
+             j->plan.consts_bytes, j->plan.arena_bytes);
     goto fail;
   }
   *rc = RT_OK;
