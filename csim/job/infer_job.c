@@ -164,137 +164,180 @@ static void compare(infer_job_t *j, size_t step, unsigned chip, const uint16_t *
     }
 }
 
+/* What a run holds while it goes: the pod, the golden model's tensors, the programs. */
+typedef struct {
+  infer_job_t *j;
+  pod_t *pod;
+  golden_chip_t *gc;
+  uint8_t *image;      /* a host image of the largest buffer */
+  uint16_t *readback;  /* its NCHW values */
+  fw_prog_t cq[MODEL_MAX_CORES], dq[MODEL_MAX_CORES];
+} run_ctx_t;
+
+static chip_t *chip_of(const run_ctx_t *x, unsigned i) {
+  return pod_chip(x->pod, i % x->j->pod.size_x, i / x->j->pod.size_x);
+}
+
+/* Host: the constants and each chip's images into HBM; the golden model's copy of the input. */
+static rt_status_t load_inputs(run_ctx_t *x, const float *in, char *err, size_t errlen) {
+  const model_plan_t *p = &x->j->plan;
+  const fw_act_t *ain = &p->bufs[p->input].act;
+  const size_t per_chip = elems(ain);
+  for (unsigned i = 0; i < x->j->chips; i++) {
+    model_pack_input(p, in + i * per_chip, x->image);
+    if (chip_hbm_write(chip_of(x, i), 0, p->consts, p->consts_bytes) ||
+        chip_hbm_write(chip_of(x, i), ain->addr, x->image, fw_act_bytes(ain))) {
+      snprintf(err, errlen, "cannot write the model into chip %u's HBM", i);
+      return RT_FAILED;
+    }
+    if (!x->j->cfg.golden) continue;
+    if (!(x->gc[i].t[p->input] = malloc(per_chip * 2))) return snprintf(err, errlen, "out of memory"), RT_FAILED;
+    for (size_t e = 0; e < per_chip; e++) {
+      uint32_t bits;
+      memcpy(&bits, &in[i * per_chip + e], 4);
+      x->gc[i].t[p->input][e] = arith_golden_fp32_to_bf16(bits);
+    }
+  }
+  return RT_OK;
+}
+
+/* Step si on every chip: part -1 zeroes the output's border (when it has one), then the kernel's
+ * parts, each one program load on every core of every chip run to the end. */
+static rt_status_t run_step(run_ctx_t *x, size_t si, uint64_t macs_a_cycle, char *err, size_t errlen) {
+  const model_plan_t *p = &x->j->plan;
+  const model_step_t *s = &p->steps[si];
+  pod_phase(x->pod, s->name);
+  for (int part = -1; part < (int)s->parts; part++) {
+    for (unsigned c = 0; c < MODEL_MAX_CORES; c++) x->cq[c].count = x->dq[c].count = 0, x->cq[c].nmarks = 0;
+    const int brc = part < 0 ? model_step_border_programs(p, si, x->cq, x->dq, err, errlen)
+                             : model_step_programs(p, si, (unsigned)part, x->cq, x->dq, err, errlen);
+    if (brc == 1) continue;
+    if (brc) return RT_FAILED;
+    for (unsigned i = 0; i < x->j->chips; i++) {
+      for (unsigned core = 0; core < isa_geometry_cores(&x->j->geo); core++)
+        if (rt_load_core_programs(chip_of(x, i), core, &x->cq[core], &x->dq[core], err, errlen) != RT_OK)
+          return RT_FAILED;
+      rt_pod_marks(x->pod, i % x->j->pod.size_x, i / x->j->pod.size_x, &x->cq[0]);
+    }
+    /* a bound no working step comes near: 64 cycles per padded MAC a cycle, per byte moved */
+    const uint64_t limit = 64 * (s->padded_macs / macs_a_cycle + fw_act_bytes(&p->bufs[s->in].act) +
+                                 fw_act_bytes(&p->bufs[s->out].act)) + 1000000;
+    uint64_t cycles = 0;
+    char report[1024];
+    if (pod_run(x->pod, CHIP_QMASK_EVERY_CORE, limit, &cycles, report, sizeof report)) {
+      snprintf(err, errlen, "step %zu '%s' (%s), %s %d of %u: %s", si, s->name, s->ops,
+               part < 0 ? "zeroing the border before part" : "part", part < 0 ? 1 : part + 1, s->parts, report);
+      return RT_FAILED;
+    }
+    x->j->res.steps[si].cycles += cycles;
+  }
+  return RT_OK;
+}
+
+/* The golden model of step si on every chip's images, held to what the chip wrote; the golden
+ * tensors no later step reads are dropped. */
+static rt_status_t check_step(run_ctx_t *x, size_t si, char *err, size_t errlen) {
+  const model_plan_t *p = &x->j->plan;
+  const model_step_t *s = &p->steps[si];
+  uint16_t *w = NULL;
+  uint32_t *bias = NULL;
+  rt_status_t rc = RT_FAILED;
+  if (s->kind == MODEL_STEP_CONV && golden_weights(x->j, s, &w, &bias)) goto oom;
+  const fw_act_t *a = &p->bufs[s->out].act;
+  for (unsigned i = 0; i < x->j->chips; i++) {
+    golden_chip_t *g = &x->gc[i];
+    if (!(g->t[s->out] = malloc(elems(a) * 2)) ||
+        golden_step(x->j, s, w, bias, g->t[root_of(p, s->in)], s->res >= 0 ? g->t[root_of(p, s->res)] : NULL,
+                    g->t[s->out]))
+      goto oom;
+    if (read_act(chip_of(x, i), a, x->image, x->readback)) {
+      snprintf(err, errlen, "cannot read step %zu's output from chip %u", si, i);
+      goto out;
+    }
+    compare(x->j, si, i, x->readback, g->t[s->out], elems(a));
+    for (size_t b = 0; b < p->nbufs; b++)
+      if (p->bufs[b].alias < 0 && p->bufs[b].last_use == (int)si && (int)b != root_of(p, p->output))
+        free(g->t[b]), g->t[b] = NULL;
+  }
+  rc = RT_OK;
+  goto out;
+oom:
+  snprintf(err, errlen, "out of memory");
+out:
+  free(w), free(bias);
+  return rc;
+}
+
+static rt_status_t read_outputs(run_ctx_t *x, char *err, size_t errlen) {
+  const model_plan_t *p = &x->j->plan;
+  const fw_act_t *aout = &p->bufs[p->output].act;
+  for (unsigned i = 0; i < x->j->chips; i++) {
+    if (chip_hbm_read(chip_of(x, i), aout->addr, x->image, fw_act_bytes(aout))) {
+      snprintf(err, errlen, "cannot read the output from chip %u", i);
+      return RT_FAILED;
+    }
+    model_unpack_output(p, x->image, x->j->res.output + i * elems(aout));
+  }
+  return RT_OK;
+}
+
+static void free_ctx(run_ctx_t *x) {
+  const model_plan_t *p = &x->j->plan;
+  for (unsigned c = 0; c < MODEL_MAX_CORES; c++) fw_prog_free(&x->cq[c]), fw_prog_free(&x->dq[c]);
+  if (x->gc)
+    for (unsigned i = 0; i < x->j->chips; i++) {
+      if (x->gc[i].t)
+        for (size_t b = 0; b < p->nbufs; b++)
+          if (p->bufs[b].alias < 0) free(x->gc[i].t[b]);
+      free(x->gc[i].t);
+    }
+  free(x->gc), free(x->image), free(x->readback);
+  pod_free(x->pod);
+}
+
 rt_status_t infer_job_run(infer_job_t *j, char *err, size_t errlen) {
   const model_plan_t *p = &j->plan;
   infer_job_result_t *r = &j->res;
   *r = (infer_job_result_t){.first_step = -1, .checked = j->cfg.golden};
-  rt_status_t rc = RT_FAILED;
   stopwatch_t sw;
   stopwatch_start(&sw);
-  const fw_act_t *ain = &p->bufs[p->input].act, *aout = &p->bufs[p->output].act;
-  const size_t in_per_chip = elems(ain), out_per_chip = elems(aout);
-  const float *x = input_of(j, in_per_chip * j->chips);
+  const size_t in_per_chip = elems(&p->bufs[p->input].act), out_per_chip = elems(&p->bufs[p->output].act);
+  const float *in = input_of(j, in_per_chip * j->chips);
   r->steps = calloc(p->nsteps, sizeof *r->steps);
   r->output_elems = out_per_chip * j->chips;
   r->output = malloc(r->output_elems * sizeof(float));
   uint64_t biggest = 0;
   for (size_t b = 0; b < p->nbufs; b++)
     if (fw_act_bytes(&p->bufs[b].act) > biggest) biggest = fw_act_bytes(&p->bufs[b].act);
-  uint8_t *image = malloc(biggest);
-  uint16_t *readback = malloc(biggest);
-  golden_chip_t *gc = calloc(j->chips, sizeof *gc);
-  fw_prog_t cq[MODEL_MAX_CORES], dq[MODEL_MAX_CORES];
-  for (unsigned c = 0; c < MODEL_MAX_CORES; c++) fw_prog_init(&cq[c]), fw_prog_init(&dq[c]);
-  pod_t *pod = NULL;
-  if (!x || !r->steps || !r->output || !image || !readback || !gc) goto oom;
-  for (unsigned i = 0; i < j->chips; i++)
-    if (!(gc[i].t = calloc(p->nbufs, sizeof *gc[i].t))) goto oom;
-  if (!(pod = pod_build(&j->pod, err, errlen))) goto out;
-  if (j->cfg.profile) pod_set_profile(pod, j->cfg.profile);
-  /* Host: the constants and each chip's images into HBM; the golden model's copy of the input */
-  for (unsigned i = 0; i < j->chips; i++) {
-    chip_t *c = pod_chip(pod, i % j->pod.size_x, i / j->pod.size_x);
-    model_pack_input(p, x + i * in_per_chip, image);
-    if (chip_hbm_write(c, 0, p->consts, p->consts_bytes) || chip_hbm_write(c, ain->addr, image, fw_act_bytes(ain))) {
-      snprintf(err, errlen, "cannot write the model into chip %u's HBM", i);
-      goto out;
-    }
-    if (j->cfg.golden) {
-      if (!(gc[i].t[p->input] = malloc(in_per_chip * 2))) goto oom;
-      for (size_t e = 0; e < in_per_chip; e++) {
-        uint32_t bits;
-        memcpy(&bits, &x[i * in_per_chip + e], 4);
-        gc[i].t[p->input][e] = arith_golden_fp32_to_bf16(bits);
-      }
-    }
+  run_ctx_t x = {.j = j, .image = malloc(biggest), .readback = malloc(biggest), .gc = calloc(j->chips, sizeof *x.gc)};
+  for (unsigned c = 0; c < MODEL_MAX_CORES; c++) fw_prog_init(&x.cq[c]), fw_prog_init(&x.dq[c]);
+  rt_status_t rc = RT_FAILED;
+  bool ok = in && r->steps && r->output && x.image && x.readback && x.gc;
+  for (unsigned i = 0; ok && i < j->chips; i++) ok = (x.gc[i].t = calloc(p->nbufs, sizeof *x.gc[i].t)) != NULL;
+  if (!ok) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
   }
-  const uint64_t macs_a_cycle = (uint64_t)j->geo.rows * j->geo.cols * isa_geometry_mxus(&j->geo) * isa_geometry_cores(&j->geo);
+  if (!(x.pod = pod_build(&j->pod, err, errlen))) goto out;
+  if (j->cfg.profile) pod_set_profile(x.pod, j->cfg.profile);
+  if ((rc = load_inputs(&x, in, err, errlen)) != RT_OK) goto out;
+  const uint64_t macs_a_cycle =
+      (uint64_t)j->geo.rows * j->geo.cols * isa_geometry_mxus(&j->geo) * isa_geometry_cores(&j->geo);
+  uint64_t padded = 0;
   for (size_t si = 0; si < p->nsteps; si++) {
-    const model_step_t *s = &p->steps[si];
     if (j->cfg.progress) j->cfg.progress(j->cfg.progress_ctx, si, p->nsteps);
-    pod_phase(pod, s->name);
-    /* part -1 zeroes the output's border (when it has one), then the kernel's parts */
-    for (int part = -1; part < (int)s->parts; part++) {
-      for (unsigned c = 0; c < MODEL_MAX_CORES; c++) cq[c].count = dq[c].count = 0, cq[c].nmarks = 0;
-      const int brc = part < 0 ? model_step_border_programs(p, si, cq, dq, err, errlen)
-                               : model_step_programs(p, si, (unsigned)part, cq, dq, err, errlen);
-      if (brc == 1) continue;
-      if (brc) goto out;
-      for (unsigned i = 0; i < j->chips; i++) {
-        chip_t *c = pod_chip(pod, i % j->pod.size_x, i / j->pod.size_x);
-        for (unsigned core = 0; core < isa_geometry_cores(&j->geo); core++)
-          if (rt_load_core_programs(c, core, &cq[core], &dq[core], err, errlen) != RT_OK) goto out;
-        rt_pod_marks(pod, i % j->pod.size_x, i / j->pod.size_x, &cq[0]);
-      }
-      /* a bound no working step comes near: 64 cycles per padded MAC a cycle, per byte moved */
-      const uint64_t limit = 64 * (s->padded_macs / macs_a_cycle + fw_act_bytes(&p->bufs[s->in].act) +
-                                   fw_act_bytes(&p->bufs[s->out].act)) + 1000000;
-      uint64_t cycles = 0;
-      char report[1024];
-      if (pod_run(pod, CHIP_QMASK_EVERY_CORE, limit, &cycles, report, sizeof report)) {
-        snprintf(err, errlen, "step %zu '%s' (%s), %s%d of %u: %s", si, s->name, s->ops, part < 0 ? "zeroing the border before part " : "part ", part < 0 ? 1 : part + 1, s->parts, report);
-        goto out;
-      }
-      r->steps[si].cycles += cycles;
-    }
-    r->steps[si].macs = s->macs, r->steps[si].padded_macs = s->padded_macs;
-    r->cycles += r->steps[si].cycles, r->macs += s->macs;
-    if (!j->cfg.golden) continue;
-    /* the golden model of this step on every chip's images, held to what the chip wrote */
-    uint16_t *w = NULL;
-    uint32_t *bias = NULL;
-    if (s->kind == MODEL_STEP_CONV && golden_weights(j, s, &w, &bias)) goto oom;
-    const fw_act_t *a = &p->bufs[s->out].act;
-    for (unsigned i = 0; i < j->chips; i++) {
-      chip_t *c = pod_chip(pod, i % j->pod.size_x, i / j->pod.size_x);
-      uint16_t *y = malloc(elems(a) * 2);
-      if (!y || golden_step(j, s, w, bias, gc[i].t[root_of(p, s->in)], s->res >= 0 ? gc[i].t[root_of(p, s->res)] : NULL,
-                            y)) {
-        free(y), free(w), free(bias);
-        goto oom;
-      }
-      gc[i].t[s->out] = y;
-      if (read_act(c, a, image, readback)) {
-        snprintf(err, errlen, "cannot read step %zu's output from chip %u", si, i);
-        free(w), free(bias);
-        goto out;
-      }
-      compare(j, si, i, readback, y, elems(a));
-      for (size_t b = 0; b < p->nbufs; b++) /* what no later step reads */
-        if (p->bufs[b].alias < 0 && p->bufs[b].last_use == (int)si && (int)b != root_of(p, p->output))
-          free(gc[i].t[b]), gc[i].t[b] = NULL;
-    }
-    free(w), free(bias);
+    if ((rc = run_step(&x, si, macs_a_cycle, err, errlen)) != RT_OK) goto out;
+    r->steps[si].macs = p->steps[si].macs, r->steps[si].padded_macs = p->steps[si].padded_macs;
+    r->cycles += r->steps[si].cycles, r->macs += p->steps[si].macs, padded += p->steps[si].padded_macs;
+    if (j->cfg.golden && (rc = check_step(&x, si, err, errlen)) != RT_OK) goto out;
   }
   if (j->cfg.progress) j->cfg.progress(j->cfg.progress_ctx, p->nsteps, p->nsteps);
-  for (unsigned i = 0; i < j->chips; i++) {
-    chip_t *c = pod_chip(pod, i % j->pod.size_x, i / j->pod.size_x);
-    if (chip_hbm_read(c, aout->addr, image, fw_act_bytes(aout))) {
-      snprintf(err, errlen, "cannot read the output from chip %u", i);
-      goto out;
-    }
-    model_unpack_output(p, image, r->output + i * out_per_chip);
-  }
+  if ((rc = read_outputs(&x, err, errlen)) != RT_OK) goto out;
   r->bit_exact = j->cfg.golden && r->mismatches == 0;
-  uint64_t padded = 0;
-  for (size_t si = 0; si < p->nsteps; si++) padded += p->steps[si].padded_macs;
   r->utilization = r->cycles ? (double)r->macs / ((double)r->cycles * (double)macs_a_cycle) : 0;
   r->bound = padded ? (double)r->macs / (double)padded : 0;
-  rc = RT_OK;
-  goto out;
-oom:
-  snprintf(err, errlen, "out of memory");
 out:
   r->seconds = stopwatch_seconds(&sw);
-  for (unsigned c = 0; c < MODEL_MAX_CORES; c++) fw_prog_free(&cq[c]), fw_prog_free(&dq[c]);
-  if (gc)
-    for (unsigned i = 0; i < j->chips; i++) {
-      if (gc[i].t)
-        for (size_t b = 0; b < p->nbufs; b++)
-          if (p->bufs[b].alias < 0) free(gc[i].t[b]);
-      free(gc[i].t);
-    }
-  free(gc), free(image), free(readback);
-  pod_free(pod);
+  free_ctx(&x);
   return rc;
 }
