@@ -220,6 +220,12 @@ static pix_map_t column_map(const fw_act_t *t, uint32_t C, uint32_t ct, uint32_t
   return (pix_map_t){t, 0, 0, 1, 1, 2 * ct * C, round4(2 * fw_min_u32(C, n_cols - ct * C))};
 }
 
+void fw_im2col_dma(fw_prog_t *dq, const fw_gemm_window_t *w, uint32_t rows, uint32_t kt, uint32_t p0, uint32_t n,
+                   uint32_t line, unsigned sem) {
+  const pix_map_t m = im2col_map(w, rows, kt);
+  window_dma(dq, w, &m, false, p0, n, line, sem);
+}
+
 /* DMA of piece `piece` (sub-block piece / per_sub, chunk piece % per_sub) of the panel
  * that tile `tl` starts, waiting for its buffer to be free before the first piece. */
 static void load_panel_piece(fw_prog_t *dq, const gemm_t *x, const tile_t *tl, uint32_t piece) {
@@ -233,8 +239,7 @@ static void load_panel_piece(fw_prog_t *dq, const gemm_t *x, const tile_t *tl, u
   uint32_t line = x->a_line[buf] + kk * mt + lo;
   if (piece == 0 && tl->ablock >= 2) fw_sem_wait(dq, SEM_A_FREE + buf, 1);
   if (g->window) {
-    const pix_map_t m = im2col_map(g->window, R, kt);
-    window_dma(dq, g->window, &m, false, g->window->m0 + tl->mc * mt + lo, n, line, SEM_A_READY + buf);
+    fw_im2col_dma(dq, g->window, R, kt, g->window->m0 + tl->mc * mt + lo, n, line, SEM_A_READY + buf);
   } else if (g->a_transposed) /* line m of the chunk: element mc Mt + lo + m of A^T's rows kt R .., zero past K */
     fw_dma_hbm_to_vmem_transposed(dq, SEM_A_READY + buf, 1, g->a + 2 * (kt * R * g->lda + tl->mc * mt + lo),
                                   2 * g->lda, line, krows, round4(2 * n));

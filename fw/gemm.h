@@ -39,6 +39,12 @@ static inline uint32_t fw_conv_weight_row(uint32_t rows, uint32_t kw, uint32_t c
   return i * fw_conv_segment(rows, kw, cp) + j * cp + c;
 }
 
+/* The DMAs that make output pixels [p0, p0 + n)'s im2col rows of K tile kt (of an MXU of `rows`
+ * rows) in VMEM lines from `line`: one strided DMA per run of pixels in an output row, the last
+ * adding 1 to `sem` (docs/models.md, "Convolution as a GEMM"; its timing contract there). */
+void fw_im2col_dma(fw_prog_t *dq, const fw_gemm_window_t *w, uint32_t rows, uint32_t kt, uint32_t p0, uint32_t n,
+                   uint32_t line, unsigned sem);
+
 typedef struct {
   uint32_t a, b, c;      /* HBM byte addresses */
   uint32_t zero;         /* HBM address of at least 4 * cols zero bytes */

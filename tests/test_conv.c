@@ -5,6 +5,7 @@
  * residual and ReLU, odd channel counts, borders wider than the padding, several cores and
  * MXUs; the output's border is left zero; bad shapes are refused.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,4 +190,43 @@ Test(conv, bad_shapes_are_refused) {
   a.win.m0 = 0;
   cr_assert_eq(fw_conv2d(&g, &a, cq, dq, err, sizeof err), 0, "%s", err);
   for (unsigned i = 0; i < CHIP_MAX_CORES; i++) fw_prog_free(&cq[i]), fw_prog_free(&dq[i]);
+}
+
+/* The im2col DMAs of a K tile (docs/models.md, "Convolution as a GEMM", timing): n rows made by one
+ * strided DMA per run of pixels in an output row cost what one DMA of n rows costs,
+ * (n - 1) ceil(b / B) + L + 6 cycles for [DMAs; FENCE; HALT], however many runs the rows take: the
+ * DMA engine takes the next descriptor while the last requests are in flight. Held to the cycle
+ * over output widths 1, 2, 7 and 9 (runs of one row up to whole rows), K tiles in and past a
+ * kernel row's first, bandwidths and latencies. */
+Test(conv, im2col_dmas_meet_the_timing_contract) {
+  const unsigned bws[] = {64, 16, 8}, lats[] = {1, 10, 100}, widths[] = {1, 2, 7, 9};
+  for (unsigned bi = 0; bi < 3; bi++)
+    for (unsigned li = 0; li < 3; li++)
+      for (unsigned wi = 0; wi < 4; wi++) {
+        chip_t *c = test_chip(16, bws[bi], lats[li]);
+        const unsigned ow = widths[wi];
+        const fw_gemm_window_t w = {.in = {4096, 2, 8, 5, ow, 1, 1}, .out = {0, 2, 4, 5, ow, 0, 0}, .kh = 3, .kw = 3,
+                                    .sh = 1, .sw = 1, .pt = 1, .pl = 1};
+        for (unsigned kt = 0; kt < 3; kt++)
+          for (unsigned n = 1; n <= 2 * 5 * ow - 3; n += 5) {
+            fw_prog_t p;
+            fw_prog_init(&p);
+            fw_im2col_dma(&p, &w, 16, kt, 3 % (2 * 5 * ow), n, 0, 1);
+            const size_t runs = p.count;
+            fw_fence(&p);
+            fw_halt(&p);
+            test_load_once(c, ISA_QUEUE_DMA, &p);
+            chip_status_t st;
+            test_run(c, ISA_QMASK_DMA, 100000, &st);
+            /* kernel row kt / 2, part kt % 2: 16 or 8 of the row's 24 bf16 */
+            const unsigned bytes = kt % 2 ? 16 : 32, per = bytes <= bws[bi] ? 1 : bytes / bws[bi];
+            cr_assert_eq(st.cycles, (uint64_t)(n - 1) * per + lats[li] + 6,
+                         "width %u K tile %u: %u rows in %zu DMAs at B %u L %u took %llu cycles", ow, kt, n, runs,
+                         bws[bi], lats[li], (unsigned long long)st.cycles);
+            cr_assert_eq(chip_sem(c, 1), 1, "the last DMA signals");
+            cr_assert_eq(st.hbm_bytes, (uint64_t)n * bytes);
+            chip_reset(c);
+          }
+        chip_free(c);
+      }
 }
