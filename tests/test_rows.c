@@ -9,6 +9,7 @@
  * figures of docs/timing.md ("Row kernels") are measured on a v3 chip (fast model).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,4 +422,45 @@ Test(rows, bert_base_layer_norm_and_softmax_on_a_v3_chip) {
     free(in), free(b), free(got), free(want), free(gamma), free(beta);
   }
   chip_free(c);
+}
+
+/* The golden model is what the kernels are held to; this holds it to the mathematics: each
+ * kernel against float64 (bf16 inputs exact, so the difference is the fp32 steps and the
+ * output's round to bf16: within 2^-7 relative plus 2^-12 absolute; GELU tanh against its
+ * tanh formula, softmax rows of 768 whose probabilities are small). */
+Test(rows, golden_is_near_float64) {
+  enum { M = 8, K = 37 };
+  rng_t r;
+  rng_seed(&r, 99);
+  uint16_t in[M * K], res[M * K], out[M * K];
+  uint32_t gamma[K], beta[K];
+  random_bf16(&r, in, M * K, 120, 130);
+  random_bf16(&r, res, M * K, 120, 130);
+  for (int j = 0; j < K; j++) gamma[j] = random_f32(&r), beta[j] = random_f32(&r);
+  double ref[M * K];
+  for (int kind = 0; kind < 4; kind++) {
+    for (int i = 0; i < M; i++) {
+      double x[K], mx = -1e300, s = 0, mean = 0, var = 0;
+      for (int j = 0; j < K; j++) x[j] = bits_bf16_value(in[i * K + j]) + (kind == 1 ? bits_bf16_value(res[i * K + j]) : 0);
+      for (int j = 0; j < K; j++) mx = x[j] > mx ? x[j] : mx, mean += x[j] / K;
+      for (int j = 0; j < K; j++) s += exp(x[j] - mx), var += (x[j] - mean) * (x[j] - mean) / K;
+      for (int j = 0; j < K; j++) {
+        double y;
+        if (kind == 0) y = exp(x[j] - mx) / s;
+        else if (kind == 1) y = (x[j] - mean) / sqrt(var + 1e-5) * bits_fp32_value(gamma[j]) + bits_fp32_value(beta[j]);
+        else if (kind == 2) y = 0.5 * x[j] * (1 + erf(x[j] / sqrt(2.0)));
+        else y = 0.5 * x[j] * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x[j] + 0.044715 * x[j] * x[j] * x[j])));
+        ref[i * K + j] = y;
+      }
+    }
+    int rc;
+    if (kind == 0) rc = rows_golden_softmax(4, M, K, ONE, in, out);
+    else if (kind == 1) rc = rows_golden_layernorm(4, M, K, in, res, gamma, beta, 0x3727C5ACu, out);
+    else rc = rows_golden_map(kind == 2 ? ROWS_GOLDEN_GELU_ERF : ROWS_GOLDEN_GELU_TANH, 4, M, K, in, NULL, NULL, 0, out);
+    cr_assert_eq(rc, 0);
+    for (int i = 0; i < M * K; i++) {
+      const double got = bits_bf16_value(out[i]), d = fabs(got - ref[i]);
+      cr_assert(d <= fabs(ref[i]) / 128 + 1.0 / 4096, "kind %d out[%d] = %.9g, float64 %.9g", kind, i, got, ref[i]);
+    }
+  }
 }
