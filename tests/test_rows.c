@@ -213,6 +213,17 @@ static void check_in(chip_t *c, fw_rows_kind_t kind, uint32_t m, uint32_t k, uns
   for (size_t i = 0; i < n; i++)
     cr_assert_eq(got[i], want[i], "%ux%u chip, %s, %u rows of %u, scale 0x%08x%s: out[%zu] (row %zu) chip 0x%04x golden 0x%04x",
                  lanes, lanes, kind_name(kind), m, k, scale, has_b ? " with b" : "", i, i / k, got[i], want[i]);
+  if (kind == FW_ROWS_SOFTMAX) /* probabilities: in [0, 1], each row's adding to one */
+    for (uint32_t i = 0; i < m; i++) {
+      double sum = 0;
+      for (uint32_t j = 0; j < k; j++) {
+        const double v = bits_bf16_value(got[(size_t)i * k + j]);
+        cr_assert(v >= 0 && v <= 1, "row %u lane %u: %g is not a probability", i, j, v);
+        sum += v;
+      }
+      cr_assert(fabs(sum - 1) < 0.01, /* each rounded to bf16: within 2^-9 of the sum */
+                "%u rows of %u: row %u adds to %.6f", m, k, i, sum);
+    }
   free(in), free(b), free(got), free(want), free(gamma), free(beta);
 }
 
