@@ -147,7 +147,7 @@ sim: $(TPUSIM) ## Build and run the default simulation: an MLP trains on the dig
 # model on three threads (scripts/run_tests.sh, TPU_MODEL, TPU_THREADS).
 MODELS     ?= fast check fast/3
 CHIP_SUITES := test_chip test_cmdq test_dma test_vec test_gemm test_chip_mxus test_chip_cores
-MODEL_SUITES := $(CHIP_SUITES) test_conv test_pod test_rdma test_collective test_line_sum test_pool test_train test_randprog test_profile
+MODEL_SUITES := $(CHIP_SUITES) test_conv test_rows test_pod test_rdma test_collective test_line_sum test_pool test_train test_randprog test_profile
 # The suites that run once, not once per seed: pure C (no RTL, so the seed changes nothing but
 # their data) and the long single-seed soak.
 ONCE_SUITES := test_arith_golden test_golden_checks test_hbm test_isa test_mxu_fast test_mxu_golden test_npy test_outputs test_vec_fast \
