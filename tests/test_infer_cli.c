@@ -130,3 +130,9 @@ Test(infer_cli, bad_inputs_and_layouts_are_refused) {
                       "build/tmp/tiny_hbm.json"), 0);
   refused("--onnx " CNN " --machine build/tmp/tiny_hbm.json", "bytes of HBM");
 }
+
+/* An op the compiler does not lower yet is named before anything runs (the transformer's
+ * attention views: docs/models.md, "Status"). */
+Test(infer_cli, an_op_not_lowered_is_named) {
+  refused("--onnx build/models/transformer_small.onnx --mxu 16x16", "(Transpose): not lowered");
+}

@@ -204,7 +204,7 @@ static int lower_node(lower_t *l, int node) {
     case GRAPH_OP_RELU:
     case GRAPH_OP_ADD: return fail_node(l, node, "not fused into a convolution or matrix product before it "
                                                  "(only Conv/Gemm [+Add] [+Relu] chains are lowered yet)");
-    default: return fail_node(l, node, "not lowered to a kernel yet (docs/models.md, \"Supported ops\")");
+    default: return fail_node(l, node, "not lowered to a kernel yet (docs/models.md, \"Status\")");
   }
 }
 
