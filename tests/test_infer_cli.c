@@ -136,3 +136,14 @@ Test(infer_cli, bad_inputs_and_layouts_are_refused) {
 Test(infer_cli, an_op_not_lowered_is_named) {
   refused("--onnx build/models/transformer_small.onnx --mxu 16x16", "(Transpose): not lowered");
 }
+
+/* --profile: a phase a step in the op profile and a valid trace; the report keeps its layers. */
+Test(infer_cli, the_profile_has_a_phase_per_layer) {
+  need_models();
+  cr_assert_eq(system("mkdir -p build/tmp && rm -f build/tmp/infer_profile.json"), 0);
+  run_t r = run("infer --onnx " CNN " --mxu 16x16 --model fast --json --profile build/tmp/infer_profile.json");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "\"layers\":[{") && strstr(r.out, "\"profile\":{"), "%s", r.out);
+  cr_assert(strstr(r.out, "/stem/stem.0/Conv"), "no phase named by the first layer: %s", r.out);
+  cr_assert_eq(system("/usr/bin/python3 scripts/check_trace.py build/tmp/infer_profile.json >/dev/null"), 0);
+}

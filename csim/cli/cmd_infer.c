@@ -24,12 +24,14 @@ typedef struct {
   unsigned dp, mp;
   bool have_batch, json, print_plan;
   cmd_machine_t mach;
+  cmd_profile_t prof;
 } infer_opts_t;
 
 static void infer_help(void) {
   printf("usage: tpusim infer --onnx FILE [--batch B] [--input X.npy] [--out Y.npy] [--pod XxY] [--dp A]\n"
          "                    [--seed S] [--print-plan] [--json] [--machine FILE | --chip small|v2|v3]\n"
-         "                    [--print-machine] [machine options] [--model rtl|fast|check] [--threads N]\n\n"
+         "                    [--print-machine] [machine options] [--model rtl|fast|check] [--threads N]\n"
+         "                    [--profile FILE.json] [--profile-chips LIST] [--op-profile] [--quiet]\n\n"
          "Runs a model exported from PyTorch as ONNX (opsets 13-17; scripts/export_models.py writes the\n"
          "reference models) on the simulated chips: the model compiler (docs/models.md) lowers the graph\n"
          "to firmware kernels -- convolutions and fully connected layers as MXU GEMMs whose im2col rows\n"
@@ -46,7 +48,9 @@ static void infer_help(void) {
          "--pod XxY (default 1x1): the chips; --dp A: chips the batch is split over (default and, for\n"
          "now, only value: every chip; model parallel layers are not lowered yet, so --mp other than 1\n"
          "is refused). --print-plan prints the schedule and the memory plan and exits.\n"
-         CMD_MACHINE_HELP CMD_POD_HELP CLI_EXIT_STATUS_HELP);
+         "--profile/--op-profile: each step of the schedule is a phase of the profile, named by its first\n"
+         "node (the first 127; later ones share \"later phases\").\n"
+         CMD_MACHINE_HELP CMD_POD_HELP CMD_PROFILE_HELP CLI_EXIT_STATUS_HELP);
 }
 
 static int parse(int argc, char **argv, infer_opts_t *o) {
@@ -65,6 +69,7 @@ static int parse(int argc, char **argv, infer_opts_t *o) {
       CLI_OPT("json", CLI_FLAG, &o->json),
       CMD_MACHINE_OPTS(&o->mach),
       CMD_POD_OPTS(&o->mach),
+      CMD_PROFILE_OPTS(&o->prof),
       {0}};
   int rc = cli_parse("infer", argc, argv, opts, infer_help);
   if (rc != CLI_EXIT_OK) return rc;
@@ -121,6 +126,21 @@ static int report(const infer_opts_t *o, const infer_job_t *j, double seconds) {
   const uint64_t macs_a_cycle = (uint64_t)p->chip.rows * p->chip.cols * isa_geometry_mxus(&p->chip) *
                                 isa_geometry_cores(&p->chip);
   FILE *f = stdout;
+  /* the op profile, as every command reports it (a report_t of its own, merged below) */
+  static report_t pr;
+  report_init(&pr);
+  const int prc = cmd_profile_end("infer", (cmd_profile_t *)&o->prof, &pr);
+  if (prc != CLI_EXIT_OK) return prc;
+  char *pjson = NULL;
+  size_t plen = 0;
+  if (o->json && o->prof.prof) {
+    FILE *m = open_memstream(&pjson, &plen);
+    if (!m || report_print(&pr, true, m) || fclose(m) || plen < 3) {
+      free(pjson);
+      return cli_fail("infer", "out of memory");
+    }
+    while (plen && (pjson[plen - 1] == '\n' || pjson[plen - 1] == '}')) pjson[--plen] = 0; /* {"profile":{.. */
+  }
   if (o->json) {
     fprintf(f, "{\"model_file\":");
     json_str(f, o->onnx);
@@ -142,7 +162,8 @@ static int report(const infer_opts_t *o, const infer_job_t *j, double seconds) {
               sr->cycles ? (double)sr->macs / ((double)sr->cycles * macs_a_cycle) : 0,
               sr->padded_macs ? (double)sr->macs / sr->padded_macs : 0, s->parts);
     }
-    fprintf(f, "]}\n");
+    fprintf(f, "]%s%s%s}\n", pjson ? "," : "", pjson ? pjson + 1 : "", pjson ? "}" : "");
+    free(pjson);
   } else {
     fprintf(f, "%s on %u chip%s (%u image%s each), %ux%u MXUs x%u, %u core%s, %s model\n", o->onnx, chips,
             chips == 1 ? "" : "s", p->images, p->images == 1 ? "" : "s", p->chip.rows, p->chip.cols,
@@ -164,6 +185,7 @@ static int report(const infer_opts_t *o, const infer_job_t *j, double seconds) {
     fprintf(f, "golden %s\n", r->bit_exact ? "every layer's output on every chip agrees on every bit" : "DISAGREES");
     fprintf(f, "host   %.1f s, HBM %" PRIu64 " bytes a chip, peak RSS %.0f MB\n", seconds, p->hbm_bytes,
             (double)stopwatch_peak_rss() / (1 << 20));
+    if (o->prof.prof && report_print(&pr, false, f)) return cli_fail("infer", "cannot write the report");
   }
   if (ferror(f) || fflush(f)) return cli_fail("infer", "cannot write the report");
   if (!r->bit_exact)
@@ -219,6 +241,12 @@ int cmd_infer(int argc, char **argv) {
     rc = cli_checked("infer");
     goto out;
   }
+  if ((rc = cmd_profile_check("infer", &o.prof, o.mach.machine.pod.size_x, o.mach.machine.pod.size_y)) != CLI_EXIT_OK)
+    goto out;
+  const pod_config_t *pc = &o.mach.machine.pod;
+  rc = cmd_profile_begin("infer", &o.prof, pc->size_x, pc->size_y, pc->chip.clock_mhz, pc->chip.rows, pc->chip.cols);
+  if (rc != CLI_EXIT_OK) goto out;
+  infer_job_set_profile(j, o.prof.prof);
   stopwatch_t w;
   stopwatch_start(&w);
   rs = infer_job_run(j, err, sizeof err);
@@ -239,6 +267,7 @@ out:
   infer_job_free(j);
   graph_free(&g);
   free(x.data);
+  cmd_profile_free(&o.prof);
   cmd_machine_free(&o.mach);
   return rc == CLI_HELP ? CLI_EXIT_OK : rc;
 }

@@ -80,6 +80,7 @@ const graph_tensor_t *infer_job_output(const infer_job_t *j) {
   return &j->cfg.graph->tensors[j->cfg.graph->output];
 }
 const infer_job_result_t *infer_job_result(const infer_job_t *j) { return &j->res; }
+void infer_job_set_profile(infer_job_t *j, profile_t *prof) { j->cfg.profile = prof; }
 
 /* ---- the golden model of one step, on NCHW bf16 arrays of one chip's images */
 

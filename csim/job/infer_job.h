@@ -66,6 +66,9 @@ const model_plan_t *infer_job_plan(const infer_job_t *j);
 /* The whole batch's output shape: the graph's output dims (rank, dims). */
 const graph_tensor_t *infer_job_output(const infer_job_t *j);
 
+/* The profile the run feeds (NULL: none), set after the check. */
+void infer_job_set_profile(infer_job_t *j, profile_t *prof);
+
 /* Runs it: RT_OK (the verdict in the result), RT_FAILED with a message. */
 rt_status_t infer_job_run(infer_job_t *j, char *err, size_t errlen);
 const infer_job_result_t *infer_job_result(const infer_job_t *j);

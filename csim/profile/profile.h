@@ -31,7 +31,7 @@
 #define PROFILE_DEFAULT_MAX_CHIPS 64          /* chips profiled when no list is given */
 #define PROFILE_DEFAULT_MAX_EVENTS 2000000ull /* records kept over every chip (64 bytes each: ~130 MB) */
 #define PROFILE_DEFAULT_BUCKET 1024           /* cycles per counter sample */
-#define PROFILE_MAX_PHASES 32
+#define PROFILE_MAX_PHASES 128
 
 /* Why an MXU was not computing in a cycle (MXU-cycles: a core's MXUs each count). */
 typedef enum {
