@@ -26,7 +26,7 @@ run() { # NAME ARGS...: one inference, its JSON kept, its time and peak memory m
 
 status=0
 for spec in "resnet50_b8 build/models/resnet50.onnx 8 1x1" "resnet50_b32 build/models/resnet50.onnx 32 1x1" \
-            "resnet50_b32_2x2 build/models/resnet50.onnx 128 2x2" "resnet50_b32_4x4 build/models/resnet50.onnx 512 4x4" \
+            "resnet50_b8_2x2 build/models/resnet50.onnx 32 2x2" "resnet50_b8_4x4 build/models/resnet50.onnx 128 4x4" \
             "bert_base_b8 build/models/bert_base.onnx 8 1x1"; do
   set -- $spec
   run "$1" --onnx "$2" --batch "$3" --pod "$4" --chip v3 --model fast || status=1
