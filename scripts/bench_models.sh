@@ -26,11 +26,13 @@ run() { # NAME ARGS...: one inference, its JSON kept, its time and peak memory m
 
 status=0
 for spec in "resnet50_b8 build/models/resnet50.onnx 8 1x1" "resnet50_b32 build/models/resnet50.onnx 32 1x1" \
-            "resnet50_b8_2x2 build/models/resnet50.onnx 32 2x2" "resnet50_b8_4x4 build/models/resnet50.onnx 128 4x4" \
-            "bert_base_b8 build/models/bert_base.onnx 8 1x1"; do
+            "resnet50_b8_2x2 build/models/resnet50.onnx 32 2x2" "resnet50_b8_4x4 build/models/resnet50.onnx 128 4x4"; do
   set -- $spec
   run "$1" --onnx "$2" --batch "$3" --pod "$4" --chip v3 --model fast || status=1
 done
+# BERT-base: refused until the transformer ops are lowered (docs/models.md, "Status"); reported, not a failure
+run bert_base_b8 --onnx build/models/bert_base.onnx --batch 8 --chip v3 --model fast ||
+  { echo "bench_models: BERT-base not run: $(tail -2 "$out/bert_base_b8.log" | head -1)" >&2; rm -f "$out/bert_base_b8.json"; }
 
 {
   printf '%-18s %6s %5s %12s %10s %12s %8s %8s %6s %9s %8s\n' run batch pod cycles latency_us img/s/chip util bound exact host_s peak_MB
