@@ -324,13 +324,21 @@ PLANTS = {
 def load_npy(path, what):
     try:
         with open(path, "rb") as f:
+            magic = f.read(6)
+            if not magic:
+                raise BadInput(f"{what} {path}: empty file")
+            if magic[:2] == b"PK":
+                raise BadInput(f"{what} {path}: a zip archive (.npz?), not a .npy array")
+            if magic != b"\x93NUMPY":
+                raise BadInput(f"{what} {path}: not a .npy file (no NUMPY magic)")
+            f.seek(0)
             a = np.load(f, allow_pickle=False)
     except FileNotFoundError:
         raise BadInput(f"{what} {path}: no such file")
+    except IsADirectoryError:
+        raise BadInput(f"{what} {path}: a directory")
     except (OSError, ValueError, EOFError) as e:
         raise BadInput(f"{what} {path}: not a readable .npy file ({e})")
-    if not isinstance(a, np.ndarray):
-        raise BadInput(f"{what} {path}: not a single array (.npz?)")
     if a.dtype != np.float32:
         raise BadInput(f"{what} {path}: dtype {a.dtype}, expected float32")
     return a
@@ -379,6 +387,16 @@ def fmt_tol(t):
     return s
 
 
+def finite_json(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: finite_json(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [finite_json(x) for x in v]
+    return v
+
+
 def do_check(a):
     x = load_input(a.model, a.input)
     y = load_npy(a.output, "--output")
@@ -391,8 +409,8 @@ def do_check(a):
     m = metrics(y, ref, classifier, tol.get("tie", 0.0))
     bad = judge(m, tol)
     if a.json:
-        print(json.dumps({"model": a.model, "seed": a.seed, "batch": int(x.shape[0]), "pass": not bad,
-                          "metrics": m, "tolerances": tol, "failures": bad}))
+        print(json.dumps(finite_json({"model": a.model, "seed": a.seed, "batch": int(x.shape[0]),
+                                      "pass": not bad, "metrics": m, "tolerances": tol, "failures": bad})))
     else:
         print(f"check_pytorch: {a.model} (seed {a.seed}, batch {x.shape[0]}): {fmt(m)}")
         print(f"  tolerances: {fmt_tol(tol)}")
@@ -463,7 +481,7 @@ def do_self_test(a):
             report.append({"model": name, "plant": kind, "what": what, "expected": "fail",
                            "pass": not pbad, "metrics": pm, "failures": pbad})
     if a.json:
-        print(json.dumps({"self_test": report, "ok": ok}))
+        print(json.dumps(finite_json({"self_test": report, "ok": ok})))
     print(f"check_pytorch: self-test {'ok' if ok else 'FAIL'}")
     return 0 if ok else 1
 
