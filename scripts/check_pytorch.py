@@ -10,7 +10,7 @@ runs it in float32 on the input X, and compares Y, the chip's float32 output for
   top1      classifiers: the fraction of rows whose argmax agrees, a row whose reference
             logits are nearly tied between its argmax and Y's (a margin below TIE of the
             row's standard deviation) counted as agreeing ("near ties", reported)
-each against the model's tolerance in TOLERANCES below (derived from a bf16 emulation of the
+each against the model's tolerance, tolerances() from MEASURED below (derived from a bf16 emulation of the
 chip, see there).
 
 usage:
@@ -28,8 +28,8 @@ usage:
       output, while the unplanted emulation PASSES. Default models: the small ones.
       Exit 0: all as expected; 1: a planted error passed or the emulation failed.
   check_pytorch.py --measure [--model NAME,...] [--seeds 0,1,...] [--batches 2,64]
-      The emulation against float32 over seeds and batches: the measurements TOLERANCES are
-      derived from (docs/models.md).
+      The emulation against float32 over seeds and batches: the measurements MEASURED holds,
+      the tolerances derived from them (docs/models.md).
 NAME: resnet50 bert_base cnn_small transformer_small. Run with /usr/bin/python3.
 """
 import argparse
