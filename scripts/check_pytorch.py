@@ -10,8 +10,8 @@ runs it in float32 on the input X, and compares Y, the chip's float32 output for
   top1      classifiers: the fraction of rows whose argmax agrees, a row whose reference
             logits are nearly tied between its argmax and Y's (a margin below TIE of the
             row's standard deviation) counted as agreeing ("near ties", reported)
-each against the model's tolerance, tolerances() from MEASURED below (derived from a bf16 emulation of the
-chip, see there).
+each against the model's tolerance (tolerances() from MEASURED below: measurements of a bf16
+emulation of the chip, see there).
 
 usage:
   check_pytorch.py --model NAME --input X.npy --output Y.npy [--seed S] [--json]
