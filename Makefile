@@ -458,7 +458,7 @@ SMALL_MODELS  := cnn_small transformer_small transformer_small_opset17
 BIG_MODELS    := resnet50 bert_base
 .PHONY: models models-small check-model-tools
 models-small: $(patsubst %,$(MODELS_DIR)/%.onnx,$(SMALL_MODELS)) ## Export the small test models (a CNN, a 2-layer transformer, its opset-17 variant) from PyTorch to build/models
-models: models-small $(patsubst %,$(MODELS_DIR)/%.onnx,$(BIG_MODELS)) ## Export every reference model (also ResNet-50 and BERT-base: ~1 min and 440 MB) from PyTorch to build/models
+models: models-small $(patsubst %,$(MODELS_DIR)/%.onnx,$(BIG_MODELS)) ## Export every reference model (also ResNet-50 and BERT-base: about 5 minutes and 450 MB) from PyTorch to build/models
 $(MODELS_DIR)/%.onnx: $(MODEL_SCRIPTS) | check-model-tools
 	$(PY) scripts/export_models.py --out $(MODELS_DIR) --only $*
 check-model-tools: | $(AFTER_DEPS)
