@@ -30,6 +30,12 @@ for spec in "resnet50_b8 build/models/resnet50.onnx 8 1x1" "resnet50_b32 build/m
   set -- $spec
   run "$1" --onnx "$2" --batch "$3" --pod "$4" --chip v3 --model fast || status=1
 done
+# ResNet-50 against PyTorch: the exported input on a chip, the output checked by check_pytorch.py
+if run resnet50_pytorch --onnx build/models/resnet50.onnx --input build/models/resnet50_input.npy \
+     --out "$out/resnet50_out.npy" --chip v3 --model fast; then
+  $py scripts/check_pytorch.py --model resnet50 --input build/models/resnet50_input.npy --output "$out/resnet50_out.npy" \
+    | tee "$out/resnet50_pytorch.txt" >&2 || status=1
+fi
 # BERT-base: refused until the transformer ops are lowered (docs/models.md, "Status"); reported, not a failure
 run bert_base_b8 --onnx build/models/bert_base.onnx --batch 8 --chip v3 --model fast ||
   { echo "bench_models: BERT-base not run: $(tail -2 "$out/bert_base_b8.log" | head -1)" >&2; rm -f "$out/bert_base_b8.json"; }
