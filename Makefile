@@ -262,6 +262,10 @@ $(BUILD)/gen/machine_presets.h: scripts/gen_machine_presets.py $(MACHINE_PRESETS
 $(BUILD)/obj/csim/pod/machine.o $(BUILD)/san/obj/csim/pod/machine.o $(BUILD)/fuzz/obj/csim/pod/machine.o: $(BUILD)/gen/machine_presets.h
 
 # protoc-c names its output after the .proto's path: copy the schema to gen/onnx/ and generate there.
+# The schema is a prerequisite only once `make deps` (in the same make, as `make deps sim`) has
+# installed it: a rule of its own that waits for deps, else make stops at once on the missing file.
+$(ONNX_PROTO): | $(AFTER_DEPS)
+	@test -f $@ || { echo "error: $@ is missing (Debian package python3-onnx); run 'make deps'" >&2; exit 127; }
 $(ONNX_PB_C) $(ONNX_PB_H) &: $(ONNX_PROTO) | check-build-tools
 	@mkdir -p $(dir $@)
 	@test -f $(ONNX_PROTO) || { echo "error: $(ONNX_PROTO) is missing (Debian package python3-onnx); run 'make deps'" >&2; exit 127; }
