@@ -91,6 +91,26 @@ static inline void test_sems_zero(chip_t *c, const char *what) {
     cr_assert_eq(chip_sem(c, s), 0, "%s: semaphore %u left at %u", what, s, chip_sem(c, s));
 }
 
+/* Loads core k's programs cq[k] and dq[k] (each ending in HALT) into every core of c, runs them
+ * all within max_cycles and returns the cycles; then every semaphore of every core must be back
+ * at zero, and the programs are freed. */
+static inline uint64_t test_run_cores(chip_t *c, fw_prog_t *cq, fw_prog_t *dq, uint64_t max_cycles) {
+  const unsigned cores = isa_geometry_cores(chip_geometry(c));
+  for (unsigned k = 0; k < cores; k++) {
+    test_load(c, (int)(k * ISA_NUM_QUEUES + ISA_QUEUE_COMPUTE), &cq[k]);
+    test_load(c, (int)(k * ISA_NUM_QUEUES + ISA_QUEUE_DMA), &dq[k]);
+  }
+  const uint64_t cycles = test_run(c, (1u << (ISA_NUM_QUEUES * cores)) - 1, max_cycles, NULL);
+  for (unsigned k = 0; k < cores; k++) {
+    for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
+      cr_assert_eq(chip_sem(c, k * ISA_NUM_SEMS + s), 0, "core %u semaphore %u left at %u", k, s,
+                   chip_sem(c, k * ISA_NUM_SEMS + s));
+    fw_prog_free(&cq[k]);
+    fw_prog_free(&dq[k]);
+  }
+  return cycles;
+}
+
 /* The firmware GEMM out = a x b (M x K by K x N) on c with opts (NULL: the defaults); returns its
  * cycles, its statistics in *st when st is not NULL. A GEMM that fails stops the test. */
 static inline uint64_t test_chip_gemm(chip_t *c, size_t m, size_t k, size_t n, const uint16_t *a, const uint16_t *b,

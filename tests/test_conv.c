@@ -12,7 +12,6 @@
 #include "chip_test.h"
 #include "fw/conv.h"
 #include "golden/conv_golden.h"
-#include "runtime/prog_load.h"
 #include "util/rng.h"
 
 TestSuite(conv, .timeout = 300);
@@ -119,10 +118,7 @@ static uint64_t check_conv(chip_t *c, const conv_case_t *cs, rng_t *rng) {
   for (unsigned i = 0; i < CHIP_MAX_CORES; i++) fw_prog_init(&cq[i]), fw_prog_init(&dq[i]);
   char err[512];
   cr_assert_eq(fw_conv2d(g, &a, cq, dq, err, sizeof err), 0, "%s", err);
-  for (unsigned core = 0; core < isa_geometry_cores(g); core++)
-    cr_assert_eq(rt_load_core_programs(c, core, &cq[core], &dq[core], err, sizeof err), RT_OK, "%s", err);
-  const uint64_t cycles = test_run(c, CHIP_QMASK_EVERY_CORE, 50000000, NULL);
-  test_sems_zero(c, "conv");
+  const uint64_t cycles = test_run_cores(c, cq, dq, 50000000);
   get_act(c, &a.win.out, y);
   cr_assert_eq(conv_golden(g->rows, &ga, x, w, bias, cs->res ? res : NULL, want), 0);
   for (size_t i = 0; i < ny; i++)
@@ -130,7 +126,6 @@ static uint64_t check_conv(chip_t *c, const conv_case_t *cs, rng_t *rng) {
                  "%ux%u/%u conv %u -> %u channels on %ux%u: output %zu (image %zu channel %zu pixel %zu): chip 0x%04x "
                  "golden 0x%04x", cs->kh, cs->kw, cs->sh, cs->c, cs->cout, cs->h, cs->w, i, i / (cs->cout * oh * ow),
                  i / (oh * ow) % cs->cout, i % (oh * ow), y[i], want[i]);
-  for (unsigned i = 0; i < CHIP_MAX_CORES; i++) fw_prog_free(&cq[i]), fw_prog_free(&dq[i]);
   free(x), free(w), free(res), free(y), free(want), free(bias), free(bm);
   return cycles;
 }

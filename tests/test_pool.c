@@ -79,25 +79,10 @@ static void unpack(const fw_act_t *t, const uint8_t *b, uint16_t *logical) {
   free(want);
 }
 
-/* Runs the programs of every core to their HALTs; returns the cycles. */
+/* Ends every core's programs (the kernels compose: no HALT of their own) and runs them. */
 static uint64_t run_cores(chip_t *c, fw_prog_t *cq, fw_prog_t *dq) {
-  const unsigned cores = isa_geometry_cores(chip_geometry(c));
-  for (unsigned k = 0; k < cores; k++) {
-    fw_halt(&cq[k]);
-    fw_halt(&dq[k]);
-    test_load(c, (int)(k * ISA_NUM_QUEUES + ISA_QUEUE_COMPUTE), &cq[k]);
-    test_load(c, (int)(k * ISA_NUM_QUEUES + ISA_QUEUE_DMA), &dq[k]);
-  }
-  chip_status_t st;
-  const uint64_t cycles = test_run(c, (1u << (ISA_NUM_QUEUES * cores)) - 1, 50000000, &st);
-  for (unsigned k = 0; k < cores; k++) {
-    for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
-      cr_assert_eq(chip_sem(c, k * ISA_NUM_SEMS + s), 0, "core %u semaphore %u left at %u", k, s,
-                   chip_sem(c, k * ISA_NUM_SEMS + s));
-    fw_prog_free(&cq[k]);
-    fw_prog_free(&dq[k]);
-  }
-  return cycles;
+  for (unsigned k = 0; k < isa_geometry_cores(chip_geometry(c)); k++) fw_halt(&cq[k]), fw_halt(&dq[k]);
+  return test_run_cores(c, cq, dq, 50000000);
 }
 
 /* Places in at 0x1000 and out after it (guard bytes round it), writes them, runs `kind` over

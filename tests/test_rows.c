@@ -90,24 +90,6 @@ static uint32_t put_vec(chip_t *c, uint32_t *at, const uint32_t *v, uint32_t k, 
   return a;
 }
 
-static uint64_t run_cores(chip_t *c, fw_prog_t *cq, fw_prog_t *dq) {
-  const unsigned cores = isa_geometry_cores(chip_geometry(c));
-  for (unsigned k = 0; k < cores; k++) {
-    test_load(c, (int)(k * ISA_NUM_QUEUES + ISA_QUEUE_COMPUTE), &cq[k]);
-    test_load(c, (int)(k * ISA_NUM_QUEUES + ISA_QUEUE_DMA), &dq[k]);
-  }
-  chip_status_t st;
-  const uint64_t cycles = test_run(c, (1u << (ISA_NUM_QUEUES * cores)) - 1, 200000000, &st);
-  for (unsigned k = 0; k < cores; k++) {
-    for (unsigned s = 0; s < ISA_NUM_SEMS; s++)
-      cr_assert_eq(chip_sem(c, k * ISA_NUM_SEMS + s), 0, "core %u semaphore %u left at %u", k, s,
-                   chip_sem(c, k * ISA_NUM_SEMS + s));
-    fw_prog_free(&cq[k]);
-    fw_prog_free(&dq[k]);
-  }
-  return cycles;
-}
-
 static int build(const chip_geometry_t *g, const fw_rows_args_t *a, fw_prog_t *cq, fw_prog_t *dq, char *err,
                  size_t errlen) {
   if (a->op == FW_ROWS_SOFTMAX) return fw_softmax_rows(g, a, cq, dq, err, errlen);
@@ -148,7 +130,7 @@ static uint64_t run_case(chip_t *c, const case_t *t, uint16_t *got) {
   for (int k = 0; k < 2; k++) fw_prog_init(&cq[k]), fw_prog_init(&dq[k]);
   char err[256];
   cr_assert_eq(build(g, &a, cq, dq, err, sizeof err), 0, "%s", err);
-  const uint64_t cycles = run_cores(c, cq, dq);
+  const uint64_t cycles = test_run_cores(c, cq, dq, 200000000);
   cr_assert_eq(chip_hbm_read(c, a.out.addr - GUARD, out, span), 0);
   for (size_t i = 0; i < GUARD; i++) {
     cr_assert_eq(out[i], GUARD_BYTE, "byte %zu before the output was written", GUARD - i);
